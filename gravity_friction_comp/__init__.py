@@ -1,0 +1,21 @@
+"""Gravity and friction feedforward for MIT-mode CAN robot arms.
+
+The ROS-free core (robot model, payload, friction, actuator, MIT codec, simulation) imports
+without rclpy; the nodes in :mod:`gravity_friction_comp.nodes` are thin adapters on top.
+"""
+
+from .exceptions import (
+    ConfigError,
+    DimensionError,
+    GravityFrictionCompError,
+    InputError,
+    ModelError,
+)
+
+__all__ = [
+    "ConfigError",
+    "DimensionError",
+    "GravityFrictionCompError",
+    "InputError",
+    "ModelError",
+]

@@ -1,0 +1,34 @@
+"""ament_python build for gravity_friction_comp (works with colcon on a ROS install or in pip)."""
+from glob import glob
+
+from setuptools import find_packages, setup
+
+PACKAGE = "gravity_friction_comp"
+
+setup(
+    name=PACKAGE,
+    version="0.1.0",
+    packages=find_packages(exclude=["test", "test.*", "bench"]),
+    package_data={PACKAGE: ["py.typed"]},
+    data_files=[
+        ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
+        (f"share/{PACKAGE}", ["package.xml"]),
+        (f"share/{PACKAGE}/config", glob("config/*.yaml")),
+        (f"share/{PACKAGE}/launch", glob("launch/*.py")),
+        (f"share/{PACKAGE}/urdf", glob("urdf/*.urdf") + glob("urdf/*.xacro")),
+    ],
+    install_requires=["setuptools"],
+    zip_safe=True,
+    maintainer="gravity_friction_comp maintainers",
+    maintainer_email="maintainers@gravity-friction-comp.invalid",
+    description="Gravity and friction feedforward for MIT-mode CAN robot arms.",
+    license="Apache-2.0",
+    tests_require=["pytest"],
+    entry_points={
+        "console_scripts": [
+            f"gravity_compensation_node = {PACKAGE}.nodes.gravity_compensation_node:main",
+            f"friction_feedforward_node = {PACKAGE}.nodes.friction_feedforward_node:main",
+            f"mit_bridge_node = {PACKAGE}.nodes.mit_bridge_node:main",
+        ],
+    },
+)
