@@ -1,0 +1,44 @@
+"""VelocityEstimator and deadband against closed forms."""
+
+import math
+
+import numpy as np
+import pytest
+
+from gravity_friction_comp.exceptions import ConfigError
+from gravity_friction_comp.velocity import VelocityEstimator, apply_deadband
+
+
+def test_ramp_converges_as_first_order_lag():
+    # Constant velocity v0: the finite difference is exactly v0 every step, so the filter
+    # output follows v_k = v0 (1 - (1 - alpha)^k) in closed form.
+    dt, fc, v0 = 0.001, 20.0, np.array([0.5, -1.25])
+    alpha = dt / (dt + 1.0 / (2 * math.pi * fc))
+    est = VelocityEstimator(2, fc)
+    assert np.array_equal(est.update(np.zeros(2), 0.0), np.zeros(2))
+    for k in range(1, 200):
+        v = est.update(v0 * k * dt, k * dt)
+        np.testing.assert_allclose(v, v0 * (1 - (1 - alpha) ** k), rtol=1e-9, atol=1e-12)
+
+
+def test_repeated_stamp_is_ignored_not_divided_by_zero():
+    est = VelocityEstimator(1, 10.0)
+    est.update([0.0], 1.0)
+    v1 = est.update([0.01], 1.01)
+    assert np.array_equal(est.update([5.0], 1.01), v1)  # same stamp: no update
+    assert np.array_equal(est.update([5.0], 1.0), v1)  # earlier stamp: no update
+    assert np.isfinite(v1).all() and v1[0] > 0
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, math.nan, math.inf, True])
+def test_cutoff_validation(bad):
+    with pytest.raises(ConfigError, match="velocity_cutoff_hz"):
+        VelocityEstimator(1, bad)
+
+
+def test_deadband_zeroes_half_lsb_of_dm4340():
+    half_lsb = 2 * 10.0 / 4095 / 2  # DM4340 V_MAX = 10 rad/s, 12-bit field
+    v = np.array([half_lsb, -half_lsb, 0.01, -0.01])
+    out = apply_deadband(v, 0.003)
+    assert out.tolist() == [0.0, 0.0, 0.01, -0.01]
+    assert np.array_equal(apply_deadband(v, 0.0), v)
