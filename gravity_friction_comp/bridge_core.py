@@ -1,0 +1,651 @@
+"""ROS-free core of the MIT bridge: joint commands → CAN frames, feedback → joint state, safety.
+
+The node (or an SDK loop) owns the clock and the bus; this module owns the decisions:
+
+- :meth:`MitBridgeCore.set_command` stores the newest joint command (position [rad],
+  velocity [rad/s], effort [N·m] per joint); NaN/inf commands are rejected and the previous
+  command is kept (so a stream of bad commands ends in the timeout behaviour).
+- :meth:`MitBridgeCore.step` (call at ``rate_hz`` with the current time ``now`` [s]) returns the
+  ``(can_id, data)`` frames to send this cycle.
+- :meth:`MitBridgeCore.ingest_feedback` decodes a received frame and updates the measured
+  joint state, fault latch and reply bookkeeping.
+
+Per-motor behaviour, evaluated in :meth:`step` in this order:
+
+1. shut down (after :meth:`shutdown_frames`): disable frames.
+2. fault latched (feedback reported a fault state; sticky until :meth:`request_clear_fault`):
+   ``fault_behavior``.
+3. no valid command yet, or none for longer than ``command_timeout``: ``timeout_behavior``;
+   left on the first step after a valid command arrives.
+4. otherwise the command: p, v from the command, kp/kd per joint, τ_ff = effort clamped to
+   ``effort_limit`` and to the motor's T_MAX at the joint (r·T_MAX).
+
+Behaviours (joint space, mapped to the motor with :class:`JointMotorMap`):
+``damp`` kp = 0, kd = ``damp_kd`` (default: the joint's kd), τ_ff = 0;
+``hold`` p = last measured position latched when the behaviour starts, v = 0, the joint's
+kp/kd, τ_ff = 0 (falls back to ``damp`` when nothing was ever measured);
+``disable`` the disable special frame every cycle (the motor still answers, so replies
+keep being checked); an enable frame is sent when the motor leaves it.
+
+A motor is *stale* when it has missed ``stale_cycles`` consecutive replies (a step after one
+that sent frames, with no feedback received in between). Stale is reported, not acted on:
+commands keep going out so the motor (which runs its own loop) stays commanded.
+
+No wall clock, no rclpy, no I/O: deterministic and testable with a fake clock.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import NamedTuple, Sequence
+
+import numpy as np
+
+from .exceptions import ConfigError, DimensionError, InputError
+from .mit_codec import (
+    DISABLE_FRAME,
+    ENABLE_FRAME,
+    DamiaoFeedback,
+    clear_error_frames,
+    decode_feedback,
+    encode_command,
+)
+from .motor_table import JointMotorMap, MotorLimits, parse_damiao_register_reply
+
+__all__ = [
+    "BEHAVIORS",
+    "BridgeConfig",
+    "CAN_FRAME_BITS_NOMINAL",
+    "CAN_FRAME_BITS_WORST_CASE",
+    "JointStateArrays",
+    "MitBridgeCore",
+    "MotorConfig",
+    "MotorStatus",
+    "bus_load_fraction",
+    "mit_bus_load",
+]
+
+#: Valid timeout / fault behaviours.
+BEHAVIORS = ("damp", "disable", "hold")
+
+#: Bits of a classic CAN data frame, 11-bit id, 8 data bytes, without stuff bits:
+#: SOF 1 + id 11 + RTR 1 + IDE 1 + r0 1 + DLC 4 + data 64 + CRC 15 + CRC delimiter 1
+#: + ACK slot 1 + ACK delimiter 1 + EOF 7 + intermission 3 = 111 (ISO 11898-1).
+CAN_FRAME_BITS_NOMINAL = 111
+#: Worst case with bit stuffing: 111 + ⌊(34 + 64 − 1)/4⌋ = 135 bits, i.e. (55 + 10·8) from
+#: Davis, Burns, Bril, Lukkien, "Controller Area Network (CAN) schedulability analysis:
+#: Refuted, revisited and revised", Real-Time Systems 35(3), 2007, eq. (2).
+CAN_FRAME_BITS_WORST_CASE = 135
+
+
+def bus_load_fraction(
+    frames_per_second: float, bitrate: float, bits_per_frame: float = CAN_FRAME_BITS_WORST_CASE
+) -> float:
+    """Fraction of a CAN bus's bit time used by ``frames_per_second`` 8-byte frames.
+
+    ``load = frames_per_second · bits_per_frame / bitrate`` (> 1 means it does not fit).
+
+    Args:
+        frames_per_second: Frames on the bus per second (commands and replies) [1/s].
+        bitrate: Bus bitrate [bit/s].
+        bits_per_frame: Bits per frame; default the stuffing worst case (135), use
+            :data:`CAN_FRAME_BITS_NOMINAL` (111) for the no-stuffing lower bound.
+
+    Raises:
+        ConfigError: non-finite or negative rate, bitrate or bits ≤ 0.
+    """
+    fps, br, bits = float(frames_per_second), float(bitrate), float(bits_per_frame)
+    if not math.isfinite(fps) or fps < 0:
+        raise ConfigError(f"frames_per_second must be finite ≥ 0, got {frames_per_second!r}",
+                          key="frames_per_second", value=frames_per_second)
+    if not math.isfinite(br) or br <= 0:
+        raise ConfigError(f"bitrate must be finite > 0, got {bitrate!r}", key="can.bitrate", value=bitrate)
+    if not math.isfinite(bits) or bits <= 0:
+        raise ConfigError(f"bits_per_frame must be > 0, got {bits_per_frame!r}", key="bits_per_frame",
+                          value=bits_per_frame)
+    return fps * bits / br
+
+
+def mit_bus_load(n_motors: int, rate_hz: float, bitrate: float,
+                 bits_per_frame: float = CAN_FRAME_BITS_WORST_CASE) -> float:
+    """Bus load of MIT control: one command and one reply per motor per cycle.
+
+    ``load = 2 · n_motors · rate_hz · bits_per_frame / bitrate`` (FIELD_NOTES "Bandwidth").
+    """
+    return bus_load_fraction(2.0 * int(n_motors) * float(rate_hz), bitrate, bits_per_frame)
+
+
+# --- configuration ----------------------------------------------------------------------------
+
+
+def _finite_nonneg(key: str, value: object) -> float:
+    try:
+        out = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ConfigError(f"{key} must be a number, got {value!r}", key=key, value=value) from None
+    if not math.isfinite(out) or out < 0:
+        raise ConfigError(f"{key} must be finite and ≥ 0, got {value!r}", key=key, value=value)
+    return out
+
+
+def _can_id(key: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 0x7FF:
+        raise ConfigError(f"{key} must be an integer in 0..0x7FF, got {value!r}", key=key, value=value)
+    return value
+
+
+@dataclass(frozen=True)
+class MotorConfig:
+    """One joint's motor.
+
+    Attributes:
+        name: Joint name.
+        can_id: Motor CAN id (commands are sent with it).
+        master_id: Arbitration id of the motor's replies.
+        limits: Motor ranges (:func:`~gravity_friction_comp.motor_table.motor_limits`).
+        mapping: Joint ↔ motor map (direction, offset, gear ratio).
+        kp: Joint stiffness [N·m/rad] (≥ 0). kd: Joint damping [N·m·s/rad] (≥ 0).
+        effort_limit: |τ_ff| bound at the joint [N·m] (> 0; ``inf`` = only T_MAX).
+        damp_kd: Joint kd [N·m·s/rad] used by ``damp``; ``None`` uses ``kd``.
+
+    Raises:
+        ConfigError: invalid ids or values (key names the field).
+    """
+
+    name: str
+    can_id: int
+    master_id: int
+    limits: MotorLimits
+    mapping: JointMotorMap = field(default_factory=JointMotorMap)
+    kp: float = 0.0
+    kd: float = 0.0
+    effort_limit: float = math.inf
+    damp_kd: float | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ConfigError(f"joint name must be a non-empty string, got {self.name!r}", key="joints",
+                              value=self.name)
+        _can_id("can_id", self.can_id)
+        _can_id("master_id", self.master_id)
+        if not isinstance(self.limits, MotorLimits):
+            raise ConfigError("limits must be a MotorLimits", key="motor_type", value=self.limits)
+        if not isinstance(self.mapping, JointMotorMap):
+            raise ConfigError("mapping must be a JointMotorMap", key="mapping", value=self.mapping)
+        if self.limits.family == "damiao" and self.can_id == 0x7FF:
+            raise ConfigError("can_id 0x7FF is Damiao's parameter id", key="can_id", value=self.can_id)
+        if self.can_id == self.master_id:
+            raise ConfigError(f"{self.name}: can_id and master_id must differ", key="master_id",
+                              value=self.master_id)
+        object.__setattr__(self, "kp", _finite_nonneg("kp", self.kp))
+        object.__setattr__(self, "kd", _finite_nonneg("kd", self.kd))
+        lim = float(self.effort_limit)
+        if math.isnan(lim) or lim <= 0:
+            raise ConfigError(f"effort_limit must be > 0, got {self.effort_limit!r}", key="effort_limit",
+                              value=self.effort_limit)
+        object.__setattr__(self, "effort_limit", lim)
+        if self.damp_kd is not None:
+            object.__setattr__(self, "damp_kd", _finite_nonneg("damp_kd", self.damp_kd))
+
+    @property
+    def tau_limit(self) -> float:
+        """|τ_ff| bound at the joint [N·m]: min(effort_limit, gear_ratio · T_MAX)."""
+        return min(self.effort_limit, self.mapping.torque_limit_joint(self.limits))
+
+    def reply_matches(self, data: bytes) -> bool:
+        """Whether a frame on :attr:`master_id` comes from this motor (byte 0 id field)."""
+        if self.limits.family == "damiao":
+            return (data[0] & 0xF) == (self.can_id & 0xF)
+        return data[0] == (self.can_id & 0xFF)
+
+
+@dataclass(frozen=True)
+class BridgeConfig:
+    """Bridge configuration (the node's parameters, minus CAN interface/channel).
+
+    Attributes:
+        motors: One :class:`MotorConfig` per joint, in joint order.
+        rate_hz: Control rate [Hz] (> 0).
+        command_timeout: Seconds without a valid command before ``timeout_behavior`` [s].
+        timeout_behavior: ``damp`` | ``hold`` | ``disable``.
+        fault_behavior: Behaviour of a motor with a latched fault (same choices).
+        stale_cycles: Consecutive missed replies that make a motor stale (≥ 1).
+        bitrate: CAN bitrate [bit/s], for the bus-load estimate.
+
+    Raises:
+        ConfigError: invalid values, duplicate joint names or CAN ids, or two motors whose
+            replies cannot be told apart (same master id and same id field in byte 0).
+    """
+
+    motors: tuple[MotorConfig, ...]
+    rate_hz: float = 500.0
+    command_timeout: float = 0.1
+    timeout_behavior: str = "damp"
+    fault_behavior: str = "damp"
+    stale_cycles: int = 10
+    bitrate: int = 1_000_000
+
+    def __post_init__(self) -> None:
+        motors = tuple(self.motors)
+        object.__setattr__(self, "motors", motors)
+        if not motors:
+            raise ConfigError("at least one motor is required", key="joints", value=())
+        for key in ("rate_hz", "command_timeout"):
+            v = float(getattr(self, key))
+            if not math.isfinite(v) or v <= 0:
+                raise ConfigError(f"{key} must be finite and > 0, got {getattr(self, key)!r}", key=key,
+                                  value=getattr(self, key))
+            object.__setattr__(self, key, v)
+        for key in ("timeout_behavior", "fault_behavior"):
+            if getattr(self, key) not in BEHAVIORS:
+                raise ConfigError(f"{key} must be one of {', '.join(BEHAVIORS)}; got {getattr(self, key)!r}",
+                                  key=key, value=getattr(self, key))
+        cycles = self.stale_cycles
+        if isinstance(cycles, bool) or not isinstance(cycles, int) or cycles < 1:
+            raise ConfigError(f"stale_cycles must be an integer ≥ 1, got {self.stale_cycles!r}",
+                              key="stale_cycles", value=self.stale_cycles)
+        if not isinstance(self.bitrate, int) or self.bitrate <= 0:
+            raise ConfigError(f"can.bitrate must be a positive integer, got {self.bitrate!r}",
+                              key="can.bitrate", value=self.bitrate)
+        names = [m.name for m in motors]
+        ids = [m.can_id for m in motors]
+        for key, seq in (("joints", names), ("can_id", ids)):
+            dup = sorted({x for x in seq if seq.count(x) > 1}, key=str)
+            if dup:
+                raise ConfigError(f"duplicate {key}: {dup}", key=key, value=dup[0])
+        for m in motors:
+            if m.master_id in ids:
+                raise ConfigError(f"{m.name}: master_id 0x{m.master_id:X} is another motor's can_id",
+                                  key="master_id", value=m.master_id)
+        seen: dict[tuple[int, int], str] = {}
+        for m in motors:
+            id_field = m.can_id & (0xF if m.limits.family == "damiao" else 0xFF)
+            k = (m.master_id, id_field)
+            if k in seen:
+                raise ConfigError(f"replies of {seen[k]} and {m.name} cannot be told apart "
+                                  f"(master_id 0x{m.master_id:X}, id field 0x{id_field:X})",
+                                  key="master_id", value=m.master_id)
+            seen[k] = m.name
+
+    @property
+    def period(self) -> float:
+        """Control period [s] = 1 / rate_hz."""
+        return 1.0 / self.rate_hz
+
+
+# --- results ----------------------------------------------------------------------------------
+
+
+class JointStateArrays(NamedTuple):
+    """Measured joint state, each array shape (n_joints,); ``valid`` False until a reply.
+
+    position [rad], velocity [rad/s], effort [N·m] (0.0 where not valid).
+    """
+
+    position: np.ndarray
+    velocity: np.ndarray
+    effort: np.ndarray
+    valid: np.ndarray
+
+
+@dataclass(frozen=True)
+class MotorStatus:
+    """Per-motor status for diagnostics.
+
+    Attributes:
+        name, can_id: Joint name and motor CAN id.
+        behavior: What was sent in the last step: ``command`` | ``damp`` | ``hold`` |
+            ``disable`` | ``clear_fault`` | ``shutdown`` | ``none`` (before the first step).
+        reason: Why (``""`` for ``command``), e.g. ``"command timeout"``, ``"fault: over-current"``.
+        fault: Fault latched. fault_reason: Its text (``""`` when none).
+        stale: ``stale_cycles`` or more consecutive replies missing.
+        missed_replies: Consecutive missed replies. total_missed_replies: Since start.
+        replies: Replies received.
+        effort_clamped: The last command's τ_ff was clamped.
+        motor_enabled: Damiao state nibble says enabled (``None`` when unknown/CubeMars).
+        temperatures: (name, °C) pairs from the last reply.
+        last_reply_time: ``now`` of the last reply [s] (``None`` before the first).
+    """
+
+    name: str
+    can_id: int
+    behavior: str
+    reason: str
+    fault: bool
+    fault_reason: str
+    stale: bool
+    missed_replies: int
+    total_missed_replies: int
+    replies: int
+    effort_clamped: bool
+    motor_enabled: bool | None
+    temperatures: tuple[tuple[str, int], ...]
+    last_reply_time: float | None
+
+
+class _MotorRuntime:
+    """Mutable per-motor bookkeeping (internal)."""
+
+    def __init__(self) -> None:
+        self.behavior = "none"
+        self.reason = ""
+        self.hold_position: float | None = None
+        self.fault = False
+        self.fault_reason = ""
+        self.clear_requested = False
+        self.replied = False
+        self.sent_last_step = False
+        self.missed = 0
+        self.total_missed = 0
+        self.replies = 0
+        self.effort_clamped = False
+        self.motor_enabled: bool | None = None
+        self.temperatures: tuple[tuple[str, int], ...] = ()
+        self.last_reply_time: float | None = None
+        self.q = 0.0
+        self.qd = 0.0
+        self.tau = 0.0
+        self.valid = False
+
+
+# --- the core ---------------------------------------------------------------------------------
+
+
+class MitBridgeCore:
+    """Safety state machine and frame builder for n MIT motors (one per joint).
+
+    Args:
+        config: :class:`BridgeConfig`.
+
+    All times are explicit ``now`` arguments [s] on one monotonic clock.
+    """
+
+    def __init__(self, config: BridgeConfig):
+        if not isinstance(config, BridgeConfig):
+            raise ConfigError("config must be a BridgeConfig", key="config", value=config)
+        self.config = config
+        n = len(config.motors)
+        self._kp = np.array([m.kp for m in config.motors], dtype=float)
+        self._kd = np.array([m.kd for m in config.motors], dtype=float)
+        self._cmd_q = np.zeros(n)
+        self._cmd_qd = np.zeros(n)
+        self._cmd_tau = np.zeros(n)
+        self._cmd_time: float | None = None
+        self._rt = [_MotorRuntime() for _ in range(n)]
+        self._by_master: dict[int, list[int]] = {}
+        for i, m in enumerate(config.motors):
+            self._by_master.setdefault(m.master_id, []).append(i)
+        self._shut_down = False
+        self.frames_sent = 0
+        self.frames_received = 0
+        self.rejected_commands = 0
+        self.unknown_frames = 0
+        self.register_frames = 0
+
+    # --- properties -----------------------------------------------------------------------
+
+    @property
+    def n_joints(self) -> int:
+        """Number of joints / motors."""
+        return len(self.config.motors)
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        """Joint names in order."""
+        return tuple(m.name for m in self.config.motors)
+
+    @property
+    def reply_ids(self) -> frozenset[int]:
+        """Arbitration ids the bridge listens to (for a python-can filter)."""
+        return frozenset(self._by_master)
+
+    # --- inputs ---------------------------------------------------------------------------
+
+    def _array(self, key: str, values: Sequence[float] | np.ndarray | None) -> np.ndarray:
+        if values is None:
+            return np.zeros(self.n_joints)
+        arr = np.array(values, dtype=float).reshape(-1)
+        if arr.shape[0] != self.n_joints:
+            raise DimensionError(key, self.n_joints, arr.shape[0])
+        return arr
+
+    def set_command(
+        self,
+        position: Sequence[float] | np.ndarray,
+        velocity: Sequence[float] | np.ndarray | None,
+        effort: Sequence[float] | np.ndarray | None,
+        now: float,
+    ) -> None:
+        """Store the newest joint command (copied; the caller's arrays are not kept).
+
+        Args:
+            position: Joint positions [rad], shape (n,).
+            velocity: Joint velocities [rad/s], shape (n,), or ``None`` for zeros.
+            effort: Joint efforts (τ_ff) [N·m], shape (n,), or ``None`` for zeros.
+            now: Receive time [s].
+
+        Raises:
+            DimensionError: a length other than n.
+            InputError: NaN/inf anywhere (reason ``"nan"``); the previous command is kept
+                and its age keeps growing.
+        """
+        q = self._array("position", position)
+        qd = self._array("velocity", velocity)
+        tau = self._array("effort", effort)
+        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd)) and np.all(np.isfinite(tau))):
+            self.rejected_commands += 1
+            raise InputError("joint command contains NaN/inf; rejected", reason="nan")
+        self._cmd_q, self._cmd_qd, self._cmd_tau = q, qd, tau
+        self._cmd_time = float(now)
+
+    def set_gains(self, kp: Sequence[float] | np.ndarray | None = None,
+                  kd: Sequence[float] | np.ndarray | None = None) -> None:
+        """Set joint-space gains (runtime parameters), shape (n,) each; ``None`` keeps them.
+
+        Raises:
+            DimensionError: wrong length. ConfigError: negative or non-finite (key ``kp``/``kd``).
+        """
+        new = {}
+        for key, values in (("kp", kp), ("kd", kd)):
+            if values is None:
+                continue
+            arr = self._array(key, values)
+            bad = ~np.isfinite(arr) | (arr < 0)
+            if np.any(bad):
+                raise ConfigError(f"{key} must be finite and ≥ 0, got {arr[bad][0]!r}", key=key,
+                                  value=float(arr[bad][0]))
+            new[key] = arr
+        if "kp" in new:
+            self._kp = new["kp"]
+        if "kd" in new:
+            self._kd = new["kd"]
+
+    @property
+    def gains(self) -> tuple[np.ndarray, np.ndarray]:
+        """Copies of the joint kp [N·m/rad] and kd [N·m·s/rad], shape (n,) each."""
+        return self._kp.copy(), self._kd.copy()
+
+    def request_clear_fault(self, index: int | None = None) -> None:
+        """Ask the next :meth:`step` to clear the latched fault of motor ``index`` (all: None).
+
+        The step sends the family's clear sequence (Damiao FB + FC, CubeMars FD + FC) and
+        unlatches; a motor that still reports a fault latches again on its next reply.
+        """
+        targets = range(self.n_joints) if index is None else [self._index(index)]
+        for i in targets:
+            if self._rt[i].fault:
+                self._rt[i].clear_requested = True
+
+    def _index(self, index: int) -> int:
+        ok = isinstance(index, (int, np.integer)) and not isinstance(index, bool)
+        if not ok or not 0 <= index < self.n_joints:
+            raise ConfigError(f"motor index must be 0..{self.n_joints - 1}, got {index!r}", key="index",
+                              value=index)
+        return int(index)
+
+    # --- frames out -----------------------------------------------------------------------
+
+    def enable_frames(self) -> list[tuple[int, bytes]]:
+        """Enable frame for every motor (send once before the first :meth:`step`)."""
+        return [(m.can_id, ENABLE_FRAME) for m in self.config.motors]
+
+    def shutdown_frames(self) -> list[tuple[int, bytes]]:
+        """Disable frame for every motor; later steps keep sending disable frames."""
+        self._shut_down = True
+        for rt in self._rt:
+            rt.behavior, rt.reason = "shutdown", "shutdown"
+        frames = [(m.can_id, DISABLE_FRAME) for m in self.config.motors]
+        self.frames_sent += len(frames)
+        return frames
+
+    def _command_frame(self, i: int, q: float, qd: float, kp: float, kd: float, tau: float) -> bytes:
+        m = self.config.motors[i]
+        mp = m.mapping
+        return encode_command(
+            mp.position_to_motor(q), mp.velocity_to_motor(qd), mp.kp_to_motor(kp), mp.kd_to_motor(kd),
+            mp.torque_to_motor(tau), m.limits,
+        )
+
+    def _behavior_frame(self, i: int, behavior: str) -> tuple[str, bytes]:
+        """Frame for a safe behaviour; returns the behaviour actually used (hold → damp fallback)."""
+        m, rt = self.config.motors[i], self._rt[i]
+        if behavior == "disable":
+            return "disable", DISABLE_FRAME
+        if behavior == "hold":
+            if rt.behavior != "hold" or rt.hold_position is None:
+                rt.hold_position = rt.q if rt.valid else None
+            if rt.hold_position is not None:
+                return "hold", self._command_frame(i, rt.hold_position, 0.0, self._kp[i], self._kd[i], 0.0)
+        kd = self._kd[i] if m.damp_kd is None else m.damp_kd
+        return "damp", self._command_frame(i, rt.q if rt.valid else 0.0, 0.0, 0.0, kd, 0.0)
+
+    def step(self, now: float) -> list[tuple[int, bytes]]:
+        """Frames to send this cycle, ``[(can_id, 8 data bytes), ...]`` in joint order.
+
+        Also advances the missed-reply counters (stale detection).
+
+        Args:
+            now: Current time [s], same clock as :meth:`set_command`.
+        """
+        now = float(now)
+        cfg = self.config
+        timed_out = self._cmd_time is None or (now - self._cmd_time) > cfg.command_timeout
+        frames: list[tuple[int, bytes]] = []
+        for i, m in enumerate(cfg.motors):
+            rt = self._rt[i]
+            # reply bookkeeping for the frames sent last step
+            if rt.sent_last_step and not rt.replied:
+                rt.missed += 1
+                rt.total_missed += 1
+            elif rt.replied:
+                rt.missed = 0
+            rt.replied = False
+            prev = rt.behavior
+            out: list[bytes] = []
+            if self._shut_down:
+                behavior, reason, out = "shutdown", "shutdown", [DISABLE_FRAME]
+            elif rt.fault and rt.clear_requested:
+                behavior, reason = "clear_fault", "clearing fault on request"
+                out = list(clear_error_frames(m.limits.family))
+                rt.fault, rt.fault_reason, rt.clear_requested = False, "", False
+            elif rt.fault:
+                behavior, frame = self._behavior_frame(i, cfg.fault_behavior)
+                reason, out = f"fault: {rt.fault_reason}", [frame]
+            elif timed_out:
+                behavior, frame = self._behavior_frame(i, cfg.timeout_behavior)
+                reason = "no command yet" if self._cmd_time is None else "command timeout"
+                out = [frame]
+            else:
+                lim = m.tau_limit
+                tau = float(self._cmd_tau[i])
+                rt.effort_clamped = abs(tau) > lim
+                tau = min(max(tau, -lim), lim)
+                behavior, reason = "command", ""
+                out = [self._command_frame(i, float(self._cmd_q[i]), float(self._cmd_qd[i]),
+                                           float(self._kp[i]), float(self._kd[i]), tau)]
+            if prev == "disable" and behavior not in ("disable", "shutdown", "clear_fault"):
+                out.insert(0, ENABLE_FRAME)
+            if behavior != "hold":
+                rt.hold_position = None
+            rt.behavior, rt.reason = behavior, reason
+            rt.sent_last_step = bool(out)
+            frames.extend((m.can_id, data) for data in out)
+        self.frames_sent += len(frames)
+        return frames
+
+    # --- frames in ------------------------------------------------------------------------
+
+    def ingest_feedback(self, arbitration_id: int, data: bytes, now: float) -> int | None:
+        """Decode a received frame and update that motor's measured state.
+
+        Args:
+            arbitration_id: Frame id (a motor's master id).
+            data: Frame data (8 bytes; 6 for old CubeMars firmware).
+            now: Receive time [s].
+
+        Returns:
+            Index of the motor updated, or ``None`` for a frame that is not a reply of ours
+            (counted in :attr:`unknown_frames`; never raises on bad bytes) or a Damiao
+            register read reply (counted in :attr:`register_frames`; parse those with
+            :func:`~gravity_friction_comp.motor_table.parse_damiao_register_reply`).
+        """
+        raw = bytes(data)
+        candidates = self._by_master.get(int(arbitration_id))
+        if not candidates or len(raw) < 6:
+            self.unknown_frames += 1
+            return None
+        for i in candidates:
+            m = self.config.motors[i]
+            if not m.reply_matches(raw):
+                continue
+            if m.limits.family == "damiao" and parse_damiao_register_reply(raw, m.can_id) is not None:
+                # a register read reply on the master id, not feedback (see motor_table)
+                self.register_frames += 1
+                return None
+            try:
+                fb = decode_feedback(raw, m.limits)
+            except InputError:
+                continue
+            rt = self._rt[i]
+            mp = m.mapping
+            rt.q = mp.position_from_motor(fb.position)
+            rt.qd = mp.velocity_from_motor(fb.velocity)
+            rt.tau = mp.torque_from_motor(fb.torque)
+            rt.valid = True
+            rt.replied = True
+            rt.replies += 1
+            rt.last_reply_time = float(now)
+            rt.temperatures = fb.temperatures
+            rt.motor_enabled = fb.is_enabled if isinstance(fb, DamiaoFeedback) else None
+            if fb.is_fault:
+                rt.fault = True
+                rt.fault_reason = fb.fault_reason
+            self.frames_received += 1
+            return i
+        self.unknown_frames += 1
+        return None
+
+    # --- outputs --------------------------------------------------------------------------
+
+    def joint_state(self) -> JointStateArrays:
+        """Measured joint state (new arrays), see :class:`JointStateArrays`."""
+        return JointStateArrays(
+            position=np.array([rt.q for rt in self._rt]),
+            velocity=np.array([rt.qd for rt in self._rt]),
+            effort=np.array([rt.tau for rt in self._rt]),
+            valid=np.array([rt.valid for rt in self._rt], dtype=bool),
+        )
+
+    def status(self) -> tuple[MotorStatus, ...]:
+        """Per-motor status, in joint order."""
+        out = []
+        for m, rt in zip(self.config.motors, self._rt):
+            out.append(MotorStatus(
+                name=m.name, can_id=m.can_id, behavior=rt.behavior, reason=rt.reason, fault=rt.fault,
+                fault_reason=rt.fault_reason, stale=rt.missed >= self.config.stale_cycles,
+                missed_replies=rt.missed, total_missed_replies=rt.total_missed, replies=rt.replies,
+                effort_clamped=rt.effort_clamped, motor_enabled=rt.motor_enabled,
+                temperatures=rt.temperatures, last_reply_time=rt.last_reply_time,
+            ))
+        return tuple(out)

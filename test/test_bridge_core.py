@@ -1,0 +1,330 @@
+"""Tests for gravity_friction_comp.bridge_core with a fake clock and emulated motors."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from gravity_friction_comp.bridge_core import (
+    CAN_FRAME_BITS_NOMINAL,
+    CAN_FRAME_BITS_WORST_CASE,
+    BridgeConfig,
+    MitBridgeCore,
+    MotorConfig,
+    bus_load_fraction,
+    mit_bus_load,
+)
+from gravity_friction_comp.exceptions import ConfigError, DimensionError, InputError
+from gravity_friction_comp.mit_codec import (
+    CLEAR_ERROR_FRAME,
+    DISABLE_FRAME,
+    ENABLE_FRAME,
+    DamiaoState,
+    decode_command,
+    encode_feedback_damiao,
+)
+from gravity_friction_comp.motor_emulator import EmulatedMotor
+from gravity_friction_comp.motor_table import JointMotorMap, motor_limits
+
+RATE = 500.0
+T = 1.0 / RATE
+TIMEOUT = 0.05
+
+
+def _config(behavior="damp", **kw):
+    motors = (
+        MotorConfig("j1", 0x01, 0x11, motor_limits("DM4340"), kp=40.0, kd=1.0, effort_limit=20.0),
+        MotorConfig("j2", 0x02, 0x12, motor_limits("DM4310"),
+                    mapping=JointMotorMap(direction=-1, offset=0.1, gear_ratio=2.0), kp=40.0, kd=2.0,
+                    damp_kd=0.8),
+        MotorConfig("j3", 0x03, 0x00, motor_limits("AK80-9"), kp=10.0, kd=0.5),
+    )
+    return BridgeConfig(motors, rate_hz=RATE, command_timeout=TIMEOUT, timeout_behavior=behavior,
+                        stale_cycles=5, **kw)
+
+
+def _emulators(cfg):
+    return [EmulatedMotor(m.limits, m.can_id, m.master_id) for m in cfg.motors]
+
+
+def _exchange(core, emus, frames, now):
+    """Deliver frames to the emulated motors and feed their replies back to the core."""
+    by_id = {e.can_id: e for e in emus}
+    for can_id, data in frames:
+        e = by_id[can_id]
+        reply = e.handle_frame(data)
+        if reply is not None:
+            core.ingest_feedback(e.reply_id, reply, now)
+
+
+def _decoded(core, frames, i):
+    m = core.config.motors[i]
+    data = [d for cid, d in frames if cid == m.can_id]
+    assert len(data) == 1, data
+    return decode_command(data[0], m.limits)
+
+
+def test_command_mapped_to_motor_frames():
+    core = MitBridgeCore(_config())
+    core.set_command([0.3, 0.6, -0.2], [0.1, 0.5, 0.0], [1.0, 3.0, -2.0], now=0.0)
+    frames = core.step(0.0)
+    assert [cid for cid, _ in frames] == [1, 2, 3]
+    c2 = _decoded(core, frames, 1)
+    # joint 2: θ = d r (q − q0) = −2(0.6 − 0.1) = −1.0; θ̇ = −2·0.5 = −1.0; kp 40/4 = 10;
+    # kd 2/4 = 0.5; τ = d τ_q / r = −1.5
+    lim = motor_limits("DM4310")
+    assert c2.position == pytest.approx(-1.0, abs=lim.p_max / 65535)
+    assert c2.velocity == pytest.approx(-1.0, abs=lim.v_max / 4095)
+    assert c2.kp == pytest.approx(10.0, abs=500 / 8190) and c2.kd == pytest.approx(0.5, abs=5 / 8190)
+    assert c2.tau_ff == pytest.approx(-1.5, abs=lim.t_max / 4095)
+    c1 = _decoded(core, frames, 0)
+    assert c1.position == pytest.approx(0.3, abs=25 / 65535) and c1.kp == pytest.approx(40, abs=0.07)
+
+
+def test_round_trip_through_emulated_motors():
+    cfg = _config()
+    core, emus = MitBridgeCore(cfg), _emulators(cfg)
+    _exchange(core, emus, core.enable_frames(), 0.0)
+    # physics places the shafts: joint 2 shaft θ = 0.4 -> q = −0.4/2 + 0.1 = −0.1
+    for e, (p, v) in zip(emus, [(0.25, 1.0), (0.4, -0.6), (-1.0, 2.0)]):
+        e.set_shaft_state(p, v)
+    core.set_command([0.0, 0.0, 0.0], None, None, now=0.0)
+    _exchange(core, emus, core.step(0.0), 0.0)
+    js = core.joint_state()
+    assert js.valid.all()
+    assert js.position == pytest.approx([0.25, -0.1, -1.0], abs=2e-4)
+    assert js.velocity == pytest.approx([1.0, 0.3, 2.0], abs=0.02)
+    # measured joint effort equals the emulators' applied torque mapped to the joint
+    expected = [emus[0].torque(), -2.0 * emus[1].torque(), emus[2].torque()]
+    assert js.effort == pytest.approx(expected, abs=0.05)
+    st = core.status()
+    assert all(s.behavior == "command" and s.replies == 2 for s in st)
+    assert st[0].motor_enabled is True and st[2].motor_enabled is None
+
+
+def test_no_command_yet_is_timeout_behavior():
+    core = MitBridgeCore(_config("damp"))
+    frames = core.step(0.0)
+    assert all(decode_command(d, m.limits).kp == 0.0 for (_, d), m in zip(frames, core.config.motors))
+    assert core.status()[0].reason == "no command yet"
+
+
+@pytest.mark.parametrize("behavior", ["damp", "hold", "disable"])
+def test_timeout_within_timeout_plus_one_period_and_recovery(behavior):
+    cfg = _config(behavior)
+    core, emus = MitBridgeCore(cfg), _emulators(cfg)
+    _exchange(core, emus, core.enable_frames(), 0.0)
+    emus[0].set_shaft_state(0.2, 0.0)
+    t_cmd = 0.0123
+    core.set_command([1.0, 0.0, 0.0], None, None, now=t_cmd)
+    switched_at = None
+    k = 0
+    while switched_at is None:
+        now = k * T
+        k += 1
+        if now < t_cmd:
+            continue
+        frames = core.step(now)
+        _exchange(core, emus, frames, now)
+        if core.status()[0].behavior != "command":
+            switched_at = now
+            first_safe = frames
+        assert now < 1.0
+    assert TIMEOUT < switched_at - t_cmd <= TIMEOUT + T + 1e-12
+    assert core.status()[0].reason == "command timeout"
+    d0 = [d for cid, d in first_safe if cid == 1]
+    if behavior == "disable":
+        assert d0 == [DISABLE_FRAME]
+    else:
+        c = decode_command(d0[0], motor_limits("DM4340"))
+        if behavior == "damp":
+            assert c.kp == 0.0 and c.kd == pytest.approx(1.0, abs=5 / 8190)
+        else:  # hold the measured 0.2 rad (not the commanded 1.0) with the configured gains
+            assert c.position == pytest.approx(0.2, abs=25 / 65535) and c.kp == pytest.approx(40, abs=0.07)
+        assert c.tau_ff == pytest.approx(0.0, abs=28 / 4095)
+        # damp for joint 2 uses its damp_kd 0.8 -> motor 0.8/4
+        if behavior == "damp":
+            c2 = _decoded(core, first_safe, 1)
+            assert c2.kd == pytest.approx(0.2, abs=5 / 8190)
+    # commands return -> the very next step is a command again (enable first after disable)
+    now = switched_at + 10 * T
+    core.set_command([1.0, 0.0, 0.0], None, None, now=now)
+    frames = core.step(now)
+    d0 = [d for cid, d in frames if cid == 1]
+    if behavior == "disable":
+        assert d0[0] == ENABLE_FRAME and len(d0) == 2
+    assert decode_command(d0[-1], motor_limits("DM4340")).position == pytest.approx(1.0, abs=4e-4)
+    assert core.status()[0].behavior == "command"
+
+
+def test_hold_latches_position_at_entry():
+    cfg = _config("hold")
+    core = MitBridgeCore(cfg)
+    lim = motor_limits("DM4340")
+    core.ingest_feedback(0x11, encode_feedback_damiao(1, 1, 0.5, 0.0, 0.0, 30, 30, lim), 0.0)
+    core.step(0.0)  # no command yet -> hold at 0.5
+    core.ingest_feedback(0x11, encode_feedback_damiao(1, 1, 0.3, 0.0, 0.0, 30, 30, lim), T)  # sagging
+    c = _decoded(core, core.step(T), 0)
+    assert c.position == pytest.approx(0.5, abs=25 / 65535)  # still the latched 0.5
+    # a joint never measured falls back to damp
+    assert core.status()[1].behavior == "damp"
+
+
+def test_fault_only_that_motor_sticky_until_clear():
+    cfg = _config("damp")
+    core, emus = MitBridgeCore(cfg), _emulators(cfg)
+    _exchange(core, emus, core.enable_frames(), 0.0)
+    now = 0.0
+    for k in range(3):
+        now = k * T
+        core.set_command([0.5, 0.5, 0.5], None, [1.0, 1.0, 1.0], now)
+        _exchange(core, emus, core.step(now), now)
+    emus[1].inject_fault(DamiaoState.COIL_OVER_TEMPERATURE)
+    _ = emus[1].handle_frame(ENABLE_FRAME)  # refused, motor answers with the fault state
+    core.ingest_feedback(0x12, emus[1].feedback_frame(), now)
+    st = core.status()
+    assert st[1].fault and st[1].fault_reason == "coil over-temperature"
+    assert not st[0].fault and not st[2].fault
+    for k in range(3, 6):  # sticky, even after the motor reports OK
+        now = k * T
+        core.set_command([0.5, 0.5, 0.5], None, [1.0, 1.0, 1.0], now)
+        frames = core.step(now)
+        assert _decoded(core, frames, 1).kp == 0.0  # that motor damps
+        assert _decoded(core, frames, 0).kp > 39 and _decoded(core, frames, 2).kp > 9  # others don't
+        assert core.status()[1].reason == "fault: coil over-temperature"
+        if k == 4:
+            emus[1].fault_code = 0
+        _exchange(core, emus, frames, now)
+    assert core.status()[1].fault
+    core.request_clear_fault(1)
+    frames = core.step(now + T)
+    assert [d for cid, d in frames if cid == 2] == [CLEAR_ERROR_FRAME, ENABLE_FRAME]
+    _exchange(core, emus, frames, now + T)
+    core.set_command([0.5, 0.5, 0.5], None, None, now + 2 * T)
+    frames = core.step(now + 2 * T)
+    assert core.status()[1].behavior == "command" and not core.status()[1].fault
+    assert _decoded(core, frames, 1).kp == pytest.approx(10.0, abs=0.07)
+
+
+def test_stale_detection_and_recovery():
+    cfg = _config()
+    core, emus = MitBridgeCore(cfg), _emulators(cfg)
+    core.set_command([0, 0, 0], None, None, 0.0)
+    _exchange(core, emus, core.step(0.0), 0.0)
+    for k in range(1, 6):  # j3's replies removed
+        frames = core.step(k * T)
+        assert not core.status()[2].stale
+        _exchange(core, emus[:2], [f for f in frames if f[0] != 3], k * T)
+    core.step(6 * T)
+    st = core.status()
+    assert st[2].stale and st[2].missed_replies == 5 and st[2].total_missed_replies == 5
+    assert not st[0].stale and st[0].missed_replies == 0
+    _exchange(core, emus, core.step(7 * T), 7 * T)
+    core.step(8 * T)
+    assert not core.status()[2].stale and core.status()[2].total_missed_replies == 6
+
+
+def test_effort_clamped_to_effort_limit_and_t_max():
+    core = MitBridgeCore(_config())
+    # j1: effort_limit 20 < T_MAX 28; j2: r·T_MAX = 2·10 = 20 at the joint; j3: T_MAX 18
+    core.set_command([0, 0, 0], None, [50.0, -50.0, 100.0], 0.0)
+    frames = core.step(0.0)
+    assert _decoded(core, frames, 0).tau_ff == pytest.approx(20.0, abs=28 / 4095)
+    assert _decoded(core, frames, 1).tau_ff == pytest.approx(10.0)  # d·(−20)/2 = +10 = T_MAX
+    assert _decoded(core, frames, 2).tau_ff == pytest.approx(18.0)
+    assert all(s.effort_clamped for s in core.status())
+    core.set_command([0, 0, 0], None, [5.0, 5.0, 5.0], T)
+    core.step(T)
+    assert not any(s.effort_clamped for s in core.status())
+
+
+def test_nan_rejected_and_previous_command_kept():
+    core = MitBridgeCore(_config())
+    core.set_command([0.7, 0, 0], None, None, 0.0)
+    for bad in ([math.nan, 0, 0], [0, math.inf, 0]):
+        with pytest.raises(InputError) as err:
+            core.set_command(bad, None, None, 0.01)
+        assert err.value.reason == "nan"
+    with pytest.raises(InputError):
+        core.set_command([0, 0, 0], [0, math.nan, 0], None, 0.01)
+    assert core.rejected_commands == 3
+    frames = core.step(0.02)
+    assert _decoded(core, frames, 0).position == pytest.approx(0.7, abs=4e-4)
+    core.step(0.0 + TIMEOUT + 2 * T)  # rejected commands do not refresh the timeout
+    assert core.status()[0].behavior == "damp"
+    with pytest.raises(DimensionError):
+        core.set_command([0, 0], None, None, 0.1)
+
+
+def test_shutdown_disables_every_motor():
+    core = MitBridgeCore(_config())
+    core.set_command([0, 0, 0], None, None, 0.0)
+    core.step(0.0)
+    assert core.shutdown_frames() == [(1, DISABLE_FRAME), (2, DISABLE_FRAME), (3, DISABLE_FRAME)]
+    core.set_command([0, 0, 0], None, None, T)
+    assert core.step(T) == [(1, DISABLE_FRAME), (2, DISABLE_FRAME), (3, DISABLE_FRAME)]
+
+
+def test_gains_runtime_and_validation():
+    core = MitBridgeCore(_config())
+    core.set_gains(kp=[80.0, 4.0, 0.0])
+    core.set_command([0, 0, 0], None, None, 0.0)
+    frames = core.step(0.0)
+    assert _decoded(core, frames, 0).kp == pytest.approx(80.0, abs=0.07)
+    assert _decoded(core, frames, 1).kp == pytest.approx(1.0, abs=0.07)  # 4 / 2²
+    with pytest.raises(ConfigError):
+        core.set_gains(kd=[1.0, -1.0, 1.0])
+    with pytest.raises(DimensionError):
+        core.set_gains(kp=[1.0])
+    assert core.gains[1].tolist() == [1.0, 2.0, 0.5]
+
+
+def test_foreign_and_bad_frames_ignored():
+    core = MitBridgeCore(_config())
+    assert core.ingest_feedback(0x55, bytes(8), 0.0) is None
+    assert core.ingest_feedback(0x11, bytes(3), 0.0) is None
+    assert core.ingest_feedback(0x11, bytes([0x15]) + bytes(7), 0.0) is None  # id nibble 5 ≠ 1
+    assert core.unknown_frames == 3 and not core.joint_state().valid.any()
+    # a Damiao register reply on the master id (V_MAX = 10.0 f32 LE) is not feedback
+    assert core.ingest_feedback(0x11, bytes([0x01, 0x00, 0x33, 22, 0x00, 0x00, 0x20, 0x41]), 0.0) is None
+    assert core.register_frames == 1 and not core.joint_state().valid.any()
+
+
+def test_config_validation_lists_choices():
+    lim = motor_limits("DM4310")
+    with pytest.raises(ConfigError) as err:
+        BridgeConfig((MotorConfig("a", 1, 0x11, lim),), timeout_behavior="brake")
+    assert "damp" in str(err.value) and "hold" in str(err.value) and err.value.key == "timeout_behavior"
+    with pytest.raises(ConfigError):  # duplicate can_id
+        BridgeConfig((MotorConfig("a", 1, 0x11, lim), MotorConfig("b", 1, 0x12, lim)))
+    with pytest.raises(ConfigError):  # same master id and same low nibble (0x01 vs 0x21)
+        BridgeConfig((MotorConfig("a", 0x01, 0x10, lim), MotorConfig("b", 0x21, 0x10, lim)))
+    with pytest.raises(ConfigError):
+        BridgeConfig((MotorConfig("a", 1, 0x11, lim),), command_timeout=0.0)
+    with pytest.raises(ConfigError):
+        MotorConfig("a", 1, 1, lim)
+    with pytest.raises(ConfigError):
+        MotorConfig("a", 1, 0x11, lim, kp=-1.0)
+    # shared master id with distinct id nibbles is fine (replies routed by byte 0)
+    ok = BridgeConfig((MotorConfig("a", 0x01, 0x10, lim), MotorConfig("b", 0x02, 0x10, lim)))
+    core = MitBridgeCore(ok)
+    assert core.ingest_feedback(0x10, encode_feedback_damiao(2, 1, 0.1, 0, 0, 30, 30, lim), 0.0) == 1
+
+
+def test_bus_load_numbers():
+    # 111 bits: 1+11+1+1+1+4+64+15+1+1+1+7+3; worst-case stuffing adds ⌊97/4⌋ = 24 -> 135
+    assert CAN_FRAME_BITS_NOMINAL == 1 + 11 + 1 + 1 + 1 + 4 + 64 + 15 + 1 + 1 + 1 + 7 + 3
+    assert CAN_FRAME_BITS_WORST_CASE == 55 + 10 * 8
+    # FIELD_NOTES: ~8,000 8-byte frames/s fill a classic 1 Mbit/s bus (between the two bounds)
+    nominal = bus_load_fraction(8000, 1_000_000, CAN_FRAME_BITS_NOMINAL)
+    assert nominal == pytest.approx(0.888) and 1.0 < bus_load_fraction(8000, 1_000_000) == pytest.approx(1.08)
+    # 7 motors at 1 kHz: 14,000 frames/s -> 1.89 worst case, 1.554 nominal: does not fit
+    assert mit_bus_load(7, 1000, 1_000_000) == pytest.approx(1.89)
+    assert mit_bus_load(7, 1000, 1_000_000, CAN_FRAME_BITS_NOMINAL) == pytest.approx(1.554)
+    assert mit_bus_load(7, 500, 1_000_000) == pytest.approx(0.945)
+    with pytest.raises(ConfigError):
+        bus_load_fraction(100, 0)
+    core = MitBridgeCore(_config())
+    core.step(0.0)
+    assert core.frames_sent == 3 and core.reply_ids == frozenset({0x11, 0x12, 0x00})

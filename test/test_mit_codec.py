@@ -1,0 +1,354 @@
+"""Tests for gravity_friction_comp.mit_codec against hand-computed frames and the vector file.
+
+The vector file was produced with clamp-then-TRUNCATE (i2rt / openarm_can); our codec clamps
+then rounds to the nearest code. The vector test therefore checks, with exact rational
+arithmetic, that each vector code is the truncated code and ours is that code + 1 exactly
+where the fractional part is ≥ ½ (and, for the position field, capped at 0xFFFE by the
+special-frame rule).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import pathlib
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from gravity_friction_comp.exceptions import ConfigError, InputError
+from gravity_friction_comp.mit_codec import (
+    CLEAR_ERROR_FRAME,
+    DISABLE_FRAME,
+    ENABLE_FRAME,
+    P_CODE_MAX,
+    SET_ZERO_FRAME,
+    CubeMarsError,
+    DamiaoState,
+    MitCommandCodes,
+    SpecialFrame,
+    classify_special_frame,
+    clear_error_frames,
+    command_codes,
+    decode_command,
+    decode_feedback,
+    decode_feedback_cubemars,
+    decode_feedback_damiao,
+    encode_command,
+    encode_feedback_cubemars,
+    encode_feedback_damiao,
+    float_to_uint,
+    pack_command_codes,
+    special_frame,
+    uint_to_float,
+    unpack_command_codes,
+)
+from gravity_friction_comp.motor_table import MOTOR_TABLE, motor_limits
+
+TEST_DATA = pathlib.Path(__file__).resolve().parent / "data"
+VECTORS = json.loads((TEST_DATA / "damiao_mit_codec_vectors.json").read_text())
+SPECIALS = {ENABLE_FRAME, DISABLE_FRAME, SET_ZERO_FRAME, CLEAR_ERROR_FRAME}
+
+
+def _slice_command(b: bytes) -> tuple[int, int, int, int, int]:
+    """Field codes read straight off the bytes (the manuals' byte table, not our unpacker)."""
+    return (
+        (b[0] << 8) | b[1],
+        (b[2] << 4) | (b[3] >> 4),
+        ((b[3] & 0x0F) << 8) | b[4],
+        (b[5] << 4) | (b[6] >> 4),
+        ((b[6] & 0x0F) << 8) | b[7],
+    )
+
+
+def _exact_scaled(x, lo, hi, bits) -> Fraction:
+    """(clamp(x) − lo)·(2^bits − 1)/span with exact decimal arithmetic."""
+    x, lo, hi = Fraction(str(x)), Fraction(str(lo)), Fraction(str(hi))
+    x = min(max(x, lo), hi)
+    return (x - lo) * ((1 << bits) - 1) / (hi - lo)
+
+
+# --- scalar quantization ----------------------------------------------------------------------
+
+
+def test_float_to_uint_rounds_to_nearest_half_up():
+    # [-1, 1] over 2 bits: codes 0..3 at -1, -1/3, 1/3, 1; 0.0 is exactly halfway (1.5) -> 2
+    assert float_to_uint(0.0, -1.0, 1.0, 2) == 2
+    assert float_to_uint(-0.1, -1.0, 1.0, 2) == 1  # 1.35 -> 1 (truncation would agree)
+    assert float_to_uint(0.2, -1.0, 1.0, 2) == 2  # 1.8 -> 2 (truncation would give 1)
+    assert float_to_uint(5.0, -1.0, 1.0, 2) == 3 and float_to_uint(-5.0, -1.0, 1.0, 2) == 0
+    # 0.0 on a 12-bit symmetric field: 2047.5 -> 2048, decodes to +1/2 LSB
+    assert float_to_uint(0.0, -10.0, 10.0, 12) == 2048
+    assert uint_to_float(2048, -10.0, 10.0, 12) == pytest.approx(10.0 / 4095)
+    with pytest.raises(InputError) as err:
+        float_to_uint(math.nan, -1, 1, 12)
+    assert err.value.reason == "nan"
+    with pytest.raises(ConfigError):
+        float_to_uint(0.0, 1.0, -1.0, 12)
+    with pytest.raises(InputError):
+        uint_to_float(4096, -1, 1, 12)
+
+
+def test_scalar_round_trip_within_half_lsb():
+    rng = np.random.default_rng(0)
+    for bits, lo, hi in ((16, -12.5, 12.5), (12, -30.0, 30.0), (12, 0.0, 500.0), (12, 0.0, 5.0)):
+        half = (hi - lo) / ((1 << bits) - 1) / 2
+        for x in rng.uniform(lo, hi, 2000):
+            assert abs(uint_to_float(float_to_uint(x, lo, hi, bits), lo, hi, bits) - x) <= half * (1 + 1e-9)
+
+
+# --- hand-computed command frames -------------------------------------------------------------
+
+
+def test_hand_computed_frame_all_zero_dm4310():
+    # p: (0 + 12.5)·65535/25 = 32767.5 -> 32768 = 0x8000
+    # v: (0 + 30)·4095/60   = 2047.5  -> 2048  = 0x800
+    # kp = kd = 0 -> 0x000;  τ: (0 + 10)·4095/20 = 2047.5 -> 0x800
+    # bytes: 80 00 | 80 0|0 00 | 00 0|8 00
+    assert encode_command(0, 0, 0, 0, 0, motor_limits("DM4310")) == bytes.fromhex("8000800000000800")
+
+
+def test_hand_computed_frame_dm4340():
+    # p: (1.0 + 12.5)·65535/25 = 35388.9  -> 35389 = 0x8A3D
+    # v: (0.5 + 10)·4095/20    = 2149.875 -> 2150  = 0x866
+    # kp: 80·4095/500          = 655.2    -> 655   = 0x28F
+    # kd: 5 = KD_MAX                      -> 4095  = 0xFFF
+    # τ: (3.2 + 28)·4095/56    = 2281.5   -> 2282  = 0x8EA  (tie, rounds up)
+    # bytes: 8A 3D | 86 6|2 8F | FF F|8 EA
+    assert encode_command(1.0, 0.5, 80, 5, 3.2, motor_limits("DM4340")) == bytes.fromhex("8A3D86628FFFF8EA")
+
+
+def test_hand_computed_frame_dm8009():
+    # p: (-2 + 12.5)·65535/25 = 27524.7 -> 27525 = 0x6B85
+    # v: (-1 + 45)·4095/90    = 2002.0  -> 2002  = 0x7D2
+    # kp: 240·4095/500        = 1965.6  -> 1966  = 0x7AE
+    # kd: 3·4095/5            = 2457.0  -> 2457  = 0x999
+    # τ: (-12 + 54)·4095/108  = 1592.5  -> 1593  = 0x639
+    # bytes: 6B 85 | 7D 2|7 AE | 99 9|6 39
+    assert encode_command(-2.0, -1.0, 240, 3.0, -12.0, motor_limits("DM8009")) == bytes.fromhex(
+        "6B857D27AE999639")
+
+
+# --- vector file ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("vec", VECTORS["commands"], ids=lambda v: f"{v['motor']}-{v['p']}-{v['t_ff']}")
+def test_command_vectors_truncation_vs_rounding(vec):
+    lim = motor_limits(vec["motor"])
+    data = bytes(int(b, 16) for b in vec["bytes"])
+    vector_codes = _slice_command(data)
+    fields = (
+        (vec["p"], -lim.p_max, lim.p_max, 16),
+        (vec["v"], -lim.v_max, lim.v_max, 12),
+        (vec["kp"], 0, lim.kp_max, 12),
+        (vec["kd"], 0, lim.kd_max, 12),
+        (vec["t_ff"], -lim.t_max, lim.t_max, 12),
+    )
+    ours = _slice_command(encode_command(vec["p"], vec["v"], vec["kp"], vec["kd"], vec["t_ff"], lim))
+    for k, ((x, lo, hi, bits), vcode, ocode) in enumerate(zip(fields, vector_codes, ours)):
+        scaled = _exact_scaled(x, lo, hi, bits)
+        trunc = math.floor(scaled)
+        assert vcode == trunc, f"field {k}: vector is not truncation"
+        expected = trunc + (1 if scaled - trunc >= Fraction(1, 2) else 0)
+        if k == 0:
+            expected = min(expected, P_CODE_MAX)  # special-frame rule
+        assert ocode == expected, f"field {k}"
+        assert ocode - vcode in (0, 1) or (k == 0 and vcode == 0xFFFF and ocode == 0xFFFE)
+
+
+@pytest.mark.parametrize("vec", VECTORS["feedback"], ids=lambda v: "".join(v["bytes"]))
+def test_feedback_vectors_decode_exactly(vec):
+    data = bytes(int(b, 16) for b in vec["bytes"])
+    fb = decode_feedback_damiao(data, motor_limits(vec["motor"]))
+    exp = vec["decoded"]
+    assert fb.state_code == exp["state_nibble"] and fb.motor_id == exp["id_low_nibble"]
+    assert (fb.position, fb.velocity, fb.torque) == (exp["pos"], exp["vel"], exp["tau"])
+    assert (fb.t_mos, fb.t_rotor) == (exp["t_mos"], exp["t_rotor"])
+    assert fb.state is DamiaoState.ENABLED and not fb.is_fault
+    # feedback p/v/τ are round-trip stable: re-encoding the decoded values gives the same bytes
+    again = encode_feedback_damiao(fb.motor_id, fb.state_code, fb.position, fb.velocity, fb.torque,
+                                   fb.t_mos, fb.t_rotor, motor_limits(vec["motor"]))
+    assert again == data
+
+
+# --- command round trip -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("motor", sorted(MOTOR_TABLE))
+def test_command_round_trip_within_half_lsb(motor):
+    lim = MOTOR_TABLE[motor]
+    rng = np.random.default_rng(sorted(MOTOR_TABLE).index(motor))
+    lsb = {
+        "p": 2 * lim.p_max / 65535, "v": 2 * lim.v_max / 4095, "kp": lim.kp_max / 4095,
+        "kd": lim.kd_max / 4095, "t": 2 * lim.t_max / 4095,
+    }
+    for _ in range(300):
+        p = rng.uniform(-lim.p_max, lim.p_max - 2 * lsb["p"])
+        v, t = rng.uniform(-lim.v_max, lim.v_max), rng.uniform(-lim.t_max, lim.t_max)
+        kp, kd = rng.uniform(0, lim.kp_max), rng.uniform(0, lim.kd_max)
+        cmd = decode_command(encode_command(p, v, kp, kd, t, lim), lim)
+        for got, want, key in ((cmd.position, p, "p"), (cmd.velocity, v, "v"), (cmd.kp, kp, "kp"),
+                               (cmd.kd, kd, "kd"), (cmd.tau_ff, t, "t")):
+            assert abs(got - want) <= lsb[key] / 2 * (1 + 1e-9), key
+
+
+def test_pack_unpack_codes_and_errors():
+    codes = MitCommandCodes(0x1234, 0xABC, 0x0DE, 0xF01, 0x234)
+    # 1234 | ABC | 0DE | F01 | 234 -> 12 34 AB C0 DE F0 12 34
+    assert pack_command_codes(codes) == bytes.fromhex("1234ABC0DEF01234")
+    assert unpack_command_codes(bytes.fromhex("1234ABC0DEF01234")) == codes
+    with pytest.raises(InputError):
+        pack_command_codes(MitCommandCodes(0x10000, 0, 0, 0, 0))
+    with pytest.raises(InputError) as err:
+        encode_command(0, math.inf, 0, 0, 0, motor_limits("DM4310"))
+    assert err.value.reason == "nan"
+    with pytest.raises(InputError) as err:
+        decode_command(bytes(7), motor_limits("DM4310"))
+    assert err.value.reason == "length"
+    with pytest.raises(InputError) as err:
+        decode_command(ENABLE_FRAME, motor_limits("DM4310"))
+    assert err.value.reason == "special_frame"
+
+
+# --- special frames ---------------------------------------------------------------------------
+
+
+def test_special_frame_bytes():
+    assert ENABLE_FRAME == bytes.fromhex("FFFFFFFFFFFFFFFC")
+    assert DISABLE_FRAME == bytes.fromhex("FFFFFFFFFFFFFFFD")
+    assert SET_ZERO_FRAME == bytes.fromhex("FFFFFFFFFFFFFFFE")
+    assert CLEAR_ERROR_FRAME == bytes.fromhex("FFFFFFFFFFFFFFFB")
+    assert special_frame(SpecialFrame.ENABLE, "cubemars") == ENABLE_FRAME
+    with pytest.raises(ConfigError):
+        special_frame(SpecialFrame.CLEAR_ERROR, "cubemars")
+    assert classify_special_frame(SET_ZERO_FRAME) is SpecialFrame.SET_ZERO
+    assert classify_special_frame(bytes.fromhex("FFFFFFFFFFFFFFFF")) is None
+    assert clear_error_frames("damiao") == (CLEAR_ERROR_FRAME, ENABLE_FRAME)
+    assert clear_error_frames("cubemars") == (DISABLE_FRAME, ENABLE_FRAME)
+
+
+def test_unguarded_packing_would_hit_special_frames():
+    """The danger is real: all-max codes with τ code 0xFFB..0xFFE are exactly the specials."""
+    hits = {pack_command_codes(MitCommandCodes(0xFFFF, 0xFFF, 0xFFF, 0xFFF, t)) for t in range(0xFFB, 0xFFF)}
+    assert hits == SPECIALS
+
+
+@pytest.mark.parametrize("motor", sorted(MOTOR_TABLE))
+def test_saturated_commands_never_equal_special_frames(motor):
+    lim = MOTOR_TABLE[motor]
+
+    def near(lo, hi, bits):
+        lsb = (hi - lo) / ((1 << bits) - 1)
+        # below range, min, one code under max, half a code under max (rounds to max), above range
+        return (lo - 1e3, lo, hi - lsb, hi - lsb / 2, hi + 1e3)
+
+    ps = near(-lim.p_max, lim.p_max, 16)
+    vs = near(-lim.v_max, lim.v_max, 12)
+    kps = near(0.0, lim.kp_max, 12)
+    kds = near(0.0, lim.kd_max, 12)
+    # τ values landing on every top code, 0xFF8..0xFFF, plus the generic set
+    ts = near(-lim.t_max, lim.t_max, 12) + tuple(uint_to_float(c, -lim.t_max, lim.t_max, 12)
+                                                 for c in range(0xFF8, 0x1000))
+    seen_top = set()
+    for p, v, kp, kd, t in itertools.product(ps, vs, kps, kds, ts):
+        data = encode_command(p, v, kp, kd, t, lim)
+        assert data not in SPECIALS, (p, v, kp, kd, t, data.hex())
+        assert classify_special_frame(data) is None
+        c = _slice_command(data)
+        if c[1:4] == (0xFFF, 0xFFF, 0xFFF):
+            seen_top.add(c[4])
+    # the sweep did reach the dangerous corner (v, kp, kd at max with τ codes FFB..FFE)
+    assert {0xFFB, 0xFFC, 0xFFD, 0xFFE} <= seen_top
+    # and position saturates one code inside the range
+    assert command_codes(1e9, 0, 0, 0, 0, lim).p == P_CODE_MAX == 0xFFFE
+
+
+# --- Damiao feedback --------------------------------------------------------------------------
+
+
+def test_damiao_feedback_hand_computed():
+    lim = motor_limits("DM4310")
+    # id 0x13 -> low nibble 3; state over-current 0xA -> byte0 = 0xA3
+    # p 0 -> 0x8000; v 0 -> 0x800; τ 0 -> 0x800; T_mos 40, T_rotor 35
+    data = encode_feedback_damiao(0x13, DamiaoState.OVER_CURRENT, 0.0, 0.0, 0.0, 40, 35, lim)
+    assert data == bytes([0xA3, 0x80, 0x00, 0x80, 0x08, 0x00, 40, 35])
+    fb = decode_feedback_damiao(data, lim)
+    assert fb.motor_id == 3 and fb.state is DamiaoState.OVER_CURRENT
+    assert fb.is_fault and fb.fault_reason == "over-current" and not fb.is_enabled
+    assert fb.position == pytest.approx(25 / 65535 / 2) and fb.torque == pytest.approx(20 / 4095 / 2)
+    assert decode_feedback(data, lim) == fb
+
+
+@pytest.mark.parametrize("nibble", range(16))
+def test_damiao_state_nibbles(nibble):
+    lim = motor_limits("DM4340")
+    fb = decode_feedback_damiao(bytes([(nibble << 4) | 1, 0x80, 0, 0x80, 0x08, 0, 30, 30]), lim)
+    assert fb.state_code == nibble
+    assert fb.is_fault == (nibble not in (0, 1))
+    if nibble in (2, 3, 4, 5, 6, 7, 15):
+        assert fb.state is None and fb.fault_reason.startswith("unknown")
+    else:
+        assert int(fb.state) == nibble
+    expected = {0: "", 1: "", 8: "over-voltage", 9: "under-voltage", 10: "over-current",
+                11: "MOSFET over-temperature", 12: "coil over-temperature", 13: "lost communication",
+                14: "overload"}
+    if nibble in expected:
+        assert fb.fault_reason == expected[nibble]
+
+
+def test_damiao_feedback_round_trip_and_errors():
+    lim = motor_limits("DM8009")
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        p, v, t = rng.uniform(-lim.p_max, lim.p_max), rng.uniform(-lim.v_max, lim.v_max), rng.uniform(
+            -lim.t_max, lim.t_max)
+        fb = decode_feedback_damiao(encode_feedback_damiao(5, 1, p, v, t, 41.4, 39.6, lim), lim)
+        assert abs(fb.position - p) <= lim.p_max / 65535 * (1 + 1e-9)
+        assert abs(fb.velocity - v) <= lim.v_max / 4095 * (1 + 1e-9)
+        assert abs(fb.torque - t) <= lim.t_max / 4095 * (1 + 1e-9)
+        assert (fb.t_mos, fb.t_rotor) == (41, 40)
+    with pytest.raises(InputError):
+        decode_feedback_damiao(bytes(6), lim)
+    with pytest.raises(InputError):
+        encode_feedback_damiao(1, 16, 0, 0, 0, 0, 0, lim)
+
+
+# --- CubeMars AK feedback ---------------------------------------------------------------------
+
+
+def test_cubemars_feedback_hand_computed():
+    lim = motor_limits("AK80-9")  # 12.5 / 50 / 18
+    # id 2; p 0xFFFF -> +12.5; v 0x000 -> -50; i 0xFFF -> +18; temp 45 °C; error 2 (over-current)
+    data = bytes([0x02, 0xFF, 0xFF, 0x00, 0x0F, 0xFF, 45, 2])
+    fb = decode_feedback_cubemars(data, lim)
+    assert (fb.motor_id, fb.position, fb.velocity, fb.torque) == (2, 12.5, -50.0, 18.0)
+    assert fb.temperature == 45 and fb.error is CubeMarsError.OVER_CURRENT
+    assert fb.is_fault and fb.fault_reason == "over-current"
+    assert encode_feedback_cubemars(2, 12.5, -50.0, 18.0, lim, temperature=45, error_code=2) == data
+    assert decode_feedback(data, lim) == fb
+
+
+def test_cubemars_old_firmware_six_bytes():
+    lim = motor_limits("AK70-10")
+    data = encode_feedback_cubemars(7, 0.0, 0.0, 0.0, lim)
+    assert data == bytes([0x07, 0x80, 0x00, 0x80, 0x08, 0x00])
+    fb = decode_feedback_cubemars(data, lim)
+    assert fb.temperature is None and fb.error_code is None and not fb.is_fault
+    assert fb.temperatures == ()
+    with pytest.raises(InputError):
+        decode_feedback_cubemars(bytes(7), lim)
+    with pytest.raises(InputError):
+        encode_feedback_cubemars(7, 0.0, 0.0, 0.0, lim, temperature=30)
+
+
+@pytest.mark.parametrize("code, reason", [
+    (0, ""), (1, "over-temperature"), (2, "over-current"), (3, "over-voltage"), (4, "under-voltage"),
+    (5, "encoder fault"), (6, "phase current unbalance (hardware may be damaged)"),
+    (9, "unknown error code 9"),
+])
+def test_cubemars_error_codes(code, reason):
+    lim = motor_limits("AK60-6")
+    fb = decode_feedback_cubemars(encode_feedback_cubemars(1, 0.3, 0.1, -2.0, lim, 30, code), lim)
+    assert fb.is_fault == (code != 0) and fb.fault_reason == reason
