@@ -1,0 +1,130 @@
+"""Per-setpoint gravity compute time of the node's path against a bare Pinocchio call.
+
+For each model, times (median over timeit repeats):
+
+* ``bare``: ``pin.computeGeneralizedGravity(model, data, q)`` on the model Pinocchio's URDF
+  parser builds from the same file (no mimic reduction, no checks) — the baseline;
+* ``gravity()``: :meth:`RobotModel.gravity` alone (input checks, mimic reduction);
+* ``node path``: what the gravity node does per setpoint: name mapping (JointState names in a
+  shuffled order, with one extra non-model joint, to model order through a precomputed index
+  array), ``RobotModel.gravity``, clamp to the URDF effort limits, scatter back into message
+  order.
+
+and prints each time and its ratio to ``bare``. Goal (issue 2): node path <= 3x bare.
+
+Run: ``.venv/bin/python bench/gravity_compute.py [--repeat 15] [--number 5000]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import array
+import pathlib
+import random
+import statistics
+import sys
+import timeit
+import warnings
+
+import numpy as np
+import pinocchio as pin
+
+# Run from a source checkout without installing the package.
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from gravity_friction_comp.payload import Payload  # noqa: E402
+from gravity_friction_comp.robot_model import RobotModel  # noqa: E402
+
+try:  # the lead's mapping module, when present
+    from gravity_friction_comp.joint_map import JointMap  # type: ignore  # noqa: E402
+except ImportError:
+    JointMap = None
+
+SHARED = ROOT.parent / "shared" / "data" / "urdf"
+MODELS = {
+    "palletizer (3 DoF, 2 mimic)": (ROOT / "urdf" / "palletizer.urdf", "tool"),
+    "xArm7 + gripper (8 DoF, 5 mimic)": (SHARED / "xarm" / "xarm7_gripper.urdf", None),
+    "OpenArm bimanual (16 DoF, 2 mimic)": (SHARED / "openarm" / "openarm_v10_bimanual_hand.urdf", None),
+}
+
+
+def median_us(fn, repeat: int, number: int) -> float:
+    """Median time of one call [µs]."""
+    return statistics.median(timeit.repeat(fn, repeat=repeat, number=number)) / number * 1e6
+
+
+def bench_model(label: str, path: pathlib.Path, payload_parent: str | None, repeat: int, number: int):
+    model = RobotModel.from_urdf(path)
+    if payload_parent is not None:  # the default config: a 0.13 kg can 7 cm below the tool
+        model = model.with_payload(
+            Payload.cylinder(0.13, 0.033, 0.12, com=(0.0, 0.0, -0.07), parent=payload_parent)
+        )
+    rng = np.random.default_rng(0)
+    q_model = rng.uniform(-0.5, 0.5, model.n)
+
+    # JointState-like message: model joints shuffled plus one joint the model lacks
+    names = list(model.joint_names) + ["conveyor_belt"]
+    random.Random(0).shuffle(names)
+    by_name = dict(zip(model.joint_names, q_model))
+    position = array.array("d", [by_name.get(n, 0.0) for n in names])  # rclpy stores array('d')
+    if JointMap is not None:
+        jmap = JointMap.for_names(names, model.joint_names)
+        index = np.asarray(jmap.index, dtype=np.intp)
+    else:
+        lookup = {n: i for i, n in enumerate(names)}
+        index = np.array([lookup[n] for n in model.joint_names], dtype=np.intp)
+    limit = np.array(model.effort_limits)
+    neg_limit = -limit
+    n_msg = len(names)
+
+    def node_path():
+        q = np.asarray(position)[index]
+        g = model.gravity(q)
+        np.minimum(np.maximum(g, neg_limit, out=g), limit, out=g)
+        effort = np.zeros(n_msg)
+        effort[index] = g
+        return effort
+
+    # same numbers as the core, same order as the message
+    expected = np.zeros(n_msg)
+    expected[index] = np.clip(model.gravity(q_model), neg_limit, limit)
+    np.testing.assert_array_equal(node_path(), expected)
+
+    bare_model = pin.buildModelFromUrdf(str(path))
+    bare_data = bare_model.createData()
+    q_bare = pin.neutral(bare_model)
+    q_bare[:] = rng.uniform(-0.5, 0.5, bare_model.nq) if bare_model.nq == bare_model.nv else q_bare
+
+    t_bare = median_us(lambda: pin.computeGeneralizedGravity(bare_model, bare_data, q_bare), repeat, number)
+    t_grav = median_us(lambda: model.gravity(q_model), repeat, number)
+    t_node = median_us(node_path, repeat, number)
+    print(
+        f"{label:36s} bare {t_bare:6.2f} µs | gravity() {t_grav:6.2f} µs ({t_grav / t_bare:4.2f}x)"
+        f" | node path {t_node:6.2f} µs ({t_node / t_bare:4.2f}x)"
+    )
+    return t_node / t_bare
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--number", type=int, default=5000)
+    args = parser.parse_args()
+    print(f"pinocchio {pin.__version__}, numpy {np.__version__}; median of {args.repeat} x {args.number} calls")
+    print(f"name mapping: {'JointMap' if JointMap is not None else 'precomputed index array (joint_map.py absent)'}")
+    ratios = []
+    for label, (path, parent) in MODELS.items():
+        if not path.is_file():
+            print(f"{label:36s} skipped: {path} not found")
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ratios.append(bench_model(label, path, parent, args.repeat, args.number))
+    if ratios:
+        print(f"worst node-path ratio {max(ratios):.2f}x (goal <= 3x)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

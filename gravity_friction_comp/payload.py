@@ -1,0 +1,310 @@
+"""Payload (held object) as a rigid body attached to a joint or link of the robot.
+
+A :class:`Payload` is the mass, centre of mass and rotational inertia of what the arm holds,
+expressed in the frame of its parent (a joint's frame, including a mimic joint's, or a
+link/frame of the URDF). :meth:`gravity_friction_comp.robot_model.RobotModel.with_payload`
+adds it to the parent body. Shape constructors use textbook solid-body inertias.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pinocchio as pin
+
+from .exceptions import ConfigError
+
+__all__ = ["PAYLOAD_SHAPES", "Payload"]
+
+#: Shapes accepted by :meth:`Payload.from_params` (``payload.shape`` parameter).
+PAYLOAD_SHAPES = ("cylinder", "box", "sphere", "point")
+
+#: Keys accepted by :meth:`Payload.from_params`.
+PAYLOAD_PARAM_KEYS = ("mass", "shape", "radius", "length", "size", "com", "rpy", "parent")
+
+_INERTIA_TOL = 1e-12  # [kg·m²] slack for symmetry / positivity / triangle checks
+
+
+def _vector3(value: Any, key: str) -> np.ndarray:
+    try:
+        arr = np.array(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{key} must be 3 numbers, got {value!r}", key=key, value=value) from None
+    if arr.shape != (3,):
+        raise ConfigError(
+            f"{key} must be 3 numbers, got {arr.size}", key=key, value=value
+        )
+    if not np.all(np.isfinite(arr)):
+        raise ConfigError(f"{key} must be finite, got {value!r}", key=key, value=value)
+    return arr
+
+
+def _positive(value: Any, key: str) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{key} must be a number, got {value!r}", key=key, value=value) from None
+    if not (math.isfinite(x) and x > 0.0):
+        raise ConfigError(f"{key} must be finite and > 0, got {value!r}", key=key, value=value)
+    return x
+
+
+def _mass(value: Any, key: str) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{key} must be a number [kg], got {value!r}", key=key, value=value) from None
+    if not (math.isfinite(x) and x >= 0.0):
+        raise ConfigError(f"{key} must be finite and >= 0 [kg], got {value!r}", key=key, value=value)
+    return x
+
+
+def _parent(value: Any, key: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(
+            f"{key} must be a non-empty joint or link name, got {value!r}", key=key, value=value
+        )
+    return value.strip()
+
+
+def _rotate(inertia_principal: np.ndarray, rpy: Any, key: str) -> np.ndarray:
+    rot = pin.rpy.rpyToMatrix(_vector3(rpy, key))  # URDF convention: R = Rz(y) Ry(p) Rx(r)
+    return rot @ inertia_principal @ rot.T
+
+
+@dataclass(frozen=True, eq=False)
+class Payload:
+    """A rigid payload attached to a joint or link.
+
+    Attributes:
+        mass: Mass [kg], finite, >= 0.
+        com: Centre of mass (3,) [m] in the parent frame (read-only array).
+        inertia: Rotational inertia (3, 3) [kg·m²] about the centre of mass, axes of the parent
+            frame (read-only array); symmetric, positive semi-definite, principal moments
+            satisfying the triangle inequality (physical consistency).
+        parent: Name of a joint (mimic joints included) or link/frame of the robot; the parent
+            frame is that joint's frame (= its child link frame) or that link/frame.
+        shape: ``"cylinder"``, ``"box"``, ``"sphere"``, ``"point"`` or ``"custom"``; for
+            messages only.
+
+    Raises:
+        ConfigError: On construction with a non-finite or negative mass, a com that is not 3
+            finite numbers, a non-physical inertia, or an empty parent (``key`` names the field).
+    """
+
+    mass: float
+    com: np.ndarray
+    inertia: np.ndarray
+    parent: str
+    shape: str = field(default="custom")
+
+    def __post_init__(self) -> None:
+        mass = _mass(self.mass, "mass")
+        com = _vector3(self.com, "com")
+        try:
+            inertia = np.array(self.inertia, dtype=float)
+        except (TypeError, ValueError):
+            raise ConfigError(
+                f"inertia must be a 3x3 matrix [kg·m²], got {self.inertia!r}",
+                key="inertia", value=self.inertia,
+            ) from None
+        if inertia.shape != (3, 3) or not np.all(np.isfinite(inertia)):
+            raise ConfigError(
+                "inertia must be a finite 3x3 matrix [kg·m²]", key="inertia", value=self.inertia
+            )
+        if not np.allclose(inertia, inertia.T, rtol=0.0, atol=_INERTIA_TOL):
+            raise ConfigError("inertia must be symmetric", key="inertia", value=self.inertia)
+        inertia = 0.5 * (inertia + inertia.T)
+        moments = np.linalg.eigvalsh(inertia)
+        if moments[0] < -_INERTIA_TOL or moments[2] > moments[0] + moments[1] + _INERTIA_TOL:
+            raise ConfigError(
+                f"inertia is not physical: principal moments {moments.tolist()} must be >= 0 "
+                "and satisfy the triangle inequality",
+                key="inertia", value=self.inertia,
+            )
+        com.setflags(write=False)
+        inertia.setflags(write=False)
+        object.__setattr__(self, "mass", mass)
+        object.__setattr__(self, "com", com)
+        object.__setattr__(self, "inertia", inertia)
+        object.__setattr__(self, "parent", _parent(self.parent, "parent"))
+        object.__setattr__(self, "shape", str(self.shape))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Payload):
+            return NotImplemented
+        return (
+            self.mass == other.mass
+            and self.parent == other.parent
+            and self.shape == other.shape
+            and np.array_equal(self.com, other.com)
+            and np.array_equal(self.inertia, other.inertia)
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.mass, self.parent, self.shape, self.com.tobytes(), self.inertia.tobytes()))
+
+    def __repr__(self) -> str:
+        return (
+            f"Payload(mass={self.mass!r}, com={self.com.tolist()!r}, "
+            f"inertia={self.inertia.tolist()!r}, parent={self.parent!r}, shape={self.shape!r})"
+        )
+
+    def spatial_inertia(self) -> pin.Inertia:
+        """The payload as a ``pin.Inertia`` in the parent frame (mass, com, inertia at com)."""
+        return pin.Inertia(self.mass, np.array(self.com), np.array(self.inertia))
+
+    # ---- shapes -----------------------------------------------------------------------
+    @classmethod
+    def cylinder(
+        cls,
+        mass: float,
+        radius: float,
+        length: float,
+        *,
+        com: Sequence[float] = (0.0, 0.0, 0.0),
+        parent: str,
+        rpy: Sequence[float] = (0.0, 0.0, 0.0),
+    ) -> Payload:
+        """Solid cylinder, axis along its local z, rotated into the parent frame by ``rpy``.
+
+        Args:
+            mass: [kg] >= 0. radius, length: [m] > 0. com: (3,) [m] in the parent frame.
+            parent: joint or link name. rpy: (3,) [rad] roll-pitch-yaw (URDF convention) of
+                the cylinder's axes in the parent frame.
+
+        Inertia about the com: Ixx = Iyy = m(3r² + L²)/12, Izz = m r²/2 (textbook solid
+        cylinder).
+
+        Raises:
+            ConfigError: Invalid value (key names the argument).
+        """
+        m = _mass(mass, "mass")
+        r = _positive(radius, "radius")
+        h = _positive(length, "length")
+        ixx = m * (3.0 * r * r + h * h) / 12.0
+        principal = np.diag([ixx, ixx, 0.5 * m * r * r])
+        return cls(m, com, _rotate(principal, rpy, "rpy"), parent, "cylinder")
+
+    @classmethod
+    def box(
+        cls,
+        mass: float,
+        size: Sequence[float],
+        *,
+        com: Sequence[float] = (0.0, 0.0, 0.0),
+        parent: str,
+        rpy: Sequence[float] = (0.0, 0.0, 0.0),
+    ) -> Payload:
+        """Solid box of edge lengths ``size`` = (x, y, z) [m] > 0, rotated by ``rpy`` [rad].
+
+        Inertia about the com: Ixx = m(y² + z²)/12 and permutations (textbook solid cuboid).
+
+        Raises:
+            ConfigError: Invalid value (key names the argument).
+        """
+        m = _mass(mass, "mass")
+        sx, sy, sz = _vector3(size, "size")
+        for edge in (sx, sy, sz):
+            _positive(edge, "size")
+        principal = np.diag(
+            [m * (sy * sy + sz * sz) / 12.0, m * (sx * sx + sz * sz) / 12.0, m * (sx * sx + sy * sy) / 12.0]
+        )
+        return cls(m, com, _rotate(principal, rpy, "rpy"), parent, "box")
+
+    @classmethod
+    def sphere(
+        cls,
+        mass: float,
+        radius: float,
+        *,
+        com: Sequence[float] = (0.0, 0.0, 0.0),
+        parent: str,
+        rpy: Sequence[float] = (0.0, 0.0, 0.0),
+    ) -> Payload:
+        """Solid sphere; inertia 2/5·m·r² on every axis (``rpy`` accepted, has no effect).
+
+        Raises:
+            ConfigError: Invalid value (key names the argument).
+        """
+        m = _mass(mass, "mass")
+        r = _positive(radius, "radius")
+        _vector3(rpy, "rpy")
+        return cls(m, com, np.eye(3) * 0.4 * m * r * r, parent, "sphere")
+
+    @classmethod
+    def point(
+        cls,
+        mass: float,
+        *,
+        com: Sequence[float] = (0.0, 0.0, 0.0),
+        parent: str,
+    ) -> Payload:
+        """Point mass (zero rotational inertia) at ``com`` [m] in the parent frame.
+
+        Raises:
+            ConfigError: Invalid value (key names the argument).
+        """
+        return cls(_mass(mass, "mass"), com, np.zeros((3, 3)), parent, "point")
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any], *, prefix: str = "payload.") -> Payload:
+        """Build from ROS-style parameters (``payload.<key>`` with the prefix stripped).
+
+        Keys: ``mass`` [kg] and ``parent`` (required); ``shape`` in :data:`PAYLOAD_SHAPES`
+        (default ``"point"``); ``radius`` [m] (cylinder, sphere), ``length`` [m] (cylinder),
+        ``size`` (3,) [m] (box); ``com`` (3,) [m] (default origin); ``rpy`` (3,) [rad] (default
+        0). Dimensions that the shape does not use are ignored, so a node may declare all of
+        them with defaults.
+
+        Args:
+            params: Mapping from the keys above to values (numbers, sequences, str).
+            prefix: Prepended to the key in error messages (``"payload.mass"``).
+
+        Raises:
+            ConfigError: Unknown key (lists the valid keys), missing required key, unknown
+                shape (lists the valid shapes) or invalid value; ``key`` is ``prefix + key``.
+        """
+        unknown = sorted(set(params) - set(PAYLOAD_PARAM_KEYS))
+        if unknown:
+            raise ConfigError(
+                f"unknown payload parameter(s) {', '.join(prefix + k for k in unknown)}; "
+                f"valid: {', '.join(prefix + k for k in PAYLOAD_PARAM_KEYS)}",
+                key=prefix + unknown[0],
+                value=params[unknown[0]],
+            )
+
+        def need(key: str) -> Any:
+            if key not in params or params[key] is None:
+                raise ConfigError(f"missing parameter {prefix + key}", key=prefix + key)
+            return params[key]
+
+        shape = params.get("shape", "point")
+        if shape not in PAYLOAD_SHAPES:
+            raise ConfigError(
+                f"{prefix}shape must be one of {', '.join(PAYLOAD_SHAPES)}, got {shape!r}",
+                key=prefix + "shape",
+                value=shape,
+            )
+        com = params.get("com", (0.0, 0.0, 0.0))
+        rpy = params.get("rpy", (0.0, 0.0, 0.0))
+        try:
+            if shape == "cylinder":
+                return cls.cylinder(
+                    need("mass"), need("radius"), need("length"), com=com, parent=need("parent"), rpy=rpy
+                )
+            if shape == "box":
+                return cls.box(need("mass"), need("size"), com=com, parent=need("parent"), rpy=rpy)
+            if shape == "sphere":
+                return cls.sphere(need("mass"), need("radius"), com=com, parent=need("parent"), rpy=rpy)
+            _vector3(rpy, "rpy")
+            return cls.point(need("mass"), com=com, parent=need("parent"))
+        except ConfigError as exc:
+            if exc.key is not None and not exc.key.startswith(prefix):
+                raise ConfigError(
+                    str(exc).replace(exc.key, prefix + exc.key, 1), key=prefix + exc.key, value=exc.value
+                ) from None
+            raise

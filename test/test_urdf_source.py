@@ -1,0 +1,122 @@
+"""Tests of gravity_friction_comp.urdf_source: reading URDF/xacro/text and parsing joints.
+
+Expected values are read off the URDF text by hand (the XML snippets are inline).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from gravity_friction_comp.exceptions import ConfigError, ModelError
+from gravity_friction_comp.urdf_source import (
+    MimicTag,
+    load_description,
+    parse_urdf,
+    read_source,
+)
+
+ROBOT = """<?xml version="1.0"?>
+<robot name="two">
+  <link name="base"/>
+  <link name="l1"/>
+  <link name="l2"/>
+  <link name="l3"/>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/>
+    <axis xyz="0 1 0"/><limit lower="-1.5" upper="2.0" effort="7" velocity="3"/>
+    <dynamics damping="0.2" friction="0.05"/></joint>
+  <joint name="j2" type="continuous"><parent link="l1"/><child link="l2"/>
+    <axis xyz="0 1 0"/><limit effort="0" velocity="0"/><mimic joint="j1"/></joint>
+  <joint name="j3" type="prismatic"><parent link="l2"/><child link="l3"/>
+    <axis xyz="0 0 1"/><limit lower="0" upper="0.1" effort="-40" velocity="0.5"/>
+    <mimic joint="j1" multiplier="-0.5" offset="0.01"/></joint>
+  <gazebo><plugin name="p"><mimicJoint>j1</mimicJoint></plugin></gazebo>
+</robot>
+"""
+
+
+def test_parse_limits_dynamics_and_mimic_defaults():
+    desc = parse_urdf(ROBOT)
+    assert desc.name == "two"
+    assert list(desc.joints) == ["j1", "j2", "j3"]
+    assert desc.links == ("base", "l1", "l2", "l3")
+    j1, j2, j3 = desc.joints["j1"], desc.joints["j2"], desc.joints["j3"]
+    assert (j1.type, j1.parent, j1.child) == ("revolute", "base", "l1")
+    assert (j1.lower, j1.upper, j1.effort, j1.velocity) == (-1.5, 2.0, 7.0, 3.0)
+    assert (j1.damping, j1.friction) == (0.2, 0.05)
+    assert j1.mimic is None
+    # continuous: no position limits; effort/velocity 0 read as "no limit"
+    assert (j2.lower, j2.upper, j2.effort, j2.velocity) == (-math.inf, math.inf, math.inf, math.inf)
+    assert j2.mimic == MimicTag("j1", 1.0, 0.0)  # URDF defaults
+    assert j3.mimic == MimicTag("j1", -0.5, 0.01)
+    assert j3.effort == 40.0  # magnitude
+    assert (j3.damping, j3.friction) == (0.0, 0.0)
+
+
+def test_gazebo_mimic_plugin_is_not_a_mimic_tag(shared_data):
+    desc = load_description(shared_data / "urdf/xarm/xarm7_gripper.urdf")
+    mimics = {n: j.mimic.joint for n, j in desc.joints.items() if j.mimic}
+    # 5 <mimic> tags in joints; the 5 <mimicJoint> plugin entries are not counted
+    assert len(mimics) == 5 and set(mimics.values()) == {"drive_joint"}
+
+
+@pytest.mark.parametrize(
+    "xml, fragment",
+    [
+        ("<robot name='x'><link name='a'>", "malformed URDF XML"),
+        ("<model name='x'/>", "expected <robot>"),
+        ("<robot><joint name='j' type='hinge'><parent link='a'/><child link='b'/></joint></robot>", "unknown type 'hinge'"),
+        ("<robot><joint name='j' type='fixed'><parent link='a'/></joint></robot>", "lacks"),
+        (
+            "<robot><joint name='j' type='fixed'><parent link='a'/><child link='b'/></joint>"
+            "<joint name='j' type='fixed'><parent link='b'/><child link='c'/></joint></robot>",
+            "duplicate joint name 'j'",
+        ),
+        (
+            "<robot><joint name='j' type='revolute'><parent link='a'/><child link='b'/>"
+            "<limit effort='lots'/></joint></robot>",
+            "effort='lots' is not a number",
+        ),
+        (
+            "<robot><joint name='j' type='revolute'><parent link='a'/><child link='b'/>"
+            "<mimic multiplier='2'/></joint></robot>",
+            "<mimic> without a joint",
+        ),
+    ],
+)
+def test_parse_errors(xml, fragment):
+    with pytest.raises(ModelError, match=fragment.replace("(", r"\(")):
+        parse_urdf(xml)
+
+
+def test_read_source_text_path_and_xacro(tmp_path, repo_root):
+    text, origin = read_source("  \n" + ROBOT)
+    assert origin == "<URDF text>" and text.lstrip().startswith("<?xml")
+    path = tmp_path / "two.urdf"
+    path.write_text(ROBOT)
+    assert read_source(path) == (ROBOT, str(path))
+    assert read_source(str(path)) == (ROBOT, str(path))
+    xml, origin = read_source(repo_root / "urdf/palletizer.urdf.xacro", {"prefix": "r_"})
+    assert origin.endswith("palletizer.urdf.xacro")
+    assert set(parse_urdf(xml).joints) == {
+        "r_base_yaw", "r_shoulder_pitch", "r_crank_parallel", "r_beam_pitch", "r_beam_parallel", "r_tool_joint"
+    }
+
+
+def test_read_source_errors(tmp_path):
+    with pytest.raises(ModelError, match="URDF file not found"):
+        read_source(tmp_path / "nope.urdf")
+    bad = tmp_path / "bad.urdf.xacro"
+    bad.write_text('<robot xmlns:xacro="http://www.ros.org/wiki/xacro"><link name="${undefined_thing}"/></robot>')
+    with pytest.raises(ModelError, match="xacro expansion"):
+        read_source(bad)
+    plain = tmp_path / "plain.urdf"
+    plain.write_text(ROBOT)
+    with pytest.raises(ConfigError) as info:
+        read_source(plain, {"prefix": "x"})
+    assert info.value.key == "xacro_args"
+    with pytest.raises(ConfigError):
+        read_source(ROBOT, {"prefix": "x"})
+    with pytest.raises(ModelError, match="path or URDF XML text"):
+        read_source(42)  # type: ignore[arg-type]
