@@ -1,0 +1,286 @@
+"""Per-arm YAML: the friction part (i2rt ``friction_comp`` block, OpenArm friction tables).
+
+Readers return plain keyword dicts for :class:`gravity_friction_comp.friction.FrictionModel`;
+values are checked for shape and type here and for range by the model. Sections other than
+the friction ones (``motor_list``, ``kp``, ``kd``, ``gravity_comp_factor``, ...) belong to
+other modules and are ignored.
+
+``friction_comp`` block (i2rt PR #37 form, accepted unchanged, plus our extensions)::
+
+    friction_comp:
+      enabled: true              # or `enable:` (i2rt); bool; default true when the block exists
+      model: coulomb             # coulomb | bam
+      breakaway: [1.2, 1.8, ...] # Coulomb level both directions [N·m], scalar or per joint
+      breakaway_positive: [...]  # level for v > 0 [N·m] (overrides breakaway)
+      breakaway_negative: [...]  # level magnitude for v < 0 [N·m] (overrides breakaway)
+      eps: 0.005                 # tanh velocity scale [rad/s], scalar or per joint, > 0
+      viscous: [...]             # [N·m·s/rad]
+      stribeck_breakaway: [...]  # static level above the Coulomb level [N·m]
+      stribeck_velocity: 0.1     # [rad/s], > 0
+      stribeck_exponent: 2.0     # [-], > 0
+      offset: [...]              # constant torque [N·m], any sign (OpenArm Fo)
+      bam_files: [m4.json, null, ...]  # per joint BAM JSON (relative to this YAML) or null
+
+No block (or ``friction_comp:`` empty) gives no keywords, i.e. no friction term.
+i2rt gripper files carry a top-level ``friction_comp_breakaway: <N·m>`` instead; it is read
+as ``breakaway``. A file with ``LeaderArmParam``/``FollowerArmParam`` is read with
+:func:`friction_params_from_openarm_yaml`.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+from typing import Any, Mapping
+
+import yaml
+
+from .exceptions import ConfigError, DimensionError
+
+__all__ = [
+    "FRICTION_BLOCK_KEYS",
+    "friction_params_from_arm_yaml",
+    "friction_params_from_openarm_yaml",
+    "load_arm_yaml",
+]
+
+#: Keys valid inside the ``friction_comp`` block.
+FRICTION_BLOCK_KEYS = (
+    "enabled",
+    "enable",
+    "model",
+    "breakaway",
+    "breakaway_positive",
+    "breakaway_negative",
+    "eps",
+    "viscous",
+    "stribeck_breakaway",
+    "stribeck_velocity",
+    "stribeck_exponent",
+    "offset",
+    "bam_files",
+)
+_NUMERIC_KEYS = FRICTION_BLOCK_KEYS[3:12]
+_OPENARM_SECTIONS = {"leader": "LeaderArmParam", "follower": "FollowerArmParam"}
+#: OpenArm multiplies k by 0.1 inside tanh (openarm_teleop code): tanh(0.1·k·v) = tanh(v/eps).
+_OPENARM_K_SCALE = 0.1
+
+
+def load_arm_yaml(path: str | os.PathLike) -> dict[str, Any]:
+    """Read a per-arm YAML file with ``yaml.safe_load``.
+
+    Returns:
+        The top-level mapping (``{}`` for an empty file).
+
+    Raises:
+        ConfigError: missing/unreadable file, YAML syntax error, or top level not a mapping
+            (``key="arm_config"``, ``value`` = path).
+    """
+    path = pathlib.Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"arm_config {path}: cannot read ({exc.strerror or exc})",
+                          key="arm_config", value=str(path)) from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"arm_config {path}: invalid YAML ({exc})", key="arm_config",
+                          value=str(path)) from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"arm_config {path}: expected a mapping at the top level, got "
+                          f"{type(data).__name__}", key="arm_config", value=str(path))
+    return data
+
+
+def friction_params_from_arm_yaml(data_or_path: Mapping[str, Any] | str | os.PathLike,
+                                  n_joints: int | None = None, *,
+                                  base_dir: str | os.PathLike | None = None) -> dict[str, Any]:
+    """Friction keywords for :class:`~gravity_friction_comp.friction.FrictionModel`.
+
+    Args:
+        data_or_path: parsed YAML mapping or a path to the YAML file.
+        n_joints: when given, per-joint lists must have this length.
+        base_dir: directory relative ``bam_files`` are resolved against (default: the
+            YAML's directory for a path, else left relative).
+
+    Returns:
+        Dict with only the keys present (``enable`` renamed ``enabled``; ``bam_files``
+        resolved to absolute path strings or ``None``). ``{}`` when there is no block.
+
+    Raises:
+        ConfigError: block not a mapping, unknown key in the block (valid keys listed),
+            ``enable`` and ``enabled`` both given, non-bool ``enabled``, non-numeric values,
+            non-string ``model``, bad ``bam_files`` entries, both the block and
+            ``friction_comp_breakaway``, or both OpenArm sections.
+        DimensionError: a list whose length is not ``n_joints`` (key ``friction_comp.<key>``).
+    """
+    if isinstance(data_or_path, Mapping):
+        data = data_or_path
+    else:
+        data = load_arm_yaml(data_or_path)
+        if base_dir is None:
+            base_dir = pathlib.Path(data_or_path).resolve().parent
+    if "friction_comp" not in data:
+        if "friction_comp_breakaway" in data:  # i2rt gripper files: one joint
+            value = data["friction_comp_breakaway"]
+            _check_numeric("friction_comp_breakaway", value, n_joints)
+            return {"breakaway": value}
+        present = [s for s in _OPENARM_SECTIONS.values() if s in data]
+        if present:
+            return friction_params_from_openarm_yaml(data, n_joints=n_joints)
+        return {}
+    if "friction_comp_breakaway" in data:
+        raise ConfigError("give either the friction_comp block or friction_comp_breakaway, "
+                          "not both", key="friction_comp_breakaway",
+                          value=data["friction_comp_breakaway"])
+    block = data["friction_comp"]
+    if block is None:
+        return {}
+    if not isinstance(block, Mapping):
+        raise ConfigError(f"friction_comp: expected a mapping, got {block!r}",
+                          key="friction_comp", value=block)
+    unknown = sorted(str(k) for k in set(block) - set(FRICTION_BLOCK_KEYS))
+    if unknown:
+        raise ConfigError(f"friction_comp: unknown keys {unknown}; valid keys: "
+                          + ", ".join(FRICTION_BLOCK_KEYS),
+                          key=f"friction_comp.{unknown[0]}", value=block[unknown[0]])
+    out: dict[str, Any] = {}
+    if "enable" in block and "enabled" in block:
+        raise ConfigError("friction_comp: give either enabled or enable (synonyms), not both",
+                          key="friction_comp.enabled", value=block["enabled"])
+    for key in ("enabled", "enable"):
+        if key in block:
+            value = block[key]
+            if not isinstance(value, bool):
+                raise ConfigError(f"friction_comp.{key}: expected true or false, got "
+                                  f"{value!r}", key=f"friction_comp.{key}", value=value)
+            out["enabled"] = value
+    if "model" in block:
+        if not isinstance(block["model"], str):
+            raise ConfigError(f"friction_comp.model: expected a string, got "
+                              f"{block['model']!r}", key="friction_comp.model",
+                              value=block["model"])
+        out["model"] = block["model"]
+    for key in _NUMERIC_KEYS:
+        if key in block and block[key] is not None:
+            _check_numeric(f"friction_comp.{key}", block[key], n_joints)
+            out[key] = block[key]
+    if block.get("bam_files") is not None:
+        out["bam_files"] = _bam_paths(block["bam_files"], n_joints, base_dir)
+    return out
+
+
+def friction_params_from_openarm_yaml(data_or_path: Mapping[str, Any] | str | os.PathLike,
+                                      role: str | None = None, *,
+                                      n_joints: int | None = None) -> dict[str, Any]:
+    """Import OpenArm teleop friction (``leader.yaml`` / ``follower.yaml``), meaning preserved.
+
+    OpenArm's code (enactic/openarm_teleop) computes per joint
+    ``Fo + Fv·v + Fc·tanh(0.1·k·v)`` (the YAML comment's ``tanh(k·ω)`` omits the 0.1), which
+    is our coulomb model with ``breakaway = Fc``, ``eps = 1/(0.1·k)`` [rad/s] per joint,
+    ``viscous = Fv``, ``offset = Fo``. ``k = 0`` (tanh of 0) maps to ``breakaway = 0``.
+    ``Kp``/``Kd`` are ignored.
+
+    Args:
+        data_or_path: parsed YAML mapping or path.
+        role: ``"leader"`` (``LeaderArmParam``), ``"follower"`` (``FollowerArmParam``) or
+            ``None`` to use the only section present.
+        n_joints: when given, the lists must have this length.
+
+    Returns:
+        ``{"enabled": True, "model": "coulomb", "breakaway", "eps", "viscous", "offset"}``.
+
+    Raises:
+        ConfigError: unknown role (choices listed), section missing or ambiguous, missing
+            ``Fc``/``k``/``Fv``/``Fo``, non-numeric values, ``k < 0``, unequal lengths.
+        DimensionError: lengths differ from ``n_joints``.
+    """
+    data = data_or_path if isinstance(data_or_path, Mapping) else load_arm_yaml(data_or_path)
+    if role is None:
+        present = [s for s in _OPENARM_SECTIONS.values() if s in data]
+        if len(present) != 1:
+            raise ConfigError(
+                "OpenArm friction: expected exactly one of LeaderArmParam / FollowerArmParam"
+                f" (found {present or 'none'}); pass role='leader' or 'follower'",
+                key="role", value=present)
+        section = present[0]
+    else:
+        if role not in _OPENARM_SECTIONS:
+            raise ConfigError(f"role: unknown OpenArm role {role!r}; valid choices: "
+                              + ", ".join(_OPENARM_SECTIONS), key="role", value=role)
+        section = _OPENARM_SECTIONS[role]
+        if section not in data:
+            raise ConfigError(f"OpenArm friction: section {section} not found", key=section)
+    table = data[section]
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"{section}: expected a mapping, got {table!r}", key=section,
+                          value=table)
+    lists = {}
+    for key in ("Fc", "k", "Fv", "Fo"):
+        if key not in table:
+            raise ConfigError(f"{section}: missing {key}", key=f"{section}.{key}")
+        value = table[key]
+        if not isinstance(value, list) or not all(_is_number(x) for x in value) or not value:
+            raise ConfigError(f"{section}.{key}: expected a list of numbers, got {value!r}",
+                              key=f"{section}.{key}", value=value)
+        lists[key] = [float(x) for x in value]
+    n = len(lists["Fc"])
+    for key, value in lists.items():
+        if len(value) != n:
+            raise DimensionError(f"{section}.{key}", n, len(value))
+        if n_joints is not None and len(value) != n_joints:
+            raise DimensionError(f"{section}.{key}", n_joints, len(value))
+    if any(k < 0.0 for k in lists["k"]):
+        raise ConfigError(f"{section}.k: tanh steepness must be >= 0, got {lists['k']}",
+                          key=f"{section}.k", value=lists["k"])
+    breakaway = [fc if k > 0.0 else 0.0 for fc, k in zip(lists["Fc"], lists["k"])]
+    eps = [1.0 / (_OPENARM_K_SCALE * k) if k > 0.0 else 0.01 for k in lists["k"]]
+    return {
+        "enabled": True,
+        "model": "coulomb",
+        "breakaway": breakaway,
+        "eps": eps,
+        "viscous": lists["Fv"],
+        "offset": lists["Fo"],
+    }
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _check_numeric(key: str, value: Any, n_joints: int | None) -> None:
+    if _is_number(value):
+        return
+    if isinstance(value, list) and all(_is_number(x) for x in value):
+        if value and n_joints is not None and len(value) != n_joints:
+            raise DimensionError(key, n_joints, len(value))
+        return
+    raise ConfigError(f"{key}: expected a number or a list of numbers, got {value!r}",
+                      key=key, value=value)
+
+
+def _bam_paths(value: Any, n_joints: int | None,
+               base_dir: str | os.PathLike | None) -> list[str | None]:
+    key = "friction_comp.bam_files"
+    if not isinstance(value, list):
+        raise ConfigError(f"{key}: expected a list with one path (or null) per joint, got "
+                          f"{value!r}", key=key, value=value)
+    if n_joints is not None and len(value) != n_joints:
+        raise DimensionError(key, n_joints, len(value))
+    out: list[str | None] = []
+    for item in value:
+        if item is None or item == "":
+            out.append(None)
+        elif isinstance(item, str):
+            p = pathlib.Path(item)
+            if base_dir is not None and not p.is_absolute():
+                p = pathlib.Path(base_dir) / p
+            out.append(str(p))
+        else:
+            raise ConfigError(f"{key}: expected paths or null, got {item!r}", key=key,
+                              value=item)
+    return out

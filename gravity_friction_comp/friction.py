@@ -1,0 +1,546 @@
+"""Joint friction feedforward: Coulomb (tanh), asymmetric, viscous, Stribeck, offset, BAM.
+
+Model ``"coulomb"`` (per joint i; v = joint velocity [rad/s]):
+
+.. math::
+
+    \\tau_{f,i}(v) = F_{o,i} + F_{v,i}\\,v
+        + \\big(F_{c,i}^{\\pm} + F_{s,i}\\,e^{-|v/v_{s,i}|^{\\delta_i}}\\big)
+        \\tanh(v/\\varepsilon_i)
+
+- ``F_c^+`` = ``breakaway_positive`` for v > 0, ``F_c^-`` = ``breakaway_negative`` for v < 0
+  [N·m, magnitudes ≥ 0]; ``breakaway`` sets both. tanh instead of sign avoids chatter
+  (FIELD_NOTES "Friction feedforward in practice"; i2rt PR #37 ``breakaway·tanh(v/eps)``).
+- ``F_s`` = ``stribeck_breakaway`` [N·m ≥ 0]: static level *above* the Coulomb level, so the
+  breakaway torque at rest is ``F_c + F_s`` and it decays to ``F_c`` with speed; ``v_s`` =
+  ``stribeck_velocity`` [rad/s > 0], ``δ`` = ``stribeck_exponent`` [-, > 0] (Stribeck curve as
+  in Armstrong-Hélouvry, Dupont, Canudas de Wit, Automatica 30(7), 1994, and Olsson, Åström,
+  Canudas de Wit, Gäfvert, Lischinsky, Eur. J. Control 4(3), 1998; same form as BAM's
+  ``friction_stribeck``).
+- ``F_v`` = ``viscous`` [N·m·s/rad ≥ 0], ``F_o`` = ``offset`` [N·m, any sign], added at every
+  velocity including rest, as OpenArm's ``Fo`` (openarm_teleop).
+- ``ε`` = ``eps`` [rad/s > 0], scalar or per joint.
+
+At v = +0.0 and v = −0.0 the velocity-dependent part is exactly +0.0 (no signed zero).
+With asymmetric breakaway the term is continuous at 0 but its slope jumps from
+``F_c^-/ε`` to ``F_c^+/ε``; with symmetric values it is smooth (slope ``F_c/ε``).
+
+Model ``"bam"``: joints with a BAM parameter file use
+:meth:`gravity_friction_comp.bam.BamStack.feedforward` (M1–M6, load dependent), plus their
+``offset``; their Coulomb/viscous/Stribeck coefficients must be 0 (no double counting).
+Joints without a BAM file use the ``"coulomb"`` terms above.
+
+Load convention for :meth:`FrictionModel.torque`: ``load`` is the torque the motor already
+applies to hold the arm (the incoming effort, i.e. the gravity feedforward ``g(q)``). The
+torque the load applies to the joint is then BAM's ``tau_e = -load``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import pathlib
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from .bam import BamParameters, BamStack
+from .exceptions import ConfigError, DimensionError, InputError
+
+__all__ = [
+    "FRICTION_KEYWORDS",
+    "FRICTION_MODELS",
+    "FrictionModel",
+    "FrictionParams",
+]
+
+#: Valid values of ``model``.
+FRICTION_MODELS = ("coulomb", "bam")
+
+#: Keyword names accepted by :class:`FrictionModel`, :meth:`FrictionModel.with_updates` and
+#: :meth:`FrictionModel.from_yaml` (the node can declare one ROS parameter per name).
+FRICTION_KEYWORDS = (
+    "enabled",
+    "model",
+    "breakaway",
+    "breakaway_positive",
+    "breakaway_negative",
+    "eps",
+    "viscous",
+    "stribeck_breakaway",
+    "stribeck_velocity",
+    "stribeck_exponent",
+    "offset",
+    "bam",
+    "bam_files",
+)
+
+DEFAULT_EPS = 0.01  # [rad/s], i2rt PR #37 default
+DEFAULT_STRIBECK_VELOCITY = 0.1  # [rad/s]
+DEFAULT_STRIBECK_EXPONENT = 2.0  # [-], Gaussian Stribeck curve (Armstrong-Hélouvry 1994)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class FrictionParams:
+    """Validated friction parameters, one read-only float array (n,) per coefficient.
+
+    Attributes:
+        n_joints: number of joints n.
+        joint_names: names the arrays refer to, or ``None`` when built from a count.
+        enabled: master switch; ``False`` → zero term.
+        model: ``"coulomb"`` or ``"bam"``.
+        breakaway_positive: Coulomb level for v > 0 [N·m], (n,), ≥ 0.
+        breakaway_negative: Coulomb level magnitude for v < 0 [N·m], (n,), ≥ 0.
+        eps: tanh velocity scale [rad/s], (n,), > 0.
+        viscous: [N·m·s/rad], (n,), ≥ 0.
+        stribeck_breakaway: static level above Coulomb [N·m], (n,), ≥ 0.
+        stribeck_velocity: [rad/s], (n,), > 0.
+        stribeck_exponent: [-], (n,), > 0.
+        offset: constant torque [N·m], (n,), any sign.
+        bam: per-joint :class:`BamParameters` or ``None``, length n.
+    """
+
+    n_joints: int
+    joint_names: tuple[str, ...] | None
+    enabled: bool
+    model: str
+    breakaway_positive: np.ndarray
+    breakaway_negative: np.ndarray
+    eps: np.ndarray
+    viscous: np.ndarray
+    stribeck_breakaway: np.ndarray
+    stribeck_velocity: np.ndarray
+    stribeck_exponent: np.ndarray
+    offset: np.ndarray
+    bam: tuple[BamParameters | None, ...]
+
+    @property
+    def bam_files(self) -> tuple[str | None, ...]:
+        """Source path of each joint's BAM parameters (``None`` where absent or not a file)."""
+        return tuple(p.source if p is not None else None for p in self.bam)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Keyword dict that rebuilds these parameters (arrays as lists of float)."""
+        out: dict[str, Any] = {"enabled": self.enabled, "model": self.model}
+        for key in ("breakaway_positive", "breakaway_negative", "eps", "viscous",
+                    "stribeck_breakaway", "stribeck_velocity", "stribeck_exponent", "offset"):
+            out[key] = getattr(self, key).tolist()
+        out["bam"] = list(self.bam)
+        return out
+
+
+class FrictionModel:
+    """Per-joint friction feedforward ``torque(velocity, load)`` (module doc for equations).
+
+    Args:
+        n_joints_or_joint_names: number of joints n, or the joint names (length n, unique).
+        breakaway: Coulomb level both directions [N·m], scalar or (n,), ≥ 0. Default 0.
+        breakaway_positive, breakaway_negative: per-direction level [N·m]; override
+            ``breakaway`` for their direction.
+        eps: tanh velocity scale [rad/s], scalar or (n,), > 0. Default 0.01.
+        viscous: [N·m·s/rad], ≥ 0. Default 0.
+        stribeck_breakaway: static level above Coulomb [N·m], ≥ 0. Default 0.
+        stribeck_velocity: [rad/s], > 0. Default 0.1.
+        stribeck_exponent: [-], > 0. Default 2.
+        offset: constant torque [N·m], any sign. Default 0.
+        model: ``"coulomb"`` (default) or ``"bam"``.
+        bam: (n,) sequence of :class:`BamParameters` or ``None`` (used when ``model="bam"``).
+        bam_files: (n,) sequence of BAM JSON paths, ``None`` or ``""`` for none; exclusive
+            with ``bam``. Relative paths are relative to the working directory.
+        enabled: master switch. Default ``True``.
+
+    Every argument left at ``None`` takes its default. An empty sequence counts as not given.
+
+    Raises:
+        ConfigError: negative / non-finite coefficient, ``eps`` or Stribeck velocity/exponent
+            ≤ 0, unknown model (choices listed), non-bool ``enabled``, BAM file problems,
+            non-zero tanh coefficients on a BAM joint. ``key`` names the parameter.
+        DimensionError: a per-joint array whose length is not n.
+    """
+
+    def __init__(
+        self,
+        n_joints_or_joint_names: int | Sequence[str],
+        *,
+        breakaway: Any = None,
+        breakaway_positive: Any = None,
+        breakaway_negative: Any = None,
+        eps: Any = None,
+        viscous: Any = None,
+        stribeck_breakaway: Any = None,
+        stribeck_velocity: Any = None,
+        stribeck_exponent: Any = None,
+        offset: Any = None,
+        model: str | None = None,
+        bam: Sequence[BamParameters | None] | None = None,
+        bam_files: Sequence[Any] | None = None,
+        enabled: bool | None = None,
+    ):
+        n, names = _joints(n_joints_or_joint_names)
+        if enabled is None:
+            enabled = True
+        if not isinstance(enabled, (bool, np.bool_)):
+            raise ConfigError(f"enabled: expected true or false, got {enabled!r}",
+                              key="enabled", value=enabled)
+        if model is None:
+            model = "coulomb"
+        if not isinstance(model, str) or model not in FRICTION_MODELS:
+            raise ConfigError(
+                f"model: unknown friction model {model!r}; valid choices: "
+                + ", ".join(FRICTION_MODELS),
+                key="model",
+                value=model,
+            )
+        both = _per_joint("breakaway", breakaway, n, 0.0)
+        pos = _per_joint("breakaway_positive", breakaway_positive, n, None)
+        neg = _per_joint("breakaway_negative", breakaway_negative, n, None)
+        pos = both if pos is None else pos
+        neg = both if neg is None else neg
+        params = FrictionParams(
+            n_joints=n,
+            joint_names=names,
+            enabled=bool(enabled),
+            model=model,
+            breakaway_positive=pos,
+            breakaway_negative=neg,
+            eps=_per_joint("eps", eps, n, DEFAULT_EPS, positive=True),
+            viscous=_per_joint("viscous", viscous, n, 0.0),
+            stribeck_breakaway=_per_joint("stribeck_breakaway", stribeck_breakaway, n, 0.0),
+            stribeck_velocity=_per_joint("stribeck_velocity", stribeck_velocity, n,
+                                         DEFAULT_STRIBECK_VELOCITY, positive=True),
+            stribeck_exponent=_per_joint("stribeck_exponent", stribeck_exponent, n,
+                                         DEFAULT_STRIBECK_EXPONENT, positive=True),
+            offset=_per_joint("offset", offset, n, 0.0, signed=True),
+            bam=_bam_list(bam, bam_files, n),
+        )
+        self._init_from_params(params)
+
+    # -- construction helpers -----------------------------------------------------------
+    def _init_from_params(self, params: FrictionParams) -> None:
+        self._params = params
+        bam_idx = [i for i, p in enumerate(params.bam) if p is not None]
+        if params.model != "bam":
+            bam_idx = []
+        for i in bam_idx:
+            for key in ("breakaway_positive", "breakaway_negative", "viscous",
+                        "stribeck_breakaway"):
+                if getattr(params, key)[i] != 0.0:
+                    raise ConfigError(
+                        f"{key}: joint {self._joint_label(i)} uses a BAM model, so its "
+                        f"{key} must be 0 (BAM already contains Coulomb/viscous/Stribeck "
+                        f"terms), got {getattr(params, key)[i]!r}",
+                        key=key,
+                        value=float(getattr(params, key)[i]),
+                    )
+        self._bam_idx = (slice(None) if len(bam_idx) == params.n_joints
+                         else np.array(bam_idx, dtype=int))
+        self._bam_eps = params.eps[self._bam_idx]
+        self._bam_stack = BamStack([params.bam[i] for i in bam_idx]) if bam_idx else None
+        p = params
+        self._has_coulomb = bool(np.any(p.breakaway_positive) or np.any(p.breakaway_negative))
+        self._asymmetric = not np.array_equal(p.breakaway_positive, p.breakaway_negative)
+        self._has_stribeck = bool(np.any(p.stribeck_breakaway))
+        self._has_viscous = bool(np.any(p.viscous))
+        self._has_offset = bool(np.any(p.offset))
+        self._is_zero = not p.enabled or not (
+            self._has_coulomb or self._has_stribeck or self._has_viscous or self._has_offset
+            or self._bam_stack is not None
+        )
+
+    def _joint_label(self, i: int) -> str:
+        names = self._params.joint_names
+        return f"{i} ({names[i]})" if names else str(i)
+
+    @classmethod
+    def from_params(cls, params: FrictionParams) -> FrictionModel:
+        """Model from already validated :class:`FrictionParams`."""
+        self = cls.__new__(cls)
+        self._init_from_params(params)
+        return self
+
+    @classmethod
+    def from_yaml(cls, path: str | os.PathLike, joints_or_n: int | Sequence[str],
+                  **overrides: Any) -> FrictionModel:
+        """Model from a per-arm YAML; keywords given override the YAML.
+
+        A keyword counts as given unless it is ``None`` or an empty sequence (so ROS array
+        parameters left at ``[]`` do not override the YAML).
+
+        The YAML is read with
+        :func:`gravity_friction_comp.arm_config.friction_params_from_arm_yaml` (i2rt
+        ``friction_comp`` block with our extensions, i2rt gripper ``friction_comp_breakaway``,
+        or OpenArm ``LeaderArmParam``/``FollowerArmParam``).
+        An explicit ``breakaway`` replaces the YAML's per-direction values too (unless those
+        are also given); an explicit ``bam`` or ``bam_files`` replaces the YAML's BAM files.
+
+        Args:
+            path: YAML file.
+            joints_or_n: joint names or count n.
+            **overrides: any of :data:`FRICTION_KEYWORDS`.
+
+        Raises:
+            ConfigError: unknown override keyword (valid ones listed), YAML problems, or any
+                validation error of the constructor. DimensionError for wrong lengths.
+        """
+        from .arm_config import friction_params_from_arm_yaml
+
+        unknown = sorted(set(overrides) - set(FRICTION_KEYWORDS))
+        if unknown:
+            raise ConfigError(f"unknown friction keywords {unknown}; valid keywords: "
+                              + ", ".join(FRICTION_KEYWORDS), key=unknown[0])
+        n, _ = _joints(joints_or_n)
+        kwargs = friction_params_from_arm_yaml(path, n_joints=n)
+        given = _given(overrides)
+        kwargs = _merge(kwargs, given)
+        return cls(joints_or_n, **kwargs)
+
+    def with_updates(self, **kwargs: Any) -> FrictionModel:
+        """New validated model with some keywords changed.
+
+        ``None`` and empty sequences mean "keep the current value" (use 0.0 to zero a term,
+        ``model="coulomb"`` to stop using BAM files).
+
+        ``breakaway`` sets both directions unless ``breakaway_positive``/``_negative`` are
+        also given; ``bam_files`` replaces ``bam``.
+
+        Raises:
+            ConfigError: unknown keyword (valid ones listed) or invalid value; ``key`` names it.
+            DimensionError: wrong per-joint length.
+        """
+        unknown = sorted(set(kwargs) - set(FRICTION_KEYWORDS))
+        if unknown:
+            raise ConfigError(f"unknown friction keywords {unknown}; valid keywords: "
+                              + ", ".join(FRICTION_KEYWORDS), key=unknown[0])
+        given = _given(kwargs)
+        if not given:
+            return self
+        current = self._params.as_dict()
+        merged = _merge(current, given)
+        p = self._params
+        target = list(p.joint_names) if p.joint_names is not None else p.n_joints
+        return type(self)(target, **merged)
+
+    # -- properties ---------------------------------------------------------------------
+    @property
+    def params(self) -> FrictionParams:
+        """The validated parameters."""
+        return self._params
+
+    @property
+    def n_joints(self) -> int:
+        return self._params.n_joints
+
+    @property
+    def joint_names(self) -> tuple[str, ...] | None:
+        return self._params.joint_names
+
+    @property
+    def enabled(self) -> bool:
+        return self._params.enabled
+
+    @property
+    def model(self) -> str:
+        return self._params.model
+
+    @property
+    def is_zero(self) -> bool:
+        """True when :meth:`torque` is exactly zero for every input (disabled or all-zero
+        coefficients): a node can then pass its input through bit-identically."""
+        return self._is_zero
+
+    @property
+    def uses_load(self) -> bool:
+        """True when :meth:`torque` depends on ``load`` (a load-dependent BAM joint)."""
+        return self._bam_stack is not None and self._bam_stack.load_dependent
+
+    # -- evaluation ---------------------------------------------------------------------
+    def torque(self, velocity: Any, load: Any = None) -> np.ndarray:
+        """Friction feedforward torque [N·m], shape (n,).
+
+        Args:
+            velocity: (n,) joint velocity [rad/s].
+            load: (n,) torque the motor already applies to hold the arm [N·m] (the incoming
+                effort, e.g. the gravity feedforward); only load-dependent BAM models use
+                it (``tau_e = -load``). ``None`` → 0.
+
+        Returns:
+            New float64 array (n,); exactly +0.0 entries where the term vanishes.
+
+        Raises:
+            InputError: wrong shape (``reason="shape"``) or non-finite values (``"nan"``).
+        """
+        p = self._params
+        v = _input("velocity", velocity, p.n_joints)
+        if self._is_zero:
+            return np.zeros(p.n_joints)
+        t = np.tanh(v / p.eps)
+        if self._asymmetric:
+            level = np.where(v > 0.0, p.breakaway_positive, p.breakaway_negative)
+        else:
+            level = p.breakaway_positive
+        if self._has_stribeck:
+            level = level + p.stribeck_breakaway * np.exp(
+                -(np.abs(v / p.stribeck_velocity) ** p.stribeck_exponent))
+        out = level * t
+        if self._has_viscous:
+            out = out + p.viscous * v
+        if self._has_offset:
+            out = out + p.offset
+        if self._bam_stack is not None:
+            idx = self._bam_idx  # a slice when every joint is a BAM joint
+            if load is None or not self._bam_stack.load_dependent:
+                tau_e = np.zeros(self._bam_stack.size)
+            else:
+                tau_e = -_input("load", load, p.n_joints)[idx]
+            out[idx] += self._bam_stack.feedforward_unchecked(v[idx], tau_e, self._bam_eps)
+        # x + 0.0 turns -0.0 into +0.0 and leaves every other value unchanged.
+        return out + 0.0
+
+    def __repr__(self) -> str:
+        p = self._params
+        return (f"FrictionModel(n_joints={p.n_joints}, model={p.model!r}, "
+                f"enabled={p.enabled}, is_zero={self._is_zero})")
+
+
+# -- validation helpers ----------------------------------------------------------------------
+def _joints(n_or_names: Any) -> tuple[int, tuple[str, ...] | None]:
+    if isinstance(n_or_names, (bool, np.bool_)):
+        raise ConfigError("joints: expected a joint count or joint names, got a bool",
+                          key="joints", value=n_or_names)
+    if isinstance(n_or_names, (int, np.integer)):
+        n = int(n_or_names)
+        if n < 1:
+            raise ConfigError(f"joints: expected at least 1 joint, got {n}", key="joints",
+                              value=n)
+        return n, None
+    if isinstance(n_or_names, str) or not isinstance(n_or_names, Sequence):
+        raise ConfigError(f"joints: expected a joint count or a list of joint names, got "
+                          f"{n_or_names!r}", key="joints", value=n_or_names)
+    names = tuple(n_or_names)
+    if not names:
+        raise ConfigError("joints: empty joint list", key="joints", value=names)
+    if not all(isinstance(s, str) and s for s in names):
+        raise ConfigError(f"joints: names must be non-empty strings, got {names!r}",
+                          key="joints", value=names)
+    dup = sorted({s for s in names if names.count(s) > 1})
+    if dup:
+        raise ConfigError(f"joints: duplicate names {dup}", key="joints", value=names)
+    return len(names), names
+
+
+def _per_joint(key: str, value: Any, n: int, default: float | None, *,
+               positive: bool = False, signed: bool = False) -> np.ndarray | None:
+    """Scalar or (n,) → read-only float array (n,); ``None``/empty → default (or None)."""
+    if value is None or _is_empty_sequence(value):
+        if default is None:
+            return None
+        value = default
+    if isinstance(value, (str, bytes, bool, np.bool_, Mapping)):
+        raise ConfigError(f"{key}: expected a number or a list of numbers, got {value!r}",
+                          key=key, value=value)
+    try:
+        arr = np.array(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{key}: expected a number or a list of numbers, got {value!r}",
+                          key=key, value=value) from exc
+    if isinstance(value, (list, tuple)) and any(isinstance(x, (bool, np.bool_, str))
+                                                for x in value):
+        raise ConfigError(f"{key}: expected numbers, got {value!r}", key=key, value=value)
+    if arr.ndim == 0:
+        arr = np.full(n, float(arr))
+    elif arr.ndim != 1:
+        raise ConfigError(f"{key}: expected a scalar or a flat list, got shape {arr.shape}",
+                          key=key, value=value)
+    elif arr.size != n:
+        raise DimensionError(key, n, arr.size)
+    if not np.all(np.isfinite(arr)):
+        raise ConfigError(f"{key}: values must be finite, got {arr.tolist()}", key=key,
+                          value=value)
+    if positive and np.any(arr <= 0.0):
+        raise ConfigError(f"{key}: values must be > 0, got {arr.tolist()}", key=key,
+                          value=value)
+    if not signed and np.any(arr < 0.0):
+        raise ConfigError(f"{key}: values must be >= 0, got {arr.tolist()}", key=key,
+                          value=value)
+    arr = arr + 0.0  # no -0.0 coefficients
+    arr.setflags(write=False)
+    return arr
+
+
+def _bam_list(bam: Any, bam_files: Any, n: int) -> tuple[BamParameters | None, ...]:
+    if bam_files is not None and (isinstance(bam_files, (str, bytes, Mapping))
+                                  or not hasattr(bam_files, "__len__")):
+        raise ConfigError("bam_files: expected a list with one path (or null) per joint, "
+                          f"got {bam_files!r}", key="bam_files", value=bam_files)
+    has_bam = bam is not None and not _is_empty_sequence(bam)
+    has_files = bam_files is not None and not _is_empty_sequence(bam_files)
+    if has_bam and has_files:
+        raise ConfigError("give either bam (parameters) or bam_files (paths), not both",
+                          key="bam_files", value=bam_files)
+    if has_files:
+        files = list(bam_files)
+        if len(files) != n:
+            raise DimensionError("bam_files", n, len(files))
+        out = []
+        for f in files:
+            if f is None or f == "":
+                out.append(None)
+            elif isinstance(f, (str, os.PathLike)):
+                out.append(BamParameters.from_json(pathlib.Path(f)))
+            else:
+                raise ConfigError(f"bam_files: expected paths or null, got {f!r}",
+                                  key="bam_files", value=f)
+        return tuple(out)
+    if has_bam:
+        if isinstance(bam, (str, bytes, BamParameters, Mapping)) or not hasattr(bam, "__len__"):
+            raise ConfigError("bam: expected a list with one BamParameters (or None) per "
+                              "joint", key="bam", value=bam)
+        items = list(bam)
+        if len(items) != n:
+            raise DimensionError("bam", n, len(items))
+        for item in items:
+            if item is not None and not isinstance(item, BamParameters):
+                raise ConfigError(f"bam: expected BamParameters or None, got {item!r}",
+                                  key="bam", value=item)
+        return tuple(items)
+    return (None,) * n
+
+
+def _given(kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """Keywords actually given: not ``None`` and not an empty sequence (ROS array default)."""
+    return {k: v for k, v in kwargs.items() if v is not None and not _is_empty_sequence(v)}
+
+
+def _is_empty_sequence(value: Any) -> bool:
+    """Empty list/tuple/ndarray/array.array (rclpy gives array.array for double arrays)."""
+    return (not isinstance(value, (str, bytes, Mapping)) and hasattr(value, "__len__")
+            and len(value) == 0)
+
+
+def _merge(base: Mapping[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` updated by ``given``; a given ``breakaway`` drops base's per-direction
+    values, and ``bam``/``bam_files`` replace each other."""
+    out = dict(base)
+    if "breakaway" in given:
+        for key in ("breakaway_positive", "breakaway_negative"):
+            if key not in given:
+                out.pop(key, None)
+    if "bam" in given or "bam_files" in given:
+        out.pop("bam", None)
+        out.pop("bam_files", None)
+    out.update(given)
+    return out
+
+
+def _input(key: str, value: Any, n: int) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{key}: expected {n} numbers, got {value!r}",
+                         reason="type") from exc
+    if arr.shape != (n,):
+        raise InputError(f"{key}: expected shape ({n},), got {arr.shape}", reason="shape")
+    if not np.all(np.isfinite(arr)):
+        raise InputError(f"{key}: non-finite values {arr.tolist()}", reason="nan")
+    return arr
+
