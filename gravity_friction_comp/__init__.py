@@ -11,6 +11,8 @@ from .exceptions import (
     InputError,
     ModelError,
 )
+from .payload import Payload
+from .robot_model import ModelWarning, RobotModel
 
 __all__ = [
     "ConfigError",
@@ -18,4 +20,7 @@ __all__ = [
     "GravityFrictionCompError",
     "InputError",
     "ModelError",
+    "ModelWarning",
+    "Payload",
+    "RobotModel",
 ]

@@ -1,0 +1,155 @@
+"""Robot-description and payload parameters, shared by every node that builds a RobotModel.
+
+The gravity node and the bridge's simulated arm read the robot the same way, so a launch
+file passes the same parameters to both (one place for each fact: masses come from the URDF).
+
+Parameters:
+    robot_description (string): URDF XML. Takes precedence over ``urdf_path``.
+    urdf_path (string): URDF or ``.xacro`` file.
+    xacro_args (string[]): ``name:=value`` mappings for a ``.xacro`` ``urdf_path``.
+    gravity (double[3]): gravity vector in the base frame [m/s²] (tilted mounts).
+    payload.mass (double): [kg], 0 for none.
+    payload.shape (string): cylinder | box | sphere | point.
+    payload.radius, payload.length (double): [m] cylinder/sphere dimensions.
+    payload.size (double[3]): [m] box edge lengths.
+    payload.com (double[3]): [m] centre of mass in the parent frame.
+    payload.rpy (double[3]): [rad] orientation of the shape in the parent frame.
+    payload.parent (string): joint (mimic joints too) or link the payload hangs from.
+    payload.attached (bool): initial holding state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from rcl_interfaces.msg import ParameterDescriptor
+
+from ..exceptions import ConfigError, ModelError
+from ..payload import Payload
+from ..robot_model import RobotModel
+
+__all__ = [
+    "ROBOT_PARAMETERS",
+    "RobotModels",
+    "build_robot_models",
+    "declare_robot_parameters",
+    "payload_from_values",
+]
+
+DESCRIPTION_KEYS = ("robot_description", "urdf_path", "xacro_args", "gravity")
+
+#: name → (default, description)
+ROBOT_PARAMETERS: dict[str, tuple[Any, str]] = {
+    "robot_description": ("", "URDF XML (takes precedence over urdf_path)"),
+    "urdf_path": ("", "URDF or .xacro file path"),
+    # [""] not []: rclpy cannot infer a type from an empty list; empty entries are skipped.
+    "xacro_args": ([""], "xacro mappings name:=value (for a .xacro urdf_path)"),
+    "gravity": ([0.0, 0.0, -9.81], "gravity vector in the base frame [m/s^2]"),
+    "payload.mass": (0.0, "payload mass [kg], 0 for none"),
+    "payload.shape": ("point", "payload shape: cylinder | box | sphere | point"),
+    "payload.radius": (0.0, "cylinder/sphere radius [m]"),
+    "payload.length": (0.0, "cylinder length [m]"),
+    "payload.size": ([0.0, 0.0, 0.0], "box edge lengths [m]"),
+    "payload.com": ([0.0, 0.0, 0.0], "payload centre of mass in the parent frame [m]"),
+    "payload.rpy": ([0.0, 0.0, 0.0], "payload orientation in the parent frame [rad]"),
+    "payload.parent": ("", "joint or link the payload is attached to"),
+    "payload.attached": (False, "initial holding state"),
+}
+
+
+def declare_robot_parameters(node) -> None:
+    """Declare :data:`ROBOT_PARAMETERS` on ``node`` (an ``rclpy.node.Node``)."""
+    for name, (default, description) in ROBOT_PARAMETERS.items():
+        node.declare_parameter(name, default, ParameterDescriptor(description=description))
+
+
+def payload_from_values(values: Mapping[str, Any]) -> Payload | None:
+    """The payload the ``payload.*`` parameters describe, or ``None`` for mass 0.
+
+    Raises:
+        ConfigError: invalid mass, shape, dimensions or missing parent (key named).
+    """
+    fields = {k[len("payload."):]: v for k, v in values.items()
+              if k.startswith("payload.") and k != "payload.attached"}
+    mass = fields.get("mass", 0.0)
+    if isinstance(mass, (int, float)) and not isinstance(mass, bool) and mass == 0.0:
+        return None
+    return Payload.from_params(fields)
+
+
+@dataclass(frozen=True)
+class RobotModels:
+    """The models a node switches between without rebuilding.
+
+    Attributes:
+        bare: Robot without payload.
+        loaded: Robot with the payload (``bare`` itself when there is no payload).
+        source_key: The description values ``bare`` was built from (to skip rebuilds).
+    """
+
+    bare: RobotModel
+    loaded: RobotModel
+    source_key: tuple
+
+    def select(self, holding: bool) -> RobotModel:
+        """The model for the gripper's holding state."""
+        return self.loaded if holding else self.bare
+
+
+def _description_key(values: Mapping[str, Any]) -> tuple:
+    return tuple((k, tuple(v) if isinstance(v, (list, tuple)) else v)
+                 for k, v in ((k, values.get(k)) for k in DESCRIPTION_KEYS))
+
+
+def _xacro_mappings(raw) -> dict[str, str]:
+    mappings = {}
+    for item in raw or []:
+        if not item:
+            continue
+        if ":=" not in item:
+            raise ConfigError(f"xacro_args entry {item!r} is not name:=value", key="xacro_args",
+                              value=item)
+        name, value = item.split(":=", 1)
+        mappings[name.strip()] = value
+    return mappings
+
+
+def build_robot_models(values: Mapping[str, Any], previous: RobotModels | None = None,
+                       description: str | None = None) -> RobotModels | None:
+    """Build (or reuse) the bare and payload models from parameter values.
+
+    Args:
+        values: Parameter values (see the module docstring).
+        previous: Models in force; the URDF is re-parsed only if its parameters changed.
+        description: URDF XML received on the ``robot_description`` topic, used when neither
+            parameter is set.
+
+    Returns:
+        :class:`RobotModels`, or ``None`` when no description is available yet.
+
+    Raises:
+        ConfigError: invalid gravity/payload values or a URDF that cannot be loaded (the
+            reason names the problem; the node keeps its last good model).
+    """
+    key = _description_key(values) + (("topic", description),)
+    gravity = values.get("gravity", (0.0, 0.0, -9.81))
+    if len(gravity) != 3 or not all(isinstance(g, float) and g == g and abs(g) != float("inf")
+                                    for g in gravity):
+        raise ConfigError(f"gravity must be 3 finite values [m/s^2], got {list(gravity)}",
+                          key="gravity", value=list(gravity))
+    if previous is not None and previous.source_key == key:
+        bare = previous.bare
+    else:
+        source = values.get("robot_description") or values.get("urdf_path") or description
+        if not source:
+            return None
+        try:
+            bare = RobotModel.from_urdf(source, gravity=tuple(gravity),
+                                        xacro_args=_xacro_mappings(values.get("xacro_args")))
+        except ModelError as error:
+            raise ConfigError(f"cannot load the robot description: {error}",
+                              key="robot_description") from error
+    payload = payload_from_values(values)
+    loaded = bare.with_payload(payload) if payload is not None else bare
+    return RobotModels(bare, loaded, key)

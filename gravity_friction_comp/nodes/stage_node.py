@@ -1,0 +1,204 @@
+"""Shared ROS 2 plumbing of a feedforward stage (gravity, friction).
+
+A stage subscribes ``joint_setpoint`` and publishes ``joint_command`` (incoming effort +
+scale·term) and its term alone on ``~/effort``. The numbers live in the ROS-free core
+(:mod:`gravity_friction_comp.stage` and the model modules); this class only translates
+messages and parameters, validates parameter changes before they are accepted (the reason
+is what ``ros2 param set`` prints), and republishes from the last setpoint whenever its
+output changes without a new setpoint.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import QoSProfile, ReliabilityPolicy, HistoryPolicy
+from sensor_msgs.msg import JointState
+
+from ..exceptions import ConfigError, InputError
+from ..stage import StageSettings, Throttle, apply_stage, parse_setpoint
+
+__all__ = ["FeedforwardStageNode", "SETPOINT_QOS", "run_node"]
+
+#: Setpoints and commands: keep-last, small depth, reliable (ARCHITECTURE.md).
+SETPOINT_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,
+                          history=HistoryPolicy.KEEP_LAST)
+
+
+class FeedforwardStageNode(Node):
+    """Base class: ``joint_setpoint`` → ``joint_command`` + ``~/effort``.
+
+    Subclasses declare their parameters in :meth:`declare_stage_parameters`, turn the full
+    parameter mapping into a validated config in :meth:`build_config` (raising
+    :class:`ConfigError` with a reason) and compute their term in :meth:`compute_term`.
+
+    Parameters shared by every stage:
+        enable (bool): ``false`` → term 0, output effort = input effort.
+        scale (double): multiplier on the term.
+    """
+
+    def __init__(self, node_name: str, **kwargs):
+        super().__init__(node_name, **kwargs)
+        self._throttle = Throttle(2.0)
+        self._last_setpoint: JointState | None = None
+        self._pending: Any = None
+        self._config: Any = None
+        self._settings = StageSettings()
+        self._declaring = True
+        # Callbacks first, so launch-file values go through the same validation.
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self.add_post_set_parameters_callback(self._post_set_parameters)
+        self.declare_parameter("enable", True, ParameterDescriptor(
+            description="false: term 0, the stage passes effort through unchanged"))
+        self.declare_parameter("scale", 1.0, ParameterDescriptor(
+            description="multiplier on the term [-]"))
+        self.declare_stage_parameters()
+        self._declaring = False
+        self._parameter_names = tuple(self.list_parameters([], 0).names)
+        values = self._current_values()
+        self._settings = self._settings_from(values)
+        self._config = self.build_config(values, set(values), None)
+        self._command_pub = self.create_publisher(JointState, "joint_command", SETPOINT_QOS)
+        self._effort_pub = self.create_publisher(JointState, "~/effort", SETPOINT_QOS)
+        self.create_subscription(JointState, "joint_setpoint", self._on_setpoint, SETPOINT_QOS)
+
+    # ----------------------------------------------------------------- subclass hooks
+    def declare_stage_parameters(self) -> None:
+        """Declare the subclass's parameters (called once, from ``__init__``)."""
+
+    def build_config(self, values: Mapping[str, Any], changed: set[str], previous: Any) -> Any:
+        """Return the subclass's config for these parameter values.
+
+        Args:
+            values: Every declared parameter's value, with the proposed changes applied.
+            changed: Names of the parameters that differ from ``previous``'s source.
+            previous: The config in force (``None`` at start-up); reuse what did not change.
+
+        Raises:
+            ConfigError: the change is rejected with ``str(error)`` as the reason.
+        """
+        return None
+
+    def compute_term(self, setpoint, config) -> np.ndarray | None:
+        """(n_model,) [N·m] term in model order, or ``None`` for no term."""
+        raise NotImplementedError
+
+    def model_joint_names(self, config) -> tuple[str, ...]:
+        """Names the stage computes for (the others pass through)."""
+        raise NotImplementedError
+
+    def effort_limits(self, config) -> np.ndarray:
+        """(n_model,) [N·m] limits applied to the outgoing effort."""
+        return np.full(len(self.model_joint_names(config)), np.inf)
+
+    def on_setpoint_accepted(self, setpoint, stamp_sec: float) -> None:
+        """Hook for stages that keep state from setpoints (velocity estimation)."""
+
+    # ----------------------------------------------------------------- parameters
+    def _current_values(self) -> dict[str, Any]:
+        return {p.name: p.value for p in self.get_parameters(self._parameter_names)}
+
+    @staticmethod
+    def _settings_from(values: Mapping[str, Any]) -> StageSettings:
+        return StageSettings(enabled=values["enable"], scale=values["scale"])
+
+    def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
+        if self._declaring:
+            # Start-up values are validated together once all are declared.
+            return SetParametersResult(successful=True)
+        values = self._current_values()
+        proposed = {p.name: p.value for p in params}
+        values.update(proposed)
+        try:
+            settings = self._settings_from(values)
+            config = self.build_config(values, set(proposed), self._config)
+        except ConfigError as error:
+            return SetParametersResult(successful=False, reason=str(error))
+        except (TypeError, ValueError) as error:
+            return SetParametersResult(successful=False, reason=f"invalid value: {error}")
+        self._pending = (settings, config)
+        return SetParametersResult(successful=True)
+
+    def _post_set_parameters(self, params: list[Parameter]) -> None:
+        if self._pending is None:
+            return
+        self._settings, self._config = self._pending
+        self._pending = None
+        self.republish()
+
+    # ----------------------------------------------------------------- data path
+    def warn_throttled(self, key: str, message: str) -> None:
+        """Log a warning at most every 2 s per ``key`` (a flood of bad input stays readable)."""
+        if self._throttle.ready(key):
+            self.get_logger().warning(message)
+
+    def _on_setpoint(self, msg: JointState) -> None:
+        self._process(msg, fresh=True)
+
+    def republish(self) -> None:
+        """Recompute and publish from the last setpoint (holding/parameter change)."""
+        if self._last_setpoint is not None:
+            self._process(self._last_setpoint, fresh=False)
+
+    def _process(self, msg: JointState, fresh: bool) -> None:
+        config = self._config
+        try:
+            setpoint = parse_setpoint(msg.name, msg.position, msg.velocity, msg.effort,
+                                      self.model_joint_names(config))
+        except InputError as error:
+            self.warn_throttled(error.reason, f"setpoint dropped: {error}")
+            return
+        if fresh:
+            self._last_setpoint = msg
+            stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+            self.on_setpoint_accepted(setpoint, stamp)
+        try:
+            term = self.compute_term(setpoint, config) if self._settings.enabled else None
+            result = apply_stage(setpoint, term, self._settings.scale,
+                                 self.effort_limits(config))
+        except InputError as error:
+            self.warn_throttled(error.reason, f"setpoint dropped: {error}")
+            return
+        if result.clamped:
+            self.warn_throttled("clamped", f"effort clamped to the limit for {list(result.clamped)}")
+        command = JointState()
+        command.header = msg.header
+        command.name = list(msg.name)
+        command.position = list(msg.position)
+        command.velocity = list(msg.velocity)
+        command.effort = result.effort.tolist()
+        term_msg = JointState()
+        term_msg.header = msg.header
+        term_msg.name = list(msg.name)
+        term_msg.effort = result.term.tolist()
+        self._command_pub.publish(command)
+        self._effort_pub.publish(term_msg)
+
+
+def run_node(node_class, args=None) -> None:
+    """``main()`` body shared by the stage executables: spin until SIGINT, then clean up."""
+    import rclpy
+    from rclpy.executors import ExternalShutdownException
+
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = node_class()
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except ConfigError as error:
+        # A bad start-up configuration: say why instead of a traceback.
+        import sys
+
+        print(f"[{getattr(node_class, 'NODE_NAME', node_class.__name__)}] invalid configuration: "
+              f"{error}", file=sys.stderr)
+        raise SystemExit(2)
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()

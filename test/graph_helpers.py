@@ -1,0 +1,136 @@
+"""Helpers for graph-level tests: start real node executables, talk to them over DDS.
+
+Every process started here gets ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` and a domain
+of its own, so tests never reach another machine or each other.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from typing import Any, Callable
+
+import yaml
+
+_DOMAINS = itertools.count()
+
+
+def fresh_domain_id() -> int:
+    """A ROS_DOMAIN_ID for one test (spread by pid so parallel runs do not collide)."""
+    return 101 - (os.getpid() * 7 + next(_DOMAINS)) % 90
+
+
+def write_params(path, node_name: str, params: dict[str, Any]) -> str:
+    """Write a ``ros2 param dump``-format file and return its path."""
+    path.write_text(yaml.safe_dump({node_name: {"ros__parameters": params}}))
+    return str(path)
+
+
+@contextmanager
+def node_process(module: str, domain_id: int, params_file: str | None = None,
+                 ros_args: list[str] | None = None):
+    """Run ``python -m gravity_friction_comp.nodes.<module>`` for the duration of a test."""
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
+               PYTHONUNBUFFERED="1")
+    cmd = [sys.executable, "-m", f"gravity_friction_comp.nodes.{module}", "--ros-args"]
+    if params_file:
+        cmd += ["--params-file", params_file]
+    cmd += ros_args or []
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(2)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+class GraphClient:
+    """An rclpy node in its own context, on the test's domain."""
+
+    def __init__(self, domain_id: int):
+        import rclpy
+        from rclpy.context import Context
+        from rclpy.executors import SingleThreadedExecutor
+
+        self.rclpy = rclpy
+        self.context = Context()
+        rclpy.init(context=self.context, domain_id=domain_id)
+        self.node = rclpy.create_node(f"test_client_{os.getpid()}", context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self.received: dict[str, list] = {}
+
+    def close(self) -> None:
+        self.executor.shutdown()
+        self.node.destroy_node()
+        self.rclpy.try_shutdown(context=self.context)
+
+    def subscribe(self, msg_type, topic: str) -> list:
+        from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS
+
+        box = self.received.setdefault(topic, [])
+        self.node.create_subscription(msg_type, topic, box.append, SETPOINT_QOS)
+        return box
+
+    def publisher(self, msg_type, topic: str, qos=None):
+        from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS
+
+        return self.node.create_publisher(msg_type, topic, qos or SETPOINT_QOS)
+
+    def spin_until(self, predicate: Callable[[], bool], timeout: float = 10.0,
+                   proc: subprocess.Popen | None = None) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if predicate():
+                return True
+            if proc is not None and proc.poll() is not None:
+                raise AssertionError(f"node exited with {proc.returncode}:\n{proc.stdout.read()}")
+            self.executor.spin_once(timeout_sec=0.01)
+        return predicate()
+
+    def spin_for(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            self.executor.spin_once(timeout_sec=0.01)
+
+    def wait_for_subscriber(self, pub, timeout: float = 10.0, proc=None) -> None:
+        assert self.spin_until(lambda: pub.get_subscription_count() > 0, timeout, proc), \
+            f"no subscriber on {pub.topic_name}"
+
+    def set_parameters(self, node_name: str, **values):
+        """Call ``/<node>/set_parameters`` (the service ``ros2 param set`` uses).
+
+        Returns:
+            The list of ``SetParametersResult`` (``successful``, ``reason``).
+        """
+        from rcl_interfaces.srv import SetParameters
+        from rclpy.parameter import Parameter
+
+        client = self.node.create_client(SetParameters, f"/{node_name}/set_parameters")
+        assert self.spin_until(client.service_is_ready, 10.0), "parameter service not ready"
+        request = SetParameters.Request()
+        request.parameters = [Parameter(k.replace("__", "."), value=v).to_parameter_msg()
+                              for k, v in values.items()]
+        future = client.call_async(request)
+        assert self.spin_until(future.done, 10.0), "set_parameters timed out"
+        self.node.destroy_client(client)
+        return future.result().results
+
+
+@contextmanager
+def graph_client(domain_id: int):
+    client = GraphClient(domain_id)
+    try:
+        yield client
+    finally:
+        client.close()

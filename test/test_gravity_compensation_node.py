@@ -1,0 +1,172 @@
+"""Graph tests: a running gravity_compensation_node, driven over DDS from this process."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+
+rclpy = pytest.importorskip("rclpy")
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Bool  # noqa: E402
+
+from gravity_friction_comp import Payload, RobotModel  # noqa: E402
+from graph_helpers import fresh_domain_id, graph_client, node_process, write_params  # noqa: E402
+
+NODE = "gravity_compensation"
+PAYLOAD = dict(mass=0.13, shape="cylinder", radius=0.033, length=0.12, com=[0.0, 0.0, -0.07],
+               parent="tool")
+
+
+@pytest.fixture(scope="module")
+def urdf_path(request):
+    from conftest import REPO_ROOT
+
+    return str(REPO_ROOT / "urdf" / "palletizer.urdf")
+
+
+@pytest.fixture(scope="module")
+def models(urdf_path):
+    bare = RobotModel.from_urdf(urdf_path)
+    payload = Payload.cylinder(PAYLOAD["mass"], PAYLOAD["radius"], PAYLOAD["length"],
+                               com=tuple(PAYLOAD["com"]), parent=PAYLOAD["parent"])
+    return bare, bare.with_payload(payload)
+
+
+@pytest.fixture(scope="module")
+def running(tmp_path_factory, urdf_path):
+    domain = fresh_domain_id()
+    params = {"urdf_path": urdf_path, **{f"payload.{k}": v for k, v in PAYLOAD.items()}}
+    path = write_params(tmp_path_factory.mktemp("gravity") / "params.yaml", NODE, params)
+    with node_process("gravity_compensation_node", domain, path) as proc, \
+            graph_client(domain) as client:
+        commands = client.subscribe(JointState, "joint_command")
+        terms = client.subscribe(JointState, f"/{NODE}/effort")
+        setpoints = client.publisher(JointState, "joint_setpoint")
+        holding = client.publisher(Bool, "gripper/holding")
+        client.wait_for_subscriber(setpoints, proc=proc)
+        client.wait_for_subscriber(holding, proc=proc)
+        yield client, proc, setpoints, holding, commands, terms
+
+
+def _setpoint(names, q, effort=()):
+    msg = JointState()
+    msg.name = list(names)
+    msg.position = [float(x) for x in q]
+    msg.effort = [float(x) for x in effort]
+    return msg
+
+
+def _exchange(running, msg, timeout=5.0):
+    """Publish one setpoint and return the command it produced (or None)."""
+    client, proc, setpoints, _, commands, terms = running
+    n0 = len(commands)
+    setpoints.publish(msg)
+    client.spin_until(lambda: len(commands) > n0 and len(terms) >= len(commands), timeout, proc)
+    return commands[-1] if len(commands) > n0 else None
+
+
+def _by_name(msg):
+    return dict(zip(msg.name, msg.effort))
+
+
+def test_effort_equals_core_gravity_any_order_extra_joint(running, models):
+    bare, _ = models
+    rng = np.random.default_rng(7)
+    for _ in range(5):
+        q = rng.uniform(-0.8, 0.8, bare.n)
+        names = ["gripper", *reversed(bare.joint_names)]
+        msg = _setpoint(names, [0.02, *reversed(q)], effort=[0.5, *[0.25] * bare.n])
+        out = _exchange(running, msg)
+        assert out is not None, "no joint_command"
+        expected = np.clip(0.25 + bare.gravity(q), -bare.effort_limits, bare.effort_limits)
+        got = _by_name(out)
+        assert got["gripper"] == 0.5
+        np.testing.assert_allclose([got[j] for j in bare.joint_names], expected, atol=1e-12)
+        assert list(out.name) == names and list(out.position) == list(msg.position)
+        term = _by_name(running[5][-1])
+        np.testing.assert_allclose([term[j] for j in bare.joint_names], expected - 0.25,
+                                   atol=1e-12)
+        assert term["gripper"] == 0.0
+
+
+def test_holding_toggle_republishes_within_50ms(running, models):
+    client, proc, _, holding, commands, _ = running
+    bare, loaded = models
+    q = np.array([0.3, 0.6, -0.4])
+    assert _exchange(running, _setpoint(bare.joint_names, q)) is not None
+    for state, model in ((True, loaded), (False, bare)):
+        n0 = len(commands)
+        t0 = time.monotonic()
+        holding.publish(Bool(data=state))
+        assert client.spin_until(lambda: len(commands) > n0, 2.0, proc)
+        latency = time.monotonic() - t0
+        np.testing.assert_allclose(commands[-1].effort, model.gravity(q), atol=1e-12)
+        assert latency < 0.050, f"republish took {latency * 1e3:.1f} ms"
+    assert not np.allclose(loaded.gravity(q), bare.gravity(q))
+
+
+def test_parameters_change_output_and_bad_values_are_rejected(running, models):
+    client, proc, _, _, commands, _ = running
+    bare, _ = models
+    q = np.array([-0.2, 0.4, 0.3])
+    _exchange(running, _setpoint(bare.joint_names, q))
+
+    def set_and_wait(**values):
+        # One parameter per call, as `ros2 param set` does: each accepted change republishes.
+        for name, value in values.items():
+            n0 = len(commands)
+            results = client.set_parameters(NODE, **{name: value})
+            assert results[0].successful, results[0].reason
+            assert client.spin_until(lambda: len(commands) > n0, 2.0, proc), "no republish"
+        return np.array(commands[-1].effort)
+
+    np.testing.assert_allclose(set_and_wait(scale=0.5), 0.5 * bare.gravity(q), atol=1e-12)
+    assert set_and_wait(enable=False).tolist() == [0.0, 0.0, 0.0]
+    set_and_wait(enable=True, scale=1.0)
+    # A heavier payload, attached through the parameter: output follows the new model.
+    heavy = bare.with_payload(Payload.cylinder(0.5, 0.033, 0.12, com=(0.0, 0.0, -0.07),
+                                               parent="tool"))
+    np.testing.assert_allclose(set_and_wait(**{"payload.mass": 0.5, "payload.attached": True}),
+                               heavy.gravity(q), atol=1e-12)
+    before = list(commands[-1].effort)
+    for bad, needle in (({"scale": math.nan}, "scale"),
+                        ({"payload.mass": -1.0}, "mass"),
+                        ({"payload.parent": "no_such_link"}, "no_such_link"),
+                        ({"robot_description": "<robot name='x'><link"}, "robot description"),
+                        ({"gravity": [0.0, math.inf, -9.81]}, "gravity")):
+        results = client.set_parameters(NODE, **bad)
+        assert not results[0].successful, bad
+        assert needle in results[0].reason, results[0].reason
+    # The last good model is kept.
+    out = _exchange(running, _setpoint(bare.joint_names, q))
+    assert list(out.effort) == before
+    set_and_wait(**{"payload.mass": 0.13, "payload.attached": False})
+
+
+def test_bad_messages_are_survived_and_clamped(running, models):
+    client, proc, setpoints, _, commands, _ = running
+    bare, _ = models
+    names = list(bare.joint_names)
+    n0 = len(commands)
+    for msg in (_setpoint(names, [0.0, math.nan, 0.0]),
+                _setpoint(names[:2], [0.0, 0.0]),
+                _setpoint(names, [0.0, 0.0]),
+                _setpoint([*names, names[0]], [0.0] * 4),
+                _setpoint(names, [0.0, 0.0, 0.0], effort=[0.0, math.inf, 0.0])):
+        setpoints.publish(msg)
+    client.spin_for(0.3)
+    assert len(commands) == n0, f"a bad setpoint produced output: {commands[n0:]}"
+    assert proc.poll() is None
+    # A huge scale saturates at the URDF effort limit, never beyond.
+    n0 = len(commands)
+    results = client.set_parameters(NODE, scale=1e6)
+    assert results[0].successful
+    client.spin_until(lambda: len(commands) > n0, 2.0, proc)
+    out = _exchange(running, _setpoint(names, [0.3, 0.8, 0.5]))
+    assert out is not None
+    assert np.all(np.abs(out.effort) <= bare.effort_limits)
+    assert np.isclose(np.abs(out.effort), bare.effort_limits).any()
+    client.set_parameters(NODE, scale=1.0)
