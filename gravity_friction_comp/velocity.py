@@ -13,7 +13,30 @@ import numpy as np
 
 from .exceptions import ConfigError
 
-__all__ = ["VelocityEstimator", "apply_deadband", "validate_cutoff", "validate_deadband"]
+__all__ = [
+    "VELOCITY_SOURCES",
+    "VelocityEstimator",
+    "VelocitySelector",
+    "apply_deadband",
+    "validate_cutoff",
+    "validate_deadband",
+    "validate_velocity_source",
+]
+
+#: Where the friction stage takes q̇ from.
+VELOCITY_SOURCES = ("setpoint", "measured", "differentiated")
+
+
+def validate_velocity_source(source: str) -> str:
+    """Check a velocity source name.
+
+    Raises:
+        ConfigError: not one of :data:`VELOCITY_SOURCES` (key ``velocity_source``).
+    """
+    if source not in VELOCITY_SOURCES:
+        raise ConfigError(f"velocity_source {source!r} unknown; valid choices: "
+                          + ", ".join(VELOCITY_SOURCES), key="velocity_source", value=source)
+    return source
 
 
 def validate_cutoff(cutoff_hz: float) -> float:
@@ -109,3 +132,52 @@ class VelocityEstimator:
         self._v += alpha * ((q - self._last_q) / dt - self._v)
         self._last_q, self._last_t = q.copy(), t
         return self._v.copy()
+
+
+class VelocitySelector:
+    """The friction stage's q̇: from the setpoint, the measurement, or differentiated positions.
+
+    ``setpoint`` uses the setpoint's velocity and falls back to ``differentiated`` when a
+    setpoint has none (:attr:`fell_back` tells the caller to warn once). ``measured`` uses the
+    latest measured velocity (zeros until one arrives). The deadband applies to all sources.
+
+    Args:
+        n: Number of joints.
+        source: One of :data:`VELOCITY_SOURCES`.
+        cutoff_hz: Low-pass cutoff of the differentiation [Hz], > 0.
+        deadband: |q̇| at or below this is 0 [rad/s], ≥ 0.
+
+    Raises:
+        ConfigError: invalid source, cutoff or deadband.
+    """
+
+    def __init__(self, n: int, source: str, cutoff_hz: float, deadband: float):
+        self.source = validate_velocity_source(source)
+        self.deadband = validate_deadband(deadband)
+        self._estimator = VelocityEstimator(n, cutoff_hz)
+        self._measured = np.zeros(int(n))
+        self.fell_back = False
+
+    def update_measured(self, velocity: np.ndarray) -> None:
+        """Store the latest measured velocity, (n,) [rad/s] in the stage's joint order."""
+        self._measured = np.array(velocity, dtype=float)
+
+    def velocity(self, position: np.ndarray, velocity: np.ndarray | None, t: float) -> np.ndarray:
+        """q̇ for one setpoint, (n,) [rad/s].
+
+        Args:
+            position: (n,) setpoint position [rad] (feeds the differentiator every call, so
+                switching sources at runtime has a warm filter).
+            velocity: (n,) setpoint velocity [rad/s] or ``None``.
+            t: Setpoint time [s].
+        """
+        estimated = self._estimator.update(position, t)
+        if self.source == "measured":
+            chosen = self._measured
+        elif self.source == "setpoint" and velocity is not None:
+            chosen = velocity
+        else:
+            if self.source == "setpoint":
+                self.fell_back = True
+            chosen = estimated
+        return apply_deadband(chosen, self.deadband)

@@ -134,3 +134,19 @@ def graph_client(domain_id: int):
         yield client
     finally:
         client.close()
+
+
+def warm_up(client: GraphClient, publisher, msg, received: list, proc=None,
+            timeout: float = 15.0) -> None:
+    """Publish ``msg`` until something arrives in ``received`` (discovery complete end to
+    end), then let stragglers land and clear ``received``."""
+    import time as _time
+
+    deadline = _time.monotonic() + timeout
+    while _time.monotonic() < deadline:
+        publisher.publish(msg)
+        if client.spin_until(lambda: len(received) > 0, 0.05, proc):
+            break
+    assert received, f"nothing arrived after publishing on {publisher.topic_name}"
+    client.spin_for(0.2)
+    received.clear()

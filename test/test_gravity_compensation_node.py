@@ -13,7 +13,8 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Bool  # noqa: E402
 
 from gravity_friction_comp import Payload, RobotModel  # noqa: E402
-from graph_helpers import fresh_domain_id, graph_client, node_process, write_params  # noqa: E402
+from graph_helpers import (fresh_domain_id, graph_client, node_process, warm_up,  # noqa: E402
+                           write_params)
 
 NODE = "gravity_compensation"
 PAYLOAD = dict(mass=0.13, shape="cylinder", radius=0.033, length=0.12, com=[0.0, 0.0, -0.07],
@@ -48,6 +49,10 @@ def running(tmp_path_factory, urdf_path):
         holding = client.publisher(Bool, "gripper/holding")
         client.wait_for_subscriber(setpoints, proc=proc)
         client.wait_for_subscriber(holding, proc=proc)
+        warm_up(client, setpoints, _setpoint(["base_yaw", "shoulder_pitch", "beam_pitch"],
+                                             [0.0] * 3), commands, proc)
+        client.spin_for(0.1)
+        terms.clear()
         yield client, proc, setpoints, holding, commands, terms
 
 

@@ -42,3 +42,23 @@ def test_deadband_zeroes_half_lsb_of_dm4340():
     out = apply_deadband(v, 0.003)
     assert out.tolist() == [0.0, 0.0, 0.01, -0.01]
     assert np.array_equal(apply_deadband(v, 0.0), v)
+
+
+def test_selector_sources_and_fallback():
+    from gravity_friction_comp.velocity import VelocitySelector
+
+    sel = VelocitySelector(2, "setpoint", 1000.0, 0.001)
+    assert sel.velocity(np.zeros(2), np.array([0.5, 0.0005]), 0.0).tolist() == [0.5, 0.0]
+    assert not sel.fell_back
+    out = sel.velocity(np.array([0.01, -0.01]), None, 0.01)  # no velocity: differentiated
+    assert sel.fell_back
+    alpha = 0.01 / (0.01 + 1.0 / (2 * math.pi * 1000.0))
+    np.testing.assert_allclose(out, alpha * np.array([1.0, -1.0]), rtol=1e-12)
+    meas = VelocitySelector(2, "measured", 10.0, 0.0)
+    assert meas.velocity(np.zeros(2), np.ones(2), 0.0).tolist() == [0.0, 0.0]
+    meas.update_measured(np.array([0.2, -0.3]))
+    assert meas.velocity(np.zeros(2), np.ones(2), 0.1).tolist() == [0.2, -0.3]
+    with pytest.raises(ConfigError, match="valid choices"):
+        VelocitySelector(2, "magic", 10.0, 0.0)
+    with pytest.raises(ConfigError, match="velocity_deadband"):
+        VelocitySelector(2, "setpoint", 10.0, -1.0)
