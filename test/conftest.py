@@ -16,7 +16,7 @@ TEST_DATA = REPO_ROOT / "test" / "data"
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def shared_data() -> pathlib.Path:
     """``../shared/data`` next to the repository; skips when absent (a user's clone)."""
     if not SHARED_DATA.is_dir():
@@ -24,6 +24,6 @@ def shared_data() -> pathlib.Path:
     return SHARED_DATA
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def repo_root() -> pathlib.Path:
     return REPO_ROOT
