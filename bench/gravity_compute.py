@@ -5,12 +5,14 @@ For each model, times (median over timeit repeats):
 * ``bare``: ``pin.computeGeneralizedGravity(model, data, q)`` on the model Pinocchio's URDF
   parser builds from the same file (no mimic reduction, no checks) — the baseline;
 * ``gravity()``: :meth:`RobotModel.gravity` alone (input checks, mimic reduction);
-* ``node path``: what the gravity node does per setpoint: name mapping (JointState names in a
-  shuffled order, with one extra non-model joint, to model order through a precomputed index
-  array), ``RobotModel.gravity``, clamp to the URDF effort limits, scatter back into message
-  order.
+* ``minimal path``: name mapping through a precomputed index array (JointState names in a
+  shuffled order, with one extra non-model joint), ``RobotModel.gravity``, clamp to the URDF
+  effort limits, scatter back into message order -- nothing else (a lower bound);
+* ``node path``: exactly what the node runs per setpoint: ``parse_setpoint`` (length,
+  duplicate-name and finiteness checks, cached name mapping), ``RobotModel.gravity``,
+  ``apply_stage`` (add, clamp, effective term for ``~/effort``).
 
-and prints each time and its ratio to ``bare``. Goal (issue 2): node path <= 3x bare.
+and prints each time and its ratio to ``bare``. Goal (issue 2): node path <= 3x bare (see bench/RESULTS.md for where it stands).
 
 Run: ``.venv/bin/python bench/gravity_compute.py [--repeat 15] [--number 5000]``
 """
@@ -36,10 +38,7 @@ sys.path.insert(0, str(ROOT))
 from gravity_friction_comp.payload import Payload  # noqa: E402
 from gravity_friction_comp.robot_model import RobotModel  # noqa: E402
 
-try:  # the lead's mapping module, when present
-    from gravity_friction_comp.joint_map import JointMap  # type: ignore  # noqa: E402
-except ImportError:
-    JointMap = None
+from gravity_friction_comp.stage import JointMap, apply_stage, parse_setpoint  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data" / "urdf"
 MODELS = {
@@ -68,17 +67,15 @@ def bench_model(label: str, path: pathlib.Path, payload_parent: str | None, repe
     random.Random(0).shuffle(names)
     by_name = dict(zip(model.joint_names, q_model))
     position = array.array("d", [by_name.get(n, 0.0) for n in names])  # rclpy stores array('d')
-    if JointMap is not None:
-        jmap = JointMap.for_names(names, model.joint_names)
-        index = np.asarray(jmap.index, dtype=np.intp)
-    else:
-        lookup = {n: i for i, n in enumerate(names)}
-        index = np.array([lookup[n] for n in model.joint_names], dtype=np.intp)
+    index = JointMap.for_names(names, model.joint_names).index
     limit = np.array(model.effort_limits)
     neg_limit = -limit
     n_msg = len(names)
+    velocity = array.array("d", [0.0] * n_msg)
+    no_effort = array.array("d")
 
-    def node_path():
+    def minimal_path():
+        """Mapping + gravity + clamp + scatter with nothing else (a lower bound)."""
         q = np.asarray(position)[index]
         g = model.gravity(q)
         np.minimum(np.maximum(g, neg_limit, out=g), limit, out=g)
@@ -86,10 +83,16 @@ def bench_model(label: str, path: pathlib.Path, payload_parent: str | None, repe
         effort[index] = g
         return effort
 
-    # same numbers as the core, same order as the message
+    def node_path():
+        """Exactly what the node runs per setpoint: validate + map, gravity, add + clamp."""
+        setpoint = parse_setpoint(names, position, velocity, no_effort, model.joint_names)
+        term = model.gravity(setpoint.model_position())
+        return apply_stage(setpoint, term, 1.0, limit).effort
+
     expected = np.zeros(n_msg)
     expected[index] = np.clip(model.gravity(q_model), neg_limit, limit)
     np.testing.assert_array_equal(node_path(), expected)
+    np.testing.assert_array_equal(minimal_path(), expected)
 
     bare_model = pin.buildModelFromUrdf(str(path))
     bare_data = bare_model.createData()
@@ -98,9 +101,11 @@ def bench_model(label: str, path: pathlib.Path, payload_parent: str | None, repe
 
     t_bare = median_us(lambda: pin.computeGeneralizedGravity(bare_model, bare_data, q_bare), repeat, number)
     t_grav = median_us(lambda: model.gravity(q_model), repeat, number)
+    t_min = median_us(minimal_path, repeat, number)
     t_node = median_us(node_path, repeat, number)
     print(
         f"{label:36s} bare {t_bare:6.2f} µs | gravity() {t_grav:6.2f} µs ({t_grav / t_bare:4.2f}x)"
+        f" | minimal path {t_min:6.2f} µs ({t_min / t_bare:4.2f}x)"
         f" | node path {t_node:6.2f} µs ({t_node / t_bare:4.2f}x)"
     )
     return t_node / t_bare
@@ -112,7 +117,6 @@ def main() -> int:
     parser.add_argument("--number", type=int, default=5000)
     args = parser.parse_args()
     print(f"pinocchio {pin.__version__}, numpy {np.__version__}; median of {args.repeat} x {args.number} calls")
-    print(f"name mapping: {'JointMap' if JointMap is not None else 'precomputed index array (joint_map.py absent)'}")
     ratios = []
     for label, (path, parent) in MODELS.items():
         if not path.is_file():
