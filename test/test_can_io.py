@@ -1,0 +1,350 @@
+"""Tests of gravity_friction_comp.can_io: bridge core ⇄ python-can virtual bus ⇄ emulated motors ⇄ arm.
+
+The control loop here runs on simulated time (each cycle: core.step → send → the simulated
+motors answer and the arm advances one control period → the Notifier delivers the replies),
+so 2 s of arm time take well under 2 s of wall time.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import time
+
+import can
+import numpy as np
+import pytest
+
+from gravity_friction_comp.bridge_core import MitBridgeCore
+from gravity_friction_comp.can_io import (
+    BridgeCanIO,
+    BusOpenError,
+    CanSettings,
+    SimulatedMotor,
+    SimulatedMotorBus,
+    bridge_config_from_values,
+    open_bus,
+    read_damiao_limits,
+)
+from gravity_friction_comp.exceptions import ConfigError
+from gravity_friction_comp.mit_codec import DISABLE_FRAME, ENABLE_FRAME, unpack_command_codes
+from gravity_friction_comp.motor_emulator import EmulatedMotor
+from gravity_friction_comp.motor_table import JointMotorMap, motor_limits
+from gravity_friction_comp.robot_model import RobotModel
+from gravity_friction_comp.simulation import SimConfig, SimulatedArm
+
+_CHANNELS = itertools.count()
+RATE = 500.0
+VALUES = {
+    "joints": ["base_yaw", "shoulder_pitch", "beam_pitch"],
+    "can_id": [1, 2, 3],
+    "master_id": [0x11, 0x12, 0x13],
+    "motor_type": ["DM4310", "DM4340", "DM4310"],
+    "direction": [1, -1, 1],
+    "offset": [0.0, 0.1, 0.0],
+    "gear_ratio": [1.0, 2.0, 1.0],
+    "kp": [0.0, 0.0, 0.0],
+    "kd": [0.0, 0.0, 0.0],
+    "rate_hz": RATE,
+    "command_timeout": 0.1,
+}
+
+
+def _channel() -> str:
+    return f"test_can_io_{os.getpid()}_{next(_CHANNELS)}"
+
+
+@pytest.fixture(scope="module")
+def palletizer():
+    from conftest import REPO_ROOT
+
+    return RobotModel.from_urdf(str(REPO_ROOT / "urdf" / "palletizer.urdf"))
+
+
+@pytest.fixture(scope="module")
+def sim_config():
+    from conftest import REPO_ROOT
+
+    return SimConfig.from_yaml(REPO_ROOT / "config" / "sim_palletizer.yaml")
+
+
+class Loop:
+    """Core + BridgeCanIO on one virtual bus object, SimulatedMotorBus on another."""
+
+    def __init__(self, model, sim_config, **overrides):
+        values = dict(VALUES, **overrides)
+        self.config = bridge_config_from_values(values)
+        self.core = MitBridgeCore(self.config)
+        settings = CanSettings("virtual", _channel(), 1_000_000)
+        self.arm = SimulatedArm(model, sim_config)
+        self.sim = SimulatedMotorBus.for_bridge(self.arm, self.config, settings)
+        self.io = BridgeCanIO(open_bus(settings), accept=self.core.reply_ids)
+        self.settings = settings
+        self.now = 0.0
+        self.physics_per_cycle = int(round(sim_config.physics_rate_hz / RATE))
+
+    def close(self):
+        self.io.close()
+        self.sim.stop()
+
+    def _deliver(self, frames):
+        answering = {sm.motor.can_id for sm, muted in zip(self.sim.motors, self.sim._muted)  # noqa: SLF001
+                     if not muted}
+        expected = self.io.listener.received + sum(1 for cid, _ in frames if cid in answering)
+        self.io.send(frames)
+        self.sim.run_once()  # answers now, then steps physics
+        for _ in range(self.physics_per_cycle - 1):
+            self.sim.run_once()
+        deadline = time.monotonic() + 1.0
+        while self.io.listener.received < expected and time.monotonic() < deadline:
+            time.sleep(0.0001)
+        for f in self.io.drain():
+            self.core.ingest_feedback(f.arbitration_id, f.data, self.now)
+
+    def start(self):
+        self._deliver(self.core.enable_frames())
+
+    def cycle(self, q=None, v=None, tau=None, command=True):
+        if command:
+            self.core.set_command(q, v, tau, self.now)
+        frames = self.core.step(self.now)
+        self._deliver(frames)
+        self.now += 1.0 / RATE
+        return frames
+
+
+@pytest.fixture
+def loop_factory(palletizer, sim_config):
+    loops = []
+
+    def make(config=sim_config, **overrides):
+        loop = Loop(palletizer, config, **overrides)
+        loops.append(loop)
+        loop.start()
+        return loop
+
+    yield make
+    for loop in loops:
+        loop.close()
+
+
+# --- settings and bus ---------------------------------------------------------------------------
+
+
+def test_settings_validation_lists_interfaces():
+    with pytest.raises(ConfigError, match="virtual") as err:
+        CanSettings("no_such_iface", "can0", 1_000_000)
+    assert err.value.key == "can.interface"
+    with pytest.raises(ConfigError):
+        CanSettings("virtual", "", 1_000_000)
+    with pytest.raises(ConfigError):
+        CanSettings("virtual", "x", 0)
+
+
+def test_open_bus_failure_is_a_config_error():
+    with pytest.raises(BusOpenError) as err:
+        open_bus(CanSettings("socketcan", "gfc_no_such_can_device", 1_000_000))
+    assert "gfc_no_such_can_device" in str(err.value)
+
+
+def test_bridge_config_from_values_errors():
+    with pytest.raises(ConfigError, match="required") as err:
+        bridge_config_from_values({k: v for k, v in VALUES.items() if k != "can_id"})
+    assert err.value.key == "can_id"
+    with pytest.raises(ConfigError, match="3 joints") as err:
+        bridge_config_from_values(dict(VALUES, kp=[1.0, 2.0]))
+    assert err.value.key == "kp"
+    with pytest.raises(ConfigError, match="DM4340"):
+        bridge_config_from_values(dict(VALUES, motor_type=["DM4310", "DM9999", "DM4310"]))
+    with pytest.raises(ConfigError, match="damp, disable, hold"):
+        bridge_config_from_values(dict(VALUES, timeout_behavior="freeze"))
+    cfg = bridge_config_from_values(dict(VALUES, kp=[1, 2, 3]))  # ints accepted for doubles
+    assert [m.kp for m in cfg.motors] == [1.0, 2.0, 3.0]
+    assert cfg.motors[1].mapping == JointMotorMap(-1, 0.1, 2.0)
+
+
+# --- codec round trip ---------------------------------------------------------------------------
+
+
+def test_hand_computed_frame_reaches_emulated_motor(palletizer):
+    """A hand-packed zero command: p code 0x8000, v 0x800, kp 0, kd 0, τ 0x800."""
+    settings = CanSettings("virtual", _channel(), 1_000_000)
+    arm = SimulatedArm(palletizer, SimConfig(joints={"beam_pitch": {"initial_position": 0.25}}))
+    motor = EmulatedMotor(motor_limits("DM4310"), 3, 0x13)
+    sim = SimulatedMotorBus(arm, [SimulatedMotor("beam_pitch", motor, JointMotorMap())], settings)
+    try:
+        with open_bus(settings) as bus:
+            bus.send(can.Message(arbitration_id=3, data=bytes.fromhex("8000800000000800"), is_extended_id=False))
+            sim.run_once()
+            reply = bus.recv(timeout=1.0)
+        # decoded on the motor side: +½ LSB of each symmetric range (rounding to nearest)
+        assert motor.command.position == pytest.approx(12.5 / 65535, abs=1e-12)
+        assert motor.command.velocity == pytest.approx(30.0 / 4095, abs=1e-12)
+        assert motor.command.kp == 0.0 and motor.command.tau_ff == pytest.approx(10.0 / 4095, abs=1e-12)
+        assert reply.arbitration_id == 0x13
+        # reply byte 0: state 0 (disabled) << 4 | id 3; position code by hand for 0.25 rad
+        assert reply.data[0] == 0x03
+        code = math.floor((0.25 + 12.5) * 65535 / 25 + 0.5)
+        assert (reply.data[1] << 8 | reply.data[2]) == code
+    finally:
+        sim.stop()
+
+
+def test_round_trip_through_emulated_motors(loop_factory):
+    loop = loop_factory(config=SimConfig(joints={"base_yaw": {"coulomb": 5.0, "initial_position": 0.1},
+                                                 "shoulder_pitch": {"coulomb": 5.0, "initial_position": 0.3},
+                                                 "beam_pitch": {"coulomb": 5.0, "initial_position": -0.2}}),
+                        kp=[10.0, 20.0, 5.0], kd=[0.5, 1.0, 0.2])
+    q_des = np.array([0.2, 0.4, -0.1])
+    loop.cycle(q_des, [0.5, -0.25, 0.0], [0.3, -1.0, 0.2])
+    # motor side: the shoulder (direction −1, offset 0.1, ratio 2) sees θ = −2·(q − 0.1),
+    # θ̇ = −2·q̇, kp/4, kd/4, τ = −τ_q/2
+    cmd = [sm.motor.command for sm in loop.sim.motors]
+    p_lsb, v_lsb = 25 / 65535, 2 * 10 / 4095
+    assert cmd[1].position == pytest.approx(-2 * (0.4 - 0.1), abs=p_lsb / 2 + 1e-12)
+    assert cmd[1].velocity == pytest.approx(-2 * -0.25, abs=v_lsb / 2 + 1e-12)
+    assert cmd[1].kp == pytest.approx(20.0 / 4, abs=500 / 4095 / 2)
+    assert cmd[1].kd == pytest.approx(1.0 / 4, abs=5 / 4095 / 2)
+    assert cmd[1].tau_ff == pytest.approx(-1 * -1.0 / 2, abs=28 * 2 / 4095 / 2 + 1e-12)
+    assert cmd[0].position == pytest.approx(0.2, abs=p_lsb / 2 + 1e-12)
+    # joint side: the reported state equals the (stuck, high friction) arm within ½ LSB mapped back
+    state = loop.core.joint_state()
+    assert state.valid.all()
+    np.testing.assert_allclose(state.position, loop.arm.position, atol=p_lsb / 2 / 1.0 + 1e-12)
+    assert all(s.motor_enabled for s in loop.core.status())
+
+
+def test_zero_gains_zero_torque_falls(loop_factory, palletizer):
+    loop = loop_factory(config=SimConfig(joints={"shoulder_pitch": {"initial_position": 0.3},
+                                                 "beam_pitch": {"initial_position": 0.2}}))
+    q0 = loop.arm.position
+    for _ in range(25):  # 50 ms
+        loop.cycle(q0, None, None)
+    a0 = palletizer.forward_dynamics(q0, np.zeros(3), np.zeros(3))
+    t = 0.05
+    moved = loop.core.joint_state().position - q0
+    # ½·a0·t² to first order (semi-implicit Euler, 1 kHz): same sign, right size
+    np.testing.assert_allclose(moved[1:], 0.5 * a0[1:] * t**2, rtol=0.1)
+
+
+def test_exact_gravity_feedforward_holds_within_1_mrad_for_2_s(loop_factory, sim_config):
+    loop = loop_factory()
+    q0 = loop.arm.position
+    true_gravity = lambda q: sim_config.mass_scale * loop.arm.model.gravity(q)  # noqa: E731
+    for _ in range(int(2.0 * RATE)):
+        loop.cycle(q0, None, true_gravity(loop.core.joint_state().position))
+    assert np.max(np.abs(loop.arm.position - q0)) < 1e-3
+    assert np.max(np.abs(loop.core.joint_state().position - q0)) < 1e-3
+    # without the feedforward the same arm leaves 1 mrad quickly
+    for _ in range(int(0.2 * RATE)):
+        loop.cycle(q0, None, None)
+    assert np.max(np.abs(loop.arm.position - q0)) > 1e-3
+
+
+def test_below_breakaway_stuck_above_moves_through_the_bus(loop_factory, sim_config):
+    loop = loop_factory()
+    q0 = loop.arm.position
+    brk = sim_config.joint("base_yaw").breakaway  # vertical axis: no gravity on base_yaw
+    g = lambda: sim_config.mass_scale * loop.arm.model.gravity(loop.arm.position)  # noqa: E731
+    for _ in range(100):
+        loop.cycle(q0, None, g() + np.array([0.8 * brk, 0, 0]))
+    assert abs(loop.arm.position[0] - q0[0]) < 1e-9
+    for _ in range(100):
+        loop.cycle(q0, None, g() + np.array([1.5 * brk, 0, 0]))
+    assert loop.arm.position[0] > q0[0] + 1e-3
+
+
+def test_fault_only_that_motor_goes_safe(loop_factory):
+    loop = loop_factory(kp=[10.0, 10.0, 10.0], kd=[0.3, 0.3, 0.3])
+    q0 = loop.arm.position
+    loop.cycle(q0, None, None)
+    loop.sim.inject_fault("beam_pitch", 0xA)  # over-current
+    loop.cycle(q0, None, None)  # the reply carries the fault state
+    frames = loop.cycle(q0, None, None)
+    status = {s.name: s for s in loop.core.status()}
+    assert status["beam_pitch"].fault and status["beam_pitch"].fault_reason == "over-current"
+    assert not status["base_yaw"].fault and not status["shoulder_pitch"].fault
+    by_id = dict(frames)
+    assert unpack_command_codes(by_id[3]).kp == 0  # damp: kp = 0
+    assert unpack_command_codes(by_id[1]).kp > 0 and unpack_command_codes(by_id[2]).kp > 0
+    assert loop.sim.motor_state("beam_pitch") == (False, 0xA)
+    # cleared on request: FB + FC reach the motor, which is enabled again
+    loop.core.request_clear_fault(2)
+    loop.cycle(q0, None, None)
+    loop.cycle(q0, None, None)
+    assert loop.sim.motor_state("beam_pitch") == (True, 0)
+    assert not loop.core.status()[2].fault
+
+
+def test_muted_replies_become_stale(loop_factory):
+    loop = loop_factory()
+    q0 = loop.arm.position
+    loop.sim.set_muted("shoulder_pitch")
+    for _ in range(loop.config.stale_cycles + 1):
+        loop.cycle(q0, None, None)
+    status = {s.name: s for s in loop.core.status()}
+    assert status["shoulder_pitch"].stale
+    assert status["shoulder_pitch"].missed_replies >= loop.config.stale_cycles
+    assert not status["base_yaw"].stale and not status["beam_pitch"].stale
+
+
+def test_shutdown_frames_seen_by_a_second_bus_object(loop_factory):
+    loop = loop_factory()
+    with open_bus(loop.settings) as spy:
+        loop.cycle(loop.arm.position, None, None)
+        loop.io.send(loop.core.shutdown_frames())
+        seen = []
+        while (msg := spy.recv(timeout=0.2)) is not None:
+            seen.append((msg.arbitration_id, bytes(msg.data)))
+    disables = {i for i, d in seen if d == DISABLE_FRAME}
+    assert disables == {1, 2, 3}
+    loop.sim.run_once()
+    assert all(not sm.motor.enabled for sm in loop.sim.motors)
+    assert ENABLE_FRAME not in [d for _, d in seen]
+
+
+def test_register_read_uses_motor_values(palletizer):
+    """A DM4340 whose firmware reports V_MAX = 8 (older units) over the table's 10."""
+    settings = CanSettings("virtual", _channel(), 1_000_000)
+    arm = SimulatedArm(palletizer, SimConfig())
+    cfg = bridge_config_from_values(VALUES)
+    old = motor_limits("DM4340", {"v_max": 8.0})
+    motors = [SimulatedMotor(m.name, EmulatedMotor(old if m.name == "shoulder_pitch" else m.limits,
+                                                   m.can_id, m.master_id), m.mapping)
+              for m in cfg.motors if m.name != "beam_pitch"]  # beam_pitch never answers
+    sim = SimulatedMotorBus(arm, motors, settings)
+    sim.start()
+    try:
+        with open_bus(settings) as bus:
+            out = read_damiao_limits(bus, cfg.motors, timeout=0.05)
+    finally:
+        sim.stop()
+    assert out["shoulder_pitch"][0].v_max == 8.0 and out["shoulder_pitch"][1] == ""
+    assert out["base_yaw"][0] == motor_limits("DM4310")
+    assert out["beam_pitch"][0] == motor_limits("DM4310") and "no answer" in out["beam_pitch"][1]
+    cfg2 = bridge_config_from_values(VALUES, {k: v[0] for k, v in out.items()})
+    assert cfg2.motors[1].limits.v_max == 8.0
+
+
+def test_simulated_bus_thread_steps_the_arm(palletizer):
+    settings = CanSettings("virtual", _channel(), 1_000_000)
+    arm = SimulatedArm(palletizer, SimConfig(physics_rate_hz=1000))
+    sim = SimulatedMotorBus(arm, [], settings)
+    sim.start()
+    deadline = time.monotonic() + 5.0
+    while sim.ticks < 20 and time.monotonic() < deadline:
+        time.sleep(0.005)
+    sim.stop()
+    ticks = sim.ticks
+    assert ticks >= 20
+    assert arm.time == pytest.approx(ticks * 1e-3, rel=1e-9)  # one physics step per tick
+    sim.stop()  # idempotent
+
+
+def test_simulated_bus_rejects_unknown_joint(palletizer):
+    arm = SimulatedArm(palletizer, SimConfig())
+    motor = EmulatedMotor(motor_limits("DM4310"), 1, 0x11)
+    with pytest.raises(ConfigError, match="base_yaw"):
+        SimulatedMotorBus(arm, [SimulatedMotor("elbow", motor, JointMotorMap())],
+                          CanSettings("virtual", _channel(), 1_000_000))
