@@ -29,6 +29,8 @@ setup(
             f"gravity_compensation_node = {PACKAGE}.nodes.gravity_compensation_node:main",
             f"friction_feedforward_node = {PACKAGE}.nodes.friction_feedforward_node:main",
             f"mit_bridge_node = {PACKAGE}.nodes.mit_bridge_node:main",
+            f"setpoint_player = {PACKAGE}.nodes.setpoint_player:main",
+            f"gfc_demo = {PACKAGE}.demo:main",
         ],
     },
 )

@@ -1,0 +1,533 @@
+"""Setpoint profiles for the ``setpoint_player`` node and the demo (no rclpy import).
+
+A profile maps time ``t`` [s] to a joint setpoint: position (n,) [rad], velocity (n,)
+[rad/s] (the exact time derivative of the position, so a friction stage can use it), and
+optionally the gripper's holding state. Profiles repeat with :attr:`Profile.period` when
+sampled past their end (``loop=True``) or hold their last sample (``loop=False``).
+
+Families (all closed forms, tested against them):
+
+- :class:`SineProfile`: ``q = c + A sin(2πt/T)``, ``q̇ = (2πA/T) cos(2πt/T)``.
+- :class:`RampProfile`: triangle wave starting at the centre: ``c → c+A → c−A → c`` over
+  ``T``, ``|q̇| = 4A/T``.
+- :class:`WaypointProfile`: minimum-jerk moves between waypoints (Flash & Hogan 1985:
+  ``s(τ) = 10τ³ − 15τ⁴ + 6τ⁵``), each followed by a dwell that may open/close the gripper;
+  :func:`pick_place_profile` builds the pick-and-place cycle from three poses.
+- :class:`ReplayProfile`: linear interpolation of a recorded stream, loaded from a CSV file
+  (:func:`load_csv`) or a rosbag2 folder of ``sensor_msgs/msg/JointState``
+  (:func:`load_rosbag`, read with the ``rosbags`` library).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import pathlib
+from dataclasses import dataclass
+from typing import Mapping, NamedTuple, Sequence
+
+import numpy as np
+
+from .exceptions import ConfigError, DimensionError, InputError
+
+__all__ = [
+    "PROFILE_NAMES",
+    "Profile",
+    "ProfileSample",
+    "RampProfile",
+    "ReplayProfile",
+    "SineProfile",
+    "Waypoint",
+    "WaypointProfile",
+    "load_csv",
+    "load_rosbag",
+    "minimum_jerk",
+    "pick_place_profile",
+    "profile_from_options",
+]
+
+#: Profile names the player accepts (``profile`` parameter).
+PROFILE_NAMES = ("sine", "ramp", "pick_place", "bag", "csv")
+
+
+class ProfileSample(NamedTuple):
+    """One setpoint.
+
+    Attributes:
+        position: (n,) [rad or m] in :attr:`Profile.joint_names` order.
+        velocity: (n,) [rad/s or m/s], the time derivative of ``position``.
+        holding: Gripper holding state at this time, or ``None`` when the profile does not
+            drive the gripper.
+    """
+
+    position: np.ndarray
+    velocity: np.ndarray
+    holding: bool | None
+
+
+def _names(joint_names: Sequence[str]) -> tuple[str, ...]:
+    names = tuple(joint_names)
+    if not names or not all(isinstance(n, str) and n for n in names):
+        raise ConfigError(f"joint_names must be non-empty strings, got {list(names)}",
+                          key="joint_names", value=list(names))
+    if len(set(names)) != len(names):
+        raise ConfigError(f"joint_names has duplicates: {list(names)}", key="joint_names",
+                          value=list(names))
+    return names
+
+
+def _vector(key: str, value, n: int) -> np.ndarray:
+    """A finite (n,) float copy; a scalar is broadcast."""
+    try:
+        arr = np.array(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{key} must be numbers, got {value!r}", key=key, value=value) from None
+    if arr.size == 1:
+        arr = np.full(n, arr[0])
+    if arr.size != n:
+        raise DimensionError(key, n, arr.size)
+    if not np.isfinite(arr).all():
+        raise ConfigError(f"{key} must be finite, got {arr.tolist()}", key=key, value=arr.tolist())
+    return arr
+
+
+def _positive(key: str, value) -> float:
+    if isinstance(value, bool):
+        raise ConfigError(f"{key} must be a number > 0, got {value!r}", key=key, value=value)
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{key} must be a number > 0, got {value!r}", key=key, value=value) from None
+    if not (math.isfinite(out) and out > 0):
+        raise ConfigError(f"{key} must be a finite number > 0, got {value!r}", key=key, value=value)
+    return out
+
+
+class Profile:
+    """Base class: ``sample(t)`` → :class:`ProfileSample`.
+
+    Attributes:
+        joint_names: (n,) names of every joint the setpoint carries.
+        period: Length of one cycle [s].
+        loop: ``True``: ``t`` wraps modulo :attr:`period`; ``False``: the last sample holds.
+    """
+
+    joint_names: tuple[str, ...]
+    period: float
+    loop: bool = True
+
+    @property
+    def n(self) -> int:
+        """Number of joints."""
+        return len(self.joint_names)
+
+    def sample(self, t: float) -> ProfileSample:
+        """The setpoint at time ``t`` [s] (≥ 0).
+
+        Raises:
+            InputError: ``t`` negative or not finite (reason ``"time"``).
+        """
+        t = float(t)
+        if not (math.isfinite(t) and t >= 0.0):
+            raise InputError(f"profile time must be finite and ≥ 0 [s], got {t!r}", reason="time")
+        if t >= self.period:
+            if not self.loop:
+                position, _, holding = self._at(self.period)
+                return ProfileSample(position, np.zeros(self.n), holding)
+            t = math.fmod(t, self.period)
+        return ProfileSample(*self._at(t))
+
+    def _at(self, t: float) -> tuple[np.ndarray, np.ndarray, bool | None]:
+        raise NotImplementedError
+
+
+class SineProfile(Profile):
+    """``q = centre + amplitude·sin(2πt/period)`` per joint.
+
+    Args:
+        joint_names: (n,) joints of the setpoint.
+        centre: (n,) or scalar [rad], the mean position.
+        amplitude: (n,) or scalar [rad]; 0 keeps a joint still (e.g. distal joints).
+        period: [s] (> 0).
+        loop: See :class:`Profile`.
+
+    Raises:
+        ConfigError / DimensionError: invalid names, lengths or values.
+    """
+
+    def __init__(self, joint_names: Sequence[str], centre, amplitude, period: float,
+                 loop: bool = True):
+        self.joint_names = _names(joint_names)
+        self.centre = _vector("centre", centre, self.n)
+        self.amplitude = _vector("amplitude", amplitude, self.n)
+        self.period = _positive("period", period)
+        self.loop = bool(loop)
+
+    def _at(self, t):
+        w = 2.0 * math.pi / self.period
+        return (self.centre + self.amplitude * math.sin(w * t),
+                self.amplitude * w * math.cos(w * t), None)
+
+
+class RampProfile(Profile):
+    """Triangle wave: ``centre → centre+A`` (first quarter) ``→ centre−A → centre``.
+
+    Constant speed ``4A/period`` [rad/s], sign flips at the turning points.
+
+    Args: as :class:`SineProfile`.
+    """
+
+    def __init__(self, joint_names: Sequence[str], centre, amplitude, period: float,
+                 loop: bool = True):
+        self.joint_names = _names(joint_names)
+        self.centre = _vector("centre", centre, self.n)
+        self.amplitude = _vector("amplitude", amplitude, self.n)
+        self.period = _positive("period", period)
+        self.loop = bool(loop)
+
+    def _at(self, t):
+        phase = t / self.period  # [0, 1]
+        speed = 4.0 * self.amplitude / self.period
+        if phase < 0.25:
+            return self.centre + speed * t, speed.copy(), None
+        if phase < 0.75:
+            return self.centre + self.amplitude - speed * (t - 0.25 * self.period), -speed, None
+        return self.centre - self.amplitude + speed * (t - 0.75 * self.period), speed.copy(), None
+
+
+def minimum_jerk(tau: float) -> tuple[float, float]:
+    """Minimum-jerk blend ``s(τ) = 10τ³ − 15τ⁴ + 6τ⁵`` and ``ds/dτ`` for τ in [0, 1].
+
+    Zero velocity and acceleration at both ends (Flash & Hogan 1985). τ is clipped to [0, 1].
+    """
+    tau = min(max(tau, 0.0), 1.0)
+    t2 = tau * tau
+    return t2 * tau * (10.0 - 15.0 * tau + 6.0 * t2), 30.0 * t2 * (1.0 - 2.0 * tau + t2)
+
+
+@dataclass(frozen=True)
+class Waypoint:
+    """A pose reached by a minimum-jerk move, then held.
+
+    Attributes:
+        position: (n,) [rad] target.
+        move_time: [s] (> 0) duration of the move from the previous waypoint.
+        dwell_time: [s] (≥ 0) time held at the target after arriving.
+        holding: Gripper state set on arrival (kept through the dwell and the next moves);
+            ``None`` leaves it unchanged.
+    """
+
+    position: tuple[float, ...]
+    move_time: float
+    dwell_time: float = 0.0
+    holding: bool | None = None
+
+
+class WaypointProfile(Profile):
+    """A cycle of :class:`Waypoint` s; the last waypoint's pose is the start of the cycle.
+
+    Segment k runs from waypoint k−1 (cyclically) to waypoint k:
+    ``q = q_{k-1} + (q_k − q_{k-1})·s(t/T_move)``, ``q̇ = (q_k − q_{k-1})·s'(t/T_move)/T_move``
+    (:func:`minimum_jerk`), then holds ``q_k`` for ``dwell_time``. The holding state switches
+    on arrival; before the first switch of a cycle the state left by the last waypoint
+    with a ``holding`` value applies (``False`` if none).
+
+    Args:
+        joint_names: (n,) joints of the setpoint.
+        waypoints: ≥ 2 waypoints.
+        loop: See :class:`Profile`.
+
+    Raises:
+        ConfigError / DimensionError: fewer than 2 waypoints, wrong lengths, bad times.
+    """
+
+    def __init__(self, joint_names: Sequence[str], waypoints: Sequence[Waypoint],
+                 loop: bool = True):
+        self.joint_names = _names(joint_names)
+        if len(waypoints) < 2:
+            raise ConfigError(f"a waypoint cycle needs ≥ 2 waypoints, got {len(waypoints)}",
+                              key="waypoints", value=len(waypoints))
+        self.positions = np.array([_vector(f"waypoints[{i}].position", w.position, self.n)
+                                   for i, w in enumerate(waypoints)])
+        self.move_times = np.array([_positive(f"waypoints[{i}].move_time", w.move_time)
+                                    for i, w in enumerate(waypoints)])
+        dwell = np.array([float(w.dwell_time) for w in waypoints])
+        if not (np.isfinite(dwell).all() and (dwell >= 0).all()):
+            raise ConfigError(f"dwell_time must be finite and ≥ 0 [s], got {dwell.tolist()}",
+                              key="dwell_time", value=dwell.tolist())
+        self.dwell_times = dwell
+        self.holdings = tuple(w.holding for w in waypoints)
+        ends = np.cumsum(self.move_times + self.dwell_times)
+        self._starts = np.concatenate(([0.0], ends[:-1]))
+        self.period = float(ends[-1])
+        self.loop = bool(loop)
+        last = [h for h in self.holdings if h is not None]
+        self._initial_holding = bool(last[-1]) if last else False
+
+    def holding_at(self, t: float) -> bool:
+        """Gripper state at cycle time ``t`` [s] in [0, period]."""
+        state = self._initial_holding
+        for k, start in enumerate(self._starts):
+            if t >= start + self.move_times[k] and self.holdings[k] is not None:
+                state = bool(self.holdings[k])
+        return state
+
+    def segment_times(self, k: int) -> tuple[float, float, float]:
+        """(move start, arrival, dwell end) [s] of segment ``k`` within one cycle."""
+        start = float(self._starts[k])
+        arrive = start + float(self.move_times[k])
+        return start, arrive, arrive + float(self.dwell_times[k])
+
+    def _at(self, t):
+        k = int(np.searchsorted(self._starts, t, side="right") - 1)
+        k = min(max(k, 0), len(self._starts) - 1)
+        q0, q1 = self.positions[k - 1], self.positions[k]
+        T = self.move_times[k]
+        s, ds = minimum_jerk((t - self._starts[k]) / T)
+        return q0 + (q1 - q0) * s, (q1 - q0) * (ds / T), self.holding_at(t)
+
+
+def pick_place_profile(joint_names: Sequence[str], home, pick, place, *, move_time: float = 2.0,
+                       dwell_time: float = 1.5, loop: bool = True) -> WaypointProfile:
+    """Pick-and-place cycle: home → pick (close) → place (open) → home.
+
+    Waypoints: ``pick`` reached and held for ``dwell_time`` with the gripper closing on
+    arrival (payload attached, arm still: the static-sag window), ``place`` reached and held
+    with the gripper opening on arrival, back ``home`` and held. Each move is minimum-jerk
+    over ``move_time``.
+
+    Args:
+        joint_names: (n,) joints.
+        home, pick, place: (n,) [rad] poses.
+        move_time: [s] per move (> 0). dwell_time: [s] per stop (≥ 0).
+
+    Raises:
+        ConfigError / DimensionError: as :class:`WaypointProfile`.
+    """
+    return WaypointProfile(joint_names, [
+        Waypoint(tuple(np.ravel(pick)), move_time, dwell_time, True),
+        Waypoint(tuple(np.ravel(place)), move_time, dwell_time, False),
+        Waypoint(tuple(np.ravel(home)), move_time, dwell_time, None),
+    ], loop=loop)
+
+
+class ReplayProfile(Profile):
+    """Linear interpolation of a recorded setpoint stream.
+
+    Args:
+        times: (m,) [s] strictly increasing sample times (shifted so the first is 0).
+        joint_names: (n,) joints.
+        positions: (m, n) [rad].
+        velocities: (m, n) [rad/s], or ``None`` to use the slope of the interpolated
+            position (piecewise constant, exact derivative of the interpolant).
+        loop: See :class:`Profile`.
+
+    Raises:
+        ConfigError: fewer than 2 samples, non-increasing times, non-finite values.
+        DimensionError: array shapes do not match.
+    """
+
+    def __init__(self, times, joint_names: Sequence[str], positions, velocities=None,
+                 loop: bool = True):
+        self.joint_names = _names(joint_names)
+        t = np.array(times, dtype=float).reshape(-1)
+        if t.size < 2:
+            raise ConfigError(f"replay needs ≥ 2 samples, got {t.size}", key="times", value=t.size)
+        if not (np.isfinite(t).all() and (np.diff(t) > 0).all()):
+            raise ConfigError("replay times must be finite and strictly increasing", key="times")
+        self.times = t - t[0]
+        self.positions = self._table("positions", positions, t.size)
+        self.velocities = None if velocities is None else self._table("velocities", velocities, t.size)
+        self.period = float(self.times[-1])
+        self.loop = bool(loop)
+
+    def _table(self, key: str, values, m: int) -> np.ndarray:
+        arr = np.array(values, dtype=float)
+        if arr.ndim != 2 or arr.shape != (m, self.n):
+            raise DimensionError(key, (m, self.n), arr.shape)
+        if not np.isfinite(arr).all():
+            raise ConfigError(f"{key} contain NaN/inf", key=key)
+        return arr
+
+    def _at(self, t):
+        k = int(np.clip(np.searchsorted(self.times, t, side="right") - 1, 0, self.times.size - 2))
+        t0, t1 = self.times[k], self.times[k + 1]
+        w = (t - t0) / (t1 - t0)
+        q = self.positions[k] + w * (self.positions[k + 1] - self.positions[k])
+        if self.velocities is None:
+            v = (self.positions[k + 1] - self.positions[k]) / (t1 - t0)
+        else:
+            v = self.velocities[k] + w * (self.velocities[k + 1] - self.velocities[k])
+        return q, v, None
+
+
+def load_csv(path: str | pathlib.Path, loop: bool = True) -> ReplayProfile:
+    """Load a recorded stream from CSV.
+
+    Format: a header row with ``time`` [s], then ``position.<joint>`` [rad] per joint and
+    optionally ``velocity.<joint>`` [rad/s] for every joint; one row per sample::
+
+        time,position.shoulder_pitch,position.beam_pitch,velocity.shoulder_pitch,velocity.beam_pitch
+        0.000,0.30,0.20,0.0,0.0
+
+    Raises:
+        ConfigError: unreadable file, missing ``time``/position columns, velocity columns
+            for only some joints, non-numeric cells (key ``csv_path``).
+    """
+    p = pathlib.Path(path)
+    try:
+        with p.open(newline="") as handle:
+            rows = list(csv.reader(handle))
+    except OSError as error:
+        raise ConfigError(f"cannot read CSV {str(p)!r}: {error}", key="csv_path", value=str(p)) from None
+    rows = [r for r in rows if r and any(c.strip() for c in r)]
+    if not rows:
+        raise ConfigError(f"CSV {str(p)!r} is empty", key="csv_path", value=str(p))
+    header = [c.strip() for c in rows[0]]
+    if "time" not in header:
+        raise ConfigError(f"CSV {str(p)!r} has no 'time' column; columns: {header}",
+                          key="csv_path", value=str(p))
+    names = [c[len("position."):] for c in header if c.startswith("position.")]
+    if not names:
+        raise ConfigError(f"CSV {str(p)!r} has no 'position.<joint>' columns; columns: {header}",
+                          key="csv_path", value=str(p))
+    vel_names = [c[len("velocity."):] for c in header if c.startswith("velocity.")]
+    if vel_names and sorted(vel_names) != sorted(names):
+        raise ConfigError(f"CSV {str(p)!r}: velocity columns {vel_names} must match position "
+                          f"columns {names}", key="csv_path", value=str(p))
+    try:
+        data = np.array([[float(c) for c in r] for r in rows[1:]], dtype=float)
+    except ValueError as error:
+        raise ConfigError(f"CSV {str(p)!r}: non-numeric cell ({error})", key="csv_path",
+                          value=str(p)) from None
+    if data.ndim != 2 or data.shape[1] != len(header):
+        raise ConfigError(f"CSV {str(p)!r}: every row needs {len(header)} cells", key="csv_path",
+                          value=str(p))
+    col = {c: i for i, c in enumerate(header)}
+    positions = data[:, [col[f"position.{n}"] for n in names]]
+    velocities = data[:, [col[f"velocity.{n}"] for n in names]] if vel_names else None
+    return ReplayProfile(data[:, col["time"]], names, positions, velocities, loop=loop)
+
+
+def load_rosbag(path: str | pathlib.Path, topic: str = "joint_states",
+                joint_names: Sequence[str] | None = None, loop: bool = True) -> ReplayProfile:
+    """Load ``sensor_msgs/msg/JointState`` messages from a rosbag2 folder (``rosbags``).
+
+    Sample times are the header stamps (the recording time where a stamp is 0). Joints are
+    matched by name, so messages may list them in any order; messages lacking one of the
+    joints, or carrying velocity for some messages only, are handled: samples missing a
+    joint are skipped, and velocity is used only if every kept message has it.
+
+    Args:
+        path: rosbag2 folder (with ``metadata.yaml``); sqlite3 or mcap storage.
+        topic: Topic to read; a leading ``/`` is optional.
+        joint_names: Joints to keep; default those of the first message.
+        loop: See :class:`Profile`.
+
+    Raises:
+        ConfigError: not a readable bag, topic absent (lists the JointState topics), or
+            fewer than 2 usable samples (key ``bag_path``).
+    """
+    from rosbags.rosbag2 import Reader
+    from rosbags.typesys import Stores, get_typestore
+
+    p = pathlib.Path(path)
+    wanted = topic if topic.startswith("/") else f"/{topic}"
+    typestore = get_typestore(Stores.ROS2_HUMBLE)
+    times, positions, velocities = [], [], []
+    has_velocity = True
+    names: tuple[str, ...] | None = tuple(joint_names) if joint_names else None
+    try:
+        with Reader(p) as reader:
+            connections = [c for c in reader.connections if c.topic in (wanted, topic)]
+            if not connections:
+                states = sorted({c.topic for c in reader.connections
+                                 if c.msgtype == "sensor_msgs/msg/JointState"})
+                raise ConfigError(f"bag {str(p)!r} has no topic {wanted!r}; JointState topics: "
+                                  f"{states}", key="bag_path", value=str(p))
+            for connection, timestamp, raw in reader.messages(connections=connections):
+                msg = typestore.deserialize_cdr(raw, connection.msgtype)
+                index = {n: i for i, n in enumerate(msg.name)}
+                if names is None:
+                    names = tuple(msg.name)
+                if not all(n in index for n in names) or len(msg.position) != len(msg.name):
+                    continue
+                stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+                times.append(stamp if stamp > 0 else timestamp * 1e-9)
+                cols = [index[n] for n in names]
+                positions.append(np.asarray(msg.position, dtype=float)[cols])
+                if len(msg.velocity) == len(msg.name):
+                    velocities.append(np.asarray(msg.velocity, dtype=float)[cols])
+                else:
+                    has_velocity = False
+    except ConfigError:
+        raise
+    except Exception as error:  # rosbags raises its own types for unreadable folders
+        raise ConfigError(f"cannot read rosbag2 folder {str(p)!r}: {error}", key="bag_path",
+                          value=str(p)) from None
+    if len(times) < 2 or names is None:
+        raise ConfigError(f"bag {str(p)!r} topic {wanted!r}: fewer than 2 usable JointState "
+                          "messages", key="bag_path", value=str(p))
+    order = np.argsort(np.asarray(times), kind="stable")
+    t = np.asarray(times)[order]
+    keep = np.concatenate(([True], np.diff(t) > 0))  # drop repeated stamps
+    q = np.asarray(positions)[order][keep]
+    v = np.asarray(velocities)[order][keep] if has_velocity else None
+    return ReplayProfile(t[keep], names, q, v, loop=loop)
+
+
+def profile_from_options(name: str, joint_names: Sequence[str], *, home, amplitude=0.0,
+                         period: float = 4.0, pick=None, place=None, move_time: float = 2.0,
+                         dwell_time: float = 1.5, csv_path: str = "", bag_path: str = "",
+                         topic: str = "joint_states", loop: bool = True) -> Profile:
+    """Build a profile by name (what the player's parameters describe).
+
+    Args:
+        name: One of :data:`PROFILE_NAMES`.
+        joint_names: (n,) joints of the setpoint (for ``csv``/``bag``: joints to keep, or
+            empty for those recorded).
+        home: (n,) [rad] centre of sine/ramp, home pose of pick_place.
+        amplitude: (n,) or scalar [rad] for sine/ramp (0 keeps a joint still).
+        period: [s] for sine/ramp.
+        pick, place: (n,) [rad] poses of pick_place (default: home ± amplitude).
+        move_time, dwell_time: [s] for pick_place.
+        csv_path, bag_path, topic: replay sources.
+        loop: repeat the cycle.
+
+    Raises:
+        ConfigError: unknown name (lists :data:`PROFILE_NAMES`) or invalid options.
+    """
+    if name not in PROFILE_NAMES:
+        raise ConfigError(f"unknown profile {name!r}; valid: {', '.join(PROFILE_NAMES)}",
+                          key="profile", value=name)
+    if name == "csv":
+        profile = load_csv(csv_path, loop=loop)
+        return _select(profile, joint_names)
+    if name == "bag":
+        return load_rosbag(bag_path, topic, joint_names or None, loop=loop)
+    names = _names(joint_names)
+    home_v = _vector("home", home, len(names))
+    amp = _vector("amplitude", amplitude, len(names))
+    if name == "sine":
+        return SineProfile(names, home_v, amp, period, loop=loop)
+    if name == "ramp":
+        return RampProfile(names, home_v, amp, period, loop=loop)
+    pick_v = home_v + amp if pick is None or len(pick) == 0 else _vector("pick", pick, len(names))
+    place_v = home_v - amp if place is None or len(place) == 0 else _vector("place", place, len(names))
+    return pick_place_profile(names, home_v, pick_v, place_v, move_time=move_time,
+                              dwell_time=dwell_time, loop=loop)
+
+
+def _select(profile: ReplayProfile, joint_names: Sequence[str]) -> ReplayProfile:
+    """Restrict a replay to ``joint_names`` (all recorded joints when empty)."""
+    wanted = tuple(n for n in joint_names if n)
+    if not wanted:
+        return profile
+    missing = [n for n in wanted if n not in profile.joint_names]
+    if missing:
+        raise ConfigError(f"recording lacks joints {missing}; recorded: {list(profile.joint_names)}",
+                          key="joint_names", value=missing)
+    cols = [profile.joint_names.index(n) for n in wanted]
+    return ReplayProfile(profile.times, wanted, profile.positions[:, cols],
+                         None if profile.velocities is None else profile.velocities[:, cols],
+                         loop=profile.loop)
