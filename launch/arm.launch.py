@@ -1,0 +1,182 @@
+"""One arm: [setpoint_player] → gravity_compensation → friction_feedforward → mit_bridge.
+
+Wiring (ARCHITECTURE.md), by remapping only::
+
+    joint_setpoint ─▶ gravity_compensation ─gravity/joint_command─▶ friction_feedforward
+        ─joint_command─▶ mit_bridge ─▶ joint_states, diagnostics
+
+``use_gravity:=false`` or ``use_friction:=false`` drops that stage and connects its input
+topic straight to its output topic's consumer. Everything lives under ``namespace`` (two
+arms side by side: ``namespace:=left`` and ``namespace:=right``).
+
+Parameters come from the ``ros2 param dump`` files in ``config/`` (``gravity_params``,
+``friction_params``, ``bridge_params``, ``player_params``); launch arguments override them
+(``urdf`` → ``urdf_path`` of the gravity node and the simulated arm, ``arm_config`` → the
+friction node's ``arm_config``, ``simulate``/``sim_config``/``can_interface``/``can_channel``
+→ the bridge). The payload the gravity node is told about (``payload.*`` in
+``gravity_params``) is also the payload of the simulated arm: one place for each fact.
+
+Examples::
+
+    ros2 launch gravity_friction_comp arm.launch.py                       # simulated palletizer
+    ros2 launch gravity_friction_comp arm.launch.py player:=pick_place
+    ros2 launch gravity_friction_comp arm.launch.py simulate:=false can_interface:=socketcan can_channel:=can0
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+import yaml
+
+# launch/launch_ros are imported inside the functions, so the pure helpers (chain_topics,
+# robot_parameters) import and test without a ROS install.
+PACKAGE = "gravity_friction_comp"
+PLAYER_PROFILES = ("none", "sine", "ramp", "pick_place", "csv", "bag")
+
+
+def package_share() -> pathlib.Path:
+    """The installed share directory; the source tree when the package is not installed."""
+    try:
+        from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
+    except ImportError:
+        return pathlib.Path(__file__).resolve().parents[1]
+    try:
+        return pathlib.Path(get_package_share_directory(PACKAGE))
+    except PackageNotFoundError:
+        return pathlib.Path(__file__).resolve().parents[1]
+
+
+def _flatten(prefix: str, value) -> dict:
+    """``{"payload": {"mass": 1}}`` → ``{"payload.mass": 1}`` (ROS parameter names)."""
+    if isinstance(value, dict):
+        out = {}
+        for key, sub in value.items():
+            out.update(_flatten(f"{prefix}.{key}" if prefix else str(key), sub))
+        return out
+    return {prefix: value}
+
+
+def robot_parameters(gravity_params: str) -> dict:
+    """``gravity`` and ``payload.*`` of the gravity node's parameter file (for the simulator)."""
+    data = yaml.safe_load(pathlib.Path(gravity_params).read_text()) or {}
+    for node in data.values():
+        params = _flatten("", (node or {}).get("ros__parameters", {}))
+        return {k: v for k, v in params.items() if k == "gravity" or k.startswith("payload.")}
+    return {}
+
+
+def _bool(context, name: str) -> bool:
+    from launch.substitutions import LaunchConfiguration
+
+    value = LaunchConfiguration(name).perform(context).strip().lower()
+    if value not in ("true", "false", "1", "0"):
+        raise ValueError(f"launch argument {name} must be true or false, got {value!r}")
+    return value in ("true", "1")
+
+
+def chain_topics(use_gravity: bool, use_friction: bool) -> dict[str, dict[str, str]]:
+    """Remappings per stage: the stages that run, wired from ``joint_setpoint`` to
+    ``joint_command`` (the bridge's input)."""
+    stages = [s for s, on in (("gravity", use_gravity), ("friction", use_friction)) if on]
+    remaps: dict[str, dict[str, str]] = {}
+    source = "joint_setpoint"
+    for k, stage in enumerate(stages):
+        target = "joint_command" if k == len(stages) - 1 else f"{stage}/joint_command"
+        remaps[stage] = {"joint_setpoint": source, "joint_command": target}
+        source = target
+    # No stage at all: the bridge reads the setpoints directly.
+    remaps["bridge"] = {"joint_command": source} if source != "joint_command" else {}
+    return remaps
+
+
+def _setup(context, *args, **kwargs):
+    from launch.actions import GroupAction
+    from launch.substitutions import LaunchConfiguration
+    from launch_ros.actions import Node, PushRosNamespace
+
+    share = package_share()
+    cfg = lambda name: LaunchConfiguration(name).perform(context)  # noqa: E731
+    urdf = cfg("urdf") or str(share / "urdf" / "palletizer.urdf.xacro")
+    arm_config = cfg("arm_config") or str(share / "config" / "palletizer_arm.yaml")
+    sim_config = cfg("sim_config") or str(share / "config" / "sim_palletizer.yaml")
+    gravity_params = cfg("gravity_params") or str(share / "config" / "gravity_compensation.yaml")
+    friction_params = cfg("friction_params") or str(share / "config" / "friction_feedforward.yaml")
+    bridge_params = cfg("bridge_params") or str(share / "config" / "mit_bridge.yaml")
+    player_params = cfg("player_params") or str(share / "config" / "setpoint_player.yaml")
+    player = cfg("player")
+    if player not in PLAYER_PROFILES:
+        raise ValueError(f"launch argument player must be one of {', '.join(PLAYER_PROFILES)}, "
+                         f"got {player!r}")
+    simulate = _bool(context, "simulate")
+    remaps = chain_topics(_bool(context, "use_gravity"), _bool(context, "use_friction"))
+    actions = []
+    if cfg("namespace"):
+        actions.append(PushRosNamespace(cfg("namespace")))
+    if "gravity" in remaps:
+        actions.append(Node(
+            package=PACKAGE, executable="gravity_compensation_node", name="gravity_compensation",
+            output="screen", parameters=[gravity_params, {"urdf_path": urdf}],
+            remappings=list(remaps["gravity"].items())))
+    if "friction" in remaps:
+        actions.append(Node(
+            package=PACKAGE, executable="friction_feedforward_node", name="friction_feedforward",
+            output="screen", parameters=[friction_params, {"arm_config": arm_config}],
+            remappings=list(remaps["friction"].items())))
+    bridge_overrides = {"simulate": simulate, "can.interface": cfg("can_interface"),
+                        "can.channel": cfg("can_channel")}
+    if simulate:
+        bridge_overrides.update(robot_parameters(gravity_params))
+        bridge_overrides.update({"urdf_path": urdf, "sim_config": sim_config,
+                                 "read_motor_limits": False})
+    actions.append(Node(
+        package=PACKAGE, executable="mit_bridge_node", name="mit_bridge", output="screen",
+        parameters=[bridge_params, bridge_overrides], remappings=list(remaps["bridge"].items())))
+    if player != "none":
+        actions.append(Node(
+            package=PACKAGE, executable="setpoint_player", name="setpoint_player", output="screen",
+            parameters=[player_params, {"profile": player}]))
+    return [GroupAction(actions, scoped=True)]
+
+
+def launch_arguments() -> list:
+    """The launch arguments with their defaults and descriptions."""
+    from launch.actions import DeclareLaunchArgument
+
+    return [
+        DeclareLaunchArgument("urdf", default_value="",
+                              description="URDF or .xacro path (default: the bundled palletizer xacro)"),
+        DeclareLaunchArgument("arm_config", default_value="",
+                              description="per-arm YAML for the friction stage (default config/palletizer_arm.yaml)"),
+        DeclareLaunchArgument("simulate", default_value="true",
+                              description="true: simulated arm on a private virtual CAN bus"),
+        DeclareLaunchArgument("sim_config", default_value="",
+                              description="simulated arm's true values (default config/sim_palletizer.yaml)"),
+        DeclareLaunchArgument("use_gravity", default_value="true",
+                              description="false: no gravity stage in the chain"),
+        DeclareLaunchArgument("use_friction", default_value="true",
+                              description="false: no friction stage in the chain"),
+        DeclareLaunchArgument("namespace", default_value="",
+                              description="namespace of this arm's nodes and topics"),
+        DeclareLaunchArgument("can_interface", default_value="socketcan",
+                              description="python-can interface of the real bus (simulate:=false)"),
+        DeclareLaunchArgument("can_channel", default_value="can0",
+                              description="CAN channel of the real bus (simulate:=false)"),
+        DeclareLaunchArgument("player", default_value="none",
+                              description=f"setpoint source: {' | '.join(PLAYER_PROFILES)}"),
+        DeclareLaunchArgument("gravity_params", default_value="",
+                              description="gravity node parameter file (default config/gravity_compensation.yaml)"),
+        DeclareLaunchArgument("friction_params", default_value="",
+                              description="friction node parameter file (default config/friction_feedforward.yaml)"),
+        DeclareLaunchArgument("bridge_params", default_value="",
+                              description="bridge parameter file, the motor map (default config/mit_bridge.yaml)"),
+        DeclareLaunchArgument("player_params", default_value="",
+                              description="setpoint_player parameter file (default config/setpoint_player.yaml)"),
+    ]
+
+
+def generate_launch_description():
+    from launch import LaunchDescription
+    from launch.actions import OpaqueFunction
+
+    return LaunchDescription([*launch_arguments(), OpaqueFunction(function=_setup)])

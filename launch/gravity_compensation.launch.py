@@ -1,0 +1,65 @@
+"""The gravity compensation stage alone: ``joint_setpoint`` → ``joint_command`` + ``~/effort``.
+
+For a chain of your own (another controller downstream) or to compare the gravity term with
+``ros2 topic echo /gravity_compensation/effort``. Parameters from ``config/gravity_compensation.yaml``
+(or ``params``); ``urdf`` sets ``urdf_path`` (default: the bundled palletizer xacro; empty
+``urdf:=`` with ``use_topic:=true`` waits for the ``robot_description`` topic instead).
+
+Example::
+
+    ros2 launch gravity_friction_comp gravity_compensation.launch.py output:=gravity/joint_command
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+PACKAGE = "gravity_friction_comp"
+
+
+def package_share() -> pathlib.Path:
+    """The installed share directory; the source tree when the package is not installed."""
+    try:
+        from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
+    except ImportError:
+        return pathlib.Path(__file__).resolve().parents[1]
+    try:
+        return pathlib.Path(get_package_share_directory(PACKAGE))
+    except PackageNotFoundError:
+        return pathlib.Path(__file__).resolve().parents[1]
+
+
+def _setup(context, *args, **kwargs):
+    from launch.actions import GroupAction
+    from launch.substitutions import LaunchConfiguration
+    from launch_ros.actions import Node, PushRosNamespace
+
+    share = package_share()
+    cfg = lambda name: LaunchConfiguration(name).perform(context)  # noqa: E731
+    use_topic = cfg("use_topic").strip().lower() in ("true", "1")
+    urdf = "" if use_topic else (cfg("urdf") or str(share / "urdf" / "palletizer.urdf.xacro"))
+    params = cfg("params") or str(share / "config" / "gravity_compensation.yaml")
+    actions = [PushRosNamespace(cfg("namespace"))] if cfg("namespace") else []
+    actions.append(Node(
+        package=PACKAGE, executable="gravity_compensation_node", name="gravity_compensation",
+        output="screen", parameters=[params, {"urdf_path": urdf}],
+        remappings=[("joint_setpoint", cfg("input")), ("joint_command", cfg("output"))]))
+    return [GroupAction(actions, scoped=True)]
+
+
+def generate_launch_description():
+    from launch import LaunchDescription
+    from launch.actions import DeclareLaunchArgument, OpaqueFunction
+
+    return LaunchDescription([
+        DeclareLaunchArgument("urdf", default_value="",
+                              description="URDF or .xacro path (default: the bundled palletizer xacro)"),
+        DeclareLaunchArgument("use_topic", default_value="false",
+                              description="true: no urdf_path, read the robot_description topic"),
+        DeclareLaunchArgument("params", default_value="",
+                              description="parameter file (default config/gravity_compensation.yaml)"),
+        DeclareLaunchArgument("namespace", default_value="", description="namespace of the node"),
+        DeclareLaunchArgument("input", default_value="joint_setpoint", description="setpoint topic"),
+        DeclareLaunchArgument("output", default_value="joint_command", description="command topic"),
+        OpaqueFunction(function=_setup),
+    ])
