@@ -18,6 +18,11 @@ coupling is read from the URDF XML here. For speed, gravity is evaluated on a Pi
 model built with ``pin.transformJointIntoMimic`` when Pinocchio accepts the coupling *and* it
 reproduces the projection at load time; otherwise on the full model with the projection.
 
+An optional :class:`~gravity_friction_comp.actuator.ActuatorModel` (:meth:`RobotModel.with_actuators`)
+adds the reflected rotor inertia n²·J to the mass matrix diagonal and, in inverse dynamics,
+viscous·q̇ + Coulomb·sign(q̇) joint friction (mimic joints folded through G). Gravity is never
+affected; without an actuator model (or with an all-zero one) every number is unchanged.
+
 Not thread-safe: a model holds one ``pin.Data`` workspace. Use :meth:`RobotModel.copy` per
 thread. No rclpy import.
 """
@@ -32,6 +37,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pinocchio as pin
 
+from .actuator import ActuatorModel, ActuatorTerms
 from .exceptions import ConfigError, InputError, ModelError
 from .payload import Payload
 from .urdf_source import UrdfDescription, UrdfJoint, UrdfSource, load_description
@@ -323,8 +329,9 @@ class RobotModel:
     :attr:`joint_names` order: positions [rad] (continuous joints take an angle) or [m],
     torques [N·m] or [N].
 
-    The mass matrix and inverse dynamics are those of the rigid links only (no rotor inertia,
-    no joint friction).
+    The mass matrix and inverse dynamics are those of the rigid links, plus the actuator
+    model's reflected rotor inertia and joint friction when one is attached
+    (:meth:`with_actuators`; none by default).
     """
 
     def __init__(
@@ -332,8 +339,9 @@ class RobotModel:
         structure: _Structure,
         payload: Payload | None = None,
         gravity: Sequence[float] = _STANDARD_GRAVITY,
+        actuators: ActuatorModel | None = None,
     ):
-        """Internal: use :meth:`from_urdf`. Raises ConfigError for a bad payload/gravity."""
+        """Internal: use :meth:`from_urdf`. Raises ConfigError for a bad payload/gravity/actuators."""
         self._s = structure
         self._gravity_vector = _readonly(_gravity_vector(gravity))
         self._payload = payload
@@ -362,6 +370,26 @@ class RobotModel:
         # gravity() dispatch, decided once (the node calls it at 1 kHz)
         self._direct = self._fast is not None and structure.fast_map.identity
         self._total_mass = float(sum(self._full.inertias[j].mass for j in range(1, self._full.njoints)))
+        self._tril = np.tril_indices(self._full.nv, -1)  # CRBA fills the upper triangle only
+        self._project = bool(structure.mimics)  # G is the identity without mimic joints
+        self._set_actuators(actuators)
+
+    def _set_actuators(self, actuators: ActuatorModel | None) -> None:
+        if actuators is not None and not isinstance(actuators, ActuatorModel):
+            raise ConfigError(
+                f"actuators must be an ActuatorModel or None, got {type(actuators).__name__}",
+                key="actuators", value=actuators,
+            )
+        self._actuators = actuators
+        if actuators is None:
+            zero = _readonly(np.zeros(self._n))
+            terms = ActuatorTerms(zero, zero, zero)
+        else:
+            terms = actuators.fold(self._s.full_joint_names, self._s.joint_names, self._s.coupling)
+        self._terms = terms
+        # an all-zero term is skipped, so a default ActuatorModel leaves every bit unchanged
+        self._has_armature = bool(np.any(terms.reflected_inertia))
+        self._has_friction = bool(np.any(terms.viscous) or np.any(terms.coulomb))
 
     # ---- construction ------------------------------------------------------------------
     @classmethod
@@ -412,7 +440,7 @@ class RobotModel:
             ConfigError: ``payload.parent`` is neither a joint (mimic joints included) nor a
                 link/frame (the message lists the valid names; ``key="parent"``).
         """
-        return RobotModel(self._s, payload, self._gravity_vector)
+        return RobotModel(self._s, payload, self._gravity_vector, self._actuators)
 
     def with_gravity(self, gravity: Sequence[float]) -> RobotModel:
         """A new model with gravity vector ``gravity`` (3,) [m/s²], same payload.
@@ -420,11 +448,25 @@ class RobotModel:
         Raises:
             ConfigError: Not 3 finite numbers (``key="gravity"``).
         """
-        return RobotModel(self._s, self._payload, gravity)
+        return RobotModel(self._s, self._payload, gravity, self._actuators)
+
+    def with_actuators(self, actuators: ActuatorModel | None) -> RobotModel:
+        """A new model with actuator model ``actuators`` (replacing any); ``None`` removes it.
+
+        A count-only ActuatorModel lists the independent joints in :attr:`joint_names` order;
+        a named one may name any movable joint, mimic joints included (folded into their
+        master: k²·n²J and k²·viscous on the diagonal, |k|·Coulomb; see
+        :mod:`gravity_friction_comp.actuator`).
+
+        Raises:
+            ConfigError: not an ActuatorModel, or a joint name that is not a movable joint
+                (valid names listed). DimensionError: count-only model of the wrong size.
+        """
+        return RobotModel(self._s, self._payload, self._gravity_vector, actuators)
 
     def copy(self) -> RobotModel:
         """An independent model (own ``pin.Data``), e.g. for another thread."""
-        return RobotModel(self._s, self._payload, self._gravity_vector)
+        return RobotModel(self._s, self._payload, self._gravity_vector, self._actuators)
 
     # ---- description -------------------------------------------------------------------
     @property
@@ -483,6 +525,16 @@ class RobotModel:
         return self._payload
 
     @property
+    def actuators(self) -> ActuatorModel | None:
+        """The attached actuator model, or ``None``."""
+        return self._actuators
+
+    @property
+    def actuator_terms(self) -> ActuatorTerms:
+        """Actuator terms folded onto :attr:`joint_names` (zeros without an actuator model)."""
+        return self._terms
+
+    @property
     def gravity_vector(self) -> np.ndarray:
         """(3,) [m/s²] gravity in the base frame (read-only)."""
         return self._gravity_vector
@@ -515,7 +567,8 @@ class RobotModel:
     def __repr__(self) -> str:
         return (
             f"RobotModel({self.name!r}, joints={list(self.joint_names)}, "
-            f"mimic={sorted(self._s.mimics)}, payload={self._payload!r})"
+            f"mimic={sorted(self._s.mimics)}, payload={self._payload!r}"
+            + ("" if self._actuators is None else f", actuators={self._actuators!r}") + ")"
         )
 
     # ---- inputs ------------------------------------------------------------------------
@@ -575,23 +628,32 @@ class RobotModel:
         g_full = pin.computeGeneralizedGravity(self._full, self._full_data, self._full_config(q))
         return self._s.coupling_t @ g_full
 
-    # ---- dynamics (rigid links only) ---------------------------------------------------
+    # ---- dynamics ----------------------------------------------------------------------
     def mass_matrix(self, q) -> np.ndarray:
-        """Joint-space mass matrix M(q) = Gᵀ·M_full·G (n, n) [kg·m² or kg], symmetric.
+        """Joint-space mass matrix M(q) = Gᵀ·M_full·G + diag(A) (n, n) [kg·m² or kg], symmetric.
 
-        From ``pin.crba`` on the full model (upper triangle, symmetrised here).
+        From ``pin.crba`` on the full model (upper triangle, symmetrised here); A is the
+        actuator model's folded reflected rotor inertia n²·J (no coupling terms; module doc of
+        :mod:`gravity_friction_comp.actuator`). No friction.
 
         Raises:
             InputError: Bad q.
         """
         qf = self.full_configuration(q)
-        m_full = pin.crba(self._full, self._full_data, qf)
-        m_full = np.triu(m_full) + np.triu(m_full, 1).T
-        g = self._s.coupling
-        return g.T @ m_full @ g
+        mass = pin.crba(self._full, self._full_data, qf)  # a copy of data.M
+        mass[self._tril] = mass.T[self._tril]
+        if self._project:
+            g = self._s.coupling
+            mass = g.T @ mass @ g
+        if self._has_armature:
+            mass.flat[:: self._n + 1] += self._terms.reflected_inertia  # the diagonal, in place
+        return mass
 
     def nonlinear_effects(self, q, v) -> np.ndarray:
         """Coriolis, centrifugal and gravity torque b(q, v) = Gᵀ·b_full(q_full, G·v) (n,).
+
+        Rigid links only: the actuator model's friction is not included (it is in
+        :meth:`inverse_dynamics` and :meth:`forward_dynamics`).
 
         Args:
             q: (n,) [rad or m]. v: (n,) [rad/s or m/s].
@@ -604,13 +666,22 @@ class RobotModel:
         g = self._s.coupling
         return g.T @ pin.nonLinearEffects(self._full, self._full_data, qf, g @ v)
 
-    def inverse_dynamics(self, q, v, a) -> np.ndarray:
-        """Joint torque τ = M(q)·a + b(q, v) = Gᵀ·RNEA_full(q_full, G·v, G·a) (n,) [N·m or N].
+    def inverse_dynamics(self, q, v, a, include_friction: bool = True) -> np.ndarray:
+        """Joint torque τ = M(q)·a + b(q, v) + f(v) (n,) [N·m or N].
 
-        Exact for mimic joints since G is constant (FIELD_NOTES).
+        .. math::
+
+            \\tau = G^T \\mathrm{RNEA}_{full}(q_{full}, G v, G a) + A\\,a
+                   + [B\\,v + c\\,\\mathrm{sign}(v)]_{include\\_friction}
+
+        Exact for mimic joints since G is constant (FIELD_NOTES). A, B, c are the attached
+        actuator model's folded reflected inertia, viscous and Coulomb terms (zero without
+        one); sign(±0.0) = 0, so a joint at rest gets no Coulomb torque.
 
         Args:
             q: (n,) [rad or m]. v: (n,) [rad/s or m/s]. a: (n,) [rad/s² or m/s²].
+            include_friction: add the actuator model's joint friction; ``False`` for a
+                feedforward whose friction comes from a separate friction stage.
 
         Raises:
             InputError: Bad q, v or a.
@@ -618,17 +689,30 @@ class RobotModel:
         qf = self.full_configuration(q)
         v = self._vector(v, "v")
         a = self._vector(a, "a")
-        g = self._s.coupling
-        return g.T @ pin.rnea(self._full, self._full_data, qf, g @ v, g @ a)
+        if self._project:
+            g = self._s.coupling
+            tau = g.T @ pin.rnea(self._full, self._full_data, qf, g @ v, g @ a)
+        else:
+            tau = pin.rnea(self._full, self._full_data, qf, v, a)  # a new array
+        if self._has_armature:
+            tau += self._terms.reflected_inertia * a
+        if include_friction and self._has_friction:
+            tau += self._terms.viscous * v
+            tau += self._terms.coulomb * np.sign(v)  # np.sign(±0.0) = +0.0
+        return tau
 
-    def forward_dynamics(self, q, v, tau) -> np.ndarray:
-        """Joint acceleration a (n,) solving M(q)·a = τ − b(q, v).
+    def forward_dynamics(self, q, v, tau, include_friction: bool = True) -> np.ndarray:
+        """Joint acceleration a (n,) solving M(q)·a = τ − b(q, v) − f(v): inverse of
+        :meth:`inverse_dynamics`.
 
         ABA does not support mimic joints (FIELD_NOTES), so the reduced system is solved
-        directly.
+        directly. M includes the reflected rotor inertia; f(v) = B·v + c·sign(v) is the
+        actuator model's joint friction (a plain sign law: no stiction, see the simulator
+        for sticking).
 
         Args:
             q: (n,) [rad or m]. v: (n,) [rad/s or m/s]. tau: (n,) [N·m or N].
+            include_friction: subtract the actuator model's joint friction.
 
         Raises:
             InputError: Bad q, v or tau.
@@ -637,6 +721,8 @@ class RobotModel:
         tau = self._vector(tau, "tau")
         mass = self.mass_matrix(q)
         bias = self.nonlinear_effects(q, v)
+        if include_friction and self._has_friction:
+            bias = bias + self._terms.friction(self._vector(v, "v"))
         try:
             return np.linalg.solve(mass, tau - bias)
         except np.linalg.LinAlgError as exc:

@@ -1,0 +1,172 @@
+"""Inverse-dynamics feedforward: τ = M(q)q̈ + C(q, q̇)q̇ + g(q) from setpoints, ROS-free.
+
+The setpoint gives q and q̇; q̈ comes from filtered differentiation of successive setpoint
+velocities (backward difference through a first-order low-pass,
+:class:`~gravity_friction_comp.velocity.VelocityEstimator` fed with velocities), so
+
+.. math::
+
+    \\tau_{ff} = G^T \\mathrm{RNEA}_{full}(q_{full}, G\\dot q, G\\hat{\\ddot q})
+                 + \\mathrm{diag}(n^2 J)\\,\\hat{\\ddot q}
+
+with the reflected rotor inertia n²·J of the model's actuator model (Featherstone,
+*Rigid Body Dynamics Algorithms*, ch. 5; reflected inertia: module doc of
+:mod:`gravity_friction_comp.actuator`).
+
+**Friction is excluded** (``include_friction=False``), even when the model's actuator model
+carries viscous/Coulomb values: in the pipeline friction belongs to the friction stage
+(``friction_feedforward_node``), so counting it here would add it twice. A user without a
+friction stage who wants the model's joint friction calls
+:meth:`RobotModel.inverse_dynamics` directly.
+
+Not thread-safe (one filter state, one model workspace). No rclpy import.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from .exceptions import ConfigError, InputError
+from .robot_model import RobotModel
+from .velocity import VelocityEstimator
+
+__all__ = ["DEFAULT_ACCELERATION_CUTOFF_HZ", "FeedforwardTerms", "InverseDynamicsFeedforward",
+           "validate_acceleration_cutoff"]
+
+#: Default low-pass cutoff of the acceleration differentiation [Hz] (matches the friction
+#: node's ``velocity_cutoff_hz`` default).
+DEFAULT_ACCELERATION_CUTOFF_HZ = 20.0
+
+
+def validate_acceleration_cutoff(cutoff_hz: float) -> float:
+    """Check the acceleration low-pass cutoff [Hz]: a finite number > 0.
+
+    Raises:
+        ConfigError: otherwise (key ``acceleration_cutoff_hz``).
+    """
+    if isinstance(cutoff_hz, bool) or not isinstance(cutoff_hz, (int, float, np.floating)) \
+            or not math.isfinite(cutoff_hz) or cutoff_hz <= 0.0:
+        raise ConfigError(f"acceleration_cutoff_hz must be finite and > 0 [Hz], got "
+                          f"{cutoff_hz!r}", key="acceleration_cutoff_hz", value=cutoff_hz)
+    return float(cutoff_hz)
+
+
+class FeedforwardTerms(NamedTuple):
+    """One inverse-dynamics feedforward evaluation, (n,) arrays in the model's joint order.
+
+    Attributes:
+        effort: τ = M(q)q̈ + C(q, q̇)q̇ + g(q) with reflected rotor inertia [N·m or N].
+        velocity: q̇ used [rad/s] (the setpoint's, or estimated from positions).
+        acceleration: filtered q̈ used [rad/s²].
+    """
+
+    effort: np.ndarray
+    velocity: np.ndarray
+    acceleration: np.ndarray
+
+
+class InverseDynamicsFeedforward:
+    """Inverse-dynamics feedforward from a stream of setpoints (see the module docstring).
+
+    Filter (per joint, backward-Euler RC low-pass, :class:`VelocityEstimator`):
+
+    .. math::
+
+        \\hat a_k = \\hat a_{k-1} + \\alpha\\Big(\\frac{\\dot q_k - \\dot q_{k-1}}{\\Delta t}
+        - \\hat a_{k-1}\\Big),\\qquad \\alpha = \\frac{\\Delta t}{\\Delta t + 1/(2\\pi f_c)}
+
+    The first setpoint after construction/:meth:`reset` gives q̈ = 0; a setpoint whose time
+    is not later than the previous one repeats the previous q̈.
+
+    Args:
+        model: The robot model (gravity, payload and actuator model included). Used, not
+            copied: give each feedforward its own model (:meth:`RobotModel.copy`).
+        cutoff_hz: Low-pass cutoff f_c [Hz] of the differentiation, > 0.
+
+    Raises:
+        ConfigError: ``model`` not a RobotModel, or invalid cutoff (key
+            ``acceleration_cutoff_hz``).
+    """
+
+    def __init__(self, model: RobotModel, cutoff_hz: float = DEFAULT_ACCELERATION_CUTOFF_HZ):
+        if not isinstance(model, RobotModel):
+            raise ConfigError(f"model must be a RobotModel, got {type(model).__name__}",
+                              key="model", value=model)
+        self._model = model
+        self._n = model.n
+        self._cutoff = validate_acceleration_cutoff(cutoff_hz)
+        self._accel = VelocityEstimator(self._n, self._cutoff)
+        self._vel = VelocityEstimator(self._n, self._cutoff)  # fed only by setpoints without q̇
+        self.fell_back = False  # True once a setpoint without velocity was seen
+
+    @property
+    def model(self) -> RobotModel:
+        """The robot model used."""
+        return self._model
+
+    @property
+    def cutoff_hz(self) -> float:
+        """Low-pass cutoff of the differentiation [Hz]."""
+        return self._cutoff
+
+    def set_model(self, model: RobotModel) -> None:
+        """Switch to another model with the same joints (e.g. new payload), keeping the filter.
+
+        Raises:
+            ConfigError: not a RobotModel, or different joint names (``key="model"``).
+        """
+        if not isinstance(model, RobotModel) or model.joint_names != self._model.joint_names:
+            raise ConfigError("set_model: expected a RobotModel with joints "
+                              f"{list(self._model.joint_names)}", key="model", value=model)
+        self._model = model
+
+    def reset(self) -> None:
+        """Forget the filter history; the next setpoint gives q̈ = 0."""
+        self._accel.reset()
+        self._vel.reset()
+
+    def update(self, position, velocity, t: float) -> FeedforwardTerms:
+        """Feed one setpoint and return the feedforward torque.
+
+        Args:
+            position: (n,) setpoint q [rad or m] in the model's :attr:`joint_names` order.
+            velocity: (n,) setpoint q̇ [rad/s or m/s], or ``None`` (then q̇ is the filtered
+                difference of the positions of the setpoints without velocity, zero on the
+                first one, and :attr:`fell_back` becomes True).
+            t: setpoint time [s] (a monotonic clock or the message stamp).
+
+        Returns:
+            :class:`FeedforwardTerms` (effort without friction; see the module docstring).
+
+        Raises:
+            InputError: a vector not of shape (n,) (``reason="shape"``) or not finite
+                (``reason="nan"``), or a non-finite ``t``; the filter state is unchanged.
+        """
+        q = self._check(position, "position")
+        if not isinstance(t, (int, float, np.floating)) or not math.isfinite(t):
+            raise InputError(f"t must be a finite time [s], got {t!r}", reason="nan")
+        if velocity is None:
+            self.fell_back = True
+            v = self._vel.update(q, t)
+        else:
+            v = self._check(velocity, "velocity")
+        a = self._accel.update(v, t)
+        effort = self._model.inverse_dynamics(q, v, a, include_friction=False)
+        return FeedforwardTerms(effort, np.array(v, dtype=float), a)
+
+    def _check(self, x, what: str) -> np.ndarray:
+        try:
+            arr = np.asarray(x, dtype=float)
+        except (TypeError, ValueError):
+            raise InputError(f"{what} must be {self._n} numbers, got {x!r}",
+                             reason="shape") from None
+        if arr.shape != (self._n,):
+            raise InputError(f"{what} must have shape ({self._n},) in joint_names order "
+                             f"{list(self._model.joint_names)}, got shape {arr.shape}",
+                             reason="shape")
+        if not np.all(np.isfinite(arr)):
+            raise InputError(f"{what} contains NaN/inf: {arr.tolist()}", reason="nan")
+        return arr
