@@ -410,7 +410,9 @@ class SimulatedMotorBus:
         BusOpenError: the bus cannot be opened.
 
     Thread model: :meth:`start` runs :meth:`run_once` every ``arm.dt`` in a daemon thread on a
-    monotonic deadline schedule (sleeping to the next deadline; after falling more than 50 ms
+    monotonic deadline schedule; between ticks it blocks on the bus and answers each frame as
+    it arrives (a real motor replies within microseconds), with the motor state of the last
+    tick. After falling more than 50 ms
     behind it re-anchors and counts an overrun, so simulated time then lags real time).
     :meth:`inject_fault`, :meth:`set_muted`, :meth:`set_holding` and :meth:`snapshot` are
     safe from other threads (one lock). Without :meth:`start`, call :meth:`run_once`
@@ -536,6 +538,15 @@ class SimulatedMotorBus:
             self._sync_shafts()
             self.ticks += 1
 
+    def _answer_until(self, deadline: float) -> None:
+        # Wait for frames instead of sleeping: a motor answers within microseconds, not at
+        # the next physics tick (a late reply would be counted against the wrong cycle).
+        while (left := deadline - time.monotonic()) > 0 and not self._stop.is_set():
+            msg = self.bus.recv(timeout=left)
+            if msg is not None:
+                with self._lock:
+                    self._handle(msg)
+
     def _run(self) -> None:
         period = self.arm.dt
         next_t = time.monotonic()
@@ -544,7 +555,7 @@ class SimulatedMotorBus:
             next_t += period
             delay = next_t - time.monotonic()
             if delay > 0:
-                time.sleep(delay)
+                self._answer_until(next_t)
             else:
                 self.max_lateness = max(self.max_lateness, -delay)
                 if delay < -0.05:

@@ -1,0 +1,432 @@
+"""mit_bridge_node: joint commands → MIT-mode CAN frames, motor replies → joint_states, safety.
+
+The decisions (clamping, timeouts, faults, stale replies, shutdown) live in the ROS-free
+:class:`~gravity_friction_comp.bridge_core.MitBridgeCore`; the bus plumbing in
+:mod:`gravity_friction_comp.can_io`. This node only translates parameters and messages and
+owns the clock: a timer at ``rate_hz`` drains the frames the python-can Notifier thread
+queued, feeds them to the core, sends the core's frames and publishes ``joint_states``.
+The Notifier thread never touches rclpy.
+
+Topics:
+    joint_command (sub, sensor_msgs/JointState): position required; velocity/effort optional
+        (empty = 0); by name, every bridge joint must be present, extra names are ignored.
+        effort is τ_ff [N·m] (clamped to ``effort_limit`` and the motor's T_MAX).
+    gripper/holding (sub, std_msgs/Bool): attaches the payload in the simulated arm.
+    joint_states (pub, sensor_msgs/JointState): measured position [rad], velocity [rad/s],
+        effort [N·m] of the joints that have replied, at ``rate_hz``.
+    diagnostics (pub, diagnostic_msgs/DiagnosticArray): one status per motor (behaviour,
+        fault, stale, missed replies, temperatures) and one for the bus (load as a fraction
+        of ``can.bitrate``, frame rates, loop period statistics), at ``diagnostics_rate_hz``.
+
+Service:
+    ~/clear_faults (std_srvs/Trigger): clear latched motor faults (explicit request only).
+
+Parameters (read-only after start unless noted; per-joint arrays in ``joints`` order):
+    joints (string[]): joint names (required).
+    can_id, master_id (int[]): motor CAN id and reply (master) id (required).
+    motor_type (string[]): motor table key, e.g. DM4340 (required).
+    direction (int[], ±1), offset (double[], rad), gear_ratio (double[], joint = motor/ratio).
+    kp (double[], N·m/rad), kd (double[], N·m·s/rad): joint-space gains, runtime-settable.
+    effort_limit (double[], N·m): |τ_ff| bound (empty: motor T_MAX only).
+    damp_kd (double[], N·m·s/rad): kd used by ``damp`` (empty: kd).
+    rate_hz (double, Hz, 500), command_timeout (double, s, 0.1),
+    timeout_behavior, fault_behavior (string: damp | hold | disable; damp),
+    stale_cycles (int, 10), diagnostics_rate_hz (double, Hz, 10).
+    can.interface (string, socketcan), can.channel (string, can0), can.bitrate (int, bit/s, 1000000).
+    read_motor_limits (bool, false): read Damiao registers 21–23 at start, used over the table.
+    simulate (bool, false): run emulated motors and the simulated arm on a private python-can
+        ``virtual`` bus (channel ``<can.channel>/sim<node fqn>/<pid>``) in this process.
+    sim_config (string): sim YAML path (:class:`~gravity_friction_comp.simulation.SimConfig`),
+        empty = defaults (no friction).
+    robot_description, urdf_path, xacro_args, gravity, payload.* : the robot parameters of
+        :mod:`~gravity_friction_comp.nodes.robot_params` (used when simulate is true).
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+import os
+import time
+from typing import Any
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Bool
+
+from ..bridge_core import MitBridgeCore, bus_load_fraction, mit_bus_load
+from ..can_io import (
+    BridgeCanIO,
+    CanSettings,
+    SimulatedMotorBus,
+    bridge_config_from_values,
+    open_bus,
+    read_damiao_limits,
+)
+from ..exceptions import ConfigError, InputError
+from ..mit_codec import decode_feedback
+from ..simulation import SimConfig, SimulatedArm
+from ..stage import Throttle, parse_setpoint
+from .robot_params import ROBOT_PARAMETERS, build_robot_models, declare_robot_parameters
+from .stage_node import SETPOINT_QOS, run_node
+
+try:  # std_srvs is pinned in requirements.txt; keep the node usable without it
+    from std_srvs.srv import Trigger
+except ImportError:  # pragma: no cover - depends on the install
+    Trigger = None
+
+__all__ = ["MitBridgeNode", "main"]
+
+_DYNAMIC = dict(dynamic_typing=True)
+#: name → (default, description, read_only); ``None`` defaults are typed by their value.
+BRIDGE_PARAMETERS: dict[str, tuple[Any, str, bool]] = {
+    "joints": (None, "joint names, order of every per-joint array", True),
+    "can_id": (None, "motor CAN ids (int[])", True),
+    "master_id": (None, "motor reply (master) ids (int[])", True),
+    "motor_type": (None, "motor table keys, e.g. DM4340 (string[])", True),
+    "direction": (None, "+1/-1 per joint (int[]); empty = +1", True),
+    "offset": (None, "joint position when the motor reads 0 [rad] (double[]); empty = 0", True),
+    "gear_ratio": (None, "motor turns per joint turn (double[]); empty = 1", True),
+    "kp": (None, "joint stiffness [N·m/rad] (double[]); runtime-settable", False),
+    "kd": (None, "joint damping [N·m·s/rad] (double[]); runtime-settable", False),
+    "effort_limit": (None, "|tau_ff| bound per joint [N·m] (double[]); empty = T_MAX only", True),
+    "damp_kd": (None, "kd of the damp behaviour [N·m·s/rad] (double[]); empty = kd", True),
+    "rate_hz": (500.0, "control loop rate [Hz]", True),
+    "command_timeout": (0.1, "no joint_command for this long -> timeout_behavior [s]", True),
+    "timeout_behavior": ("damp", "damp | hold | disable", True),
+    "fault_behavior": ("damp", "behaviour of a faulted motor: damp | hold | disable", True),
+    "stale_cycles": (10, "missed replies in a row that make a motor stale", True),
+    "diagnostics_rate_hz": (10.0, "diagnostics publish rate [Hz]", True),
+    "can.interface": ("socketcan", "python-can interface (socketcan, virtual, pcan, ...)", True),
+    "can.channel": ("can0", "python-can channel", True),
+    "can.bitrate": (1_000_000, "CAN bitrate [bit/s], also the bus-load reference", True),
+    "read_motor_limits": (False, "read Damiao registers 21-23 (P/V/T_MAX) at start", True),
+    "simulate": (False, "emulated motors + simulated arm on a private virtual bus", True),
+    "sim_config": ("", "sim YAML with the simulated arm's true values ('' = defaults)", True),
+}
+
+#: After clear frames are sent to a motor, up to this many fault replies are ignored until it
+#: reports a non-fault state: replies to frames sent *before* the clear can still be in flight
+#: (reply latency, Notifier thread delay) and would re-latch the fault just cleared. The
+#: budget covers one reply in flight plus the replies to the two clear frames, so a motor
+#: whose fault persists still latches again. (Belongs in MitBridgeCore; kept here for now.)
+_STALE_FAULT_REPLIES = 3
+
+_LEVEL = {"ok": DiagnosticStatus.OK, "warn": DiagnosticStatus.WARN, "error": DiagnosticStatus.ERROR}
+
+
+def _kv(key: str, value: Any) -> KeyValue:
+    return KeyValue(key=key, value=str(value))
+
+
+class MitBridgeNode(Node):
+    """The MIT bridge (node name ``mit_bridge``); see the module docstring."""
+
+    NODE_NAME = "mit_bridge"
+
+    def __init__(self, **kwargs):
+        super().__init__(self.NODE_NAME, **kwargs)
+        self._declaring = True
+        self._pending_gains: tuple[np.ndarray, np.ndarray] | None = None
+        self._core: MitBridgeCore | None = None
+        self._io: BridgeCanIO | None = None
+        self._sim: SimulatedMotorBus | None = None
+        self._closed = False
+        self._throttle = Throttle(2.0)
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self.add_post_set_parameters_callback(self._post_set_parameters)
+        for name, (default, description, read_only) in BRIDGE_PARAMETERS.items():
+            extra = _DYNAMIC if default is None else {}
+            self.declare_parameter(name, default, ParameterDescriptor(
+                description=description, read_only=read_only, **extra))
+        declare_robot_parameters(self)
+        self._declaring = False
+        values = self._values()
+        config = bridge_config_from_values(values)
+        settings = CanSettings(values["can.interface"], values["can.channel"], values["can.bitrate"])
+        diag_rate = float(values["diagnostics_rate_hz"])
+        if not math.isfinite(diag_rate) or diag_rate <= 0:
+            raise ConfigError(f"diagnostics_rate_hz must be > 0, got {diag_rate}", key="diagnostics_rate_hz",
+                              value=diag_rate)
+        bus = None
+        try:
+            if values["simulate"]:
+                settings = self._start_simulation(values, config, settings)
+            bus = open_bus(settings)
+            if values["read_motor_limits"]:
+                config = self._read_limits(bus, config, values)
+            self._core = MitBridgeCore(config)
+            self._io = BridgeCanIO(bus, accept=self._core.reply_ids)
+        except BaseException:
+            if bus is not None and self._io is None:
+                bus.shutdown()
+            self._close_bus()
+            raise
+        self.settings = settings
+        self.config = config
+        self._io.send(self._core.enable_frames())
+        load = mit_bus_load(len(config.motors), config.rate_hz, settings.bitrate)
+        log = self.get_logger()
+        log.info(f"{len(config.motors)} motors on {settings.interface}:{settings.channel} at "
+                 f"{config.rate_hz:g} Hz; expected bus load {load:.0%} of {settings.bitrate} bit/s"
+                 f"{' (simulated arm)' if self._sim else ''}")
+        if load > 1.0:
+            log.error(f"expected bus load {load:.0%}: {len(config.motors)} motors at {config.rate_hz:g} Hz "
+                      "do not fit this bus; lower rate_hz or split the motors over buses")
+        self._periods: collections.deque[float] = collections.deque(maxlen=4096)
+        self._last_loop: float | None = None
+        self._rejected = 0
+        self._clear_watch = False
+        self._stale_fault_budget: dict[int, int] = {}
+        self._diag_prev = (time.monotonic(), 0, 0)
+        self._state_pub = self.create_publisher(JointState, "joint_states", SETPOINT_QOS)
+        self._diag_pub = self.create_publisher(DiagnosticArray, "diagnostics", SETPOINT_QOS)
+        self.create_subscription(JointState, "joint_command", self._on_command, SETPOINT_QOS)
+        self.create_subscription(Bool, "gripper/holding", self._on_holding, SETPOINT_QOS)
+        if Trigger is not None:
+            self.create_service(Trigger, "~/clear_faults", self._on_clear_faults)
+        else:  # pragma: no cover
+            log.warning("std_srvs not installed: ~/clear_faults service unavailable")
+        self._loop_timer = self.create_timer(config.period, self._loop)
+        self._diag_timer = self.create_timer(1.0 / diag_rate, self._publish_diagnostics)
+
+    # ------------------------------------------------------------------ setup helpers
+    def _values(self) -> dict[str, Any]:
+        names = list(BRIDGE_PARAMETERS) + list(ROBOT_PARAMETERS)
+        return {n: self.get_parameter(n).value for n in names}
+
+    def _start_simulation(self, values, config, settings: CanSettings) -> CanSettings:
+        models = build_robot_models(values)
+        if models is None:
+            raise ConfigError("simulate:=true needs the robot: set urdf_path or robot_description",
+                              key="urdf_path")
+        path = values["sim_config"]
+        sim_cfg = SimConfig.from_yaml(path) if path else SimConfig()
+        arm = SimulatedArm(models.bare, sim_cfg, payload=models.loaded.payload,
+                           holding=bool(values["payload.attached"]))
+        channel = f"{settings.channel}/sim{self.get_fully_qualified_name()}/{os.getpid()}"
+        sim_settings = CanSettings("virtual", channel, settings.bitrate)
+        self._sim = SimulatedMotorBus.for_bridge(arm, config, sim_settings)
+        self._sim.start()
+        self.get_logger().info(f"simulated arm {list(arm.joint_names)} at {sim_cfg.physics_rate_hz:g} Hz "
+                               f"(sim config {path or 'defaults'}), virtual channel {channel!r}")
+        return sim_settings
+
+    def _read_limits(self, bus, config, values):
+        results = read_damiao_limits(bus, config.motors)
+        for name, (limits, note) in results.items():
+            if note:
+                self.get_logger().warning(f"{name}: limit registers: {note}")
+            else:
+                self.get_logger().info(f"{name}: motor reports P_MAX {limits.p_max:g} rad, V_MAX "
+                                       f"{limits.v_max:g} rad/s, T_MAX {limits.t_max:g} N·m")
+        return bridge_config_from_values(values, {k: v[0] for k, v in results.items()})
+
+    # ------------------------------------------------------------------ parameters
+    def _on_set_parameters(self, params) -> SetParametersResult:
+        if self._declaring or self._core is None:
+            return SetParametersResult(successful=True)
+        kp, kd = self._core.gains
+        try:
+            for p in params:
+                if p.name in ("kp", "kd"):
+                    arr = np.array([float(x) for x in (p.value or [])])
+                    if arr.shape != kp.shape:
+                        raise ConfigError(f"{p.name} needs {kp.shape[0]} values (one per joint), got "
+                                          f"{arr.shape[0]}", key=p.name, value=list(p.value or []))
+                    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+                        raise ConfigError(f"{p.name} must be finite and >= 0, got {arr.tolist()}", key=p.name,
+                                          value=arr.tolist())
+                    if p.name == "kp":
+                        kp = arr
+                    else:
+                        kd = arr
+        except (ConfigError, TypeError, ValueError) as error:
+            return SetParametersResult(successful=False, reason=str(error))
+        self._pending_gains = (kp, kd)
+        return SetParametersResult(successful=True)
+
+    def _post_set_parameters(self, params) -> None:
+        if self._pending_gains is not None and self._core is not None:
+            kp, kd = self._pending_gains
+            self._pending_gains = None
+            self._core.set_gains(kp, kd)
+            self.get_logger().info(f"gains kp={kp.tolist()} kd={kd.tolist()}")
+
+    # ------------------------------------------------------------------ inputs
+    def _warn(self, key: str, message: str) -> None:
+        if self._throttle.ready(key):
+            self.get_logger().warning(message)
+
+    def _on_command(self, msg: JointState) -> None:
+        core = self._core
+        try:
+            sp = parse_setpoint(msg.name, msg.position, msg.velocity, msg.effort, core.joint_names)
+            core.set_command(sp.model_position(), sp.model_velocity(), sp.model_effort(), time.monotonic())
+        except InputError as error:
+            self._rejected += 1
+            self._warn(f"command_{error.reason}", f"joint_command rejected ({error}); previous command kept")
+
+    def _on_holding(self, msg: Bool) -> None:
+        if self._sim is not None:
+            self._sim.set_holding(bool(msg.data))
+
+    def _on_clear_faults(self, request, response):
+        faulted = [s.name for s in self._core.status() if s.fault]
+        self._core.request_clear_fault(None)
+        self._clear_watch = True
+        response.success = True
+        response.message = f"clearing {faulted}" if faulted else "no latched fault"
+        self.get_logger().info(f"clear_faults: {response.message}")
+        return response
+
+    # ------------------------------------------------------------------ loop
+    def _loop(self) -> None:
+        if self._closed:
+            return
+        now = time.monotonic()
+        if self._last_loop is not None:
+            self._periods.append(now - self._last_loop)
+        self._last_loop = now
+        core, io = self._core, self._io
+        for frame in io.drain():
+            if self._stale_fault_budget and self._is_stale_fault(frame):
+                continue
+            core.ingest_feedback(frame.arbitration_id, frame.data, frame.time)
+        io.send(core.step(now))
+        if self._clear_watch:
+            self._clear_watch = False
+            for i, s in enumerate(core.status()):
+                if s.behavior == "clear_fault":
+                    self._stale_fault_budget[i] = _STALE_FAULT_REPLIES
+        state = core.joint_state()
+        if state.valid.any():
+            idx = np.flatnonzero(state.valid)
+            msg = JointState()
+            msg.header.stamp = self.get_clock().now().to_msg()
+            msg.name = [core.joint_names[i] for i in idx]
+            msg.position = state.position[idx].tolist()
+            msg.velocity = state.velocity[idx].tolist()
+            msg.effort = state.effort[idx].tolist()
+            self._state_pub.publish(msg)
+
+    def _is_stale_fault(self, frame) -> bool:
+        """A fault reply that may predate the clear frames just sent (see _STALE_FAULT_REPLIES)."""
+        for i, budget in list(self._stale_fault_budget.items()):
+            m = self.config.motors[i]
+            if frame.arbitration_id != m.master_id or len(frame.data) < 6 or not m.reply_matches(frame.data):
+                continue
+            try:
+                fault = decode_feedback(frame.data, m.limits).is_fault
+            except InputError:
+                return False
+            if not fault:
+                del self._stale_fault_budget[i]  # the motor answered the clear: back to normal
+                return False
+            if budget <= 1:
+                del self._stale_fault_budget[i]
+            else:
+                self._stale_fault_budget[i] = budget - 1
+            return True
+        return False
+
+    def loop_periods(self) -> np.ndarray:
+        """Recent control loop periods [s] (up to 4096), oldest first (for benchmarks)."""
+        return np.array(self._periods)
+
+    # ------------------------------------------------------------------ diagnostics
+    def _publish_diagnostics(self) -> None:
+        if self._closed:
+            return
+        core, io = self._core, self._io
+        array = DiagnosticArray()
+        array.header.stamp = self.get_clock().now().to_msg()
+        for s in core.status():
+            st = DiagnosticStatus(name=f"{self.get_name()}: {s.name}", hardware_id=f"can_id 0x{s.can_id:X}")
+            if s.fault:
+                level, message = "error", f"fault: {s.fault_reason}; {s.behavior}"
+            elif s.stale:
+                level, message = "error", f"stale: {s.missed_replies} replies missed"
+            elif s.behavior not in ("command",):
+                level, message = "warn", f"{s.behavior}: {s.reason}"
+            elif s.effort_clamped:
+                level, message = "warn", "tau_ff clamped to effort limit"
+            else:
+                level, message = "ok", "command"
+            st.level, st.message = _LEVEL[level], message
+            st.values = [_kv("behavior", s.behavior), _kv("reason", s.reason), _kv("fault", s.fault),
+                         _kv("fault_reason", s.fault_reason), _kv("stale", s.stale),
+                         _kv("missed_replies", s.missed_replies),
+                         _kv("total_missed_replies", s.total_missed_replies), _kv("replies", s.replies),
+                         _kv("effort_clamped", s.effort_clamped), _kv("motor_enabled", s.motor_enabled)]
+            st.values += [_kv(f"{name} [degC]", t) for name, t in s.temperatures]
+            array.status.append(st)
+        now = time.monotonic()
+        t0, sent0, recv0 = self._diag_prev
+        sent, recv = io.sent, io.listener.received
+        dt = max(now - t0, 1e-9)
+        fps = (sent - sent0 + recv - recv0) / dt
+        self._diag_prev = (now, sent, recv)
+        load = bus_load_fraction(fps, self.settings.bitrate)
+        expected = mit_bus_load(core.n_joints, self.config.rate_hz, self.settings.bitrate)
+        periods = np.array(self._periods)[-max(int(self.config.rate_hz / 2), 10):]
+        bus = DiagnosticStatus(name=f"{self.get_name()}: bus",
+                               hardware_id=f"{self.settings.interface}:{self.settings.channel}")
+        worst = max(load, expected)
+        problems = []
+        if worst > 1.0:
+            problems.append("error")
+        elif worst > 0.8 or io.send_errors or io.listener.dropped or io.listener.errors:
+            problems.append("warn")
+        level = problems[0] if problems else "ok"
+        bus.level = _LEVEL[level]
+        bus.message = f"bus load {load:.1%} of {self.settings.bitrate} bit/s (expected {expected:.1%})"
+        bus.values = [
+            _kv("bus_load", f"{load:.4f}"), _kv("expected_bus_load", f"{expected:.4f}"),
+            _kv("frames_per_second", f"{fps:.1f}"), _kv("bitrate", self.settings.bitrate),
+            _kv("frames_sent", sent), _kv("frames_received", recv), _kv("send_errors", io.send_errors),
+            _kv("last_send_error", io.last_send_error), _kv("rx_dropped", io.listener.dropped),
+            _kv("rx_errors", io.listener.errors), _kv("unknown_frames", core.unknown_frames),
+            _kv("rejected_commands", self._rejected), _kv("rate_hz", self.config.rate_hz),
+            _kv("simulate", self._sim is not None),
+        ]
+        if periods.size:
+            bus.values += [_kv("loop_period_p50 [ms]", f"{1e3 * np.percentile(periods, 50):.3f}"),
+                           _kv("loop_period_p99 [ms]", f"{1e3 * np.percentile(periods, 99):.3f}"),
+                           _kv("loop_period_max [ms]", f"{1e3 * periods.max():.3f}")]
+        array.status.append(bus)
+        self._diag_pub.publish(array)
+
+    # ------------------------------------------------------------------ shutdown
+    def shutdown_motors(self) -> None:
+        """Send disable to every motor and close the bus (idempotent; also on destroy)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._core is not None and self._io is not None:
+            self._io.send(self._core.shutdown_frames())
+            if self._sim is not None:
+                time.sleep(0.005)  # let the simulated motors take the disable frames
+        self._close_bus()
+
+    def _close_bus(self) -> None:
+        if self._io is not None:
+            self._io.close()
+        if self._sim is not None:
+            self._sim.stop()
+
+    def destroy_node(self):
+        self.shutdown_motors()
+        return super().destroy_node()
+
+
+def main(args=None) -> None:
+    """Entry point of the ``mit_bridge_node`` executable."""
+    run_node(MitBridgeNode, args)
+
+
+if __name__ == "__main__":
+    main()

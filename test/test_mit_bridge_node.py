@@ -1,0 +1,325 @@
+"""mit_bridge_node tests: a running node with its simulated arm, driven over DDS.
+
+Graph tests start the real executable in a subprocess (one for the module). Tests that
+must see the CAN frames (fault, stale, timeout frames, disable on shutdown) run the node in
+this process, because a python-can ``virtual`` bus is visible only inside its process; a
+second bus object on the node's channel listens to every frame.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+import pytest
+import yaml
+
+rclpy = pytest.importorskip("rclpy")
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Bool  # noqa: E402
+
+from gravity_friction_comp import Payload, RobotModel  # noqa: E402
+from gravity_friction_comp.can_io import CanSettings, open_bus  # noqa: E402
+from gravity_friction_comp.mit_codec import DISABLE_FRAME, unpack_command_codes  # noqa: E402
+from graph_helpers import GraphClient, fresh_domain_id, graph_client, node_process, write_params  # noqa: E402
+
+NODE = "mit_bridge"
+JOINTS = ["base_yaw", "shoulder_pitch", "beam_pitch"]
+Q0 = {"base_yaw": 0.1, "shoulder_pitch": 0.3, "beam_pitch": 0.2}
+PAYLOAD = dict(mass=0.3, shape="point", com=[0.0, 0.0, -0.07], parent="tool")
+FRICTION = dict(coulomb=0.02, stribeck_breakaway=0.01, stribeck_velocity=0.05, viscous=0.01)
+TIMEOUT = 0.25  # generous: a loaded CI machine can delay DDS delivery
+RATE = 500.0
+
+
+def _urdf():
+    from conftest import REPO_ROOT
+
+    return str(REPO_ROOT / "urdf" / "palletizer.urdf")
+
+
+def _params(sim_yaml: str, **extra):
+    params = {
+        "joints": JOINTS, "can_id": [1, 2, 3], "master_id": [17, 18, 19],
+        "motor_type": ["DM4310", "DM4340", "DM4310"], "kp": [0.0, 0.0, 0.0], "kd": [0.0, 0.0, 0.0],
+        "damp_kd": [2.0, 2.0, 2.0], "effort_limit": [10.0, 28.0, 10.0], "rate_hz": RATE,
+        "command_timeout": TIMEOUT, "diagnostics_rate_hz": 20.0, "simulate": True,
+        "sim_config": sim_yaml, "urdf_path": _urdf(),
+        **{f"payload.{k}": v for k, v in PAYLOAD.items()},
+    }
+    params.update(extra)
+    return params
+
+
+def _sim_yaml(path) -> str:
+    joints = {n: dict(FRICTION, initial_position=q) for n, q in Q0.items()}
+    path.write_text(yaml.safe_dump({"simulation": {"version": 1, "physics_rate_hz": 1000.0,
+                                                   "mass_scale": 1.0, "joints": joints}}))
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def models():
+    bare = RobotModel.from_urdf(_urdf())
+    return bare, bare.with_payload(Payload.point(PAYLOAD["mass"], com=tuple(PAYLOAD["com"]),
+                                                 parent=PAYLOAD["parent"]))
+
+
+def _command(q, effort):
+    msg = JointState()
+    msg.name = list(JOINTS)
+    msg.position = [float(x) for x in q]
+    msg.effort = [float(x) for x in effort]
+    return msg
+
+
+def _positions(states):
+    msg = states[-1]
+    by_name = dict(zip(msg.name, msg.position))
+    return np.array([by_name[n] for n in JOINTS])
+
+
+def _motor_status(diags, joint):
+    for array in reversed(diags):
+        for st in array.status:
+            if st.name == f"{NODE}: {joint}":
+                return st, {kv.key: kv.value for kv in st.values}
+    return None, {}
+
+
+def _stream(client, pub, msg_fn, seconds, proc=None, period=0.01):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pub.publish(msg_fn())
+        client.spin_for(period)
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"node exited:\n{proc.stdout.read()}")
+
+
+# --- graph tests: the executable in a subprocess ----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def running(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("bridge")
+    domain = fresh_domain_id()
+    path = write_params(tmp / "params.yaml", NODE, _params(_sim_yaml(tmp / "sim.yaml")))
+    with node_process("mit_bridge_node", domain, path) as proc, graph_client(domain) as client:
+        states = client.subscribe(JointState, "joint_states")
+        diags = client.subscribe(DiagnosticArray, "diagnostics")
+        commands = client.publisher(JointState, "joint_command")
+        holding = client.publisher(Bool, "gripper/holding")
+        client.wait_for_subscriber(commands, timeout=20.0, proc=proc)
+        assert client.spin_until(lambda: len(states) > 5 and len(diags) > 0, 10.0, proc)
+        yield client, proc, states, diags, commands, holding
+
+
+def test_joint_states_report_the_simulated_arm(running):
+    client, proc, states, *_ = running
+    msg = states[-1]
+    assert list(msg.name) == JOINTS
+    # before any command: damp (kp = 0); friction holds base_yaw (no gravity on a vertical axis)
+    assert _positions(states)[0] == pytest.approx(Q0["base_yaw"], abs=25 / 65535)
+
+
+def test_gravity_feedforward_holds_then_timeout_then_recovery(running, models):
+    client, proc, states, diags, commands, holding = running
+    bare, loaded = models
+    q_hold = _positions(states)
+    q_hold[1:] = [0.3, 0.2]
+    client.set_parameters(NODE, kp=[20.0, 30.0, 15.0], kd=[0.5, 1.0, 0.3])
+    # bring the arm to q_hold under position control with the gravity feedforward
+    _stream(client, commands, lambda: _command(q_hold, bare.gravity(q_hold)), 1.0, proc)
+    client.set_parameters(NODE, kp=[0.0, 0.0, 0.0], kd=[0.0, 0.0, 0.0])
+    client.spin_for(0.05)
+    start = _positions(states)
+    # pure feedforward = exact gravity (sim mass_scale 1): the arm stays within 1 mrad for 2 s
+    _stream(client, commands, lambda: _command(start, bare.gravity(start)), 2.0, proc)
+    assert np.max(np.abs(_positions(states) - start)) < 1e-3
+    st, values = _motor_status(diags, "shoulder_pitch")
+    assert st.level == DiagnosticStatus.OK and values["behavior"] == "command"
+    # holding the payload while feeding the bare gravity: the loaded arm sinks (> 1 mrad)
+    holding.publish(Bool(data=True))
+    _stream(client, commands, lambda: _command(start, bare.gravity(start)), 0.3, proc)
+    assert np.max(np.abs(_positions(states) - start)) > 1e-3
+    # commands stop → timeout behaviour (damp) reported within timeout + a period + a diag period
+    holding.publish(Bool(data=False))
+    client.spin_for(0.05)
+    n0 = len(diags)
+    stopped = time.monotonic()
+    assert client.spin_until(
+        lambda: _motor_status(diags[n0:], "beam_pitch")[1].get("reason") == "command timeout", 2.0, proc)
+    assert time.monotonic() - stopped < TIMEOUT + 1 / RATE + 1 / 20.0 + 0.15
+    st, values = _motor_status(diags, "beam_pitch")
+    assert st.level == DiagnosticStatus.WARN and values["behavior"] == "damp"
+    # left as soon as commands return
+    n0 = len(diags)
+    _stream(client, commands, lambda: _command(start, bare.gravity(start)), 0.2, proc)
+    assert _motor_status(diags[n0:], "beam_pitch")[1]["behavior"] == "command"
+
+
+def test_gain_parameters_validated(running):
+    client, *_ = running
+    bad = client.set_parameters(NODE, kp=[-1.0, 0.0, 0.0])
+    assert not bad[0].successful and ">= 0" in bad[0].reason
+    short = client.set_parameters(NODE, kd=[1.0, 2.0])
+    assert not short[0].successful and "3 values" in short[0].reason
+    ro = client.set_parameters(NODE, rate_hz=1000.0)
+    assert not ro[0].successful
+    ok = client.set_parameters(NODE, kd=[0.1, 0.2, 0.3])
+    assert ok[0].successful
+
+
+def test_nan_command_rejected_and_counted(running):
+    client, proc, states, diags, commands, _ = running
+    msg = _command([0.0, float("nan"), 0.0], [0.0, 0.0, 0.0])
+    commands.publish(msg)
+    n0 = len(diags)
+    assert client.spin_until(lambda: len(diags) > n0 + 1, 2.0, proc)
+    bus = [st for st in diags[-1].status if st.name == f"{NODE}: bus"][0]
+    values = {kv.key: kv.value for kv in bus.values}
+    assert int(values["rejected_commands"]) >= 1
+    # 3 motors × (command + reply) × 500 Hz × 135 bit / 1 Mbit/s = 0.405
+    assert float(values["expected_bus_load"]) == pytest.approx(0.405, abs=1e-4)
+    assert 0.2 < float(values["bus_load"]) < 0.6
+
+
+def test_sigint_exits_cleanly(tmp_path):
+    domain = fresh_domain_id()
+    path = write_params(tmp_path / "p.yaml", NODE, _params(_sim_yaml(tmp_path / "sim.yaml")))
+    with node_process("mit_bridge_node", domain, path) as proc, graph_client(domain) as client:
+        states = client.subscribe(JointState, "joint_states")
+        assert client.spin_until(lambda: len(states) > 0, 20.0, proc)
+        proc.send_signal(2)
+        assert proc.wait(timeout=10) == 0
+
+
+def test_bad_configuration_exits_with_reason(tmp_path):
+    domain = fresh_domain_id()
+    path = write_params(tmp_path / "p.yaml", NODE,
+                        _params(_sim_yaml(tmp_path / "sim.yaml"), motor_type=["DM4310", "DM9", "DM4310"]))
+    with node_process("mit_bridge_node", domain, path) as proc:
+        out, _ = proc.communicate(timeout=20)
+        assert proc.returncode == 2
+        assert "DM9" in out and "DM4340" in out
+
+
+# --- in-process: frames on the node's virtual bus -----------------------------------------------
+
+
+@pytest.fixture
+def inproc(tmp_path):
+    from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode
+
+    client = GraphClient(fresh_domain_id())
+    params = _params(_sim_yaml(tmp_path / "sim.yaml"), kp=[20.0, 30.0, 15.0], kd=[0.5, 1.0, 0.3])
+    node = MitBridgeNode(context=client.context,
+                         parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
+    client.executor.add_node(node)
+    spy = open_bus(CanSettings("virtual", node.settings.channel, 1_000_000))
+    try:
+        yield client, node, spy
+    finally:
+        spy.shutdown()
+        client.executor.remove_node(node)
+        node.destroy_node()
+        client.close()
+
+
+def _frames(spy, can_id=None):
+    out = []
+    while (msg := spy.recv(timeout=0.0)) is not None:
+        if can_id is None or msg.arbitration_id == can_id:
+            out.append((msg.timestamp, msg.arbitration_id, bytes(msg.data)))
+    return out
+
+
+def test_fault_error_diagnostic_and_safe_output_for_that_motor_only(inproc, models):
+    client, node, spy = inproc
+    bare, _ = models
+    diags = client.subscribe(DiagnosticArray, "diagnostics")
+    commands = client.publisher(JointState, "joint_command")
+    q = np.array([Q0[n] for n in JOINTS])
+    _stream(client, commands, lambda: _command(q, bare.gravity(q)), 0.3)
+    node._sim.inject_fault("beam_pitch", 0xA)  # noqa: SLF001 - the simulated motor over-currents
+    _stream(client, commands, lambda: _command(q, bare.gravity(q)), 0.2)
+    st, values = _motor_status(diags, "beam_pitch")
+    assert st.level == DiagnosticStatus.ERROR and "over-current" in st.message
+    for other in ("base_yaw", "shoulder_pitch"):
+        assert _motor_status(diags, other)[0].level == DiagnosticStatus.OK
+    _frames(spy)
+    _stream(client, commands, lambda: _command(q, bare.gravity(q)), 0.05)
+    frames = _frames(spy)
+    beam = [unpack_command_codes(d) for _, i, d in frames if i == 3]
+    shoulder = [unpack_command_codes(d) for _, i, d in frames if i == 2]
+    assert beam and all(c.kp == 0 and c.tau == 0x800 for c in beam)  # damp: kp 0, τ_ff ≈ 0
+    assert shoulder and all(c.kp > 0 for c in shoulder)
+    # explicit clear through the service
+    from std_srvs.srv import Trigger
+
+    cli = client.node.create_client(Trigger, f"/{NODE}/clear_faults")
+    assert client.spin_until(cli.service_is_ready, 5.0)
+    future = cli.call_async(Trigger.Request())
+    assert client.spin_until(future.done, 5.0)
+    assert "beam_pitch" in future.result().message
+    _stream(client, commands, lambda: _command(q, bare.gravity(q)), 0.2)
+    st, values = _motor_status(diags, "beam_pitch")
+    assert st.level == DiagnosticStatus.OK, (st.message, values, node._sim.motor_state("beam_pitch"))
+
+
+def test_removed_replies_become_stale(inproc):
+    client, node, spy = inproc
+    diags = client.subscribe(DiagnosticArray, "diagnostics")
+    node._sim.set_muted("shoulder_pitch")  # noqa: SLF001
+    client.spin_for(0.3)  # > stale_cycles (10) periods of 2 ms
+    st, values = _motor_status(diags, "shoulder_pitch")
+    assert st.level == DiagnosticStatus.ERROR and values["stale"] == "True"
+    assert int(values["missed_replies"]) >= 10
+    assert _motor_status(diags, "base_yaw")[1]["stale"] == "False"
+
+
+def test_timeout_frames_within_timeout_plus_one_period(inproc, models):
+    client, node, spy = inproc
+    bare, _ = models
+    core = node._core  # noqa: SLF001 - observe the node's own clock on both sides
+    received, steps = [], []
+    set_command, step = core.set_command, core.step
+
+    def spy_set_command(q, v, tau, now):
+        received.append(now)
+        return set_command(q, v, tau, now)
+
+    def spy_step(now):
+        frames = step(now)
+        steps.append((now, dict(frames)))
+        return frames
+
+    core.set_command, core.step = spy_set_command, spy_step
+    commands = client.publisher(JointState, "joint_command")
+    q = np.array([Q0[n] for n in JOINTS])
+    _stream(client, commands, lambda: _command(q, bare.gravity(q)), 0.3, period=0.005)
+    client.spin_for(TIMEOUT + 0.1)
+    last = received[-1]
+    after = [(t, f) for t, f in steps if t > last]
+    damp = [t for t, f in after if unpack_command_codes(f[2]).kp == 0]
+    commanded = [t for t, f in after if unpack_command_codes(f[2]).kp > 0]
+    assert damp, "no damp frame after the timeout"
+    # the loop keeps commanding until the timeout, then switches on its next cycle
+    assert damp[0] - last > TIMEOUT and max(commanded) - last <= TIMEOUT
+    periods = np.diff([t for t, _ in after])
+    assert damp[0] - last <= TIMEOUT + periods.max() + 1e-9
+    # frames on the bus agree: the shoulder's last frames carry kp = 0
+    frames = _frames(spy, can_id=2)
+    assert unpack_command_codes(frames[-1][2]).kp == 0
+
+
+def test_destroy_sends_disable_to_every_motor(inproc):
+    client, node, spy = inproc
+    client.spin_for(0.05)
+    _frames(spy)
+    node.shutdown_motors()
+    frames = _frames(spy)
+    assert {i for _, i, d in frames if d == DISABLE_FRAME} == {1, 2, 3}
