@@ -11,6 +11,7 @@ from .exceptions import (
     InputError,
     ModelError,
 )
+from .actuator import ActuatorModel, ActuatorTerms
 from .arm_config import (
     friction_params_from_arm_yaml,
     friction_params_from_openarm_yaml,
@@ -19,6 +20,7 @@ from .arm_config import (
 from .bam import BAM_MODELS, BamParameters
 from .bridge_core import BridgeConfig, MitBridgeCore, MotorConfig, MotorStatus
 from .friction import FRICTION_KEYWORDS, FRICTION_MODELS, FrictionModel, FrictionParams
+from .inverse_dynamics import FeedforwardTerms, InverseDynamicsFeedforward
 from .mit_codec import decode_command, decode_feedback, encode_command
 from .motor_emulator import EmulatedMotor
 from .motor_table import MOTOR_TABLE, JointMotorMap, MotorLimits, motor_limits, motor_types
@@ -28,6 +30,8 @@ from .stage import StageSettings, apply_stage, parse_setpoint
 from .velocity import VelocityEstimator, VelocitySelector
 
 __all__ = [
+    "ActuatorModel",
+    "ActuatorTerms",
     "BAM_MODELS",
     "BamParameters",
     "BridgeConfig",
@@ -36,10 +40,12 @@ __all__ = [
     "EmulatedMotor",
     "FRICTION_KEYWORDS",
     "FRICTION_MODELS",
+    "FeedforwardTerms",
     "FrictionModel",
     "FrictionParams",
     "GravityFrictionCompError",
     "InputError",
+    "InverseDynamicsFeedforward",
     "JointMotorMap",
     "MOTOR_TABLE",
     "MitBridgeCore",

@@ -175,3 +175,33 @@ def test_bad_messages_are_survived_and_clamped(running, models):
     assert np.all(np.abs(out.effort) <= bare.effort_limits)
     assert np.isclose(np.abs(out.effort), bare.effort_limits).any()
     client.set_parameters(NODE, scale=1.0)
+
+
+def test_inverse_dynamics_mode(running, models):
+    """mode=inverse_dynamics: constant setpoint velocity → q̈ = 0, τ = C(q, q̇)q̇ + g(q)."""
+    client, proc, setpoints, _, commands, _ = running
+    bare, _ = models
+    result = client.set_parameters(NODE, mode="magic")[0]
+    assert not result.successful and "valid choices" in result.reason
+    assert not client.set_parameters(NODE, acceleration_cutoff_hz=0.0)[0].successful
+    assert client.set_parameters(NODE, mode="inverse_dynamics")[0].successful
+    client.spin_for(0.1)
+    q0, v0 = np.array([0.1, 0.3, -0.2]), np.array([1.5, -2.0, 2.0])
+    for k in range(5):
+        t = 10.0 + 0.01 * k
+        msg = _setpoint(bare.joint_names, q0 + v0 * 0.01 * k)
+        msg.velocity = v0.tolist()
+        msg.header.stamp.sec, msg.header.stamp.nanosec = int(t), int(round((t % 1) * 1e9))
+        out = _exchange(running, msg)
+        q = q0 + v0 * 0.01 * k
+        # Independent route: Gᵀ·RNEA on the full model with a = 0.
+        import pinocchio as pin
+
+        full = bare.full_model
+        data = full.createData()
+        tau_full = pin.rnea(full, data, bare.full_configuration(q), bare.coupling @ v0,
+                            np.zeros(full.nv))
+        expected = bare.coupling.T @ tau_full
+        np.testing.assert_allclose(out.effort, expected, atol=1e-10)
+        assert not np.allclose(expected, bare.gravity(q), atol=1e-3)  # C(q,q̇)q̇ matters
+    assert client.set_parameters(NODE, mode="gravity")[0].successful

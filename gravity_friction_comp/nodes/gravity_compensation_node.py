@@ -8,9 +8,18 @@ Topics:
     joint_command (pub, sensor_msgs/JointState): setpoint with effort = incoming + scale·g(q).
     ~/effort (pub, sensor_msgs/JointState): the gravity term alone.
 
-Parameters: ``enable``, ``scale`` (see :class:`FeedforwardStageNode`) and the robot and
-payload parameters of :mod:`gravity_friction_comp.nodes.robot_params`; all settable at
-runtime, validated before they are accepted.
+Parameters: ``enable``, ``scale`` (see :class:`FeedforwardStageNode`), the robot and
+payload parameters of :mod:`gravity_friction_comp.nodes.robot_params`, and
+
+    mode (string): ``gravity`` (default): τ = g(q). ``inverse_dynamics``:
+        τ = M(q)q̈ + C(q, q̇)q̇ + g(q) with the reflected rotor inertia, q̇ from the setpoint
+        and q̈ from filtered differentiation of setpoint velocities. Joint friction is never
+        added here: it belongs to the friction stage, so it is not counted twice.
+    acceleration_cutoff_hz (double): low-pass cutoff of that differentiation [Hz].
+    arm_config (string): per-arm YAML whose ``actuators:`` block gives rotor inertia and gear
+        ratio (:class:`~gravity_friction_comp.actuator.ActuatorModel`); empty: none.
+
+All are settable at runtime, validated before they are accepted.
 """
 
 from __future__ import annotations
@@ -19,20 +28,37 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
+from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Bool, String
 
+from ..actuator import ActuatorModel
 from ..exceptions import ConfigError
+from ..inverse_dynamics import InverseDynamicsFeedforward, validate_acceleration_cutoff
 from .robot_params import RobotModels, build_robot_models, declare_robot_parameters
 from .stage_node import SETPOINT_QOS, FeedforwardStageNode, run_node
 
 __all__ = ["GravityCompensationNode", "main"]
 
 
+MODES = ("gravity", "inverse_dynamics")
+
+
 @dataclass(frozen=True)
 class _GravityConfig:
     models: RobotModels | None
     attached: bool
+    mode: str
+    acceleration_cutoff_hz: float
+
+
+def _with_actuators(models: RobotModels | None, arm_config: str) -> RobotModels | None:
+    """Attach the ``actuators:`` block of ``arm_config`` to both models (no file: unchanged)."""
+    if models is None or not arm_config:
+        return models
+    actuators = ActuatorModel.from_arm_yaml(arm_config, robot=models.bare)
+    return RobotModels(models.bare.with_actuators(actuators),
+                       models.loaded.with_actuators(actuators), models.source_key)
 
 
 class GravityCompensationNode(FeedforwardStageNode):
@@ -43,8 +69,11 @@ class GravityCompensationNode(FeedforwardStageNode):
     def __init__(self, **kwargs):
         self._description_xml: str | None = None
         self._holding = False
+        self._feedforward: InverseDynamicsFeedforward | None = None
+        self._motion: tuple[np.ndarray, np.ndarray] | None = None  # last (q̇, q̈)
         super().__init__(self.NODE_NAME, **kwargs)
         self._holding = self._config.attached
+        self._reset_feedforward(self._config)
         self.create_subscription(Bool, "gripper/holding", self._on_holding, SETPOINT_QOS)
         latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -57,19 +86,45 @@ class GravityCompensationNode(FeedforwardStageNode):
 
     def declare_stage_parameters(self) -> None:
         declare_robot_parameters(self)
+        self.declare_parameter("mode", "gravity", ParameterDescriptor(
+            description="gravity | inverse_dynamics (M(q)qdd + C(q,qd)qd + g(q), no friction)"))
+        self.declare_parameter("acceleration_cutoff_hz", 20.0, ParameterDescriptor(
+            description="low-pass cutoff of the setpoint-velocity differentiation [Hz]"))
+        self.declare_parameter("arm_config", "", ParameterDescriptor(
+            description="per-arm YAML with an actuators: block (rotor inertia, gear ratio)"))
 
     def build_config(self, values: Mapping[str, Any], changed: set[str], previous) -> Any:
+        if values["mode"] not in MODES:
+            raise ConfigError(f"mode {values['mode']!r} unknown; valid choices: "
+                              + ", ".join(MODES), key="mode", value=values["mode"])
+        cutoff = values["acceleration_cutoff_hz"]
+        validate_acceleration_cutoff(cutoff)
         models = build_robot_models(values, previous.models if previous else None,
                                     self._description_xml)
+        models = _with_actuators(models, values["arm_config"])
         attached = values["payload.attached"]
         if previous is not None and "payload.attached" not in changed:
             attached = previous.attached
-        return _GravityConfig(models, bool(attached))
+        return _GravityConfig(models, bool(attached), values["mode"], float(cutoff))
 
     def _post_set_parameters(self, params) -> None:
-        if any(p.name == "payload.attached" for p in params) and self._pending is not None:
-            self._holding = self._pending[1].attached
+        pending = self._pending
+        if any(p.name == "payload.attached" for p in params) and pending is not None:
+            self._holding = pending[1].attached
         super()._post_set_parameters(params)
+        if pending is not None:
+            self._reset_feedforward(pending[1])
+
+    def _reset_feedforward(self, config: _GravityConfig) -> None:
+        # Only the filter lives here; the torque is computed with the model in force.
+        previous = self._feedforward
+        if config.mode != "inverse_dynamics" or config.models is None:
+            self._feedforward, self._motion = None, None
+        elif previous is None or previous.cutoff_hz != config.acceleration_cutoff_hz \
+                or previous.model.joint_names != config.models.bare.joint_names:
+            self._feedforward = InverseDynamicsFeedforward(config.models.bare.copy(),
+                                                           config.acceleration_cutoff_hz)
+            self._motion = None
 
     # ----------------------------------------------------------------- stage hooks
     def _model(self, config):
@@ -82,8 +137,22 @@ class GravityCompensationNode(FeedforwardStageNode):
     def effort_limits(self, config) -> np.ndarray:
         return self._model(config).effort_limits
 
+    def on_setpoint_accepted(self, setpoint, stamp_sec: float) -> None:
+        if self._feedforward is None:
+            return
+        if stamp_sec == 0.0:  # unstamped setpoint: time of arrival instead
+            stamp_sec = self.get_clock().now().nanoseconds * 1e-9
+        terms = self._feedforward.update(setpoint.model_position(), setpoint.model_velocity(),
+                                         stamp_sec)
+        self._motion = (terms.velocity, terms.acceleration)
+
     def compute_term(self, setpoint, config):
-        return self._model(config).gravity(setpoint.model_position())
+        model = self._model(config)
+        q = setpoint.model_position()
+        if config.mode == "inverse_dynamics" and self._motion is not None:
+            velocity, acceleration = self._motion
+            return model.inverse_dynamics(q, velocity, acceleration, include_friction=False)
+        return model.gravity(q)
 
     def _process(self, msg, fresh):
         if self._config.models is None:
