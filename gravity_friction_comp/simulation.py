@@ -171,7 +171,7 @@ class SimConfig:
 
     joints: Mapping[str, JointSimParams] = field(default_factory=dict)
     mass_scale: float = 1.0
-    physics_rate_hz: float = 2000.0
+    physics_rate_hz: float = 1000.0
 
     def __post_init__(self) -> None:
         if not isinstance(self.joints, Mapping):
