@@ -290,7 +290,8 @@ class SimulatedArm:
     """The reduced arm dynamics with sticking friction (equations in the module docstring).
 
     Args:
-        model: The robot (mimic-reduced, without payload); copied, never mutated.
+        model: The robot (mimic-reduced); copied, never mutated. Its payload and actuator
+            model are ignored (the sim uses ``payload`` and its own armature/friction).
         config: True values (:class:`SimConfig`); per-joint entries must name joints of
             ``model``.
         payload: Payload attached while holding (``None``: holding changes nothing).
@@ -317,7 +318,9 @@ class SimulatedArm:
             raise ConfigError(f"sim config names joint(s) {unknown} not in the model; joints: {list(names)}",
                               key=f"joints.{unknown[0]}", value=unknown[0])
         self.config = config
-        self._bare = model.with_payload(None)
+        # the sim's rotor inertia and friction are its own "true" values: drop any actuator
+        # model the caller's RobotModel carries, so nothing is counted twice
+        self._bare = model.with_actuators(None).with_payload(None)
         self._loaded = self._bare.with_payload(payload) if payload is not None else self._bare
         self._model = self._loaded if holding else self._bare
         self._holding = bool(holding)
