@@ -18,6 +18,16 @@ from .arm_config import (
     load_arm_yaml,
 )
 from .bam import BAM_MODELS, BamParameters
+from .can_io import (
+    BridgeCanIO,
+    BusOpenError,
+    CanSettings,
+    SimulatedMotor,
+    SimulatedMotorBus,
+    bridge_config_from_values,
+    open_bus,
+    read_damiao_limits,
+)
 from .bridge_core import BridgeConfig, MitBridgeCore, MotorConfig, MotorStatus
 from .friction import FRICTION_KEYWORDS, FRICTION_MODELS, FrictionModel, FrictionParams
 from .inverse_dynamics import FeedforwardTerms, InverseDynamicsFeedforward
@@ -26,6 +36,7 @@ from .motor_emulator import EmulatedMotor
 from .motor_table import MOTOR_TABLE, JointMotorMap, MotorLimits, motor_limits, motor_types
 from .payload import Payload
 from .robot_model import ModelWarning, RobotModel
+from .simulation import JointSimParams, SimConfig, SimState, SimulatedArm
 from .stage import StageSettings, apply_stage, parse_setpoint
 from .velocity import VelocityEstimator, VelocitySelector
 
@@ -34,7 +45,10 @@ __all__ = [
     "ActuatorTerms",
     "BAM_MODELS",
     "BamParameters",
+    "BridgeCanIO",
     "BridgeConfig",
+    "BusOpenError",
+    "CanSettings",
     "ConfigError",
     "DimensionError",
     "EmulatedMotor",
@@ -47,6 +61,7 @@ __all__ = [
     "InputError",
     "InverseDynamicsFeedforward",
     "JointMotorMap",
+    "JointSimParams",
     "MOTOR_TABLE",
     "MitBridgeCore",
     "ModelError",
@@ -56,10 +71,16 @@ __all__ = [
     "MotorStatus",
     "Payload",
     "RobotModel",
+    "SimConfig",
+    "SimState",
+    "SimulatedArm",
+    "SimulatedMotor",
+    "SimulatedMotorBus",
     "StageSettings",
     "VelocityEstimator",
     "VelocitySelector",
     "apply_stage",
+    "bridge_config_from_values",
     "decode_command",
     "decode_feedback",
     "encode_command",
@@ -68,5 +89,7 @@ __all__ = [
     "load_arm_yaml",
     "motor_limits",
     "motor_types",
+    "open_bus",
     "parse_setpoint",
+    "read_damiao_limits",
 ]
