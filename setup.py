@@ -31,6 +31,7 @@ setup(
             f"mit_bridge_node = {PACKAGE}.nodes.mit_bridge_node:main",
             f"setpoint_player = {PACKAGE}.nodes.setpoint_player:main",
             f"gfc_demo = {PACKAGE}.demo:main",
+            f"identify_friction = {PACKAGE}.tools.identify_friction:main",
         ],
     },
 )

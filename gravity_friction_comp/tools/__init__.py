@@ -1,0 +1,1 @@
+"""Command-line tools of gravity_friction_comp (ROS-free)."""

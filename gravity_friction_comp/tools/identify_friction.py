@@ -1,0 +1,124 @@
+"""``identify_friction``: fit joint friction from a log and write the per-arm YAML.
+
+Usage::
+
+    identify_friction --bag rosbag2_folder --urdf arm.urdf --out-dir friction_out
+    identify_friction --csv log.csv --urdf arm.urdf --joints shoulder_pitch beam_pitch \\
+        --payload-attached payload.yaml --validation-fraction 0.25 --out-dir friction_out
+
+Writes ``friction_out/friction_identified.yaml`` (``friction_comp`` block, loadable by
+``friction_feedforward_node`` / :meth:`FrictionModel.from_yaml`), BAM JSON files and one PNG
+per joint, and prints a per-joint table (validation RMS [N·m], parameter count, selection).
+Exit codes: 0 success; 2 bad input (missing file/topic/joint, too little motion, NaN data,
+bad options) with a one-line message on stderr, never a traceback.
+See :mod:`gravity_friction_comp.identification` for the method.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import sys
+from typing import Sequence
+
+from ..exceptions import GravityFrictionCompError
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="identify_friction",
+        description="Identify joint friction (Coulomb, viscous, Stribeck, BAM) from a "
+                    "joint_states log and write a per-arm friction YAML.")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--bag", help="rosbag2 folder (sqlite3 or MCAP) with sensor_msgs/JointState")
+    src.add_argument("--csv", help="CSV log: time, <joint>/position, <joint>/velocity, "
+                                   "<joint>/effort, ...")
+    p.add_argument("--topic", default="/joint_states", help="JointState topic in the bag "
+                                                            "(default /joint_states)")
+    p.add_argument("--urdf", required=True, help="URDF or .xacro of the arm")
+    p.add_argument("--joints", nargs="+", default=None,
+                   help="joints to identify (default: all URDF joints)")
+    p.add_argument("--payload-attached", metavar="PAYLOAD_YAML", default=None,
+                   help="the payload was held during the record: YAML with a 'payload:' "
+                        "mapping (mass, shape, parent, ...; as in gravity_compensation.yaml)")
+    p.add_argument("--out-dir", default="friction_identified", help="output directory")
+    p.add_argument("--validation-fraction", type=float, default=0.25,
+                   help="share of 1 s blocks held out for validation (0, 0.5], default 0.25")
+    p.add_argument("--block-duration", type=float, default=1.0,
+                   help="hold-out block length [s], default 1")
+    p.add_argument("--min-velocity", type=float, default=0.01,
+                   help="slowest sample used [rad/s], default 0.01")
+    p.add_argument("--max-acceleration", type=float, default=2.0,
+                   help="largest |acceleration| of a sample used [rad/s^2], default 2")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    return p
+
+
+def _payload(path: str):
+    import yaml
+
+    from ..payload import Payload
+
+    try:
+        data = yaml.safe_load(pathlib.Path(path).read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ValueError(f"cannot read payload YAML {path}: {exc}") from None
+
+    def find(d):
+        if isinstance(d, dict):
+            if isinstance(d.get("payload"), dict):
+                return d["payload"]
+            for v in d.values():
+                found = find(v)
+                if found is not None:
+                    return found
+        return None
+
+    params = find(data)
+    if params is None:
+        raise ValueError(f"payload YAML {path}: no 'payload:' mapping")
+    params = {k: v for k, v in params.items() if k != "attached"}
+    return Payload.from_params(params)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit code (0 ok, 2 bad input)."""
+    args = _parser().parse_args(argv)
+    try:
+        return _run(args)
+    except (GravityFrictionCompError, ValueError, OSError) as exc:
+        print(f"identify_friction: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args) -> int:
+    from ..identification import (IdentificationConfig, identify, load_csv, load_rosbag,
+                                  text_progress, write_outputs)
+    from ..robot_model import RobotModel
+
+    config = IdentificationConfig(validation_fraction=args.validation_fraction,
+                                  block_duration=args.block_duration,
+                                  min_velocity=args.min_velocity,
+                                  max_acceleration=args.max_acceleration)
+    model = RobotModel.from_urdf(args.urdf)
+    if args.payload_attached:
+        model = model.with_payload(_payload(args.payload_attached))
+    log = load_rosbag(args.bag, args.topic) if args.bag else load_csv(args.csv)
+    joints = args.joints or list(model.joint_names)
+    steps = 1 + 4 * len(joints)
+    result = identify(log, model, joints, config, progress=text_progress(steps))
+    paths = write_outputs(result, args.out_dir, plots=not args.no_plots,
+                          all_joints=list(model.joint_names))
+    print(f"{'joint':<20} {'model':<16} {'val RMS [N·m]':>14} {'params':>6}")
+    for jf in result.fits:
+        for name, m in jf.fits.items():
+            mark = "  <- selected" if name == jf.selected else ""
+            print(f"{jf.joint:<20} {name:<16} {m.validation_rms:>14.5f} {m.n_params:>6}{mark}")
+        for name, why in jf.skipped.items():
+            print(f"{jf.joint:<20} {name:<16} {'skipped':>14}        ({why})")
+    print(f"wrote {paths['yaml']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
