@@ -482,7 +482,9 @@ def _fit_joint(joint: str, t: np.ndarray, v: np.ndarray, r: np.ndarray, load: np
     progress(f"{joint}: bam")
 
     def nls(fun, x0, lb, ub):
+        # lsmr: the "exact" trust-region solver takes a full SVD of the (m, p) Jacobian
         res = least_squares(fun, x0, bounds=(lb, ub), method="trf", x_scale="jac",
+                            tr_solver="lsmr", max_nfev=300,
                             loss="soft_l1", f_scale=max(3 * fits["coulomb_viscous"].train_rms,
                                                         1e-6))
         return res.x

@@ -1,0 +1,123 @@
+"""Tests of the identify_friction command-line tool (gravity_friction_comp.tools).
+
+Logs are synthetic: base_yaw of urdf/palletizer.urdf (vertical axis, so no gravity torque)
+sweeps at constant speeds; its effort is the closed-form friction
+``F_c·sign(v) + F_v·v`` plus noise; the other joints are held, their effort is g(q).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import REPO_ROOT
+from gravity_friction_comp.friction import FrictionModel
+from gravity_friction_comp.identification import JointStateLog, write_csv
+from gravity_friction_comp.robot_model import RobotModel
+from gravity_friction_comp.tools.identify_friction import main
+
+URDF = str(REPO_ROOT / "urdf" / "palletizer.urdf")
+FC, FV = 0.15, 0.05
+
+
+def _log(moving: bool = True) -> JointStateLog:
+    model = RobotModel.from_urdf(URDF)
+    rng = np.random.default_rng(7)
+    dt = 0.005
+    t = np.arange(int(16 / dt)) * dt
+    speeds = np.array([0.1, -0.1, 0.3, -0.3, 0.6, -0.6, 1.0, -1.0])
+    v = np.repeat(speeds, t.size // speeds.size) if moving else np.zeros(t.size)
+    q = np.zeros((t.size, 3))
+    q[:, 0] = np.cumsum(v) * dt
+    q[:, 1], q[:, 2] = 0.3, 0.2
+    vel = np.zeros((t.size, 3))
+    vel[:, 0] = v
+    eff = np.array([model.gravity(x) for x in q])
+    eff[:, 0] += FC * np.sign(v) + FV * v + rng.normal(0, 2e-3, t.size)
+    return JointStateLog(model.joint_names, t, q, vel, eff)
+
+
+@pytest.fixture(scope="module")
+def csv_path(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli") / "log.csv"
+    write_csv(path, _log())
+    return path
+
+
+def test_identifies_and_writes_loadable_yaml(csv_path, tmp_path, capsys):
+    out = tmp_path / "out"
+    code = main(["--csv", str(csv_path), "--urdf", URDF, "--joints", "base_yaw",
+                 "--out-dir", str(out), "--no-plots"])
+    assert code == 0
+    captured = capsys.readouterr()
+    assert "<- selected" in captured.out and "base_yaw" in captured.out
+    assert "[" in captured.err and "]" in captured.err  # progress bar on stderr
+    model = FrictionModel.from_yaml(out / "friction_identified.yaml",
+                                    ["base_yaw", "shoulder_pitch", "beam_pitch"])
+    tau = model.torque(np.array([0.5, 0.5, 0.5]))
+    assert tau[0] == pytest.approx(FC + FV * 0.5, abs=0.005)  # closed form of the truth
+    assert tau[1] == 0.0 and tau[2] == 0.0  # not identified → no friction
+    assert (out / "base_yaw_m1.json").exists()
+
+
+def _run_err(argv, capsys):
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "Traceback" not in err
+    return err
+
+
+def test_missing_joint(csv_path, tmp_path, capsys):
+    err = _run_err(["--csv", str(csv_path), "--urdf", URDF, "--joints", "elbow",
+                    "--out-dir", str(tmp_path)], capsys)
+    assert "elbow" in err and "base_yaw" in err  # names the valid joints
+
+
+def test_log_lacks_model_joint(tmp_path, capsys):
+    log = _log().select(["base_yaw", "shoulder_pitch"])
+    path = tmp_path / "two.csv"
+    write_csv(path, log)
+    err = _run_err(["--csv", str(path), "--urdf", URDF, "--out-dir", str(tmp_path)], capsys)
+    assert "beam_pitch" in err and "not in the log" in err
+
+
+def test_too_little_motion(tmp_path, capsys):
+    path = tmp_path / "still.csv"
+    write_csv(path, _log(moving=False))
+    err = _run_err(["--csv", str(path), "--urdf", URDF, "--joints", "base_yaw",
+                    "--out-dir", str(tmp_path)], capsys)
+    assert "too little motion" in err and "base_yaw" in err
+
+
+def test_missing_files_and_topic(tmp_path, capsys):
+    err = _run_err(["--csv", str(tmp_path / "nope.csv"), "--urdf", URDF], capsys)
+    assert "nope.csv" in err
+    err = _run_err(["--bag", str(tmp_path / "nobag"), "--urdf", URDF], capsys)
+    assert "nobag" in err
+    from test_identification import _write_bag
+
+    bag = tmp_path / "bag"
+    _write_bag(bag, ["base_yaw"], np.arange(3) * 0.1, np.zeros((3, 1)), np.zeros((3, 1)),
+               np.zeros((3, 1)), topic="/arm/joint_states")
+    err = _run_err(["--bag", str(bag), "--urdf", URDF], capsys)
+    assert "/joint_states" in err and "/arm/joint_states" in err
+
+
+def test_nan_data_exit_code_2_in_a_subprocess(tmp_path):
+    log = _log()
+    eff = log.effort.copy()
+    eff[50, 0] = np.nan
+    path = tmp_path / "nan.csv"
+    write_csv(path, log._replace(effort=eff))
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
+    proc = subprocess.run([sys.executable, "-m", "gravity_friction_comp.tools.identify_friction",
+                           "--csv", str(path), "--urdf", URDF, "--out-dir", str(tmp_path)],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 2
+    assert "NaN" in proc.stderr and "sample 50" in proc.stderr
+    assert "Traceback" not in proc.stderr
