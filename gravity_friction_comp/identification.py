@@ -66,6 +66,7 @@ from typing import Any, Callable, Mapping, NamedTuple, Sequence
 import numpy as np
 
 from .exceptions import InputError
+from .friction import DEFAULT_EPS
 
 __all__ = [
     "CANDIDATE_MODELS",
@@ -398,16 +399,19 @@ class IdentificationResult:
 
     def friction_keywords(self) -> dict[str, Any]:
         """``friction_comp`` keywords for :class:`~gravity_friction_comp.friction.FrictionModel`
-        from each joint's selected model (``bam_m3`` joints fall back to their stribeck or
-        coulomb_tanh fit here; :func:`write_outputs` writes BAM files for them)."""
+        from each joint's selected model (``bam_m3`` joints fall back to their
+        coulomb_viscous fit here; :func:`write_outputs` writes BAM files for them).
+
+        ``eps`` is the selected model's fitted ε when it is identified (above ``eps_min``),
+        else friction.py's default 0.01 rad/s (a smoothing choice, not a measured value)."""
         out = {k: [] for k in ("breakaway", "eps", "viscous", "stribeck_breakaway",
                                "stribeck_velocity", "stribeck_exponent", "offset")}
         for jf in self.fits:
             name = jf.selected if jf.selected != "bam_m3" else "coulomb_viscous"
             p = jf.fits[name].params
             out["breakaway"].append(p["breakaway"])
-            out["eps"].append(p.get("eps", jf.fits.get("coulomb_tanh", jf.fits[name]).params
-                                    .get("eps", 0.01)))
+            eps = p.get("eps", 0.0)
+            out["eps"].append(eps if eps > 1.01 * self.config.eps_min else DEFAULT_EPS)
             out["viscous"].append(p["viscous"])
             out["stribeck_breakaway"].append(p.get("stribeck_breakaway", 0.0))
             out["stribeck_velocity"].append(p.get("stribeck_velocity", 0.1))
@@ -756,7 +760,7 @@ def write_outputs(result: IdentificationResult, out_dir: str | os.PathLike, *,
     header = ("# Identified by identify_friction (gravity_friction_comp.identification).\n"
               "# friction_comp: tau = offset + viscous*v + (breakaway + stribeck_breakaway*"
               "exp(-|v/stribeck_velocity|^stribeck_exponent))*tanh(v/eps)\n")
-    yaml_path.write_text(header + yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    yaml_path.write_text(header + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, allow_unicode=True), encoding="utf-8")
     plots_out = []
     if plots:
         plots_out = _plot(result, out)

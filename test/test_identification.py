@@ -147,7 +147,7 @@ def test_written_yaml_loads_and_reproduces_fit(sim_run, tmp_path):
     assert m1["friction_base"] == pytest.approx(0.10, rel=0.05)
 
 
-def test_bam_m3_fitted_when_load_varies():
+def test_bam_m3_fitted_when_load_varies(tmp_path):
     # synthetic: friction budget grows with |τ_e − τ_m| (BAM m3 law), load varies widely
     rng = np.random.default_rng(3)
     model = RobotModel.from_urdf(URDF)
@@ -178,6 +178,12 @@ def test_bam_m3_fitted_when_load_varies():
     assert p["friction_base"] == pytest.approx(kc, rel=0.05)
     assert p["load_friction_base"] == pytest.approx(kl, rel=0.05)
     assert jf.selected == "bam_m3"
+    # a bam_m3 selection writes model: bam with a BAM file that the friction model loads
+    out = write_outputs(res, tmp_path, plots=False, all_joints=list(model.joint_names))
+    fm = FrictionModel.from_yaml(out["yaml"], list(model.joint_names))
+    assert fm.model == "bam" and fm.uses_load
+    assert fm.params.bam[1].model == "m3" and fm.params.bam[0] is None
+    assert fm.params.bam[1].load_friction_base == pytest.approx(kl, rel=0.05)
 
 
 def test_selection_criterion_closed_form():
