@@ -288,24 +288,32 @@ class WaypointProfile(Profile):
 
 
 def pick_place_profile(joint_names: Sequence[str], home, pick, place, *, move_time: float = 2.0,
-                       dwell_time: float = 1.5, loop: bool = True) -> WaypointProfile:
-    """Pick-and-place cycle: home → pick (close) → place (open) → home.
+                       dwell_time: float = 1.5, grip_time: float = 0.2,
+                       loop: bool = True) -> WaypointProfile:
+    """Pick-and-place cycle: home → pick, wait, close → place, open → home.
 
-    Waypoints: ``pick`` reached and held for ``dwell_time`` with the gripper closing on
-    arrival (payload attached, arm still: the static-sag window), ``place`` reached and held
-    with the gripper opening on arrival, back ``home`` and held. Each move is minimum-jerk
-    over ``move_time``.
+    Segments (each move minimum-jerk over ``move_time``):
+
+    1. move to ``pick``, hold ``dwell_time`` with the gripper open (the arm settles);
+    2. ``grip_time`` still at ``pick``, then the gripper closes and the arm holds
+       ``dwell_time`` with the payload (the window before and after the close shows the
+       payload's static sag);
+    3. move to ``place``; the gripper opens on arrival; hold ``dwell_time``;
+    4. move back ``home``; hold ``dwell_time``.
 
     Args:
         joint_names: (n,) joints.
         home, pick, place: (n,) [rad] poses.
         move_time: [s] per move (> 0). dwell_time: [s] per stop (≥ 0).
+        grip_time: [s] (> 0) gripper closing time.
 
     Raises:
         ConfigError / DimensionError: as :class:`WaypointProfile`.
     """
+    pick_t = tuple(np.ravel(pick))
     return WaypointProfile(joint_names, [
-        Waypoint(tuple(np.ravel(pick)), move_time, dwell_time, True),
+        Waypoint(pick_t, move_time, dwell_time, None),
+        Waypoint(pick_t, grip_time, dwell_time, True),
         Waypoint(tuple(np.ravel(place)), move_time, dwell_time, False),
         Waypoint(tuple(np.ravel(home)), move_time, dwell_time, None),
     ], loop=loop)
@@ -478,7 +486,8 @@ def load_rosbag(path: str | pathlib.Path, topic: str = "joint_states",
 
 def profile_from_options(name: str, joint_names: Sequence[str], *, home, amplitude=0.0,
                          period: float = 4.0, pick=None, place=None, move_time: float = 2.0,
-                         dwell_time: float = 1.5, csv_path: str = "", bag_path: str = "",
+                         dwell_time: float = 1.5, grip_time: float = 0.2, csv_path: str = "",
+                         bag_path: str = "",
                          topic: str = "joint_states", loop: bool = True) -> Profile:
     """Build a profile by name (what the player's parameters describe).
 
@@ -490,7 +499,7 @@ def profile_from_options(name: str, joint_names: Sequence[str], *, home, amplitu
         amplitude: (n,) or scalar [rad] for sine/ramp (0 keeps a joint still).
         period: [s] for sine/ramp.
         pick, place: (n,) [rad] poses of pick_place (default: home ± amplitude).
-        move_time, dwell_time: [s] for pick_place.
+        move_time, dwell_time, grip_time: [s] for pick_place.
         csv_path, bag_path, topic: replay sources.
         loop: repeat the cycle.
 
@@ -515,7 +524,7 @@ def profile_from_options(name: str, joint_names: Sequence[str], *, home, amplitu
     pick_v = home_v + amp if pick is None or len(pick) == 0 else _vector("pick", pick, len(names))
     place_v = home_v - amp if place is None or len(place) == 0 else _vector("place", place, len(names))
     return pick_place_profile(names, home_v, pick_v, place_v, move_time=move_time,
-                              dwell_time=dwell_time, loop=loop)
+                              dwell_time=dwell_time, grip_time=grip_time, loop=loop)
 
 
 def _select(profile: ReplayProfile, joint_names: Sequence[str]) -> ReplayProfile:

@@ -81,8 +81,9 @@ def test_minimum_jerk_closed_form():
 
 def test_pick_place_cycle_poses_holding_and_velocity():
     home, pick, place = [0.0, 0.3, 0.2], [0.5, 0.6, 0.4], [-0.5, 0.5, 0.1]
-    p = pick_place_profile(NAMES, home, pick, place, move_time=2.0, dwell_time=1.0)
-    assert p.period == pytest.approx(9.0)
+    p = pick_place_profile(NAMES, home, pick, place, move_time=2.0, dwell_time=1.0, grip_time=0.5)
+    # 3 moves × 2 s + 4 dwells × 1 s + 0.5 s gripper
+    assert p.period == pytest.approx(10.5)
     # starts at home (the last waypoint), gripper open
     np.testing.assert_allclose(p.sample(0.0).position, home)
     assert p.sample(0.0).holding is False
@@ -91,22 +92,22 @@ def test_pick_place_cycle_poses_holding_and_velocity():
     np.testing.assert_allclose(mid.position, (np.array(home) + pick) / 2)
     np.testing.assert_allclose(mid.velocity, (np.array(pick) - home) * (15 / 8) / 2.0)
     assert mid.holding is False
-    # arrived at pick: gripper closes, arm still for the dwell
-    for t in (2.0, 2.5, 2.999):
+    # at pick: still with the gripper open (2–3 s), closing (3–3.5 s), closed (3.5–4.5 s)
+    for t, holding in ((2.0, False), (2.9, False), (3.2, False), (3.5, True), (4.4, True)):
         s = p.sample(t)
         np.testing.assert_allclose(s.position, pick)
         np.testing.assert_allclose(s.velocity, 0.0, atol=1e-12)
-        assert s.holding is True
-    assert p.sample(4.0).holding is True          # carried to place
-    s = p.sample(5.5)
+        assert s.holding is holding, t
+    assert p.sample(5.0).holding is True          # carried to place
+    s = p.sample(7.0)
     np.testing.assert_allclose(s.position, place)
     assert s.holding is False                      # released on arrival
-    np.testing.assert_allclose(p.sample(8.5).position, home)
-    assert p.segment_times(1) == pytest.approx((3.0, 5.0, 6.0))
-    for t in (0.3, 3.7, 6.9):
+    np.testing.assert_allclose(p.sample(10.2).position, home)
+    assert p.segment_times(1) == pytest.approx((3.0, 3.5, 4.5))
+    for t in (0.3, 5.7, 8.9):
         np.testing.assert_allclose(p.sample(t).velocity, finite_difference(p, t), atol=1e-6)
     # next cycle repeats
-    np.testing.assert_allclose(p.sample(10.0).position, mid.position)
+    np.testing.assert_allclose(p.sample(11.5).position, mid.position)
 
 
 def test_waypoint_validation():
@@ -139,7 +140,7 @@ def test_options_defaults_pick_place_from_amplitude():
     p = profile_from_options("pick_place", NAMES, home=[0.0, 0.3, 0.2], amplitude=[0.4, 0.1, 0.0],
                              move_time=1.0, dwell_time=0.5)
     np.testing.assert_allclose(p.sample(1.2).position, [0.4, 0.4, 0.2])   # pick = home + A
-    np.testing.assert_allclose(p.sample(2.7).position, [-0.4, 0.2, 0.2])  # place = home − A
+    np.testing.assert_allclose(p.sample(3.4).position, [-0.4, 0.2, 0.2])  # place = home − A
 
 
 def test_replay_interpolation_and_slope():

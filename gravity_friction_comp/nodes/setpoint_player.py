@@ -13,10 +13,13 @@ Parameters (read at start; the profile math is :mod:`gravity_friction_comp.profi
     amplitude (double[]): [rad] per joint, or one value for all; 0 keeps a joint still.
     period (double): [s] sine/ramp period.
     pick, place (double[]): [rad] pick_place poses (empty: home + amplitude, home − amplitude).
-    move_time, dwell_time (double): [s] pick_place move and stop durations.
+    move_time, dwell_time, grip_time (double): [s] pick_place move, stop and gripper
+        closing durations.
     csv_path (string), bag_path (string), bag_topic (string): replay sources.
     loop (bool): repeat the profile; false holds the last pose (velocity 0).
     rate_hz (double): publication rate [Hz] (default 250).
+    start_delay (double): [s] the first pose is held this long before the profile starts
+        (the arm settles on it).
 """
 
 from __future__ import annotations
@@ -45,11 +48,13 @@ PLAYER_PARAMETERS = {
     "place": ([0.0], "pick_place place pose [rad] (one value: home - amplitude)"),
     "move_time": (2.0, "pick_place move duration [s]"),
     "dwell_time": (1.5, "pick_place stop duration [s]"),
+    "grip_time": (0.2, "pick_place gripper closing time [s]"),
     "csv_path": ("", "CSV file for profile csv"),
     "bag_path": ("", "rosbag2 folder for profile bag"),
     "bag_topic": ("joint_states", "JointState topic in the bag"),
     "loop": (True, "repeat the profile; false holds the last pose"),
     "rate_hz": (250.0, "publication rate [Hz]"),
+    "start_delay": (0.0, "hold the first pose this long before the profile starts [s]"),
 }
 
 
@@ -69,6 +74,7 @@ def profile_from_parameters(values) -> Profile:
         values["profile"], names, home=home, amplitude=list(values["amplitude"]),
         period=values["period"], pick=pose("pick"), place=pose("place"),
         move_time=values["move_time"], dwell_time=values["dwell_time"],
+        grip_time=values["grip_time"],
         csv_path=values["csv_path"], bag_path=values["bag_path"], topic=values["bag_topic"],
         loop=values["loop"])
 
@@ -95,6 +101,11 @@ class SetpointPlayerNode(Node):
         if not (isinstance(rate, float) and math.isfinite(rate) and 0 < rate <= 5000):
             raise ConfigError(f"rate_hz must be in (0, 5000] [Hz], got {rate!r}", key="rate_hz",
                               value=rate)
+        delay = values["start_delay"]
+        if not (isinstance(delay, float) and math.isfinite(delay) and delay >= 0):
+            raise ConfigError(f"start_delay must be ≥ 0 [s], got {delay!r}", key="start_delay",
+                              value=delay)
+        self.start_delay = delay
         self.profile = profile_from_parameters(values)
         self._setpoint_pub = self.create_publisher(JointState, "joint_setpoint", SETPOINT_QOS)
         self._holding_pub = self.create_publisher(Bool, "gripper/holding", SETPOINT_QOS)
@@ -107,7 +118,8 @@ class SetpointPlayerNode(Node):
             f"{self.profile.period:.3f} s, {rate:g} Hz, loop={values['loop']}")
 
     def elapsed(self) -> float:
-        """Time since the first published setpoint [s] (0 before it)."""
+        """Time since the first published setpoint [s] (0 before it); the profile's own
+        time is ``elapsed() - start_delay``."""
         if self._start_ns is None:
             return 0.0
         return (self.get_clock().now().nanoseconds - self._start_ns) * 1e-9
@@ -116,7 +128,10 @@ class SetpointPlayerNode(Node):
         now = self.get_clock().now()
         if self._start_ns is None:
             self._start_ns = now.nanoseconds
-        sample = self.profile.sample((now.nanoseconds - self._start_ns) * 1e-9)
+        t = (now.nanoseconds - self._start_ns) * 1e-9 - self.start_delay
+        sample = self.profile.sample(max(t, 0.0))
+        if t < 0.0:  # settling on the first pose
+            sample = sample._replace(velocity=sample.velocity * 0.0)
         if sample.holding is not None and (sample.holding != self._holding or
                                            now.nanoseconds - self._last_holding_ns > 1e9):
             self._holding = sample.holding
