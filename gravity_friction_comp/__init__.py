@@ -30,6 +30,15 @@ from .can_io import (
 )
 from .bridge_core import BridgeConfig, MitBridgeCore, MotorConfig, MotorStatus
 from .friction import FRICTION_KEYWORDS, FRICTION_MODELS, FrictionModel, FrictionParams
+from .excitation import ExcitationConfig, JointLimits, excitation_profile
+from .identification import (
+    IdentificationConfig,
+    IdentificationError,
+    IdentificationResult,
+    identify,
+    load_log,
+    write_outputs,
+)
 from .inverse_dynamics import FeedforwardTerms, InverseDynamicsFeedforward
 from .mit_codec import decode_command, decode_feedback, encode_command
 from .motor_emulator import EmulatedMotor
@@ -52,14 +61,19 @@ __all__ = [
     "ConfigError",
     "DimensionError",
     "EmulatedMotor",
+    "ExcitationConfig",
     "FRICTION_KEYWORDS",
     "FRICTION_MODELS",
     "FeedforwardTerms",
     "FrictionModel",
     "FrictionParams",
     "GravityFrictionCompError",
+    "IdentificationConfig",
+    "IdentificationError",
+    "IdentificationResult",
     "InputError",
     "InverseDynamicsFeedforward",
+    "JointLimits",
     "JointMotorMap",
     "JointSimParams",
     "MOTOR_TABLE",
@@ -84,12 +98,16 @@ __all__ = [
     "decode_command",
     "decode_feedback",
     "encode_command",
+    "excitation_profile",
     "friction_params_from_arm_yaml",
     "friction_params_from_openarm_yaml",
+    "identify",
     "load_arm_yaml",
+    "load_log",
     "motor_limits",
     "motor_types",
     "open_bus",
     "parse_setpoint",
     "read_damiao_limits",
+    "write_outputs",
 ]
