@@ -36,6 +36,7 @@ from typing import Any, Mapping
 import yaml
 
 from .exceptions import ConfigError, DimensionError
+from .friction import FRICTION_KEYWORDS
 
 __all__ = [
     "FRICTION_BLOCK_KEYS",
@@ -44,21 +45,12 @@ __all__ = [
     "load_arm_yaml",
 ]
 
-#: Keys valid inside the ``friction_comp`` block.
+#: Keys valid inside the ``friction_comp`` block: the model's keywords (BAM parameter objects
+#: excepted: YAML names files) plus i2rt's ``enable`` spelling.
 FRICTION_BLOCK_KEYS = (
     "enabled",
     "enable",
-    "model",
-    "breakaway",
-    "breakaway_positive",
-    "breakaway_negative",
-    "eps",
-    "viscous",
-    "stribeck_breakaway",
-    "stribeck_velocity",
-    "stribeck_exponent",
-    "offset",
-    "bam_files",
+    *(k for k in FRICTION_KEYWORDS if k not in ("enabled", "bam")),
 )
 _NUMERIC_KEYS = FRICTION_BLOCK_KEYS[3:12]
 _OPENARM_SECTIONS = {"leader": "LeaderArmParam", "follower": "FollowerArmParam"}
