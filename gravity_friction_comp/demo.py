@@ -636,7 +636,7 @@ def main(argv=None) -> int:
     except ConfigError as error:
         print(f"gfc_demo: invalid configuration: {error}", file=sys.stderr)
         return 2
-    print("\ntracking error [mrad] (measured − setpoint), compensation off vs on; sag = static "
+    print("\ntracking error [mrad] (measured − commanded position), compensation off vs on; sag = static "
           "deflection caused by the payload at the pick pose, hold = static error while holding")
     print(table(setup, off, on))
     ok, lines = acceptance(setup, off, on)
