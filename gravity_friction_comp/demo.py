@@ -302,8 +302,6 @@ def run_phase(setup: DemoSetup, compensate: bool, domain_id: int, log=print) -> 
         for node in reversed(nodes):
             node.destroy_node()
         rclpy.try_shutdown(context=context)
-    if rec.setpoint_t:
-        rec.start = rec.setpoint_t[0]  # type: ignore[attr-defined]
     log(f"  {'on ' if compensate else 'off'}: {len(rec.setpoint_t)} setpoints, {len(rec.state_t)} joint_states")
     return rec
 
