@@ -34,7 +34,6 @@ import math
 import os
 import pathlib
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence

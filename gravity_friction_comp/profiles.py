@@ -24,7 +24,7 @@ import csv
 import math
 import pathlib
 from dataclasses import dataclass
-from typing import Mapping, NamedTuple, Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
