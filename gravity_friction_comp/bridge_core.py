@@ -334,6 +334,9 @@ class _MotorRuntime:
         self.fault = False
         self.fault_reason = ""
         self.clear_requested = False
+        # Fault replies still ignored after a clear: replies to frames sent before the clear
+        # can arrive after it and must not re-latch the fault just cleared.
+        self.fault_grace = 0
         self.replied = False
         self.sent_last_step = False
         self.missed = 0
@@ -470,7 +473,9 @@ class MitBridgeCore:
         """Ask the next :meth:`step` to clear the latched fault of motor ``index`` (all: None).
 
         The step sends the family's clear sequence (Damiao FB + FC, CubeMars FD + FC) and
-        unlatches; a motor that still reports a fault latches again on its next reply.
+        unlatches. Fault replies that may predate the clear (one in flight plus one per clear
+        frame) are ignored until the motor reports a non-fault state; a motor whose fault
+        persists latches again after them.
         """
         targets = range(self.n_joints) if index is None else [self._index(index)]
         for i in targets:
@@ -549,6 +554,9 @@ class MitBridgeCore:
                 behavior, reason = "clear_fault", "clearing fault on request"
                 out = list(clear_error_frames(m.limits.family))
                 rt.fault, rt.fault_reason, rt.clear_requested = False, "", False
+                # one reply in flight from before the clear + one per clear frame; a motor
+                # whose fault persists still latches again after these
+                rt.fault_grace = 1 + len(out)
             elif rt.fault:
                 behavior, frame = self._behavior_frame(i, cfg.fault_behavior)
                 reason, out = f"fault: {rt.fault_reason}", [frame]
@@ -619,8 +627,13 @@ class MitBridgeCore:
             rt.temperatures = fb.temperatures
             rt.motor_enabled = fb.is_enabled if isinstance(fb, DamiaoFeedback) else None
             if fb.is_fault:
-                rt.fault = True
-                rt.fault_reason = fb.fault_reason
+                if rt.fault_grace > 0:
+                    rt.fault_grace -= 1  # may predate the clear (see _MotorRuntime)
+                else:
+                    rt.fault = True
+                    rt.fault_reason = fb.fault_reason
+            else:
+                rt.fault_grace = 0  # the motor answered the clear: back to normal
             self.frames_received += 1
             return i
         self.unknown_frames += 1

@@ -328,3 +328,33 @@ def test_bus_load_numbers():
     core = MitBridgeCore(_config())
     core.step(0.0)
     assert core.frames_sent == 3 and core.reply_ids == frozenset({0x11, 0x12, 0x00})
+
+
+def test_fault_reply_in_flight_after_clear_does_not_relatch_but_persistent_fault_does():
+    cfg = _config("damp")
+    core, emus = MitBridgeCore(cfg), _emulators(cfg)
+    _exchange(core, emus, core.enable_frames(), 0.0)
+    core.set_command([0.0] * 3, None, None, 0.0)
+    _exchange(core, emus, core.step(0.0), 0.0)
+    emus[1].inject_fault(DamiaoState.OVER_CURRENT)
+    late = emus[1].feedback_frame()  # a fault reply, as if still in flight at the clear
+    core.ingest_feedback(0x12, late, 0.0)
+    assert core.status()[1].fault
+    core.request_clear_fault(1)
+    frames = core.step(T)
+    assert [d for cid, d in frames if cid == 2] == [CLEAR_ERROR_FRAME, ENABLE_FRAME]
+    core.ingest_feedback(0x12, late, T)  # the reply to a pre-clear frame lands now
+    assert not core.status()[1].fault, "a reply sent before the clear re-latched the fault"
+    # The fault persists: after the grace (1 in flight + 2 clear frames) it latches again.
+    for _ in range(2):
+        core.ingest_feedback(0x12, late, T)
+        assert not core.status()[1].fault
+    core.ingest_feedback(0x12, late, T)
+    assert core.status()[1].fault and core.status()[1].fault_reason == "over-current"
+    # A healthy reply ends the grace at once: the next fault latches immediately.
+    core.request_clear_fault(1)
+    core.step(2 * T)
+    emus[1].fault_code = 0
+    core.ingest_feedback(0x12, emus[1].feedback_frame(), 2 * T)
+    core.ingest_feedback(0x12, late, 2 * T)
+    assert core.status()[1].fault

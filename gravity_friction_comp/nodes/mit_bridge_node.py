@@ -67,7 +67,6 @@ from ..can_io import (
     read_damiao_limits,
 )
 from ..exceptions import ConfigError, InputError
-from ..mit_codec import decode_feedback
 from ..simulation import SimConfig, SimulatedArm
 from ..stage import Throttle, parse_setpoint
 from .robot_params import ROBOT_PARAMETERS, build_robot_models, declare_robot_parameters
@@ -108,12 +107,6 @@ BRIDGE_PARAMETERS: dict[str, tuple[Any, str, bool]] = {
     "sim_config": ("", "sim YAML with the simulated arm's true values ('' = defaults)", True),
 }
 
-#: After clear frames are sent to a motor, up to this many fault replies are ignored until it
-#: reports a non-fault state: replies to frames sent *before* the clear can still be in flight
-#: (reply latency, Notifier thread delay) and would re-latch the fault just cleared. The
-#: budget covers one reply in flight plus the replies to the two clear frames, so a motor
-#: whose fault persists still latches again. (Belongs in MitBridgeCore; kept here for now.)
-_STALE_FAULT_REPLIES = 3
 
 _LEVEL = {"ok": DiagnosticStatus.OK, "warn": DiagnosticStatus.WARN, "error": DiagnosticStatus.ERROR}
 
@@ -179,8 +172,6 @@ class MitBridgeNode(Node):
         self._periods: collections.deque[float] = collections.deque(maxlen=4096)
         self._last_loop: float | None = None
         self._rejected = 0
-        self._clear_watch = False
-        self._stale_fault_budget: dict[int, int] = {}
         self._diag_prev = (time.monotonic(), 0, 0)
         self._state_pub = self.create_publisher(JointState, "joint_states", SETPOINT_QOS)
         self._diag_pub = self.create_publisher(DiagnosticArray, "diagnostics", SETPOINT_QOS)
@@ -277,7 +268,6 @@ class MitBridgeNode(Node):
     def _on_clear_faults(self, request, response):
         faulted = [s.name for s in self._core.status() if s.fault]
         self._core.request_clear_fault(None)
-        self._clear_watch = True
         response.success = True
         response.message = f"clearing {faulted}" if faulted else "no latched fault"
         self.get_logger().info(f"clear_faults: {response.message}")
@@ -293,15 +283,8 @@ class MitBridgeNode(Node):
         self._last_loop = now
         core, io = self._core, self._io
         for frame in io.drain():
-            if self._stale_fault_budget and self._is_stale_fault(frame):
-                continue
             core.ingest_feedback(frame.arbitration_id, frame.data, frame.time)
         io.send(core.step(now))
-        if self._clear_watch:
-            self._clear_watch = False
-            for i, s in enumerate(core.status()):
-                if s.behavior == "clear_fault":
-                    self._stale_fault_budget[i] = _STALE_FAULT_REPLIES
         state = core.joint_state()
         if state.valid.any():
             idx = np.flatnonzero(state.valid)
@@ -313,25 +296,6 @@ class MitBridgeNode(Node):
             msg.effort = state.effort[idx].tolist()
             self._state_pub.publish(msg)
 
-    def _is_stale_fault(self, frame) -> bool:
-        """A fault reply that may predate the clear frames just sent (see _STALE_FAULT_REPLIES)."""
-        for i, budget in list(self._stale_fault_budget.items()):
-            m = self.config.motors[i]
-            if frame.arbitration_id != m.master_id or len(frame.data) < 6 or not m.reply_matches(frame.data):
-                continue
-            try:
-                fault = decode_feedback(frame.data, m.limits).is_fault
-            except InputError:
-                return False
-            if not fault:
-                del self._stale_fault_budget[i]  # the motor answered the clear: back to normal
-                return False
-            if budget <= 1:
-                del self._stale_fault_budget[i]
-            else:
-                self._stale_fault_budget[i] = budget - 1
-            return True
-        return False
 
     def loop_periods(self) -> np.ndarray:
         """Recent control loop periods [s] (up to 4096), oldest first (for benchmarks)."""
