@@ -171,12 +171,14 @@ class FeedforwardStageNode(Node):
         command.position = list(msg.position)
         command.velocity = list(msg.velocity)
         command.effort = result.effort.tolist()
-        term_msg = JointState()
-        term_msg.header = msg.header
-        term_msg.name = list(msg.name)
-        term_msg.effort = result.term.tolist()
         self._command_pub.publish(command)
-        self._effort_pub.publish(term_msg)
+        # The term alone is for humans comparing terms: skip building it when nobody listens.
+        if self._effort_pub.get_subscription_count() > 0:
+            term_msg = JointState()
+            term_msg.header = msg.header
+            term_msg.name = command.name
+            term_msg.effort = result.term.tolist()
+            self._effort_pub.publish(term_msg)
 
 
 def run_node(node_class, args=None) -> None:
