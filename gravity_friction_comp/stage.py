@@ -31,6 +31,7 @@ __all__ = [
     "StageSettings",
     "Throttle",
     "apply_stage",
+    "effort_limits_from",
     "parse_setpoint",
 ]
 
@@ -163,6 +164,40 @@ def parse_setpoint(
             if bad:
                 raise InputError(f"non-finite {field} for joints {bad}", reason="not_finite")
     return Setpoint(names, pos, vel, eff, joint_map)
+
+
+def effort_limits_from(value, n: int, default: np.ndarray | None = None) -> np.ndarray:
+    """Validate an ``effort_limit`` parameter: one value for all joints or one per joint.
+
+    Args:
+        value: ``None`` (unset), a number or a sequence of n numbers [N·m], each > 0.
+        n: Number of joints.
+        default: (n,) limits used when ``value`` is ``None`` (``inf`` when not given).
+
+    Returns:
+        (n,) limits [N·m] (a new array).
+
+    Raises:
+        DimensionError: a sequence whose length is not n (or 1).
+        ConfigError: a value that is not > 0 or is NaN (key ``effort_limit``).
+    """
+    from .exceptions import ConfigError, DimensionError
+
+    if value is None:
+        return np.full(n, np.inf) if default is None else np.array(default, dtype=float)
+    try:
+        limits = np.atleast_1d(np.asarray(value, dtype=float))
+    except (TypeError, ValueError) as error:
+        raise ConfigError(f"effort_limit must be numbers [N·m], got {value!r}",
+                          key="effort_limit", value=value) from error
+    if limits.size == 1:
+        limits = np.full(n, limits[0])
+    if limits.size != n:
+        raise DimensionError("effort_limit", n, limits.size)
+    if not np.all(limits > 0):  # also rejects NaN
+        raise ConfigError(f"effort_limit must be > 0 [N·m], got {limits.tolist()}",
+                          key="effort_limit", value=limits.tolist())
+    return limits
 
 
 class StageResult(NamedTuple):

@@ -174,6 +174,15 @@ def test_bad_messages_are_survived_and_clamped(running, models):
     assert out is not None
     assert np.all(np.abs(out.effort) <= bare.effort_limits)
     assert np.isclose(np.abs(out.effort), bare.effort_limits).any()
+    # effort_limit overrides the URDF's limits (placeholder limits in real URDFs).
+    assert client.set_parameters(NODE, effort_limit=[0.5, 0.25, 0.125])[0].successful
+    out = _exchange(running, _setpoint(names, [0.3, 0.8, 0.5]))
+    assert np.all(np.abs(out.effort) <= [0.5, 0.25, 0.125])
+    assert np.abs(out.effort)[1:].tolist() == [0.25, 0.125]
+    for bad in ([1.0, 2.0], [1.0, -1.0, 1.0], 0.0):
+        result = client.set_parameters(NODE, effort_limit=bad)[0]
+        assert not result.successful and "effort_limit" in result.reason, result.reason
+    assert client.set_parameters(NODE, effort_limit=bare.effort_limits.tolist())[0].successful
     client.set_parameters(NODE, scale=1.0)
 
 

@@ -88,3 +88,18 @@ def test_throttle_per_key():
     assert t.ready("x") and not t.ready("x") and t.ready("y")
     now[0] = 2.0
     assert t.ready("x")
+
+
+def test_effort_limits_from_parameter():
+    from gravity_friction_comp.exceptions import DimensionError
+    from gravity_friction_comp.stage import effort_limits_from
+
+    assert effort_limits_from(None, 2).tolist() == [math.inf, math.inf]
+    assert effort_limits_from(None, 2, np.array([1.0, 2.0])).tolist() == [1.0, 2.0]
+    assert effort_limits_from(5.0, 3).tolist() == [5.0, 5.0, 5.0]
+    assert effort_limits_from([1, 2], 2).tolist() == [1.0, 2.0]
+    with pytest.raises(DimensionError, match="expected 3"):
+        effort_limits_from([1.0, 2.0], 3)
+    for bad in (0.0, -1.0, math.nan, [1.0, math.nan], "x"):
+        with pytest.raises(ConfigError):
+            effort_limits_from(bad, 2)

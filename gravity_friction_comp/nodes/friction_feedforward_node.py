@@ -33,9 +33,9 @@ import numpy as np
 from rcl_interfaces.msg import ParameterDescriptor
 from sensor_msgs.msg import JointState
 
-from ..exceptions import ConfigError, DimensionError, InputError
+from ..exceptions import ConfigError, InputError
 from ..friction import FRICTION_KEYWORDS, FrictionModel
-from ..stage import JointMap
+from ..stage import JointMap, effort_limits_from
 from ..velocity import VelocitySelector
 from .stage_node import SETPOINT_QOS, FeedforwardStageNode, run_node
 
@@ -54,20 +54,6 @@ class _FrictionConfig:
     velocity_source: str
     velocity_cutoff_hz: float
     velocity_deadband: float
-
-
-def _effort_limits(value: Any, n: int) -> np.ndarray:
-    if value is None:
-        return np.full(n, np.inf)
-    limits = np.atleast_1d(np.asarray(value, dtype=float))
-    if limits.size == 1:
-        limits = np.full(n, limits[0])
-    if limits.size != n:
-        raise DimensionError("effort_limit", n, limits.size)
-    if not np.all(limits > 0) or np.isnan(limits).any():
-        raise ConfigError(f"effort_limit must be > 0 [N·m], got {limits.tolist()}",
-                          key="effort_limit", value=limits.tolist())
-    return limits
 
 
 def build_friction_config(values: Mapping[str, Any]) -> _FrictionConfig:
@@ -93,7 +79,7 @@ def build_friction_config(values: Mapping[str, Any]) -> _FrictionConfig:
     # VelocitySelector validates source, cutoff and deadband in one place.
     VelocitySelector(len(joints), values.get("velocity_source"), values["velocity_cutoff_hz"],
                      values["velocity_deadband"])
-    return _FrictionConfig(joints, model, _effort_limits(values.get("effort_limit"), len(joints)),
+    return _FrictionConfig(joints, model, effort_limits_from(values.get("effort_limit"), len(joints)),
                            values["velocity_source"], values["velocity_cutoff_hz"],
                            values["velocity_deadband"])
 

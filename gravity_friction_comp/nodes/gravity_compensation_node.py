@@ -16,6 +16,8 @@ payload parameters of :mod:`gravity_friction_comp.nodes.robot_params`, and
         and q̈ from filtered differentiation of setpoint velocities. Joint friction is never
         added here: it belongs to the friction stage, so it is not counted twice.
     acceleration_cutoff_hz (double): low-pass cutoff of that differentiation [Hz].
+    effort_limit (double or double[]): |effort| limit per model joint [N·m], overriding the
+        URDF's ``<limit effort>`` (for URDFs with placeholder limits); unset: the URDF's.
     arm_config (string): per-arm YAML whose ``actuators:`` block gives rotor inertia and gear
         ratio (:class:`~gravity_friction_comp.actuator.ActuatorModel`); empty: none.
 
@@ -35,6 +37,7 @@ from std_msgs.msg import Bool, String
 from ..actuator import ActuatorModel
 from ..exceptions import ConfigError
 from ..inverse_dynamics import InverseDynamicsFeedforward, validate_acceleration_cutoff
+from ..stage import effort_limits_from
 from .robot_params import RobotModels, build_robot_models, declare_robot_parameters
 from .stage_node import SETPOINT_QOS, FeedforwardStageNode, run_node
 
@@ -50,6 +53,7 @@ class _GravityConfig:
     attached: bool
     mode: str
     acceleration_cutoff_hz: float
+    effort_limits: np.ndarray | None
 
 
 def _with_actuators(models: RobotModels | None, arm_config: str) -> RobotModels | None:
@@ -92,6 +96,9 @@ class GravityCompensationNode(FeedforwardStageNode):
             description="low-pass cutoff of the setpoint-velocity differentiation [Hz]"))
         self.declare_parameter("arm_config", "", ParameterDescriptor(
             description="per-arm YAML with an actuators: block (rotor inertia, gear ratio)"))
+        self.declare_parameter("effort_limit", None, ParameterDescriptor(
+            dynamic_typing=True,
+            description="|effort| limit per joint [N·m] overriding the URDF; unset: URDF"))
 
     def build_config(self, values: Mapping[str, Any], changed: set[str], previous) -> Any:
         if values["mode"] not in MODES:
@@ -105,7 +112,11 @@ class GravityCompensationNode(FeedforwardStageNode):
         attached = values["payload.attached"]
         if previous is not None and "payload.attached" not in changed:
             attached = previous.attached
-        return _GravityConfig(models, bool(attached), values["mode"], float(cutoff))
+        limits = None  # checked once a model gives the joint count
+        if models is not None:
+            limits = effort_limits_from(values["effort_limit"], models.bare.n,
+                                        models.bare.effort_limits)
+        return _GravityConfig(models, bool(attached), values["mode"], float(cutoff), limits)
 
     def _post_set_parameters(self, params) -> None:
         pending = self._pending
@@ -135,7 +146,7 @@ class GravityCompensationNode(FeedforwardStageNode):
         return () if model is None else model.joint_names
 
     def effort_limits(self, config) -> np.ndarray:
-        return self._model(config).effort_limits
+        return config.effort_limits
 
     def on_setpoint_accepted(self, setpoint, stamp_sec: float) -> None:
         if self._feedforward is None:
