@@ -19,6 +19,14 @@ closed, setpoint still), after the first 30 % of the dwell. Acceptance (issue 5)
 compensation on, RMS on the proximal joints drops ≥ 50 % against off, sag ≤ 2 mrad on every
 joint, and no distal joint's RMS grows by more than 10 %.
 
+Options for friction studies (issue 7's record → identify → run loop): ``--profile sine``
+plays slow, small sines (``--period``, ``--cycles``; proximal amplitude ``--amplitude``,
+distal ``--distal-amplitude``) from the home pose instead of the pick-and-place cycle (no
+payload: sag is not measured), and ``--friction-config PATH`` gives the friction node that
+YAML (a ``friction_comp`` block, e.g. ``friction_identified.yaml`` from
+``identify_friction``) instead of ``--arm-config``. :func:`run_phase` can also enable the
+two stages separately (``gravity=``, ``friction=``).
+
 Outputs in ``--output`` (default ``demo_output/``): ``demo.png`` (setpoint vs measured
 position per joint, off and on; effort terms of the on run), ``summary.json``.
 Exit status 0 when the acceptance holds, 1 when not, 2 on a configuration error.
@@ -112,6 +120,11 @@ class DemoSetup:
         move_time, dwell_time, start_delay: [s].
         bridge_overrides: Parameter values replacing the motor map's (kp, kd, ...).
         payload_parent: Joint or link the payload hangs from ("" = the gravity file's).
+        profile: ``"pick_place"`` (the cycle) or ``"sine"`` (``q = home + A sin(2πt/period)``
+            with ``A = min(pick − home, home − place)``, ``cycles`` periods).
+        period: [s] of the sine. cycles: sine periods per run (≥ 1).
+        friction_config: YAML given to the friction node as ``arm_config`` ("" =
+            ``arm_config``).
     """
 
     urdf: str
@@ -133,11 +146,25 @@ class DemoSetup:
     grip_time: float = 0.2
     bridge_overrides: Mapping[str, Any] = field(default_factory=dict)
     payload_parent: str = ""
+    profile: str = "pick_place"
+    period: float = 8.0
+    cycles: int = 1
+    friction_config: str = ""
 
     @property
     def cycle_time(self) -> float:
-        """One pick-and-place cycle [s] (three moves, four dwells, the gripper closing)."""
+        """Length of the evaluated run [s]: one pick-and-place cycle (three moves, four
+        dwells, the gripper closing), or ``cycles`` sine periods."""
+        if self.profile == "sine":
+            return self.cycles * self.period
         return 3 * self.move_time + 4 * self.dwell_time + self.grip_time
+
+    @property
+    def sine_amplitude(self) -> tuple[float, ...]:
+        """Sine amplitude per joint of ``all_joints`` [rad]: the pick/place offsets, the
+        smaller side (both stay inside the limits)."""
+        home, pick, place = (np.asarray(x, dtype=float) for x in (self.home, self.pick, self.place))
+        return tuple(float(a) for a in np.maximum(np.minimum(pick - home, home - place), 0.0))
 
     @property
     def close_time(self) -> float:
@@ -197,13 +224,19 @@ def _params(values: Mapping[str, Any]):
     return [Parameter(k, value=v) for k, v in values.items()]
 
 
-def run_phase(setup: DemoSetup, compensate: bool, domain_id: int, log=print) -> Recording:
+def run_phase(setup: DemoSetup, compensate: bool, domain_id: int, log=print, *,
+              gravity: bool | None = None, friction: bool | None = None) -> Recording:
     """One run of the cycle with both stages ``enable`` = ``compensate``.
 
     Builds the nodes with the parameter files (``--params-file``, as the launch file does)
     plus overrides, spins them on one executor until the cycle is over, and returns what
-    was recorded. Raises ConfigError from a node's start-up validation.
+    was recorded. ``gravity`` / ``friction`` (when not ``None``) set that stage's
+    ``enable`` instead of ``compensate``. The friction node reads ``setup.friction_config``
+    when set, else ``setup.arm_config``. Raises ConfigError from a node's start-up
+    validation.
     """
+    gravity_on = compensate if gravity is None else bool(gravity)
+    friction_on = compensate if friction is None else bool(friction)
     import rclpy
     from rclpy.context import Context
     from rclpy.executors import SingleThreadedExecutor
@@ -228,7 +261,7 @@ def run_phase(setup: DemoSetup, compensate: bool, domain_id: int, log=print) -> 
 
         _, gravity_values = load_node_parameters(setup.gravity_params)
         robot = {k: v for k, v in gravity_values.items() if k == "gravity" or k.startswith("payload.")}
-        gravity_overrides = {"urdf_path": setup.urdf, "enable": compensate}
+        gravity_overrides = {"urdf_path": setup.urdf, "enable": gravity_on}
         if setup.payload_parent:
             robot["payload.parent"] = gravity_overrides["payload.parent"] = setup.payload_parent
         nodes.append(GravityCompensationNode(
@@ -236,8 +269,8 @@ def run_phase(setup: DemoSetup, compensate: bool, domain_id: int, log=print) -> 
             parameter_overrides=_params(gravity_overrides)))
         nodes.append(FrictionFeedforwardNode(
             context=context, cli_args=files(setup.friction_params, "joint_setpoint:=gravity/joint_command"),
-            parameter_overrides=_params({"arm_config": setup.arm_config, "joints": list(setup.joints),
-                                         "enable": compensate})))
+            parameter_overrides=_params({"arm_config": setup.friction_config or setup.arm_config,
+                                         "joints": list(setup.joints), "enable": friction_on})))
         bridge_values = dict(robot, simulate=True, urdf_path=setup.urdf, sim_config=setup.sim_config,
                              read_motor_limits=False)
         bridge_values.update(setup.bridge_overrides)
@@ -283,11 +316,16 @@ def run_phase(setup: DemoSetup, compensate: bool, domain_id: int, log=print) -> 
                 rec.arrival_q.append(q)
 
         recorder.create_subscription(JointState, "joint_command", on_command, SETPOINT_QOS)
-        player = SetpointPlayerNode(context=context, parameter_overrides=_params({
-            "profile": "pick_place", "joint_names": all_joints, "home": list(setup.home),
-            "pick": list(setup.pick), "place": list(setup.place), "move_time": setup.move_time,
-            "dwell_time": setup.dwell_time, "grip_time": setup.grip_time, "loop": False, "rate_hz": 250.0,
-            "start_delay": setup.start_delay}))
+        if setup.profile == "sine":
+            player_values = {"profile": "sine", "amplitude": list(setup.sine_amplitude),
+                             "period": setup.period, "loop": True}
+        else:
+            player_values = {"profile": "pick_place", "pick": list(setup.pick), "place": list(setup.place),
+                             "move_time": setup.move_time, "dwell_time": setup.dwell_time,
+                             "grip_time": setup.grip_time, "loop": False}
+        player = SetpointPlayerNode(context=context, parameter_overrides=_params(dict(
+            player_values, joint_names=all_joints, home=list(setup.home), rate_hz=250.0,
+            start_delay=setup.start_delay)))
         nodes.append(player)
         executor = SingleThreadedExecutor(context=context)
         for node in nodes:
@@ -301,7 +339,9 @@ def run_phase(setup: DemoSetup, compensate: bool, domain_id: int, log=print) -> 
         for node in reversed(nodes):
             node.destroy_node()
         rclpy.try_shutdown(context=context)
-    log(f"  {'on ' if compensate else 'off'}: {len(rec.setpoint_t)} setpoints, {len(rec.state_t)} joint_states")
+    label = ("on " if compensate else "off") if gravity is None and friction is None else \
+        f"gravity {'on' if gravity_on else 'off'}, friction {'on' if friction_on else 'off'}"
+    log(f"  {label}: {len(rec.setpoint_t)} setpoints, {len(rec.state_t)} joint_states")
     return rec
 
 
@@ -351,6 +391,8 @@ def evaluate(setup: DemoSetup, rec: Recording) -> dict[str, JointMetrics]:
     d = setup.dwell_time
     before = (t >= setup.move_time + 0.3 * d) & (t <= setup.move_time + d)
     after = (t >= setup.close_time + 0.3 * d) & (t <= setup.close_time + d)
+    if setup.profile != "pick_place":  # no payload, no stop: sag and hold are not measured
+        before = after = np.zeros_like(t, dtype=bool)
     out = {}
     for j, name in enumerate(setup.joints):
         ej = e[:, j] * 1e3
@@ -374,11 +416,14 @@ def acceptance(setup: DemoSetup, off: Mapping[str, JointMetrics], on: Mapping[st
     ok &= good
     lines.append(f"[{'PASS' if good else 'FAIL'}] proximal RMS error drop {drop:.0%} "
                  f"(≥ {MIN_PROXIMAL_DROP:.0%}) on {list(setup.proximal)}")
-    worst = max(on[j].sag for j in setup.joints)
-    good = bool(worst <= MAX_SAG_MRAD)
-    ok &= good
-    lines.append(f"[{'PASS' if good else 'FAIL'}] sag while holding ≤ {MAX_SAG_MRAD:g} mrad: "
-                 f"worst {worst:.2f} mrad")
+    if setup.profile == "pick_place":
+        worst = max(on[j].sag for j in setup.joints)
+        good = bool(worst <= MAX_SAG_MRAD)
+        ok &= good
+        lines.append(f"[{'PASS' if good else 'FAIL'}] sag while holding ≤ {MAX_SAG_MRAD:g} mrad: "
+                     f"worst {worst:.2f} mrad")
+    else:
+        lines.append(f"[ -- ] sag while holding: not measured ({setup.profile} profile, no payload)")
     for j in setup.distal:
         growth = on[j].rms / off[j].rms - 1.0 if off[j].rms > 0 else 0.0
         good = growth <= MAX_DISTAL_GROWTH
@@ -422,7 +467,8 @@ def plot(setup: DemoSetup, off: Recording, on: Recording, path: pathlib.Path) ->
             if j == 0:
                 ax.set_title(title)
                 ax.legend(loc="upper right", fontsize=7)
-            ax.axvspan(setup.close_time, setup.release_time, color="tab:orange", alpha=0.08, lw=0)
+            if setup.profile == "pick_place":
+                ax.axvspan(setup.close_time, setup.release_time, color="tab:orange", alpha=0.08, lw=0)
         ax = axes[n][col]
         for key, label, style in (("command_effort", "joint_command effort", "-"),
                                   ("gravity", "gravity term", "--"),
@@ -519,8 +565,14 @@ def build_setup(args, out: pathlib.Path) -> DemoSetup:
     motor_map = args.motor_map or str(share / "config" / "mit_bridge.yaml")
     gravity_params = args.gravity_params or str(share / "config" / "gravity_compensation.yaml")
     friction_params = args.friction_params or str(share / "config" / "friction_feedforward.yaml")
+    friction_config = args.friction_config or ""
+    if not (args.period > 0 and math.isfinite(args.period)):
+        raise ConfigError(f"--period must be > 0, got {args.period}", key="period", value=args.period)
+    if args.cycles < 1:
+        raise ConfigError(f"--cycles must be ≥ 1, got {args.cycles}", key="cycles", value=args.cycles)
     for key, path in (("urdf", urdf), ("arm-config", arm_config), ("motor-map", motor_map),
-                      ("gravity-params", gravity_params), ("friction-params", friction_params)):
+                      ("gravity-params", gravity_params), ("friction-params", friction_params),
+                      ("friction-config", friction_config or arm_config)):
         if not pathlib.Path(path).is_file():
             raise ConfigError(f"--{key}: no such file {path!r}", key=key, value=path)
     _, bridge = load_node_parameters(motor_map)
@@ -578,7 +630,9 @@ def build_setup(args, out: pathlib.Path) -> DemoSetup:
                      place=tuple(place), proximal=proximal, distal=distal,
                      move_time=args.move_time, dwell_time=args.dwell_time,
                      start_delay=args.start_delay, bridge_overrides=overrides,
-                     payload_parent=args.payload_parent or ("" if not args.urdf else joints[-1]))
+                     payload_parent=args.payload_parent or ("" if not args.urdf else joints[-1]),
+                     profile=args.profile, period=args.period, cycles=args.cycles,
+                     friction_config=friction_config)
 
 
 def parse_args(argv=None):
@@ -591,6 +645,13 @@ def parse_args(argv=None):
                         "for the palletizer; derived from --arm-config for another robot)")
     parser.add_argument("--gravity-params", help="gravity node parameter file (payload)")
     parser.add_argument("--friction-params", help="friction node parameter file")
+    parser.add_argument("--friction-config", help="friction YAML (friction_comp block) for the friction node, "
+                        "e.g. identify_friction's friction_identified.yaml (default: --arm-config)")
+    parser.add_argument("--profile", choices=("pick_place", "sine"), default="pick_place",
+                        help="pick_place cycle with the payload (default), or slow sines about home "
+                        "(amplitudes --amplitude/--distal-amplitude) where friction dominates")
+    parser.add_argument("--period", type=float, default=8.0, help="[s] sine period (--profile sine)")
+    parser.add_argument("--cycles", type=int, default=1, help="sine periods per run (--profile sine)")
     parser.add_argument("--payload-parent", help="joint or link holding the payload (default: the gravity "
                         "file's for the palletizer, the last motor-map joint for another robot)")
     parser.add_argument("--proximal", help="comma-separated proximal joints (default: first half)")
@@ -624,8 +685,14 @@ def main(argv=None) -> int:
     print(f"gfc_demo: {pathlib.Path(setup.urdf).name}, joints {list(setup.joints)} "
           f"(proximal {list(setup.proximal)}), sim {pathlib.Path(setup.sim_config).name}, "
           f"ROS_DOMAIN_ID={domain} (localhost)")
-    print(f"  cycle: home → pick (wait {setup.dwell_time:g} s, gripper closes, hold {setup.dwell_time:g} s) → place (opens) → home, "
-          f"{setup.move_time:g} s moves, {setup.cycle_time:g} s")
+    if setup.profile == "sine":
+        print(f"  sines about home: amplitude {[round(a, 3) for a in setup.sine_amplitude]} rad, period "
+              f"{setup.period:g} s, {setup.cycles} cycle(s), {setup.cycle_time:g} s")
+    else:
+        print(f"  cycle: home → pick (wait {setup.dwell_time:g} s, gripper closes, hold {setup.dwell_time:g} s) → "
+              f"place (opens) → home, {setup.move_time:g} s moves, {setup.cycle_time:g} s")
+    if setup.friction_config:
+        print(f"  friction model: {setup.friction_config}")
     try:
         rec_off = run_phase(setup, False, domain)
         rec_on = run_phase(setup, True, domain)

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import NamedTuple, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -43,6 +43,7 @@ __all__ = [
     "JointLimits",
     "excitation_profile",
     "main",
+    "record_simulated",
     "to_replay_profile",
     "write_setpoint_csv",
 ]
@@ -321,6 +322,106 @@ def to_replay_profile(profile: ExcitationProfile, loop: bool = False):
 
     return ReplayProfile(profile.time, profile.joint_names, profile.position, profile.velocity,
                          loop=loop)
+
+
+def record_simulated(profile: ExcitationProfile, arm, bridge_config, *,
+                     feedforward: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+                     channel: str = "record_simulated"):
+    """Play ``profile`` through the MIT bridge core into the simulated arm and record what the
+    bridge measures, faster than real time (no rclpy; the ``mit_bridge`` node's loop, minus ROS).
+
+    Each bridge cycle (``1 / bridge_config.rate_hz``): the setpoint at that time (linear
+    interpolation of the profile) goes to
+    :meth:`~gravity_friction_comp.bridge_core.MitBridgeCore.set_command` with ``tau_ff =
+    feedforward(q_setpoint, v_setpoint)``; the core's MIT frames go over a python-can
+    ``virtual`` bus to :class:`~gravity_friction_comp.can_io.SimulatedMotorBus` (emulated
+    motors answer with quantized feedback frames, then the arm is stepped at its physics
+    rate until the next cycle); the replies are decoded by the core, and its joint state is
+    one log sample. So the log carries exactly the MIT feedback quantization (16-bit
+    position, 12-bit velocity and torque over the motor's ranges, mit_codec) of the bridge's
+    ``joint_states``; no other noise is added. The effort is the torque the motor reports
+    (its MIT law on the quantized command at the reply), mapped to the joint.
+
+    Args:
+        profile: from :func:`excitation_profile`; its joints must include the bridge's joints
+            (other joints are ignored: passive in the arm).
+        arm: :class:`~gravity_friction_comp.simulation.SimulatedArm` (stepped: its state
+            changes); its physics rate must be a multiple of the bridge rate.
+        bridge_config: :class:`~gravity_friction_comp.bridge_core.BridgeConfig` (motors,
+            kp [N·m/rad], kd [N·m·s/rad], rate_hz [Hz]).
+        feedforward: ``(q (n,), v (n,)) → tau_ff (n,)`` [N·m] in the profile's joint order
+            (e.g. the compensator's gravity ``model.gravity(q)``); ``None`` → 0.
+        channel: virtual bus channel (unique per concurrent recording).
+
+    Returns:
+        :class:`~gravity_friction_comp.identification.JointStateLog` of the bridge's joints
+        (motor-map order), time [s] from 0 at the bridge rate.
+
+    Raises:
+        ConfigError: a bridge joint missing from the profile (lists the profile's joints),
+            or a physics rate that is not a multiple of the bridge rate.
+    """
+    from .bridge_core import MitBridgeCore
+    from .can_io import CanSettings, SimulatedMotorBus, open_bus
+    from .identification import JointStateLog
+
+    import can
+
+    names = list(profile.joint_names)
+    joints = [m.name for m in bridge_config.motors]
+    missing = [j for j in joints if j not in names]
+    if missing:
+        raise ConfigError(f"bridge joint(s) {missing} not in the profile; profile joints: {names}",
+                          key="joints", value=missing)
+    idx = [names.index(j) for j in joints]
+    ratio = arm.config.physics_rate_hz / bridge_config.rate_hz
+    steps = int(round(ratio))
+    if steps < 1 or abs(ratio - steps) > 1e-9:
+        raise ConfigError(f"physics rate {arm.config.physics_rate_hz:g} Hz is not a multiple of the "
+                          f"bridge rate {bridge_config.rate_hz:g} Hz", key="rate_hz",
+                          value=bridge_config.rate_hz)
+    settings = CanSettings("virtual", channel, bridge_config.bitrate)
+    sim = SimulatedMotorBus.for_bridge(arm, bridge_config, settings)
+    bus = open_bus(settings)
+    core = MitBridgeCore(bridge_config)
+    period = 1.0 / bridge_config.rate_hz
+    times = np.arange(0.0, float(profile.time[-1]) + 0.5 * period, period)
+    t_log, q_log, v_log, e_log = [], [], [], []
+
+    def exchange(frames, now):
+        # a virtual bus delivers synchronously: the motors answer in run_once, the replies
+        # are waiting on the bridge's bus object right after
+        for can_id, data in frames:
+            bus.send(can.Message(arbitration_id=can_id, data=data, is_extended_id=False))
+        sim.run_once()
+        while (msg := bus.recv(timeout=0.0)) is not None:
+            core.ingest_feedback(msg.arbitration_id, bytes(msg.data), now)
+        for _ in range(steps - 1):
+            sim.run_once()
+
+    try:
+        exchange(core.enable_frames(), 0.0)
+        for now in times:
+            q_set = np.array([np.interp(now, profile.time, profile.position[:, i])
+                              for i in range(len(names))])
+            v_set = np.array([np.interp(now, profile.time, profile.velocity[:, i])
+                              for i in range(len(names))])
+            tau = np.zeros(len(names)) if feedforward is None else \
+                np.asarray(feedforward(q_set, v_set), dtype=float)
+            core.set_command(q_set[idx], v_set[idx], tau[idx], now)
+            exchange(core.step(now), now)
+            state = core.joint_state()
+            if state.valid.all():
+                t_log.append(now)
+                q_log.append(state.position)
+                v_log.append(state.velocity)
+                e_log.append(state.effort)
+        exchange(core.shutdown_frames(), float(times[-1]) + period)
+    finally:
+        bus.shutdown()
+        sim.stop()
+    return JointStateLog(tuple(joints), np.asarray(t_log), np.array(q_log), np.array(v_log),
+                         np.array(e_log))
 
 
 def main(argv=None) -> int:
