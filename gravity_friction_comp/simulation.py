@@ -16,7 +16,19 @@ Equation of motion per step (joint space, n = independent joints, mimic joints r
 - ``s`` = ``mass_scale``: every link's mass, first moment and rotational inertia scaled by
   the same factor (densities × s), payload included. M and b are linear in the inertial
   parameters, so this is exactly ``s·M`` and ``s·b`` — no model rebuild.
-- ``A = diag(armature)``: reflected rotor inertia n²·J_rotor per joint [kg·m²], joint side.
+- ``A = diag(n²·J_rotor)`` [kg·m²], joint side: reflected rotor inertia from an
+  :class:`~gravity_friction_comp.actuator.ActuatorModel` — the same class, folding (mimic
+  joints: k²·n²J onto the master) and YAML schema the compensator uses — taken from, first
+  that applies: (1) the sim YAML's ``actuators:`` block (:attr:`SimConfig.actuators`, the
+  sim's own "true" values, which may differ from the compensator's), else (2) the actuator
+  model attached to the :class:`RobotModel` given to :class:`SimulatedArm`
+  (``model.with_actuators(...)``, "the same actuator model as the compensator"). Plus the
+  deprecated per-joint ``armature`` [kg·m², joint side] (BAM's name for n²·J); a joint that
+  gets both a non-zero ``armature`` and a non-zero n²·J is rejected (it would count the rotor
+  twice). ``mass_scale`` does not scale A (the rotor is not a link). Reflected inertia only:
+  the actuator model's ``viscous``/``coulomb`` are **not** used by the simulator, whose
+  friction is the sticking model below (``joints.<name>``); adding them as smooth terms too
+  would count friction twice (the sim YAML's ``actuators:`` block rejects non-zero values).
 - ``τ_f``: joint friction that sticks, as in Rhoban BAM's simulator (FIELD_NOTES "BAM
   friction models"): the friction budget
 
@@ -52,6 +64,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import yaml
 
+from .actuator import ActuatorModel
 from .exceptions import ConfigError, DimensionError, InputError
 from .payload import Payload
 from .robot_model import RobotModel
@@ -79,7 +92,7 @@ JOINT_KEYS = (
     "initial_position",
     "initial_velocity",
 )
-_TOP_KEYS = ("version", "physics_rate_hz", "mass_scale", "joints")
+_TOP_KEYS = ("version", "physics_rate_hz", "mass_scale", "joints", "actuators")
 _SCHEMA_VERSION = 1
 
 
@@ -110,7 +123,9 @@ class JointSimParams:
         stribeck_velocity: v_s [rad/s] (> 0).
         stribeck_exponent: δ [-] (> 0); 2 is the Gaussian Stribeck curve.
         viscous: F_v [N·m·s/rad] (≥ 0).
-        armature: Reflected rotor inertia n²·J_rotor [kg·m²] (≥ 0), added to M's diagonal.
+        armature: Reflected rotor inertia n²·J_rotor [kg·m²] (≥ 0), joint side, added to M's
+            diagonal. Deprecated: prefer the ``actuators:`` block (rotor_inertia, gear_ratio),
+            the schema the compensator uses; kept for existing sim YAMLs.
         initial_position: q(0) [rad]. initial_velocity: q̇(0) [rad/s].
 
     Raises:
@@ -153,6 +168,11 @@ class SimConfig:
             the defaults (no friction, no armature, q(0) = 0).
         mass_scale: s [-] (> 0): true inertial parameters = URDF's × s (payload included).
         physics_rate_hz: Integration rate [Hz] (≥ :data:`MIN_PHYSICS_RATE_HZ`).
+        actuators: The "true" :class:`~gravity_friction_comp.actuator.ActuatorModel` (named,
+            mimic joints allowed, or count-only in the model's joint order) whose reflected
+            inertia n²·J the simulated arm uses, or ``None`` (then the model's attached one,
+            if any). Its viscous and Coulomb must be 0: the sim's friction is the per-joint
+            sticking model.
 
     YAML (``simulation:`` at the top level; unknown keys are errors)::
 
@@ -162,16 +182,23 @@ class SimConfig:
           mass_scale: 1.05
           joints:
             shoulder_pitch: {coulomb: 0.08, stribeck_breakaway: 0.04, stribeck_velocity: 0.05,
-                             stribeck_exponent: 2.0, viscous: 0.03, armature: 0.004,
-                             initial_position: 0.3}
+                             stribeck_exponent: 2.0, viscous: 0.03, initial_position: 0.3}
+          actuators:                  # ActuatorModel.from_arm_yaml schema (README, actuator.py)
+            joints: [base_yaw, shoulder_pitch]    # required here
+            rotor_inertia: [2.0e-5, 4.0e-5]       # [kg·m²] motor side, >= 0
+            gear_ratio: [10, 40]                  # θ_motor/θ_joint, != 0
 
     Raises:
-        ConfigError: bad values or keys (key names the offending entry).
+        ConfigError: bad values or keys (key names the offending entry); in the
+            ``actuators`` block also a missing ``joints`` list, non-zero ``viscous``/``coulomb``
+            or ``urdf_dynamics: true`` (friction belongs in ``joints.<name>``).
+        DimensionError: an ``actuators`` list of the wrong length.
     """
 
     joints: Mapping[str, JointSimParams] = field(default_factory=dict)
     mass_scale: float = 1.0
     physics_rate_hz: float = 1000.0
+    actuators: ActuatorModel | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.joints, Mapping):
@@ -194,6 +221,8 @@ class SimConfig:
             raise ConfigError(f"physics_rate_hz must be ≥ {MIN_PHYSICS_RATE_HZ:g}, got {rate:g}",
                               key="physics_rate_hz", value=self.physics_rate_hz)
         object.__setattr__(self, "physics_rate_hz", rate)
+        if self.actuators is not None:
+            _check_sim_actuators(self.actuators)
 
     @property
     def dt(self) -> float:
@@ -210,6 +239,7 @@ class SimConfig:
 
         Raises:
             ConfigError: unknown keys, wrong version, bad values (message names ``origin``).
+            DimensionError: an ``actuators`` list of the wrong length.
         """
         if not isinstance(data, Mapping):
             raise ConfigError(f"{origin}: sim config must be a mapping", key="simulation", value=data)
@@ -230,7 +260,11 @@ class SimConfig:
                               value=joints)
         kwargs = {k: body[k] for k in ("mass_scale", "physics_rate_hz") if k in body}
         try:
+            if body.get("actuators") is not None:
+                kwargs["actuators"] = _actuators_from_block(body["actuators"])
             return cls(joints={str(k): v for k, v in joints.items()}, **kwargs)
+        except DimensionError:
+            raise  # keeps its type; the message names the key, expected and actual length
         except ConfigError as error:
             raise ConfigError(f"{origin}: {error}", key=error.key, value=error.value) from None
 
@@ -266,6 +300,31 @@ def _joint_params(name: str, values: Mapping[str, Any]) -> JointSimParams:
 _DEFAULT_JOINT = JointSimParams()
 
 
+def _actuators_from_block(block: Any) -> ActuatorModel:
+    """The sim YAML's ``actuators:`` block → ActuatorModel (same parser as the arm YAML)."""
+    if isinstance(block, Mapping) and "joints" not in block:
+        raise ConfigError("actuators.joints is required in the sim YAML (names the lists)",
+                          key="actuators.joints")
+    if isinstance(block, Mapping) and block.get("urdf_dynamics") is True:
+        raise ConfigError("actuators.urdf_dynamics: true is not accepted in the sim YAML: the "
+                          "simulator's friction is joints.<name>.coulomb/viscous (sticking model)",
+                          key="actuators.urdf_dynamics", value=True)
+    return ActuatorModel.from_arm_yaml({"actuators": block})
+
+
+def _check_sim_actuators(actuators: Any) -> None:
+    if not isinstance(actuators, ActuatorModel):
+        raise ConfigError("actuators must be an ActuatorModel or None", key="actuators",
+                          value=actuators)
+    for key in ("viscous", "coulomb"):
+        values = getattr(actuators, key)
+        if np.any(values != 0.0):
+            raise ConfigError(f"actuators.{key} must be 0 in the sim config, got {values.tolist()}: "
+                              f"the simulator's friction is joints.<name>.{key} (sticking model); "
+                              "both would count friction twice", key=f"actuators.{key}",
+                              value=values.tolist())
+
+
 @dataclass(frozen=True)
 class SimState:
     """A snapshot of the simulated arm.
@@ -290,16 +349,19 @@ class SimulatedArm:
     """The reduced arm dynamics with sticking friction (equations in the module docstring).
 
     Args:
-        model: The robot (mimic-reduced); copied, never mutated. Its payload and actuator
-            model are ignored (the sim uses ``payload`` and its own armature/friction).
+        model: The robot (mimic-reduced); copied, never mutated. Its payload is ignored (the
+            sim uses ``payload``). Its actuator model, if any, gives the reflected rotor
+            inertia unless ``config.actuators`` is set (which then replaces it; never both);
+            its viscous/Coulomb are ignored (the sim's friction is its sticking model).
         config: True values (:class:`SimConfig`); per-joint entries must name joints of
             ``model``.
         payload: Payload attached while holding (``None``: holding changes nothing).
         holding: Initial holding state.
 
     Raises:
-        ConfigError: ``config`` names a joint the model does not have (lists the joints), or
-            an initial position outside the joint limits.
+        ConfigError: ``config`` names a joint the model does not have (lists the joints),
+            an initial position outside the joint limits, or a joint with both a non-zero
+            ``armature`` and a non-zero actuator n²·J (key ``joints.<name>.armature``).
 
     Not thread-safe: one thread steps it (the simulated motor bus); :meth:`set_holding` only
     swaps a reference and may be called from another thread.
@@ -318,9 +380,13 @@ class SimulatedArm:
             raise ConfigError(f"sim config names joint(s) {unknown} not in the model; joints: {list(names)}",
                               key=f"joints.{unknown[0]}", value=unknown[0])
         self.config = config
-        # the sim's rotor inertia and friction are its own "true" values: drop any actuator
-        # model the caller's RobotModel carries, so nothing is counted twice
+        # rigid links only: the reflected inertia is added once, below, as diag(A) (so an
+        # actuator model on the caller's RobotModel is never counted twice)
         self._bare = model.with_actuators(None).with_payload(None)
+        actuators = config.actuators if config.actuators is not None else model.actuators
+        self._actuators = actuators
+        rotor = (self._bare.with_actuators(actuators).actuator_terms.reflected_inertia
+                 if actuators is not None else np.zeros(len(names)))
         self._loaded = self._bare.with_payload(payload) if payload is not None else self._bare
         self._model = self._loaded if holding else self._bare
         self._holding = bool(holding)
@@ -331,7 +397,16 @@ class SimulatedArm:
         self.stribeck_velocity = ro([p.stribeck_velocity for p in params])
         self.stribeck_exponent = ro([p.stribeck_exponent for p in params])
         self.viscous = ro([p.viscous for p in params])
-        self.armature = ro([p.armature for p in params])
+        legacy = np.array([p.armature for p in params])
+        both = (legacy != 0.0) & (rotor != 0.0)
+        if np.any(both):
+            i = int(np.flatnonzero(both)[0])
+            raise ConfigError(
+                f"joint {names[i]} has armature {legacy[i]} and reflected rotor inertia n²·J = "
+                f"{rotor[i]} from the actuator model: give one (armature is deprecated)",
+                key=f"joints.{names[i]}.armature", value=float(legacy[i]))
+        #: (n,) [kg·m²] joint-side diagonal A: actuator n²·J (folded) + deprecated armature
+        self.armature = ro(rotor + legacy)
         self._lower = np.array(model.position_lower, dtype=float)
         self._upper = np.array(model.position_upper, dtype=float)
         q0 = np.array([p.initial_position for p in params])
@@ -358,6 +433,12 @@ class SimulatedArm:
     def n(self) -> int:
         """Number of joints."""
         return self._bare.n
+
+    @property
+    def actuators(self) -> ActuatorModel | None:
+        """The actuator model whose n²·J is in :attr:`armature` (``config.actuators``, else
+        the model's), or ``None``. Only its reflected inertia is used."""
+        return self._actuators
 
     @property
     def dt(self) -> float:
@@ -426,7 +507,7 @@ class SimulatedArm:
         return self.coulomb + self.viscous * v + self.stribeck_breakaway * stribeck
 
     def mass_matrix(self, q: Sequence[float] | np.ndarray) -> np.ndarray:
-        """True inertia s·M(q) + diag(armature) (n, n) [kg·m²]."""
+        """True inertia s·M(q) + diag(A) (n, n) [kg·m²]; A = :attr:`armature` (n²·J + armature)."""
         return self.config.mass_scale * self._model.mass_matrix(q) + np.diag(self.armature)
 
     def gravity(self, q: Sequence[float] | np.ndarray) -> np.ndarray:

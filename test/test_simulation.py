@@ -8,6 +8,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
+from gravity_friction_comp.actuator import ActuatorModel
 from gravity_friction_comp.exceptions import ConfigError, DimensionError, InputError
 from gravity_friction_comp.payload import Payload
 from gravity_friction_comp.robot_model import RobotModel
@@ -140,6 +141,97 @@ def test_mass_scale_and_armature_closed_form(pendulum):
     assert abs(traj[-1, 0] - q0) < 1e-9
 
 
+# --- actuator model (reflected rotor inertia) ----------------------------------------------------
+
+J_ROTOR, GEAR = 3.0e-5, 40.0  # motor side [kg·m²], θ_motor/θ_joint → n²J = 0.048 kg·m²
+
+
+def _first_step_accel(arm, tau=0.0):
+    q0 = arm.position
+    arm.step([tau])
+    accel = arm.velocity[0] / arm.dt  # first step from rest: q̇₁ = dt·a0 exactly
+    arm.reset(q0)
+    return accel
+
+
+def test_actuators_from_config_closed_form(pendulum):
+    q0, s = 0.5, 1.3
+    act = ActuatorModel(["hinge"], rotor_inertia=J_ROTOR, gear_ratio=-GEAR)  # sign of n irrelevant
+    arm = SimulatedArm(pendulum, SimConfig(joints={"hinge": {"initial_position": q0}}, mass_scale=s,
+                                           physics_rate_hz=4000, actuators=act))
+    # n²J is not scaled by mass_scale (the rotor is not a link)
+    assert _first_step_accel(arm) == pytest.approx(_pendulum_accel(q0, s, GEAR**2 * J_ROTOR), rel=1e-9)
+    assert arm.armature[0] == pytest.approx(0.048, rel=1e-12)
+    assert arm.actuators is act
+    np.testing.assert_allclose(arm.mass_matrix([q0]), [[s * (I_YY + M_LINK * L_COM**2) + 0.048]], rtol=1e-12)
+
+
+def test_actuators_from_model_counted_once_friction_ignored(pendulum):
+    q0 = 0.5
+    expected = _pendulum_accel(q0, 1.0, GEAR**2 * J_ROTOR, tau=0.3)
+    cfg = SimConfig(joints={"hinge": {"initial_position": q0}}, physics_rate_hz=4000)
+    # the model's actuator model gives n²J; its viscous/Coulomb are not added as smooth
+    # friction (the sim's friction is its sticking model: here none)
+    model = pendulum.with_actuators(ActuatorModel(1, rotor_inertia=J_ROTOR, gear_ratio=GEAR,
+                                                  viscous=0.5, coulomb=0.2))
+    arm = SimulatedArm(model, cfg)
+    assert _first_step_accel(arm, 0.3) == pytest.approx(expected, rel=1e-9)
+    assert arm.state().friction[0] == 0.0
+    # the same n²J from the sim config and on the model: once, not twice
+    same = ActuatorModel(["hinge"], rotor_inertia=J_ROTOR, gear_ratio=GEAR)
+    arm = SimulatedArm(pendulum.with_actuators(same), SimConfig(joints=cfg.joints, physics_rate_hz=4000,
+                                                                  actuators=same))
+    assert _first_step_accel(arm, 0.3) == pytest.approx(expected, rel=1e-9)
+    # the sim config's "true" actuators replace the model's (compensator's) belief
+    believed = pendulum.with_actuators(ActuatorModel(1, rotor_inertia=1e-3, gear_ratio=GEAR))
+    arm = SimulatedArm(believed, SimConfig(joints=cfg.joints, physics_rate_hz=4000, actuators=same))
+    assert _first_step_accel(arm, 0.3) == pytest.approx(expected, rel=1e-9)
+    # the model handed over is not changed
+    assert believed.actuator_terms.reflected_inertia[0] == pytest.approx(1.6)
+
+
+def test_armature_and_actuator_on_one_joint_rejected(pendulum):
+    act = ActuatorModel(["hinge"], rotor_inertia=J_ROTOR, gear_ratio=GEAR)
+    cfg = SimConfig(joints={"hinge": {"armature": 0.01}}, actuators=act)
+    with pytest.raises(ConfigError, match="armature") as err:
+        SimulatedArm(pendulum, cfg)
+    assert err.value.key == "joints.hinge.armature"
+    with pytest.raises(ConfigError, match="armature"):
+        SimulatedArm(pendulum.with_actuators(act), SimConfig(joints={"hinge": {"armature": 0.01}}))
+
+
+def test_sim_yaml_actuators_block(tmp_path, pendulum):
+    path = tmp_path / "sim.yaml"
+    path.write_text("simulation:\n  actuators:\n    joints: [hinge]\n    rotor_inertia: 3.0e-5\n"
+                    "    gear_ratio: [40]\n  joints:\n    hinge: {initial_position: 0.5}\n")
+    cfg = SimConfig.from_yaml(path)
+    assert cfg.actuators.joint_names == ("hinge",)
+    arm = SimulatedArm(pendulum, cfg)
+    assert arm.armature[0] == pytest.approx(40.0**2 * 3.0e-5, rel=1e-12)
+
+
+@pytest.mark.parametrize("block, key, error", [
+    ({"rotor_inertia": 1e-5, "gear_ratio": 10}, "actuators.joints", ConfigError),
+    ({"joints": ["hinge"], "viscous": 0.1}, "actuators.viscous", ConfigError),
+    ({"joints": ["hinge"], "coulomb": [0.1]}, "actuators.coulomb", ConfigError),
+    ({"joints": ["hinge"], "urdf_dynamics": True}, "actuators.urdf_dynamics", ConfigError),
+    ({"joints": ["hinge"], "rotor_inertia": -1e-5}, "actuators.rotor_inertia", ConfigError),
+    ({"joints": ["hinge"], "gear_ratio": 0}, "actuators.gear_ratio", ConfigError),
+    ({"joints": ["hinge"], "armature": 0.01}, "actuators.armature", ConfigError),
+    ({"joints": ["hinge"], "gear_ratio": [10, 20]}, "actuators.gear_ratio", DimensionError),
+])
+def test_sim_yaml_actuators_errors(block, key, error):
+    with pytest.raises(error) as err:
+        SimConfig.from_mapping({"simulation": {"actuators": block}})
+    assert err.value.key == key
+
+
+def test_actuator_joint_not_in_model_rejected(pendulum):
+    cfg = SimConfig(actuators=ActuatorModel(["elbow"], rotor_inertia=1e-5))
+    with pytest.raises(ConfigError, match="hinge"):
+        SimulatedArm(pendulum, cfg)
+
+
 def test_payload_when_holding(pendulum):
     mp, lp = 0.3, 0.3  # point payload at the tip frame origin (0.3 m below the hinge)
     payload = Payload.point(mp, parent="tip")
@@ -232,6 +324,12 @@ def test_sim_yaml_of_the_example_arm(repo_root, palletizer):
     arm = SimulatedArm(palletizer, cfg)
     assert set(cfg.joints) == set(palletizer.joint_names)
     assert np.all(arm.friction_budget(np.zeros(3)) > 0)
+    # actuators block: n²·J by hand = 10²·2e-5, 40²·7.5e-6, 10²·2e-5 [kg·m²]
+    assert arm.joint_names == ("base_yaw", "shoulder_pitch", "beam_pitch")
+    np.testing.assert_allclose(arm.armature, [0.002, 0.012, 0.002], rtol=1e-12)
+    q = [0.1, 0.3, 0.2]
+    np.testing.assert_allclose(arm.mass_matrix(q), 1.05 * palletizer.mass_matrix(q)
+                               + np.diag([0.002, 0.012, 0.002]), rtol=1e-12)
 
 
 def test_config_errors_name_key(tmp_path, pendulum):
