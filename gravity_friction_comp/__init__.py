@@ -30,7 +30,7 @@ from .can_io import (
 )
 from .bridge_core import BridgeConfig, MitBridgeCore, MotorConfig, MotorStatus
 from .friction import FRICTION_KEYWORDS, FRICTION_MODELS, FrictionModel, FrictionParams
-from .excitation import ExcitationConfig, JointLimits, excitation_profile
+from .excitation import ExcitationConfig, JointLimits, excitation_profile, record_simulated
 from .identification import (
     IdentificationConfig,
     IdentificationError,
@@ -109,5 +109,6 @@ __all__ = [
     "open_bus",
     "parse_setpoint",
     "read_damiao_limits",
+    "record_simulated",
     "write_outputs",
 ]
