@@ -66,6 +66,7 @@ from typing import Any, Mapping, NamedTuple, Sequence
 import numpy as np
 
 from .exceptions import ConfigError, DimensionError
+from .validation import per_joint as _per_joint
 
 __all__ = ["ACTUATOR_BLOCK_KEYS", "ACTUATOR_KEYWORDS", "ActuatorModel", "ActuatorTerms"]
 
@@ -342,37 +343,3 @@ def _joints(joints: Any, key: str = "joints") -> tuple[int, tuple[str, ...] | No
     if dup:
         raise ConfigError(f"{key}: duplicate names {dup}", key=key, value=names)
     return len(names), names
-
-
-def _per_joint(key: str, value: Any, n: int, *, nonneg: bool = False,
-               nonzero: bool = False) -> np.ndarray:
-    """Scalar or (n,) numbers → read-only float array (n,)."""
-    if isinstance(value, (str, bytes, bool, np.bool_, Mapping)) or (
-            isinstance(value, (list, tuple)) and any(isinstance(x, (str, bool, np.bool_))
-                                                     for x in value)):
-        raise ConfigError(f"{key}: expected a number or a list of numbers, got {value!r}",
-                          key=key, value=value)
-    try:
-        arr = np.array(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{key}: expected a number or a list of numbers, got {value!r}",
-                          key=key, value=value) from None
-    if arr.ndim == 0:
-        arr = np.full(n, float(arr))
-    elif arr.ndim != 1:
-        raise ConfigError(f"{key}: expected a scalar or a flat list, got shape {arr.shape}",
-                          key=key, value=value)
-    elif arr.size != n:
-        raise DimensionError(key, n, arr.size)
-    if not all(math.isfinite(x) for x in arr):
-        raise ConfigError(f"{key}: values must be finite, got {arr.tolist()}", key=key,
-                          value=value)
-    if nonneg and np.any(arr < 0.0):
-        raise ConfigError(f"{key}: values must be >= 0, got {arr.tolist()}", key=key,
-                          value=value)
-    if nonzero and np.any(arr == 0.0):
-        raise ConfigError(f"{key}: values must be != 0 (n = θ_motor/θ_joint), got "
-                          f"{arr.tolist()}", key=key, value=value)
-    arr = arr + 0.0  # no -0.0 coefficients
-    arr.setflags(write=False)
-    return arr

@@ -46,6 +46,7 @@ import numpy as np
 
 from .bam import BamParameters, BamStack
 from .exceptions import ConfigError, DimensionError, InputError
+from .validation import per_joint
 
 __all__ = [
     "FRICTION_KEYWORDS",
@@ -435,36 +436,7 @@ def _per_joint(key: str, value: Any, n: int, default: float | None, *,
         if default is None:
             return None
         value = default
-    if isinstance(value, (str, bytes, bool, np.bool_, Mapping)):
-        raise ConfigError(f"{key}: expected a number or a list of numbers, got {value!r}",
-                          key=key, value=value)
-    try:
-        arr = np.array(value, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{key}: expected a number or a list of numbers, got {value!r}",
-                          key=key, value=value) from exc
-    if isinstance(value, (list, tuple)) and any(isinstance(x, (bool, np.bool_, str))
-                                                for x in value):
-        raise ConfigError(f"{key}: expected numbers, got {value!r}", key=key, value=value)
-    if arr.ndim == 0:
-        arr = np.full(n, float(arr))
-    elif arr.ndim != 1:
-        raise ConfigError(f"{key}: expected a scalar or a flat list, got shape {arr.shape}",
-                          key=key, value=value)
-    elif arr.size != n:
-        raise DimensionError(key, n, arr.size)
-    if not np.all(np.isfinite(arr)):
-        raise ConfigError(f"{key}: values must be finite, got {arr.tolist()}", key=key,
-                          value=value)
-    if positive and np.any(arr <= 0.0):
-        raise ConfigError(f"{key}: values must be > 0, got {arr.tolist()}", key=key,
-                          value=value)
-    if not signed and np.any(arr < 0.0):
-        raise ConfigError(f"{key}: values must be >= 0, got {arr.tolist()}", key=key,
-                          value=value)
-    arr = arr + 0.0  # no -0.0 coefficients
-    arr.setflags(write=False)
-    return arr
+    return per_joint(key, value, n, positive=positive, nonneg=not signed)
 
 
 def _bam_list(bam: Any, bam_files: Any, n: int) -> tuple[BamParameters | None, ...]:

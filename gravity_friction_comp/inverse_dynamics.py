@@ -30,6 +30,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .exceptions import ConfigError, InputError
+from .validation import number
 from .robot_model import RobotModel
 from .velocity import VelocityEstimator
 
@@ -47,11 +48,7 @@ def validate_acceleration_cutoff(cutoff_hz: float) -> float:
     Raises:
         ConfigError: otherwise (key ``acceleration_cutoff_hz``).
     """
-    if isinstance(cutoff_hz, bool) or not isinstance(cutoff_hz, (int, float, np.floating)) \
-            or not math.isfinite(cutoff_hz) or cutoff_hz <= 0.0:
-        raise ConfigError(f"acceleration_cutoff_hz must be finite and > 0 [Hz], got "
-                          f"{cutoff_hz!r}", key="acceleration_cutoff_hz", value=cutoff_hz)
-    return float(cutoff_hz)
+    return number("acceleration_cutoff_hz", cutoff_hz, positive=True, unit="[Hz]")
 
 
 class FeedforwardTerms(NamedTuple):

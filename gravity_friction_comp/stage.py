@@ -181,23 +181,13 @@ def effort_limits_from(value, n: int, default: np.ndarray | None = None) -> np.n
         DimensionError: a sequence whose length is not n (or 1).
         ConfigError: a value that is not > 0 or is NaN (key ``effort_limit``).
     """
-    from .exceptions import ConfigError, DimensionError
+    from .validation import per_joint
 
     if value is None:
         return np.full(n, np.inf) if default is None else np.array(default, dtype=float)
-    try:
-        limits = np.atleast_1d(np.asarray(value, dtype=float))
-    except (TypeError, ValueError) as error:
-        raise ConfigError(f"effort_limit must be numbers [N·m], got {value!r}",
-                          key="effort_limit", value=value) from error
-    if limits.size == 1:
-        limits = np.full(n, limits[0])
-    if limits.size != n:
-        raise DimensionError("effort_limit", n, limits.size)
-    if not np.all(limits > 0):  # also rejects NaN
-        raise ConfigError(f"effort_limit must be > 0 [N·m], got {limits.tolist()}",
-                          key="effort_limit", value=limits.tolist())
-    return limits
+    if not isinstance(value, (str, bytes)) and np.ndim(value) == 1 and len(value) == 1:
+        value = value[0]  # a one-element ROS array parameter applies to every joint
+    return per_joint("effort_limit", value, n, positive=True).copy()
 
 
 class StageResult(NamedTuple):

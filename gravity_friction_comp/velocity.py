@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from .exceptions import ConfigError
+from .validation import number
 
 __all__ = [
     "VELOCITY_SOURCES",
@@ -45,11 +46,7 @@ def validate_cutoff(cutoff_hz: float) -> float:
     Raises:
         ConfigError: otherwise (key ``velocity_cutoff_hz``).
     """
-    if isinstance(cutoff_hz, bool) or not isinstance(cutoff_hz, (int, float)) \
-            or not math.isfinite(cutoff_hz) or cutoff_hz <= 0.0:
-        raise ConfigError(f"velocity_cutoff_hz must be finite and > 0 [Hz], got {cutoff_hz!r}",
-                          key="velocity_cutoff_hz", value=cutoff_hz)
-    return float(cutoff_hz)
+    return number("velocity_cutoff_hz", cutoff_hz, positive=True, unit="[Hz]")
 
 
 def validate_deadband(deadband: float) -> float:
@@ -58,11 +55,7 @@ def validate_deadband(deadband: float) -> float:
     Raises:
         ConfigError: otherwise (key ``velocity_deadband``).
     """
-    if isinstance(deadband, bool) or not isinstance(deadband, (int, float)) \
-            or not math.isfinite(deadband) or deadband < 0.0:
-        raise ConfigError(f"velocity_deadband must be finite and >= 0 [rad/s], got {deadband!r}",
-                          key="velocity_deadband", value=deadband)
-    return float(deadband)
+    return number("velocity_deadband", deadband, nonneg=True, unit="[rad/s]")
 
 
 def apply_deadband(velocity: np.ndarray, deadband: float) -> np.ndarray:

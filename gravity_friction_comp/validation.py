@@ -1,0 +1,94 @@
+"""Validation of configuration values shared by every config schema (one place for the rules).
+
+Each function raises :class:`~gravity_friction_comp.exceptions.ConfigError` (or
+:class:`~gravity_friction_comp.exceptions.DimensionError`) naming the key and the value, so a
+bad value fails the same way from YAML, a constructor keyword or ``ros2 param set``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+import numpy as np
+
+from .exceptions import ConfigError, DimensionError
+
+__all__ = ["number", "per_joint"]
+
+
+def per_joint(key: str, value: Any, n: int, *, positive: bool = False, nonneg: bool = False,
+              nonzero: bool = False) -> np.ndarray:
+    """A scalar (broadcast) or one number per joint → read-only float array.
+
+    Args:
+        key: Parameter name for the error message.
+        value: A number or a flat sequence of n numbers (bools and strings rejected).
+        n: Number of joints.
+        positive: require every value > 0.
+        nonneg: require every value >= 0.
+        nonzero: require every value != 0.
+
+    Returns:
+        (n,) read-only float64 array; ``-0.0`` entries normalised to ``+0.0``.
+
+    Raises:
+        ConfigError: not numbers, not flat, not finite, or outside the required sign.
+        DimensionError: a sequence whose length is not n.
+    """
+    if isinstance(value, (str, bytes, bool, np.bool_, Mapping)) or (
+            isinstance(value, (list, tuple)) and any(isinstance(x, (str, bytes, bool, np.bool_))
+                                                     for x in value)):
+        raise ConfigError(f"{key}: expected a number or a list of numbers, got {value!r}",
+                          key=key, value=value)
+    try:
+        arr = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{key}: expected a number or a list of numbers, got {value!r}",
+                          key=key, value=value) from None
+    if arr.ndim == 0:
+        arr = np.full(n, float(arr))
+    elif arr.ndim != 1:
+        raise ConfigError(f"{key}: expected a scalar or a flat list, got shape {arr.shape}",
+                          key=key, value=value)
+    elif arr.size != n:
+        raise DimensionError(key, n, arr.size)
+    if not np.all(np.isfinite(arr)):
+        raise ConfigError(f"{key}: values must be finite, got {arr.tolist()}", key=key,
+                          value=value)
+    for wanted, bad, text in ((positive, arr <= 0.0, "> 0"), (nonneg, arr < 0.0, ">= 0"),
+                              (nonzero, arr == 0.0, "!= 0")):
+        if wanted and np.any(bad):
+            raise ConfigError(f"{key}: values must be {text}, got {arr.tolist()}", key=key,
+                              value=value)
+    arr = arr + 0.0  # no -0.0 coefficients
+    arr.setflags(write=False)
+    return arr
+
+
+def number(key: str, value: Any, *, positive: bool = False, nonneg: bool = False,
+           unit: str = "") -> float:
+    """One finite real number (int or float; bools and strings are rejected).
+
+    Args:
+        key: Parameter name for the error message.
+        value: The value.
+        positive: require > 0.
+        nonneg: require >= 0.
+        unit: e.g. ``"[Hz]"``, appended to the message.
+
+    Raises:
+        ConfigError: not a number, not finite, or outside the required sign.
+    """
+    unit = f" {unit}" if unit else ""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer,
+                                                                     np.floating)):
+        raise ConfigError(f"{key} must be a number{unit}, got {value!r}", key=key, value=value)
+    x = float(value)
+    if not math.isfinite(x):
+        raise ConfigError(f"{key} must be finite{unit}, got {value!r}", key=key, value=value)
+    if positive and not x > 0.0:
+        raise ConfigError(f"{key} must be > 0{unit}, got {value!r}", key=key, value=value)
+    if nonneg and not x >= 0.0:
+        raise ConfigError(f"{key} must be >= 0{unit}, got {value!r}", key=key, value=value)
+    return x

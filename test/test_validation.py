@@ -1,0 +1,42 @@
+"""Shared validators: the rules every config schema relies on."""
+
+import math
+
+import numpy as np
+import pytest
+
+from gravity_friction_comp.exceptions import ConfigError, DimensionError
+from gravity_friction_comp.validation import number, per_joint
+
+
+def test_per_joint_broadcasts_and_normalises_negative_zero():
+    out = per_joint("k", -0.0, 3, nonneg=True)
+    assert out.tolist() == [0.0, 0.0, 0.0] and all(math.copysign(1, x) == 1 for x in out)
+    assert per_joint("k", [1, 2], 2).tolist() == [1.0, 2.0]
+    with pytest.raises(ValueError):
+        per_joint("k", [1, 2], 2)[0] = 5.0  # read-only
+
+
+@pytest.mark.parametrize("value,kwargs,exc,needle", [
+    ([1.0, 2.0], {}, DimensionError, "expected 3"),
+    ([[1.0, 2.0, 3.0]], {}, ConfigError, "flat"),
+    ("1.0", {}, ConfigError, "number"),
+    ([1.0, True, 2.0], {}, ConfigError, "number"),
+    ([1.0, math.nan, 2.0], {}, ConfigError, "finite"),
+    (-1.0, {"nonneg": True}, ConfigError, ">= 0"),
+    (0.0, {"positive": True}, ConfigError, "> 0"),
+    ([1.0, 0.0, 2.0], {"nonzero": True}, ConfigError, "!= 0"),
+])
+def test_per_joint_rejects_with_key(value, kwargs, exc, needle):
+    with pytest.raises(exc, match=needle) as info:
+        per_joint("gear_ratio", value, 3, **kwargs)
+    assert info.value.key == "gear_ratio"
+
+
+def test_number():
+    assert number("x", 3) == 3.0 and isinstance(number("x", np.float32(2.5)), float)
+    for bad, kwargs in ((True, {}), ("2", {}), (math.inf, {}), (math.nan, {}),
+                        (0.0, {"positive": True}), (-1e-9, {"nonneg": True})):
+        with pytest.raises(ConfigError) as info:
+            number("cutoff", bad, unit="[Hz]", **kwargs)
+        assert info.value.key == "cutoff"
