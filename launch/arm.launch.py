@@ -15,6 +15,8 @@ Parameters come from the ``ros2 param dump`` files in ``config/`` (``gravity_par
 friction node's ``arm_config``, ``simulate``/``sim_config``/``can_interface``/``can_channel``
 → the bridge). The payload the gravity node is told about (``payload.*`` in
 ``gravity_params``) is also the payload of the simulated arm: one place for each fact.
+The files are read here and handed to each node as values, so a file keyed by the bare node
+name still applies under ``namespace`` (see ``node_parameters``).
 
 Examples::
 
@@ -57,13 +59,41 @@ def _flatten(prefix: str, value) -> dict:
     return {prefix: value}
 
 
-def robot_parameters(gravity_params: str) -> dict:
-    """``gravity`` and ``payload.*`` of the gravity node's parameter file (for the simulator)."""
-    data = yaml.safe_load(pathlib.Path(gravity_params).read_text()) or {}
-    for node in data.values():
-        params = _flatten("", (node or {}).get("ros__parameters", {}))
-        return {k: v for k, v in params.items() if k == "gravity" or k.startswith("payload.")}
-    return {}
+def node_parameters(params_file: str, node_name: str, namespace: str = "") -> dict:
+    """The flattened ``ros__parameters`` of ``node_name`` in a ``ros2 param dump`` file.
+
+    Passed to ``Node`` as a dict rather than as the file: a file keyed by the bare node name
+    (``gravity_compensation:``) matches only the node ``/gravity_compensation``, so under
+    ``namespace:=left`` ROS would silently apply none of it. Keys read, later ones winning:
+    ``/**``, ``node``, ``/node``, ``/**/node``, ``ns/node``, ``/ns/node``.
+
+    Raises:
+        ValueError: no section of the file applies to the node.
+    """
+    data = yaml.safe_load(pathlib.Path(params_file).read_text()) or {}
+    ns = namespace.strip("/")
+    keys = ["/**", node_name, f"/{node_name}", f"/**/{node_name}"]
+    if ns:
+        keys += [f"{ns}/{node_name}", f"/{ns}/{node_name}"]
+    found = [data[k] for k in keys if isinstance(data, dict) and k in data]
+    if not found:
+        raise ValueError(f"{params_file}: no parameters for node {node_name!r} "
+                         f"(keys {sorted(data) if isinstance(data, dict) else data!r}; "
+                         f"expected one of {keys})")
+    params: dict = {}
+    for body in found:
+        params.update(_flatten("", (body or {}).get("ros__parameters", {}) or {}))
+    return params
+
+
+def robot_parameters(gravity_params: str, namespace: str = "") -> dict:
+    """``gravity`` and ``payload.*`` of the gravity node's parameter file (for the simulator).
+
+    Raises:
+        ValueError: the file has no section for ``gravity_compensation``.
+    """
+    params = node_parameters(gravity_params, "gravity_compensation", namespace)
+    return {k: v for k, v in params.items() if k == "gravity" or k.startswith("payload.")}
 
 
 def _bool(context, name: str) -> bool:
@@ -110,32 +140,38 @@ def _setup(context, *args, **kwargs):
                          f"got {player!r}")
     simulate = _bool(context, "simulate")
     remaps = chain_topics(_bool(context, "use_gravity"), _bool(context, "use_friction"))
+    namespace = cfg("namespace")
+    params = lambda path, node: node_parameters(path, node, namespace)  # noqa: E731
     actions = []
-    if cfg("namespace"):
-        actions.append(PushRosNamespace(cfg("namespace")))
+    if namespace:
+        actions.append(PushRosNamespace(namespace))
     if "gravity" in remaps:
         actions.append(Node(
             package=PACKAGE, executable="gravity_compensation_node", name="gravity_compensation",
-            output="screen", parameters=[gravity_params, {"urdf_path": urdf}],
+            output="screen",
+            parameters=[params(gravity_params, "gravity_compensation") | {"urdf_path": urdf}],
             remappings=list(remaps["gravity"].items())))
     if "friction" in remaps:
         actions.append(Node(
             package=PACKAGE, executable="friction_feedforward_node", name="friction_feedforward",
-            output="screen", parameters=[friction_params, {"arm_config": arm_config}],
+            output="screen",
+            parameters=[params(friction_params, "friction_feedforward")
+                        | {"arm_config": arm_config}],
             remappings=list(remaps["friction"].items())))
     bridge_overrides = {"simulate": simulate, "can.interface": cfg("can_interface"),
                         "can.channel": cfg("can_channel")}
     if simulate:
-        bridge_overrides.update(robot_parameters(gravity_params))
+        bridge_overrides.update(robot_parameters(gravity_params, namespace))
         bridge_overrides.update({"urdf_path": urdf, "sim_config": sim_config,
                                  "read_motor_limits": False})
     actions.append(Node(
         package=PACKAGE, executable="mit_bridge_node", name="mit_bridge", output="screen",
-        parameters=[bridge_params, bridge_overrides], remappings=list(remaps["bridge"].items())))
+        parameters=[params(bridge_params, "mit_bridge") | bridge_overrides],
+        remappings=list(remaps["bridge"].items())))
     if player != "none":
         actions.append(Node(
             package=PACKAGE, executable="setpoint_player", name="setpoint_player", output="screen",
-            parameters=[player_params, {"profile": player}]))
+            parameters=[params(player_params, "setpoint_player") | {"profile": player}]))
     return [GroupAction(actions, scoped=True)]
 
 

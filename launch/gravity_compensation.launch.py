@@ -12,6 +12,7 @@ Example::
 
 from __future__ import annotations
 
+import importlib.util
 import pathlib
 
 PACKAGE = "gravity_friction_comp"
@@ -29,6 +30,17 @@ def package_share() -> pathlib.Path:
         return pathlib.Path(__file__).resolve().parents[1]
 
 
+def node_parameters(params_file: str, node_name: str, namespace: str = "") -> dict:
+    """``node_parameters`` of ``arm.launch.py`` (beside this file): the node's parameters from a
+    ``ros2 param dump`` file, so that a file keyed by the bare node name applies under a
+    namespace too. Raises ValueError when no section applies."""
+    spec = importlib.util.spec_from_file_location(
+        "gfc_arm_launch", pathlib.Path(__file__).with_name("arm.launch.py"))
+    arm = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(arm)
+    return arm.node_parameters(params_file, node_name, namespace)
+
+
 def _setup(context, *args, **kwargs):
     from launch.actions import GroupAction
     from launch.substitutions import LaunchConfiguration
@@ -39,10 +51,12 @@ def _setup(context, *args, **kwargs):
     use_topic = cfg("use_topic").strip().lower() in ("true", "1")
     urdf = "" if use_topic else (cfg("urdf") or str(share / "urdf" / "palletizer.urdf.xacro"))
     params = cfg("params") or str(share / "config" / "gravity_compensation.yaml")
-    actions = [PushRosNamespace(cfg("namespace"))] if cfg("namespace") else []
+    namespace = cfg("namespace")
+    actions = [PushRosNamespace(namespace)] if namespace else []
     actions.append(Node(
         package=PACKAGE, executable="gravity_compensation_node", name="gravity_compensation",
-        output="screen", parameters=[params, {"urdf_path": urdf}],
+        output="screen", parameters=[node_parameters(params, "gravity_compensation", namespace)
+                    | {"urdf_path": urdf}],
         remappings=[("joint_setpoint", cfg("input")), ("joint_command", cfg("output"))]))
     return [GroupAction(actions, scoped=True)]
 

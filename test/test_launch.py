@@ -11,8 +11,9 @@ import importlib.util
 import os
 import py_compile
 import re
+import signal
+import subprocess
 import sys
-import threading
 
 import pytest
 import yaml
@@ -112,6 +113,30 @@ def test_simulator_gets_the_gravity_nodes_payload(repo_root):
     assert not any(k in params for k in ("enable", "scale"))
 
 
+def test_parameter_files_apply_under_a_namespace(repo_root, tmp_path):
+    """A file keyed by the bare node name must still reach ``/left/gravity_compensation``
+    (ROS itself would match it only to ``/gravity_compensation``)."""
+    arm = load_launch_module(repo_root, "arm.launch.py")
+    params = arm.node_parameters(str(repo_root / "config" / "gravity_compensation.yaml"),
+                                 "gravity_compensation", "left")
+    # values written in config/gravity_compensation.yaml
+    assert params["payload.mass"] == 0.13 and params["enable"] is True
+    assert params["gravity"] == [0.0, 0.0, -9.81]
+    assert arm.robot_parameters(str(repo_root / "config" / "gravity_compensation.yaml"),
+                                "left")["payload.parent"] == "tool"
+    path = tmp_path / "p.yaml"
+    path.write_text(yaml.safe_dump({"/**": {"ros__parameters": {"scale": 0.5, "enable": True}},
+                                    "/left/gravity_compensation": {"ros__parameters": {"scale": 0.8}},
+                                    "/right/gravity_compensation": {"ros__parameters": {"scale": 0.2}}}))
+    assert arm.node_parameters(str(path), "gravity_compensation", "left") == {"scale": 0.8,
+                                                                              "enable": True}
+    assert arm.node_parameters(str(path), "gravity_compensation", "") == {"scale": 0.5,
+                                                                          "enable": True}
+    with pytest.raises(ValueError, match="friction_feedforward"):
+        arm.node_parameters(str(repo_root / "config" / "gravity_compensation.yaml"),
+                            "friction_feedforward")
+
+
 def test_default_player_parameters_build_a_profile(repo_root):
     pytest.importorskip("rclpy")
     from gravity_friction_comp.nodes.setpoint_player import PLAYER_PARAMETERS, profile_from_parameters
@@ -163,30 +188,44 @@ def test_launch_runs_and_data_flows(repo_root):
     except Exception as error:  # noqa: BLE001 - any lookup failure means not installed
         pytest.skip(f"gravity_friction_comp is not installed in an ament index ({error}); "
                     "run under colcon test")
-    from launch import LaunchDescription, LaunchService
-    from launch.actions import IncludeLaunchDescription
-    from launch.launch_description_sources import PythonLaunchDescriptionSource
     from sensor_msgs.msg import JointState
 
     from graph_helpers import fresh_domain_id, graph_client
 
     domain = fresh_domain_id()
-    os.environ["ROS_DOMAIN_ID"] = str(domain)  # inherited by the launched processes
-    description = LaunchDescription([IncludeLaunchDescription(
-        PythonLaunchDescriptionSource(str(repo_root / "launch" / "arm.launch.py")),
-        launch_arguments={"namespace": "launch_test", "player": "sine"}.items())])
-    service = LaunchService(argv=sys.argv)
-    service.include_launch_description(description)
-    runner = threading.Thread(target=service.run, daemon=True)
-    runner.start()
+    # LaunchService must run in a main thread: run it as `ros2 launch` does, in a process of
+    # its own (own process group, stopped with SIGINT to the group like Ctrl-C).
+    script = (
+        "import signal, sys\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+        "from launch import LaunchDescription, LaunchService\n"
+        "from launch.actions import IncludeLaunchDescription\n"
+        "from launch.launch_description_sources import PythonLaunchDescriptionSource\n"
+        "service = LaunchService()\n"
+        "service.include_launch_description(LaunchDescription([IncludeLaunchDescription(\n"
+        "    PythonLaunchDescriptionSource(sys.argv[1]),\n"
+        "    launch_arguments=[('namespace', 'launch_test'), ('player', 'sine')])]))\n"
+        "sys.exit(service.run())\n")
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
+               PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen([sys.executable, "-c", script, str(repo_root / "launch" / "arm.launch.py")],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
     try:
         with graph_client(domain) as client:
             commands = client.subscribe(JointState, "/launch_test/joint_command")
             states = client.subscribe(JointState, "/launch_test/joint_states")
-            assert client.spin_until(lambda: len(commands) > 20 and len(states) > 20, 60.0), \
-                f"joint_command {len(commands)}, joint_states {len(states)}"
+            ok = client.spin_until(lambda: len(commands) > 20 and len(states) > 20, 60.0, proc)
+            assert ok, f"joint_command {len(commands)}, joint_states {len(states)}"
             assert list(commands[-1].name) == ["base_yaw", "shoulder_pitch", "beam_pitch"]
-            assert any(abs(e) > 0.1 for e in commands[-1].effort)  # gravity + friction terms
+            # gravity on shoulder_pitch and beam_pitch: a few N·m at the sine's poses
+            # (config/gravity_compensation.yaml and the palletizer URDF); 0 if a stage were missing
+            assert any(abs(e) > 0.1 for e in commands[-1].effort)
     finally:
-        service.shutdown()
-        runner.join(timeout=20)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGINT)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
