@@ -38,7 +38,8 @@ Pipeline per joint i (issue 7):
    so. M4–M6 are not fitted (their extra Stribeck-load and motor/external split need
    load-varying data at several speeds that a sweep log rarely has); this is reported.
    ``ε`` is only identifiable when the log holds motion at |v| ≈ ε; it is bounded to
-   ``[eps_min, eps_max]`` and a value at the bound is reported as such.
+   ``[eps_min, eps_max]``, and a fit at the bound or below the slowest sample is reported as
+   not identifiable (the YAML then gets the default smoothing ε).
 6. **Selection**: smallest validation RMS [N·m], except that a model with more parameters
    is chosen over a simpler one only if it lowers the validation RMS by more than
    ``improvement_threshold`` (5 %) relative to the simpler one (models visited in order of
@@ -343,7 +344,7 @@ class ModelFit:
             names for ``bam_m3``).
         n_params: number of fitted parameters.
         train_rms, validation_rms: RMS of (data − model) [N·m].
-        notes: remarks (e.g. ``"eps at lower bound"``).
+        notes: remarks (e.g. ``"eps not identifiable: at the lower bound"``).
     """
 
     name: str
@@ -402,16 +403,18 @@ class IdentificationResult:
         from each joint's selected model (``bam_m3`` joints fall back to their
         coulomb_viscous fit here; :func:`write_outputs` writes BAM files for them).
 
-        ``eps`` is the selected model's fitted ε when it is identified (above ``eps_min``),
-        else friction.py's default 0.01 rad/s (a smoothing choice, not a measured value)."""
+        ``eps`` is the selected model's fitted ε when it is identified (see
+        :func:`_eps_notes`), else friction.py's default 0.01 rad/s (a smoothing choice, not a
+        measured value)."""
         out = {k: [] for k in ("breakaway", "eps", "viscous", "stribeck_breakaway",
                                "stribeck_velocity", "stribeck_exponent", "offset")}
         for jf in self.fits:
             name = jf.selected if jf.selected != "bam_m3" else "coulomb_viscous"
             p = jf.fits[name].params
             out["breakaway"].append(p["breakaway"])
-            eps = p.get("eps", 0.0)
-            out["eps"].append(eps if eps > 1.01 * self.config.eps_min else DEFAULT_EPS)
+            identified = "eps" in p and not any(n.startswith(EPS_NOT_IDENTIFIED)
+                                                  for n in jf.fits[name].notes)
+            out["eps"].append(p["eps"] if identified else DEFAULT_EPS)
             out["viscous"].append(p["viscous"])
             out["stribeck_breakaway"].append(p.get("stribeck_breakaway", 0.0))
             out["stribeck_velocity"].append(p.get("stribeck_velocity", 0.1))
@@ -426,6 +429,26 @@ class IdentificationResult:
 
 def _p_cv(p, v, load):
     return p["breakaway"] * np.sign(v) + p["viscous"] * v + p["offset"]
+
+
+#: Note prefix on a fit whose ε the data cannot resolve.
+EPS_NOT_IDENTIFIED = "eps not identifiable"
+
+
+def _eps_notes(eps: float, v_slowest: float, cfg: "IdentificationConfig") -> tuple[str, ...]:
+    """Why a fitted tanh scale ε is not identified, if it is not.
+
+    ε sets where tanh(v/ε) turns over. Samples only exist at |v| ≥ ``v_slowest`` (the
+    stuck band below ``min_velocity`` is excluded), so a fitted ε at its lower bound or below
+    the slowest sample describes a transition no sample lies in: the data cannot tell it from
+    any smaller ε, and the friction YAML gets the default smoothing instead.
+    """
+    if eps <= cfg.eps_min * 1.01:
+        return (f"{EPS_NOT_IDENTIFIED}: at the lower bound",)
+    if eps < v_slowest:
+        return (f"{EPS_NOT_IDENTIFIED}: {eps:.4g} rad/s is below the slowest sample "
+                f"({v_slowest:.4g} rad/s)",)
+    return ()
 
 
 def _p_tanh(p, v, load):
@@ -499,13 +522,12 @@ def _fit_joint(joint: str, t: np.ndarray, v: np.ndarray, r: np.ndarray, load: np
                               lt) - rt,
             [fc0, fv0, fo, eps0], [0, 0, -np.inf, cfg.eps_min], [np.inf, np.inf, np.inf,
                                                                   cfg.eps_max])
-    notes = ("eps at lower bound: not identifiable from these speeds",) \
-        if x[3] <= cfg.eps_min * 1.01 else ()
+    vmin = float(np.min(np.abs(vt)))
+    vmed = float(np.median(np.abs(vt)))
+    notes = _eps_notes(x[3], vmin, cfg)
     add("coulomb_tanh", dict(breakaway=x[0], viscous=x[1], offset=x[2], eps=x[3]), 4, notes)
     progress(f"{joint}: coulomb_tanh")
 
-    vmin = float(np.min(np.abs(vt)))
-    vmed = float(np.median(np.abs(vt)))
     keys = ("breakaway", "viscous", "offset", "eps", "stribeck_breakaway", "stribeck_velocity",
             "stribeck_exponent")
 
@@ -521,9 +543,7 @@ def _fit_joint(joint: str, t: np.ndarray, v: np.ndarray, r: np.ndarray, load: np
         if best is None or cost < best[0]:
             best = (cost, x)
     x = best[1]
-    notes = []
-    if x[3] <= cfg.eps_min * 1.01:
-        notes.append("eps at lower bound: not identifiable from these speeds")
+    notes = list(_eps_notes(x[3], vmin, cfg))
     if x[5] < vmin:
         notes.append("stribeck_velocity below the slowest sample: poorly determined")
     add("stribeck", dict(zip(keys, x)), 7, tuple(notes))
