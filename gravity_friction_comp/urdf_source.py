@@ -167,6 +167,38 @@ def _float_attr(elem: ET.Element | None, attr: str, default: float, where: str) 
     return value
 
 
+def _check_inertial(link: ET.Element, where: str) -> None:
+    """Reject what urdfdom would silently drop or accept: a NaN/inf/negative ``<mass>`` (the
+    parser drops a NaN inertial, leaving a massless link) or non-finite inertia/origin."""
+    inertial = link.find("inertial")
+    if inertial is None:
+        return
+    mass = _float_attr(inertial.find("mass"), "value", 0.0, f"{where} <mass>")
+    if not math.isfinite(mass) or mass < 0.0:
+        raise ModelError(f"{where}: <mass value> must be finite and >= 0 [kg], got {mass!r}")
+    inertia = inertial.find("inertia")
+    for attr in ("ixx", "iyy", "izz", "ixy", "ixz", "iyz"):
+        value = _float_attr(inertia, attr, 0.0, f"{where} <inertia>")
+        if not math.isfinite(value):
+            raise ModelError(f"{where}: <inertia {attr}> must be finite, got {value!r}")
+    for attr in ("ixx", "iyy", "izz"):
+        if _float_attr(inertia, attr, 0.0, where) < 0.0:
+            raise ModelError(f"{where}: <inertia {attr}> must be >= 0 [kg·m²]")
+    origin = inertial.find("origin")
+    if origin is not None:
+        for attr in ("xyz", "rpy"):
+            text = origin.get(attr)
+            if text is None:
+                continue
+            try:
+                values = [float(x) for x in text.split()]
+            except ValueError:
+                raise ModelError(f"{where}: inertial origin {attr}={text!r} is not numbers") \
+                    from None
+            if not all(math.isfinite(x) for x in values):
+                raise ModelError(f"{where}: inertial origin {attr}={text!r} is not finite")
+
+
 def parse_urdf(xml: str, origin: str = "<URDF text>") -> UrdfDescription:
     """Parse expanded URDF XML into a :class:`UrdfDescription`.
 
@@ -175,8 +207,9 @@ def parse_urdf(xml: str, origin: str = "<URDF text>") -> UrdfDescription:
 
     Raises:
         ModelError: Not well-formed XML, root is not ``<robot>``, a joint without name/type/
-            parent/child, an unknown joint type, duplicate joint names, or a non-numeric
-            limit/dynamics/mimic attribute.
+            parent/child, an unknown joint type, duplicate joint names, a non-numeric
+            limit/dynamics/mimic attribute, or a link whose ``<inertial>`` has a NaN/inf/
+            negative mass, non-finite inertia or a negative principal moment.
     """
     try:
         root = ET.fromstring(xml)
@@ -238,6 +271,8 @@ def parse_urdf(xml: str, origin: str = "<URDF text>") -> UrdfDescription:
             friction=_float_attr(dyn, "friction", 0.0, where),
             mimic=mimic,
         )
+    for elem in root.findall("link"):
+        _check_inertial(elem, f"{origin}: link {elem.get('name', '')!r}")
     links = tuple(e.get("name", "") for e in root.findall("link"))
     return UrdfDescription(
         xml=xml, name=root.get("name", ""), joints=joints, links=links, origin=origin

@@ -120,3 +120,25 @@ def test_read_source_errors(tmp_path):
         read_source(ROBOT, {"prefix": "x"})
     with pytest.raises(ModelError, match="path or URDF XML text"):
         read_source(42)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("mass,inertia,needle", [
+    ("nan", 'ixx="0.01" iyy="0.01" izz="0.01"', "mass"),
+    ("inf", 'ixx="0.01" iyy="0.01" izz="0.01"', "mass"),
+    ("-1", 'ixx="0.01" iyy="0.01" izz="0.01"', "mass"),
+    ("1", 'ixx="nan" iyy="0.01" izz="0.01"', "ixx"),
+    ("1", 'ixx="0.01" iyy="-0.01" izz="0.01"', "iyy"),
+])
+def test_bad_inertial_values_rejected_naming_the_link(mass, inertia, needle):
+    # urdfdom silently drops a NaN inertial (a massless link) and accepts a negative mass.
+    from gravity_friction_comp.exceptions import ModelError
+    from gravity_friction_comp.urdf_source import parse_urdf
+
+    xml = f"""<robot name="r"><link name="base"/>
+      <link name="arm"><inertial><mass value="{mass}"/><inertia {inertia} ixy="0" ixz="0" iyz="0"/>
+      </inertial></link>
+      <joint name="j" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 1 0"/>
+      <limit lower="-1" upper="1" effort="1" velocity="1"/></joint></robot>"""
+    with pytest.raises(ModelError, match=needle) as info:
+        parse_urdf(xml)
+    assert "'arm'" in str(info.value)
