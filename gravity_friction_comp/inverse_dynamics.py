@@ -98,6 +98,7 @@ class InverseDynamicsFeedforward:
         self._accel = VelocityEstimator(self._n, self._cutoff)
         self._vel = VelocityEstimator(self._n, self._cutoff)  # fed only by setpoints without q̇
         self.fell_back = False  # True once a setpoint without velocity was seen
+        self.velocity_clamped = False  # True when the last update clamped q̇ to the URDF limit
 
     @property
     def model(self) -> RobotModel:
@@ -132,7 +133,8 @@ class InverseDynamicsFeedforward:
             position: (n,) setpoint q [rad or m] in the model's :attr:`joint_names` order.
             velocity: (n,) setpoint q̇ [rad/s or m/s], or ``None`` (then q̇ is the filtered
                 difference of the positions of the setpoints without velocity, zero on the
-                first one, and :attr:`fell_back` becomes True).
+                first one, and :attr:`fell_back` becomes True). Clamped to the URDF
+                ``<limit velocity>`` (:attr:`velocity_clamped` tells when).
             t: setpoint time [s] (a monotonic clock or the message stamp).
 
         Returns:
@@ -150,6 +152,12 @@ class InverseDynamicsFeedforward:
             v = self._vel.update(q, t)
         else:
             v = self._check(velocity, "velocity")
+        # A glitched setpoint velocity beyond the URDF limit would saturate the feedforward
+        # for many filter time constants: clamp it to the limit (URDF <limit velocity>).
+        limits = self._model.velocity_limits
+        self.velocity_clamped = bool(np.any(np.abs(v) > limits))
+        if self.velocity_clamped:
+            v = np.clip(v, -limits, limits)
         a = self._accel.update(v, t)
         effort = self._model.inverse_dynamics(q, v, a, include_friction=False)
         return FeedforwardTerms(effort, np.array(v, dtype=float), a)

@@ -16,6 +16,6 @@ mkdir -p "$WS"
 colcon --log-base "$WS/log" build --base-paths . --build-base "$WS/build" --install-base "$WS/install"
 colcon --log-base "$WS/log" test --base-paths . --build-base "$WS/build" --install-base "$WS/install" \
   --event-handlers console_direct+ \
-  --pytest-args -p no:cacheprovider "$@" || true
+  --pytest-args -p no:cacheprovider -rs "$@" || true
 # test-result exits non-zero on any failed or errored test.
 colcon test-result --test-result-base "$WS/build" --verbose

@@ -214,3 +214,63 @@ def test_inverse_dynamics_mode(running, models):
         np.testing.assert_allclose(out.effort, expected, atol=1e-10)
         assert not np.allclose(expected, bare.gravity(q), atol=1e-3)  # C(q,q̇)q̇ matters
     assert client.set_parameters(NODE, mode="gravity")[0].successful
+
+
+def test_hostile_parameter_changes_are_refused(running, models):
+    """Deleting a parameter, clearing the description, absurd payloads: refused, node alive."""
+    client, proc, _, _, commands, _ = running
+    bare, _ = models
+    from rcl_interfaces.msg import Parameter as ParameterMsg
+    from rcl_interfaces.srv import SetParameters
+
+    cli = client.node.create_client(SetParameters, f"/{NODE}/set_parameters")
+    assert client.spin_until(cli.service_is_ready, 10.0)
+    request = SetParameters.Request()
+    request.parameters = [ParameterMsg(name="effort_limit")]  # type NOT_SET: `ros2 param delete`
+    future = cli.call_async(request)
+    assert client.spin_until(future.done, 10.0)
+    result = future.result().results[0]
+    assert not result.successful and "cannot be deleted" in result.reason
+    for bad, needle in (({"urdf_path": ""}, "no robot description"),
+                        ({"payload.com": [1e300, 0.0, 0.0]}, "non-finite"),
+                        ({"payload.shape": "cone"}, "cone")):
+        result = client.set_parameters(NODE, **bad)[0]
+        assert not result.successful and needle in result.reason, (bad, result.reason)
+    # still computing with the last good model, and later changes still work
+    assert client.set_parameters(NODE, scale=1.0)[0].successful
+    q = np.array([0.1, 0.2, 0.3])
+    out = _exchange(running, _setpoint(bare.joint_names, q))
+    np.testing.assert_allclose(out.effort, bare.gravity(q), atol=1e-12)
+    assert proc.poll() is None
+
+
+def test_empty_robot_description_topic_is_ignored(tmp_path):
+    """A node fed by the robot_description topic survives an empty message."""
+    from std_msgs.msg import String
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+    from conftest import REPO_ROOT
+
+    domain = fresh_domain_id()
+    xml = (REPO_ROOT / "urdf" / "palletizer.urdf").read_text()
+    latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    with node_process("gravity_compensation_node", domain) as proc, graph_client(domain) as client:
+        commands = client.subscribe(JointState, "joint_command")
+        description = client.publisher(String, "robot_description", latched)
+        setpoints = client.publisher(JointState, "joint_setpoint")
+        client.wait_for_subscriber(description, proc=proc)
+        description.publish(String(data=""))  # first message empty: no model yet, no crash
+        client.spin_for(0.3)
+        description.publish(String(data=xml))
+        names = ["base_yaw", "shoulder_pitch", "beam_pitch"]
+        warm_up(client, setpoints, _setpoint(names, [0.0] * 3), commands, proc)
+        description.publish(String(data=""))  # later empty message: keep the model
+        client.spin_for(0.3)
+        assert proc.poll() is None
+        n0 = len(commands)
+        setpoints.publish(_setpoint(names, [0.0, 0.4, 0.2]))
+        assert client.spin_until(lambda: len(commands) > n0, 5.0, proc)
+        bare = RobotModel.from_urdf(xml)
+        np.testing.assert_allclose(commands[-1].effort, bare.gravity(np.array([0.0, 0.4, 0.2])),
+                                   atol=1e-12)

@@ -26,12 +26,24 @@ from __future__ import annotations
 import dataclasses
 import gc
 import math
+import os
 
 import numpy as np
 import pytest
 import yaml
 
 pytest.importorskip("rclpy")
+
+# Opt-in: the demo runs the chain in real time, and on 2 shared cores its tracking errors
+# scatter by ±50 % from run to run (stick-slip is timing-sensitive; measured: "off" 14–24 mrad,
+# "true" 2.3–7.0 mrad over interleaved repeats), more than the 10 % margin this acceptance
+# tests, so in CI it would pass or fail by chance. The same record → identify → run loop,
+# faster than real time and deterministic, is asserted in CI by
+# test_identification.py::test_identified_yaml_recovers_tracking_improvement.
+if not os.environ.get("GFC_DEMO_ACCEPTANCE"):
+    pytest.skip("real-time demo acceptance: set GFC_DEMO_ACCEPTANCE=1 on a quiet machine "
+                "(run-to-run scatter on 2 shared cores exceeds the 10 % margin)",
+                allow_module_level=True)
 
 from conftest import REPO_ROOT  # noqa: E402
 from graph_helpers import fresh_domain_id  # noqa: E402
@@ -55,6 +67,7 @@ MIN_RECOVERY = 0.9
 # processes (data quality, judged before any error is computed) and is run again.
 MAX_COMMAND_GAP = 0.15  # [s] (~38 setpoint periods; stalls of 0.25 s and more were seen to skew the RMS)
 MAX_ATTEMPTS = 3
+REPEATS = 3  # runs per configuration, interleaved
 
 
 def true_friction_yaml(sim: SimConfig, joints, path) -> str:
@@ -126,36 +139,45 @@ def test_identified_yaml_recovers_demo_tracking_improvement(identified, tmp_path
     setup = demo.build_setup(args, tmp_path)
     assert setup.proximal == ("base_yaw", "shoulder_pitch") and setup.profile == "sine"
     domain = fresh_domain_id()
+    configs = (("off", "", False), ("true", true_yaml, True), ("identified", identified_yaml, True))
+    # Real-time runs on 2 cores scatter (stick-slip is timing-sensitive): the three
+    # configurations are run in turn REPEATS times and compared by their median error.
+    errors = {label: [] for label, _, _ in configs}
     runs = {}
-    for label, friction_yaml, friction_on in (("off", "", False), ("true", true_yaml, True),
-                                              ("identified", identified_yaml, True)):
-        s = dataclasses.replace(setup, friction_config=friction_yaml)
-        for attempt in range(MAX_ATTEMPTS):
-            # the previous runs' data stay in this process: collect them now, not as a
-            # garbage-collector pause in the middle of the real-time run
-            gc.collect()
-            gc.freeze()
-            rec = demo.run_phase(s, True, domain, gravity=True, friction=friction_on)
-            gc.unfreeze()
-            gap = command_gap(s, rec)
-            print(f"  {label}: longest joint_command pause {1e3 * gap:.0f} ms")
-            if gap <= MAX_COMMAND_GAP:
-                break
-        else:
-            pytest.skip(f"{label} run starved of CPU {MAX_ATTEMPTS} times (joint_command pause "
-                        f"{1e3 * gap:.0f} ms > {1e3 * MAX_COMMAND_GAP:.0f} ms): machine overloaded")
-        runs[label] = demo.evaluate(s, rec)
-        if friction_on:  # the friction stage really ran and published its term
-            assert len(rec.friction_t) > 100
-    err = {k: proximal_rms(setup, m) for k, m in runs.items()}
-    print("\nsine tracking on the demo (gravity on), RMS error [mrad] per joint:")
-    print(f"{'joint':16s} {'off':>8s} {'true':>8s} {'ident.':>8s}")
+    for _ in range(REPEATS):
+        for label, friction_yaml, friction_on in configs:
+            s = dataclasses.replace(setup, friction_config=friction_yaml)
+            for attempt in range(MAX_ATTEMPTS):
+                # the previous runs' data stay in this process: collect them now, not as a
+                # garbage-collector pause in the middle of the real-time run
+                gc.collect()
+                gc.freeze()
+                rec = demo.run_phase(s, True, domain, gravity=True, friction=friction_on)
+                gc.unfreeze()
+                gap = command_gap(s, rec)
+                print(f"  {label}: longest joint_command pause {1e3 * gap:.0f} ms")
+                if gap <= MAX_COMMAND_GAP:
+                    break
+            else:
+                pytest.skip(f"{label} run starved of CPU {MAX_ATTEMPTS} times (joint_command "
+                            f"pause {1e3 * gap:.0f} ms > {1e3 * MAX_COMMAND_GAP:.0f} ms): "
+                            "machine overloaded")
+            runs[label] = demo.evaluate(s, rec)
+            errors[label].append(proximal_rms(setup, runs[label]))
+            if friction_on:  # the friction stage really ran and published its term
+                assert len(rec.friction_t) > 100
+    err = {k: float(np.median(v)) for k, v in errors.items()}
+    print("\nsine tracking on the demo (gravity on), proximal aggregate RMS error [mrad] per run:")
+    for label, values in errors.items():
+        print(f"  {label:10s} " + " ".join(f"{x:6.2f}" for x in values)
+              + f"   median {err[label]:6.2f}")
+    print(f"last run per joint: {'joint':16s} {'off':>8s} {'true':>8s} {'ident.':>8s}")
     for j in setup.joints:
         print(f"{j:16s} " + " ".join(f"{runs[k][j].rms:8.2f}" for k in ("off", "true", "identified")))
     recovered = (err["off"] - err["identified"]) / (err["off"] - err["true"])
-    print(f"proximal aggregate {list(setup.proximal)}: off {err['off']:.2f}, true {err['true']:.2f}, "
-          f"identified {err['identified']:.2f} mrad; identified recovers {100 * recovered:.1f} % of "
-          "the true-friction improvement")
+    print(f"proximal aggregate {list(setup.proximal)} (medians): off {err['off']:.2f}, true "
+          f"{err['true']:.2f}, identified {err['identified']:.2f} mrad; identified recovers "
+          f"{100 * recovered:.1f} % of the true-friction improvement")
     # the friction feedforward matters on this profile, else the ratio means nothing
     assert err["off"] - err["true"] > 0.3 * err["off"], err
     assert err["off"] - err["identified"] >= MIN_RECOVERY * (err["off"] - err["true"]), err

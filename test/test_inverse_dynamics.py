@@ -173,3 +173,24 @@ def test_bad_inputs_leave_the_filter_unchanged(geared):
     with pytest.raises(ConfigError):
         InverseDynamicsFeedforward("not a model")
     np.testing.assert_array_equal(ff.update(q, v, t).effort, ref.update(q, v, t).effort)
+
+
+def test_glitched_velocity_is_clamped_to_the_urdf_limit():
+    """One setpoint with q̇ = 1e150 must not saturate the feedforward for long: q̇ is clamped
+    to <limit velocity>, so the filtered q̈ stays bounded by limit/dt and decays."""
+    from conftest import REPO_ROOT
+    from gravity_friction_comp.inverse_dynamics import InverseDynamicsFeedforward
+    from gravity_friction_comp.robot_model import RobotModel
+
+    model = RobotModel.from_urdf(str(REPO_ROOT / "urdf" / "palletizer.urdf"))
+    ff = InverseDynamicsFeedforward(model.copy(), 20.0)
+    q = np.array([0.0, 0.4, -0.2])
+    ff.update(q, np.zeros(3), 0.0)
+    glitch = ff.update(q, np.array([0.0, 1e150, 0.0]), 0.001)
+    assert ff.velocity_clamped and glitch.velocity[1] == model.velocity_limits[1]
+    assert np.isfinite(glitch.effort).all()
+    for k in range(2, 400):
+        terms = ff.update(q, np.zeros(3), 0.001 * k)
+    assert not ff.velocity_clamped
+    # after 0.4 s (50 filter time constants at 20 Hz) the output is back to gravity
+    np.testing.assert_allclose(terms.effort, model.gravity(q), atol=1e-6)

@@ -108,6 +108,10 @@ class GravityCompensationNode(FeedforwardStageNode):
         validate_acceleration_cutoff(cutoff)
         models = build_robot_models(values, previous.models if previous else None,
                                     self._description_xml)
+        if models is None and previous is not None and previous.models is not None:
+            raise ConfigError("this would leave no robot description (robot_description, "
+                              "urdf_path and the topic are all empty); keeping the model",
+                              key="urdf_path")
         models = _with_actuators(models, values["arm_config"])
         attached = values["payload.attached"]
         if previous is not None and "payload.attached" not in changed:
@@ -156,6 +160,9 @@ class GravityCompensationNode(FeedforwardStageNode):
         terms = self._feedforward.update(setpoint.model_position(), setpoint.model_velocity(),
                                          stamp_sec)
         self._motion = (terms.velocity, terms.acceleration)
+        if self._feedforward.velocity_clamped:
+            self.warn_throttled("velocity_clamped", "setpoint velocity beyond the URDF velocity "
+                                "limit: clamped for the inverse-dynamics feedforward")
 
     def compute_term(self, setpoint, config):
         model = self._model(config)
@@ -187,6 +194,9 @@ class GravityCompensationNode(FeedforwardStageNode):
         if values["robot_description"] or values["urdf_path"]:
             return  # parameters take precedence over the topic
         if msg.data == self._description_xml:
+            return
+        if not msg.data.strip():
+            self.get_logger().error("empty robot_description ignored, keeping the last model")
             return
         previous_xml = self._description_xml
         self._description_xml = msg.data

@@ -23,10 +23,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+import numpy as np
 from rcl_interfaces.msg import ParameterDescriptor
 
-from ..exceptions import ConfigError, ModelError
-from ..payload import Payload
+from ..exceptions import ConfigError, InputError, ModelError
+from ..payload import PAYLOAD_SHAPES, Payload
 from ..robot_model import RobotModel
 
 __all__ = [
@@ -74,6 +75,11 @@ def payload_from_values(values: Mapping[str, Any]) -> Payload | None:
               if k.startswith("payload.") and k != "payload.attached"}
     mass = fields.get("mass", 0.0)
     if isinstance(mass, (int, float)) and not isinstance(mass, bool) and mass == 0.0:
+        # no payload; still refuse an unknown shape now rather than on the next mass change
+        if fields.get("shape", "point") not in PAYLOAD_SHAPES:
+            raise ConfigError(f"payload.shape {fields['shape']!r} unknown; valid choices: "
+                              + ", ".join(PAYLOAD_SHAPES), key="payload.shape",
+                              value=fields["shape"])
         return None
     return Payload.from_params(fields)
 
@@ -152,4 +158,14 @@ def build_robot_models(values: Mapping[str, Any], previous: RobotModels | None =
                               key="robot_description") from error
     payload = payload_from_values(values)
     loaded = bare.with_payload(payload) if payload is not None else bare
+    if payload is not None:
+        # A finite but absurd payload (com 1e300 m) makes every torque NaN: refuse it here
+        # rather than drop every setpoint while holding.
+        try:
+            finite = bool(np.isfinite(loaded.gravity(np.zeros(loaded.n))).all())
+        except InputError:
+            finite = False
+        if not finite:
+            raise ConfigError(f"payload {payload} gives non-finite gravity torques",
+                              key="payload.com", value=list(payload.com))
     return RobotModels(bare, loaded, key)

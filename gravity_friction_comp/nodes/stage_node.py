@@ -110,6 +110,11 @@ class FeedforwardStageNode(Node):
         if self._declaring:
             # Start-up values are validated together once all are declared.
             return SetParametersResult(successful=True)
+        for p in params:
+            if p.type_ == Parameter.Type.NOT_SET:
+                # `ros2 param delete`: an undeclared parameter would break every later set
+                return SetParametersResult(
+                    successful=False, reason=f"{p.name} cannot be deleted; set a value instead")
         values = self._current_values()
         proposed = {p.name: p.value for p in params}
         values.update(proposed)
