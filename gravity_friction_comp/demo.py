@@ -267,10 +267,16 @@ def run_phase(setup: DemoSetup, compensate: bool, domain_id: int, log=print, *,
         nodes.append(GravityCompensationNode(
             context=context, cli_args=files(setup.gravity_params, "joint_command:=gravity/joint_command"),
             parameter_overrides=_params(gravity_overrides)))
+        friction_overrides = {"arm_config": setup.friction_config or setup.arm_config,
+                              "joints": list(setup.joints), "enable": friction_on}
+        # the friction stage clamps to the motor map's limits (its joints, its order)
+        _, motor_values = load_node_parameters(setup.motor_map)
+        effort = motor_values.get("effort_limit") or []
+        if isinstance(effort, (list, tuple)) and len(effort) == len(setup.joints):
+            friction_overrides["effort_limit"] = [float(x) for x in effort]
         nodes.append(FrictionFeedforwardNode(
             context=context, cli_args=files(setup.friction_params, "joint_setpoint:=gravity/joint_command"),
-            parameter_overrides=_params({"arm_config": setup.friction_config or setup.arm_config,
-                                         "joints": list(setup.joints), "enable": friction_on})))
+            parameter_overrides=_params(friction_overrides)))
         bridge_values = dict(robot, simulate=True, urdf_path=setup.urdf, sim_config=setup.sim_config,
                              read_motor_limits=False)
         bridge_values.update(setup.bridge_overrides)
