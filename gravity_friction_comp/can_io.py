@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 import queue
 import struct
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -68,6 +69,9 @@ __all__ = [
     "open_bus",
     "read_damiao_limits",
 ]
+
+#: GIL switch interval [s] while a simulated arm runs (Python default: 5 ms).
+SIM_SWITCH_INTERVAL = 5e-4
 
 
 class BusOpenError(ConfigError):
@@ -563,8 +567,15 @@ class SimulatedMotorBus:
                     next_t = time.monotonic()
 
     def start(self) -> None:
-        """Run the simulation in a daemon thread in real time (idempotent)."""
+        """Run the simulation in a daemon thread in real time (idempotent).
+
+        Also shortens the interpreter's GIL switch interval to :data:`SIM_SWITCH_INTERVAL`
+        while it runs (restored by :meth:`stop`): the 1 kHz physics thread shares the GIL with
+        the node's executor, and at Python's default 5 ms each side waits whole periods.
+        """
         if self._thread is None:
+            self._switch_interval = sys.getswitchinterval()
+            sys.setswitchinterval(min(self._switch_interval, SIM_SWITCH_INTERVAL))
             self._thread = threading.Thread(target=self._run, name="simulated_motor_bus", daemon=True)
             self._thread.start()
 
@@ -574,4 +585,5 @@ class SimulatedMotorBus:
         if self._thread is not None:
             self._thread.join(timeout=2.0)
             self._thread = None
+            sys.setswitchinterval(self._switch_interval)
         self.bus.shutdown()

@@ -37,6 +37,7 @@ Run: ``bash scripts/demo.sh`` or ``python -m gravity_friction_comp.demo --help``
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import math
 import os
@@ -338,8 +339,17 @@ def run_phase(setup: DemoSetup, compensate: bool, domain_id: int, log=print, *,
             executor.add_node(node)
         end = setup.start_delay + setup.cycle_time + 0.3
         wall_limit = time.monotonic() + end + 30.0
-        while player.elapsed() < end and time.monotonic() < wall_limit:
-            executor.spin_once(timeout_sec=0.01)
+        # Real time: a garbage-collector pass over the previous run's data would stall the
+        # whole chain for tens of ms in the middle of a move (seen as stick-slip steps).
+        gc.collect()
+        gc.freeze()
+        gc.disable()
+        try:
+            while player.elapsed() < end and time.monotonic() < wall_limit:
+                executor.spin_once(timeout_sec=0.01)
+        finally:
+            gc.enable()
+            gc.unfreeze()
         executor.shutdown(timeout_sec=1.0)
     finally:
         for node in reversed(nodes):
