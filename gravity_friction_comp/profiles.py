@@ -141,7 +141,19 @@ class Profile:
         raise NotImplementedError
 
 
-class SineProfile(Profile):
+class _PeriodicProfile(Profile):
+    """A periodic motion about ``centre`` with per-joint ``amplitude`` (shared validation)."""
+
+    def __init__(self, joint_names: Sequence[str], centre, amplitude, period: float,
+                 loop: bool = True):
+        self.joint_names = _names(joint_names)
+        self.centre = _vector("centre", centre, self.n)
+        self.amplitude = _vector("amplitude", amplitude, self.n)
+        self.period = _positive("period", period)
+        self.loop = bool(loop)
+
+
+class SineProfile(_PeriodicProfile):
     """``q = centre + amplitude·sin(2πt/period)`` per joint.
 
     Args:
@@ -155,35 +167,19 @@ class SineProfile(Profile):
         ConfigError / DimensionError: invalid names, lengths or values.
     """
 
-    def __init__(self, joint_names: Sequence[str], centre, amplitude, period: float,
-                 loop: bool = True):
-        self.joint_names = _names(joint_names)
-        self.centre = _vector("centre", centre, self.n)
-        self.amplitude = _vector("amplitude", amplitude, self.n)
-        self.period = _positive("period", period)
-        self.loop = bool(loop)
-
     def _at(self, t):
         w = 2.0 * math.pi / self.period
         return (self.centre + self.amplitude * math.sin(w * t),
                 self.amplitude * w * math.cos(w * t), None)
 
 
-class RampProfile(Profile):
+class RampProfile(_PeriodicProfile):
     """Triangle wave: ``centre → centre+A`` (first quarter) ``→ centre−A → centre``.
 
     Constant speed ``4A/period`` [rad/s], sign flips at the turning points.
 
     Args: as :class:`SineProfile`.
     """
-
-    def __init__(self, joint_names: Sequence[str], centre, amplitude, period: float,
-                 loop: bool = True):
-        self.joint_names = _names(joint_names)
-        self.centre = _vector("centre", centre, self.n)
-        self.amplitude = _vector("amplitude", amplitude, self.n)
-        self.period = _positive("period", period)
-        self.loop = bool(loop)
 
     def _at(self, t):
         phase = t / self.period  # [0, 1]

@@ -18,27 +18,25 @@ import pathlib
 PACKAGE = "gravity_friction_comp"
 
 
-def package_share() -> pathlib.Path:
-    """The installed share directory; the source tree when the package is not installed."""
-    try:
-        from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
-    except ImportError:
-        return pathlib.Path(__file__).resolve().parents[1]
-    try:
-        return pathlib.Path(get_package_share_directory(PACKAGE))
-    except PackageNotFoundError:
-        return pathlib.Path(__file__).resolve().parents[1]
-
-
-def node_parameters(params_file: str, node_name: str, namespace: str = "") -> dict:
-    """``node_parameters`` of ``arm.launch.py`` (beside this file): the node's parameters from a
-    ``ros2 param dump`` file, so that a file keyed by the bare node name applies under a
-    namespace too. Raises ValueError when no section applies."""
+def _arm_launch():
+    """``arm.launch.py`` beside this file: its helpers serve both launch files."""
     spec = importlib.util.spec_from_file_location(
         "gfc_arm_launch", pathlib.Path(__file__).with_name("arm.launch.py"))
     arm = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(arm)
-    return arm.node_parameters(params_file, node_name, namespace)
+    return arm
+
+
+def package_share() -> pathlib.Path:
+    """The installed share directory (``arm.launch.py``'s ``package_share``)."""
+    return _arm_launch().package_share()
+
+
+def node_parameters(params_file: str, node_name: str, namespace: str = "") -> dict:
+    """``node_parameters`` of ``arm.launch.py``: the node's parameters from a ``ros2 param
+    dump`` file, so that a file keyed by the bare node name applies under a namespace too.
+    Raises ValueError when no section applies."""
+    return _arm_launch().node_parameters(params_file, node_name, namespace)
 
 
 def _setup(context, *args, **kwargs):
