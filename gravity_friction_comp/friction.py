@@ -220,6 +220,9 @@ class FrictionModel:
     def _init_from_params(self, params: FrictionParams) -> None:
         self._params = params
         bam_idx = [i for i, p in enumerate(params.bam) if p is not None]
+        if params.model == "bam" and not bam_idx:
+            raise ConfigError("model: bam needs a BAM file for at least one joint (bam_files); "
+                              "use model: coulomb for the tanh terms alone", key="bam_files")
         if params.model != "bam":
             bam_idx = []
         for i in bam_idx:

@@ -358,3 +358,10 @@ def test_ros_array_values_accepted():
     np.testing.assert_array_equal(m.torque([1.0, -1.0]), [0.5, -0.25])
     m2 = m.with_updates(breakaway_negative=array.array("d", [0.1, 0.1]))
     np.testing.assert_array_equal(m2.torque([1.0, -1.0]), [0.5, -0.1])
+
+
+def test_bam_model_without_any_bam_file_is_rejected():
+    # it would silently give no BAM friction at all
+    with pytest.raises(ConfigError, match="bam_files") as info:
+        FrictionModel(2, model="bam", breakaway=0.1)
+    assert info.value.key == "bam_files"
