@@ -573,7 +573,13 @@ class RobotModel:
 
     # ---- inputs ------------------------------------------------------------------------
     def _vector(self, x, what: str) -> np.ndarray:
-        x = np.asarray(x, dtype=float)
+        if isinstance(x, (str, bytes, Mapping)):
+            raise InputError(f"{what} must be {self._n} numbers, got {x!r}", reason="shape")
+        try:
+            x = np.asarray(x, dtype=float)
+        except (TypeError, ValueError):
+            raise InputError(f"{what} must be {self._n} numbers, got {x!r}",
+                             reason="shape") from None
         if x.shape != self._shape:
             raise InputError(
                 f"{what} must have shape ({self._n},) in joint_names order {list(self._s.joint_names)}, "
@@ -616,7 +622,10 @@ class RobotModel:
         Raises:
             InputError: Wrong shape (``reason="shape"``) or non-finite (``reason="nan"``).
         """
-        q = np.asarray(q, dtype=float)
+        try:
+            q = np.asarray(q, dtype=float)
+        except (TypeError, ValueError):
+            q = self._vector(q, "q")  # raises the package's InputError
         if q.shape != self._shape or not math.isfinite(q.dot(q)):
             self._vector(q, "q")  # raises the precise error
         if self._direct:

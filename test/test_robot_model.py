@@ -591,3 +591,13 @@ def test_frame_jacobian_matches_finite_difference(repo_root):
         dq[i] = eps
         dp = (model.frame_placement(q + dq, "tool").translation - model.frame_placement(q - dq, "tool").translation) / (2 * eps)
         np.testing.assert_allclose(jac[:3, i], dp, atol=1e-8)
+
+
+@pytest.mark.parametrize("bad", [{"a": 1.0}, "abc", [1.0, "x", 2.0], None, [[0.0, 0.0, 0.0]]])
+def test_gravity_non_numeric_input_raises_the_package_error(bad, repo_root):
+    from gravity_friction_comp.exceptions import InputError
+
+    model = RobotModel.from_urdf(str(repo_root / "urdf" / "palletizer.urdf"))
+    with pytest.raises(InputError) as info:
+        model.gravity(bad)
+    assert info.value.reason == "shape"
