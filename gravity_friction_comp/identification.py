@@ -30,13 +30,23 @@ Pipeline per joint i (issue 7):
    stribeck          (F_c + F_s e^{−|v/v_s|^δ})·tanh(v/ε) + F_v·v    7       SciPy least_squares
                      + F_o  (= BAM m2 + offset)
    bam_m3            sign(v)(K_c + K_l|τ_e − τ_m|) + K_v v + F_o     4       numpy lstsq
+   bam_m4            sign(v)·τ_fm^{m4}(v, τ_m, τ_e) + F_o            8       SciPy least_squares
+   bam_m5            sign(v)·τ_fm^{m5}(v, τ_m, τ_e) + F_o            10      SciPy least_squares
+   bam_m6            sign(v)·τ_fm^{m6}(v, τ_m, τ_e) + F_o            12      SciPy least_squares
    ================  ==============================================  ======  ============
 
-   ``bam_m3`` (Rhoban BAM, FIELD_NOTES "BAM friction models"; τ_m = effort, τ_e = −g(q))
-   is fitted only when the load is identifiable: the standard deviation of ``|τ_e − τ_m|``
-   over the training samples is at least ``min_load_spread`` [N·m]; otherwise the result says
-   so. M4–M6 are not fitted (their extra Stribeck-load and motor/external split need
-   load-varying data at several speeds that a sweep log rarely has); this is reported.
+   ``bam_m3``–``bam_m6`` (Rhoban BAM, FIELD_NOTES "BAM friction models"; τ_m = effort,
+   τ_e = −g(q)) are fitted only when the load is identifiable: the standard deviation of
+   ``|τ_e − τ_m|`` over the training samples is at least ``min_load_spread`` [N·m];
+   otherwise the result says so (``skipped``). ``τ_fm`` is BAM's friction budget evaluated by
+   :meth:`~gravity_friction_comp.bam.BamParameters.budget` (one definition for fitting,
+   evaluation and the written JSON). M4–M6 fit every coefficient of the BAM file (bounded
+   ≥ 0; the motor-side load coefficients ``K_l, K_ls`` / ``K_m, K_ms`` each ≤ 0.495 so their
+   sum stays below 1, the self-locking limit bam.py enforces) *and* the Stribeck velocity
+   θ̇_s ∈ [1e-4, 10] rad/s and exponent α ∈ [0.5, 5] (started from the ``stribeck`` fit) plus
+   the offset F_o; the parameter count is that number. BAM uses sign(v) (no tanh), as M1/M3
+   here. The motor/external split of M5/M6 is identified only through the difference
+   ``τ_m + τ_e`` (friction and inertia): it is weakly determined on slow sweeps.
    ``ε`` is only identifiable when the log holds motion at |v| ≈ ε; it is bounded to
    ``[eps_min, eps_max]``, and a fit at the bound or below the slowest sample is reported as
    not identifiable (the YAML then gets the default smoothing ε).
@@ -47,8 +57,8 @@ Pipeline per joint i (issue 7):
 7. **Output** (:func:`write_outputs`): ``friction_identified.yaml`` with a ``friction_comp``
    block (friction.py/arm_config.py schema, loads with
    :meth:`~gravity_friction_comp.friction.FrictionModel.from_yaml` as is) and an
-   ``identification`` report section; BAM JSON files (``<joint>_m1.json``, ``_m2``,
-   ``_m3``) in BAM's key layout; one PNG per joint (data and fitted curves).
+   ``identification`` report section; BAM JSON files (``<joint>_m1.json``, ``_m2``, and
+   ``_m3``–``_m6`` when fitted) in BAM's key layout; one PNG per joint (data and fitted curves).
 
 No rclpy import; ``rosbags`` and matplotlib are imported only by the functions that use them.
 """
@@ -66,6 +76,8 @@ from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
+from .bam import _MODEL_KEYS as _BAM_KEYS
+from .bam import BamParameters
 from .exceptions import InputError
 from .friction import DEFAULT_EPS
 
@@ -87,7 +99,10 @@ __all__ = [
 ]
 
 #: Candidate model names in order of parameter count (module docstring table).
-CANDIDATE_MODELS = ("coulomb_viscous", "bam_m3", "coulomb_tanh", "stribeck")
+CANDIDATE_MODELS = ("coulomb_viscous", "bam_m3", "coulomb_tanh", "stribeck", "bam_m4",
+                    "bam_m5", "bam_m6")
+#: Load-dependent BAM candidates fitted by nonlinear least squares.
+_BAM_NLS = ("bam_m4", "bam_m5", "bam_m6")
 
 
 class IdentificationError(InputError):
@@ -293,7 +308,7 @@ class IdentificationConfig:
         max_acceleration: largest |a| of a sample used [rad/s²] (> 0).
         savgol_window: Savitzky–Golay window for the acceleration [s] (> 0).
         min_samples: fewest moving training samples per direction per joint.
-        min_load_spread: std of |τ_e − τ_m| needed to fit BAM m3 [N·m].
+        min_load_spread: std of |τ_e − τ_m| needed to fit BAM m3–m6 [N·m].
         improvement_threshold: relative validation-RMS gain that justifies more parameters.
         eps_min, eps_max: bounds of the fitted tanh scale ε [rad/s].
     """
@@ -341,7 +356,7 @@ class ModelFit:
         name: one of :data:`CANDIDATE_MODELS`.
         params: coefficient name → value (friction.py names: ``breakaway`` [N·m],
             ``viscous`` [N·m·s/rad], ``offset`` [N·m], ``eps`` [rad/s], ``stribeck_*``; BAM
-            names for ``bam_m3``).
+            names for ``bam_m3``–``bam_m6``, plus ``offset``).
         n_params: number of fitted parameters.
         train_rms, validation_rms: RMS of (data − model) [N·m].
         notes: remarks (e.g. ``"eps not identifiable: at the lower bound"``).
@@ -354,11 +369,30 @@ class ModelFit:
     validation_rms: float
     notes: tuple[str, ...] = ()
 
-    def predict(self, velocity: np.ndarray, load: np.ndarray | None = None) -> np.ndarray:
-        """Model friction τ_f [N·m] at velocities (m,) [rad/s]; ``load`` = |τ_e − τ_m| (m,)
-        [N·m] for ``bam_m3`` (0 when ``None``)."""
-        return _PREDICT[self.name](self.params, np.asarray(velocity, dtype=float),
-                                   np.zeros_like(velocity) if load is None else load)
+    def predict(self, velocity: np.ndarray, load: np.ndarray | None = None, *,
+                tau_m: np.ndarray | None = None, tau_e: np.ndarray | None = None
+                ) -> np.ndarray:
+        """Model friction τ_f [N·m] at velocities (m,) [rad/s].
+
+        ``load`` = |τ_e − τ_m| (m,) [N·m] for ``bam_m3``/``bam_m4`` (0 when ``None``);
+        ``tau_m`` (effort) and ``tau_e`` (−g(q)) (m,) [N·m] for ``bam_m5``/``bam_m6`` (when
+        given they also define the load of m3/m4).
+
+        Raises:
+            ValueError: ``bam_m5``/``bam_m6`` without ``tau_m`` and ``tau_e``.
+        """
+        velocity = np.asarray(velocity, dtype=float)
+        if tau_m is not None and tau_e is not None:
+            tau_m = np.asarray(tau_m, dtype=float)
+            tau_e = np.asarray(tau_e, dtype=float)
+            load = np.abs(tau_e - tau_m)
+        elif self.name in ("bam_m5", "bam_m6"):
+            raise ValueError(f"{self.name}: predict needs tau_m and tau_e, not only the load")
+        else:
+            load = np.zeros_like(velocity) if load is None else np.asarray(load, dtype=float)
+            # |τ_e − τ_m| is all M3/M4 use: τ_e = 0, τ_m = −load reproduces it exactly
+            tau_m, tau_e = -load, np.zeros_like(load)
+        return _PREDICT[self.name](self.params, velocity, load, tau_m, tau_e)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -369,6 +403,8 @@ class JointFit:
         joint: name. fits: candidate name → :class:`ModelFit`. selected: chosen name.
         n_train, n_validation: samples used. skipped: model name → reason not fitted.
         time, velocity, friction, load, is_validation: the samples used (plots), (k,) each.
+        tau_m, tau_e: BAM motor torque (effort) and external torque (−g(q)) [N·m] of the
+            samples used, (k,) each.
     """
 
     joint: str
@@ -382,6 +418,8 @@ class JointFit:
     friction: np.ndarray
     load: np.ndarray
     is_validation: np.ndarray
+    tau_m: np.ndarray | None = None
+    tau_e: np.ndarray | None = None
 
     @property
     def best(self) -> ModelFit:
@@ -400,7 +438,7 @@ class IdentificationResult:
 
     def friction_keywords(self) -> dict[str, Any]:
         """``friction_comp`` keywords for :class:`~gravity_friction_comp.friction.FrictionModel`
-        from each joint's selected model (``bam_m3`` joints fall back to their
+        from each joint's selected model (``bam_m3``–``bam_m6`` joints fall back to their
         coulomb_viscous fit here; :func:`write_outputs` writes BAM files for them).
 
         ``eps`` is the selected model's fitted ε when it is identified (see
@@ -409,7 +447,7 @@ class IdentificationResult:
         out = {k: [] for k in ("breakaway", "eps", "viscous", "stribeck_breakaway",
                                "stribeck_velocity", "stribeck_exponent", "offset")}
         for jf in self.fits:
-            name = jf.selected if jf.selected != "bam_m3" else "coulomb_viscous"
+            name = "coulomb_viscous" if jf.selected.startswith("bam_") else jf.selected
             p = jf.fits[name].params
             out["breakaway"].append(p["breakaway"])
             identified = "eps" in p and not any(n.startswith(EPS_NOT_IDENTIFIED)
@@ -427,7 +465,7 @@ class IdentificationResult:
 # models
 
 
-def _p_cv(p, v, load):
+def _p_cv(p, v, load, tau_m=None, tau_e=None):
     return p["breakaway"] * np.sign(v) + p["viscous"] * v + p["offset"]
 
 
@@ -451,42 +489,62 @@ def _eps_notes(eps: float, v_slowest: float, cfg: "IdentificationConfig") -> tup
     return ()
 
 
-def _p_tanh(p, v, load):
+def _p_tanh(p, v, load, tau_m=None, tau_e=None):
     return p["breakaway"] * np.tanh(v / p["eps"]) + p["viscous"] * v + p["offset"]
 
 
-def _p_stribeck(p, v, load):
+def _p_stribeck(p, v, load, tau_m=None, tau_e=None):
     level = p["breakaway"] + p["stribeck_breakaway"] * np.exp(
         -np.abs(v / p["stribeck_velocity"]) ** p["stribeck_exponent"])
     return level * np.tanh(v / p["eps"]) + p["viscous"] * v + p["offset"]
 
 
-def _p_m3(p, v, load):
+def _p_m3(p, v, load, tau_m=None, tau_e=None):
     return (np.sign(v) * (p["friction_base"] + p["load_friction_base"] * load)
             + p["friction_viscous"] * v + p["offset"])
 
 
+def _bam_parameters(name: str, p: Mapping[str, float]) -> BamParameters:
+    """BamParameters of fit ``name`` (``bam_m4``…) from its params (BAM keys; ``offset``
+    is ours and not part of BAM). Raises ConfigError for values bam.py rejects."""
+    model = name[len("bam_"):]
+    return BamParameters(model=model, actuator="identified",
+                         **{k: p[k] for k in _BAM_KEYS[model]})
+
+
+def _p_bam(name: str) -> Callable:
+    def predict(p, v, load, tau_m, tau_e):
+        # BAM's simulator: friction takes its full budget against the motion (bam.py doc)
+        return np.sign(v) * _bam_parameters(name, p).budget(v, tau_m, tau_e) + p["offset"]
+
+    return predict
+
+
 _PREDICT: dict[str, Callable] = {"coulomb_viscous": _p_cv, "coulomb_tanh": _p_tanh,
-                                 "stribeck": _p_stribeck, "bam_m3": _p_m3}
+                                 "stribeck": _p_stribeck, "bam_m3": _p_m3,
+                                 **{name: _p_bam(name) for name in _BAM_NLS}}
 
 
 def _rms(x: np.ndarray) -> float:
     return float(np.sqrt(np.mean(x**2))) if x.size else float("nan")
 
 
-def _fit_joint(joint: str, t: np.ndarray, v: np.ndarray, r: np.ndarray, load: np.ndarray, val: np.ndarray,
-               cfg: IdentificationConfig, progress: Callable[[str], None]) -> JointFit:
+def _fit_joint(joint: str, t: np.ndarray, v: np.ndarray, r: np.ndarray, tau_m: np.ndarray,
+               tau_e: np.ndarray, val: np.ndarray, cfg: IdentificationConfig,
+               progress: Callable[[str], None]) -> JointFit:
     from scipy.optimize import least_squares
 
     tr = ~val
+    load = np.abs(tau_e - tau_m)
     vt, rt, lt = v[tr], r[tr], load[tr]
     fits: dict[str, ModelFit] = {}
     skipped: dict[str, str] = {}
 
     def add(name, params, n_params, notes=()):
         m = ModelFit(name, {k: float(x) for k, x in params.items()}, n_params, 0.0, 0.0, notes)
-        m = dataclasses.replace(m, train_rms=_rms(rt - m.predict(vt, lt)),
-                                validation_rms=_rms(r[val] - m.predict(v[val], load[val])))
+        m = dataclasses.replace(
+            m, train_rms=_rms(rt - m.predict(vt, tau_m=tau_m[tr], tau_e=tau_e[tr])),
+            validation_rms=_rms(r[val] - m.predict(v[val], tau_m=tau_m[val], tau_e=tau_e[val])))
         fits[name] = m
 
     # Coulomb + viscous + offset: linear least squares
@@ -503,10 +561,9 @@ def _fit_joint(joint: str, t: np.ndarray, v: np.ndarray, r: np.ndarray, load: np
         add("bam_m3", {"friction_base": kc, "load_friction_base": kl, "friction_viscous": kv,
                        "offset": fo3}, 4)
     else:
-        skipped["bam_m3"] = (f"load |τ_e − τ_m| varies too little (std {spread:.3g} N·m < "
+        for name in ("bam_m3",) + _BAM_NLS:
+            skipped[name] = (f"load |τ_e − τ_m| varies too little (std {spread:.3g} N·m < "
                              f"{cfg.min_load_spread:g}) to identify load terms")
-    skipped["bam_m4-m6"] = "not implemented: needs load-varying data at several speeds"
-    progress(f"{joint}: bam")
 
     def nls(fun, x0, lb, ub):
         # lsmr: the "exact" trust-region solver takes a full SVD of the (m, p) Jacobian
@@ -549,9 +606,59 @@ def _fit_joint(joint: str, t: np.ndarray, v: np.ndarray, r: np.ndarray, load: np
     add("stribeck", dict(zip(keys, x)), 7, tuple(notes))
     progress(f"{joint}: stribeck")
 
+    if "bam_m3" in fits:
+        _fit_bam_nls(fits, add, nls, vt, rt, tau_m[tr], tau_e[tr])
+    progress(f"{joint}: bam")
+
     selected = select_model(fits, cfg.improvement_threshold)
     return JointFit(joint, fits, selected, int(tr.sum()), int(val.sum()), skipped, t, v, r,
-                    load, val)
+                    load, val, tau_m, tau_e)
+
+
+#: Upper bound of each motor-side load coefficient (K_l, K_ls, K_m, K_ms): two of them sum
+#: below 1, bam.py's self-locking limit (BamParameters.load_slope).
+_MOTOR_LOAD_MAX = 0.495
+_MOTOR_LOAD_KEYS = ("load_friction_base", "load_friction_stribeck", "load_friction_motor",
+                    "load_friction_motor_stribeck")
+
+
+def _fit_bam_nls(fits, add, nls, vt, rt, tmt, tet) -> None:
+    """Fit BAM m4, m5, m6 (+ offset) by bounded nonlinear least squares; each starts from
+    the simpler fit (m4 from m3 and stribeck, m5 from m4 with K_e = K_m = K_l and
+    K_es = K_ms = K_ls, which is m4 exactly, m6 from m5 with zero quadratic terms)."""
+    m3, st = fits["bam_m3"].params, fits["stribeck"].params
+    start = {"friction_base": max(st["breakaway"], 1e-4),
+             "friction_viscous": max(m3["friction_viscous"], 0.0),
+             "friction_stribeck": max(st["stribeck_breakaway"], 1e-4),
+             "load_friction_base": min(max(m3["load_friction_base"], 1e-3), 0.4),
+             "load_friction_stribeck": 1e-3,
+             "dtheta_stribeck": st["stribeck_velocity"],
+             "alpha": st["stribeck_exponent"],
+             "offset": m3["offset"]}
+    sv = np.sign(vt)
+    for name in _BAM_NLS:
+        keys = _BAM_KEYS[name[len("bam_"):]] + ("offset",)
+        lb = [-np.inf if k == "offset" else 1e-4 if k == "dtheta_stribeck"
+              else 0.5 if k == "alpha" else 0.0 for k in keys]
+        ub = [np.inf if k in ("offset",) else 10.0 if k == "dtheta_stribeck"
+              else 5.0 if k == "alpha" else _MOTOR_LOAD_MAX if k in _MOTOR_LOAD_KEYS
+              else np.inf for k in keys]
+        x0 = np.clip([start.get(k, 0.0) for k in keys], lb, ub)
+
+        def resid(x, keys=keys, name=name):
+            p = dict(zip(keys, x))
+            return sv * _bam_parameters(name, p).budget(vt, tmt, tet) + p["offset"] - rt
+
+        x = nls(resid, x0, lb, ub)
+        p = dict(zip(keys, (float(y) for y in x)))
+        add(name, p, len(keys))
+        # the next model's start: this fit written in its general form
+        start = dict(p)
+        if name == "bam_m4":
+            start.update(load_friction_motor=p["load_friction_base"],
+                         load_friction_external=p["load_friction_base"],
+                         load_friction_motor_stribeck=p["load_friction_stribeck"],
+                         load_friction_external_stribeck=p["load_friction_stribeck"])
 
 
 def select_model(fits: Mapping[str, ModelFit], improvement_threshold: float = 0.05) -> str:
@@ -609,6 +716,13 @@ def friction_samples(log: JointStateLog, model, cfg: IdentificationConfig | None
         variables), filtered acceleration [rad/s²],
         BAM load ``|τ_e − τ_m|`` = ``|−g(q) − effort|`` [N·m].
     """
+    r, vel, acc, tau_m, tau_e = _samples(log, model, cfg)
+    return r, vel, acc, np.abs(tau_e - tau_m)
+
+
+def _samples(log: JointStateLog, model, cfg: IdentificationConfig | None = None):
+    """:func:`friction_samples` with BAM's ``tau_m = effort`` and ``tau_e = −g(q)`` (m, n)
+    [N·m] in place of the load."""
     from scipy.signal import savgol_filter
 
     cfg = IdentificationConfig() if cfg is None else cfg
@@ -619,14 +733,14 @@ def friction_samples(log: JointStateLog, model, cfg: IdentificationConfig | None
     acc = savgol_filter(log.velocity, win, 3, deriv=1, delta=dt, axis=0, mode="interp")
     vel = savgol_filter(log.velocity, win, 3, axis=0, mode="interp")
     r = np.empty_like(log.effort)
-    load = np.empty_like(log.effort)
+    tau_e = np.empty_like(log.effort)
     for k in range(log.time.size):
         q, v = log.position[k], vel[k]
         # M(q)·a + b(q, v): the rigid-body (+ armature) part of inverse dynamics, without
         # any actuator-model friction (that is what is being identified)
         r[k] = log.effort[k] - (model.mass_matrix(q) @ acc[k] + model.nonlinear_effects(q, v))
-        load[k] = np.abs(-model.gravity(q) - log.effort[k])
-    return r, vel, acc, load
+        tau_e[k] = -model.gravity(q)
+    return r, vel, acc, log.effort.copy(), tau_e
 
 
 def identify(log: JointStateLog, model, joints: Sequence[str] | None = None,
@@ -657,7 +771,7 @@ def identify(log: JointStateLog, model, joints: Sequence[str] | None = None,
                                   f"{list(names)}", reason="missing_joints")
     log = log.select(names)
     _check_log(log)
-    r, vel, acc, load = friction_samples(log, model, cfg)
+    r, vel, acc, tau_m, tau_e = _samples(log, model, cfg)
     progress("model torque")
     k = max(2, int(round(1.0 / cfg.validation_fraction)))
     block = np.floor((log.time - log.time[0]) / cfg.block_duration).astype(int)
@@ -675,7 +789,8 @@ def identify(log: JointStateLog, model, joints: Sequence[str] | None = None,
                 f"+/− at |v| ≥ {cfg.min_velocity} rad/s with |a| ≤ {cfg.max_acceleration} "
                 f"rad/s² (need {cfg.min_samples} each, and some in the validation blocks); "
                 "record constant-velocity sweeps in both directions", reason="too_little_motion")
-        fits.append(_fit_joint(j, log.time[use], v[use], r[use, i], load[use, i], val_all[use], cfg, progress))
+        fits.append(_fit_joint(j, log.time[use], v[use], r[use, i], tau_m[use, i],
+                               tau_e[use, i], val_all[use], cfg, progress))
     return IdentificationResult(joints, tuple(fits), cfg)
 
 
@@ -685,17 +800,23 @@ def identify(log: JointStateLog, model, joints: Sequence[str] | None = None,
 
 def _bam_dict(name: str, params: Mapping[str, float]) -> dict[str, Any]:
     if name == "coulomb_viscous":
-        return {"model": "m1", "actuator": "identified", "friction_base": params["breakaway"],
-                "friction_viscous": params["viscous"]}
+        # BAM (bam.py) requires coefficients >= 0; an unbounded linear fit can go below
+        return {"model": "m1", "actuator": "identified",
+                "friction_base": max(params["breakaway"], 0.0),
+                "friction_viscous": max(params["viscous"], 0.0)}
     if name == "stribeck":
         return {"model": "m2", "actuator": "identified", "friction_base": params["breakaway"],
                 "friction_viscous": params["viscous"],
                 "friction_stribeck": params["stribeck_breakaway"],
                 "dtheta_stribeck": params["stribeck_velocity"],
                 "alpha": params["stribeck_exponent"]}
-    return {"model": "m3", "actuator": "identified", "friction_base": params["friction_base"],
-            "friction_viscous": params["friction_viscous"],
-            "load_friction_base": max(params["load_friction_base"], 0.0)}
+    if name == "bam_m3":
+        return {"model": "m3", "actuator": "identified",
+                "friction_base": max(params["friction_base"], 0.0),
+                "friction_viscous": max(params["friction_viscous"], 0.0),
+                "load_friction_base": min(max(params["load_friction_base"], 0.0),
+                                          _MOTOR_LOAD_MAX)}
+    return _bam_parameters(name, params).to_dict()
 
 
 def write_outputs(result: IdentificationResult, out_dir: str | os.PathLike, *,
@@ -713,7 +834,8 @@ def write_outputs(result: IdentificationResult, out_dir: str | os.PathLike, *,
         ``{"yaml": path, "bam": {joint: {model: path}}, "plots": [paths]}``.
 
     The YAML holds ``joints``, the ``friction_comp`` block (``model: coulomb``; if a joint
-    selected ``bam_m3``, ``model: bam`` with ``bam_files`` and that joint's tanh terms zero)
+    selected ``bam_m3``–``bam_m6``, ``model: bam`` with ``bam_files`` naming that model's
+    JSON and that joint's tanh terms zero)
     and an ``identification`` section (per model validation RMS and parameter count).
     """
     import yaml
@@ -736,14 +858,14 @@ def write_outputs(result: IdentificationResult, out_dir: str | os.PathLike, *,
         for k in kw:
             lists[k][i] = kw[k][idx]
         bam_paths[jf.joint] = {}
-        for name in ("coulomb_viscous", "stribeck", "bam_m3"):
+        for name in ("coulomb_viscous", "stribeck", "bam_m3") + _BAM_NLS:
             if name in jf.fits:
                 d = _bam_dict(name, jf.fits[name].params)
                 path = out / f"{jf.joint}_{d['model']}.json"
                 path.write_text(json.dumps(d, indent=2) + "\n", encoding="utf-8")
                 bam_paths[jf.joint][d["model"]] = str(path)
-        if jf.selected == "bam_m3":
-            bam_files[i] = pathlib.Path(bam_paths[jf.joint]["m3"]).name
+        if jf.selected.startswith("bam_"):
+            bam_files[i] = pathlib.Path(bam_paths[jf.joint][jf.selected[len("bam_"):]]).name
             for k in ("breakaway", "viscous", "stribeck_breakaway"):
                 lists[k][i] = 0.0
             lists["offset"][i] = jf.best.params["offset"]
@@ -802,10 +924,15 @@ def _plot(result: IdentificationResult, out: pathlib.Path) -> list[str]:
                 color="tab:orange", label="validation data")
         vmax = float(np.max(np.abs(jf.velocity)))
         vv = np.concatenate([np.linspace(-vmax, -1e-4, 300), np.linspace(1e-4, vmax, 300)])
-        load = np.full_like(vv, float(np.median(jf.load)))
+        # curves at the median-load sample's τ_m, τ_e (the load models depend on them)
+        k = int(np.argsort(jf.load)[jf.load.size // 2])
+        if jf.tau_m is not None and jf.tau_e is not None:
+            at = dict(tau_m=np.full_like(vv, jf.tau_m[k]), tau_e=np.full_like(vv, jf.tau_e[k]))
+        else:
+            at = dict(load=np.full_like(vv, jf.load[k]))
         for name, m in jf.fits.items():
             style = "-" if name == jf.selected else "--"
-            ax.plot(vv, m.predict(vv, load), style,
+            ax.plot(vv, m.predict(vv, **at), style,
                     label=f"{name} (val RMS {m.validation_rms:.4f} N·m, {m.n_params} p)"
                     + (" ← selected" if name == jf.selected else ""))
         ax.set_xlabel("velocity [rad/s]")

@@ -107,14 +107,21 @@ def test_report_and_skips(sim_run):
         assert set(jf.fits) >= {"coulomb_viscous", "coulomb_tanh", "stribeck"}
         assert {m.n_params for m in jf.fits.values()} >= {3, 4, 7}
         assert all(np.isfinite(m.validation_rms) for m in jf.fits.values())
-        assert "bam_m4-m6" in jf.skipped
         assert jf.n_validation > 0.1 * (jf.n_train + jf.n_validation)
-    # base_yaw turns about the vertical: no gravity load, so BAM m3 is reported as skipped;
-    # the shoulder sweeps through its gravity load: m3 is fitted but not selected (truth has
-    # no load term, so the fitted load coefficient is near 0)
-    assert "varies too little" in result.fits[0].skipped["bam_m3"]
-    m3 = result.fits[1].fits["bam_m3"]
+    # base_yaw turns about the vertical: no gravity load, so BAM m3–m6 are reported skipped;
+    # the shoulder sweeps through its gravity load: m3–m6 are fitted but not selected (truth
+    # has no load term, so the fitted load coefficients are near 0)
+    base, shoulder = result.fits
+    for name in ("bam_m3", "bam_m4", "bam_m5", "bam_m6"):
+        assert "varies too little" in base.skipped[name]
+        assert name not in base.fits and name not in shoulder.skipped
+    m3 = shoulder.fits["bam_m3"]
     assert abs(m3.params["load_friction_base"]) < 0.01
+    # parameter counts: every BAM coefficient + θ̇_s, α + offset
+    assert {n: shoulder.fits[n].n_params for n in ("bam_m4", "bam_m5", "bam_m6")} == \
+        {"bam_m4": 8, "bam_m5": 10, "bam_m6": 12}
+    assert shoulder.fits["bam_m4"].params["load_friction_base"] < 0.01
+    assert shoulder.selected == "stribeck"
 
 
 def test_validation_is_by_block(sim_run):
@@ -184,6 +191,101 @@ def test_bam_m3_fitted_when_load_varies(tmp_path):
     assert fm.model == "bam" and fm.uses_load
     assert fm.params.bam[1].model == "m3" and fm.params.bam[0] is None
     assert fm.params.bam[1].load_friction_base == pytest.approx(kl, rel=0.05)
+
+
+# BAM truths for the load-varying synthetic logs (Stribeck velocity inside the swept speeds)
+BAM_M4 = dict(model="m4", actuator="truth", friction_base=0.15, friction_viscous=0.05,
+              friction_stribeck=0.12, load_friction_base=0.06, load_friction_stribeck=0.10,
+              dtheta_stribeck=0.15, alpha=1.5)
+BAM_M6 = dict(model="m6", actuator="truth", friction_base=0.15, friction_viscous=0.05,
+              friction_stribeck=0.12, load_friction_motor=0.10, load_friction_external=0.04,
+              load_friction_motor_stribeck=0.12, load_friction_external_stribeck=0.05,
+              load_friction_motor_quad=0.08, load_friction_external_quad=0.03,
+              dtheta_stribeck=0.15, alpha=1.5)
+
+
+def _bam_log(truth, seed=4, constant_load=False):
+    """Shoulder-only synthetic log whose friction follows BAM ``truth`` (BamParameters.budget,
+    full budget against the motion): effort τ_m = g + sign(v)·τ_fm(v, τ_m, −g), solved by a
+    fixed point (contraction: the load slope is < 1). Speeds 0.04–0.8 rad/s in both
+    directions; the shoulder angle follows a slow sine, so the gravity load varies (or is held
+    at q = 0, no gravity load, when ``constant_load``)."""
+    rng = np.random.default_rng(seed)
+    model = RobotModel.from_urdf(URDF)
+    m = 6000
+    t = np.arange(m) * 0.005
+    speeds = np.array([0.04, 0.08, 0.15, 0.3, 0.8])
+    v = np.where((t // 1.0) % 2 == 0, 1.0, -1.0) * speeds[((t // 2.0) % 5).astype(int)]
+    q = np.zeros((m, 3))
+    q[:, 1] = 0.0 if constant_load else 0.2 + 1.0 * np.sin(2 * np.pi * t / 7.3)
+    g = np.array([model.gravity(x) for x in q])[:, 1]
+    bam = BamParameters.from_dict(truth)
+    tf = np.sign(v) * bam.friction_base
+    for _ in range(200):
+        tf = np.sign(v) * bam.budget(v, g + tf, -g)
+    eff = np.zeros((m, 3))
+    eff[:, 1] = g + tf + rng.normal(0, 1e-3, m)
+    vel = np.zeros((m, 3))
+    vel[:, 1] = v
+    return model, JointStateLog(model.joint_names, t, q, vel, eff)
+
+
+def _check_bam_fit(jf, truth, name, rel):
+    p = jf.fits[name].params
+    errors = {k: (p[k] - x) / x for k, x in truth.items() if k not in ("model", "actuator")}
+    print(name, {k: f"{100 * e:+.2f} %" for k, e in errors.items()},
+          {n: round(f.validation_rms, 5) for n, f in jf.fits.items()})
+    for k, e in errors.items():
+        assert abs(e) < rel, (k, p[k], truth[k])
+
+
+def test_bam_m4_fitted_and_selected_when_load_varies(tmp_path):
+    model, log = _bam_log(BAM_M4)
+    res = identify(log, model, ["shoulder_pitch"], IdentificationConfig())
+    jf = res.fits[0]
+    assert not {"bam_m4", "bam_m5", "bam_m6"} & set(jf.skipped)
+    _check_bam_fit(jf, BAM_M4, "bam_m4", 0.05)
+    assert abs(jf.fits["bam_m4"].params["offset"]) < 2e-3
+    # m3 lacks the Stribeck terms: the 5 % rule picks m4 over it; m5/m6 (which contain m4)
+    # gain less than 5 % and are not chosen
+    assert jf.fits["bam_m4"].validation_rms < 0.95 * jf.fits["bam_m3"].validation_rms
+    # noise σ = 1e-3 plus samples next to the speed steps (smoothed velocity regressor)
+    assert jf.fits["bam_m4"].validation_rms < 0.01
+    assert jf.selected == "bam_m4"
+    out = write_outputs(res, tmp_path, plots=False, all_joints=list(model.joint_names))
+    for k in ("m3", "m4", "m5", "m6"):
+        back = BamParameters.from_json(out["bam"]["shoulder_pitch"][k])
+        assert back.model == k
+    back = BamParameters.from_json(out["bam"]["shoulder_pitch"]["m4"])
+    # the written file reproduces the truth's budget (independent: the truth's parameters)
+    truth = BamParameters.from_dict(BAM_M4)
+    vv, tm, te = np.array([0.05, -0.3, 0.8]), np.array([1.0, -0.5, 2.0]), np.array([-0.8, 0.7, -2.1])
+    np.testing.assert_allclose(back.budget(vv, tm, te), truth.budget(vv, tm, te), rtol=0.03)
+    fm = FrictionModel.from_yaml(out["yaml"], list(model.joint_names))
+    assert fm.model == "bam" and fm.params.bam[1].model == "m4"
+
+
+def test_bam_m6_fitted_and_selected_when_load_varies(tmp_path):
+    model, log = _bam_log(BAM_M6)
+    res = identify(log, model, ["shoulder_pitch"], IdentificationConfig())
+    jf = res.fits[0]
+    _check_bam_fit(jf, BAM_M6, "bam_m6", 0.10)
+    assert jf.selected == "bam_m6"
+    assert jf.fits["bam_m6"].validation_rms < 0.95 * jf.fits["bam_m4"].validation_rms
+    out = write_outputs(res, tmp_path, plots=True, all_joints=list(model.joint_names))
+    back = BamParameters.from_json(out["bam"]["shoulder_pitch"]["m6"])
+    assert back.model == "m6"
+    assert back.load_friction_motor_quad == pytest.approx(0.08, rel=0.1)
+
+
+def test_bam_m4_m6_skipped_on_constant_load():
+    model, log = _bam_log(BAM_M4, constant_load=True)
+    jf = identify(log, model, ["shoulder_pitch"], IdentificationConfig()).fits[0]
+    for name in ("bam_m3", "bam_m4", "bam_m5", "bam_m6"):
+        assert name not in jf.fits
+        assert "varies too little" in jf.skipped[name]
+    # only |τ_f| is left as load: a non-BAM model is chosen
+    assert not jf.selected.startswith("bam_")
 
 
 def test_selection_criterion_closed_form():
