@@ -51,6 +51,7 @@ import numpy as np
 import yaml
 
 from .exceptions import ConfigError
+from .param_files import first_node_parameters
 
 __all__ = ["DemoSetup", "JointMetrics", "Recording", "evaluate", "load_node_parameters", "main",
            "run_phase"]
@@ -75,37 +76,14 @@ def _share() -> pathlib.Path:
         return REPO_SHARE
 
 
-def _flatten(prefix: str, value) -> dict[str, Any]:
-    if isinstance(value, dict):
-        out: dict[str, Any] = {}
-        for key, sub in value.items():
-            out.update(_flatten(f"{prefix}.{key}" if prefix else str(key), sub))
-        return out
-    return {prefix: value}
-
-
 def load_node_parameters(path: str | os.PathLike) -> tuple[str, dict[str, Any]]:
-    """The first node's parameters of a ``ros2 param dump`` file, flattened to ROS names.
-
-    Returns:
-        ``(node_name, {"payload.mass": 0.13, ...})``.
+    """The first node's parameters of a ``ros2 param dump`` file, flattened to ROS names
+    (:func:`~gravity_friction_comp.param_files.first_node_parameters`).
 
     Raises:
         ConfigError: unreadable file or not in ``node: ros__parameters: {...}`` form.
     """
-    p = pathlib.Path(path)
-    try:
-        data = yaml.safe_load(p.read_text())
-    except (OSError, yaml.YAMLError) as error:
-        raise ConfigError(f"cannot read parameter file {str(p)!r}: {error}", key="params",
-                          value=str(p)) from None
-    if not isinstance(data, dict) or not data:
-        raise ConfigError(f"{str(p)!r} is not a ros2 param dump file", key="params", value=str(p))
-    node, body = next(iter(data.items()))
-    if not isinstance(body, dict) or "ros__parameters" not in body:
-        raise ConfigError(f"{str(p)!r}: expected '{node}: ros__parameters: ...'", key="params",
-                          value=str(p))
-    return str(node), _flatten("", body["ros__parameters"] or {})
+    return first_node_parameters(path)
 
 
 @dataclass(frozen=True)

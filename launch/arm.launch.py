@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import pathlib
 
-import yaml
-
 # launch/launch_ros are imported inside the functions, so the pure helpers (chain_topics,
 # robot_parameters) import and test without a ROS install.
 PACKAGE = "gravity_friction_comp"
@@ -49,41 +47,17 @@ def package_share() -> pathlib.Path:
         return pathlib.Path(__file__).resolve().parents[1]
 
 
-def _flatten(prefix: str, value) -> dict:
-    """``{"payload": {"mass": 1}}`` → ``{"payload.mass": 1}`` (ROS parameter names)."""
-    if isinstance(value, dict):
-        out = {}
-        for key, sub in value.items():
-            out.update(_flatten(f"{prefix}.{key}" if prefix else str(key), sub))
-        return out
-    return {prefix: value}
-
-
 def node_parameters(params_file: str, node_name: str, namespace: str = "") -> dict:
-    """The flattened ``ros__parameters`` of ``node_name`` in a ``ros2 param dump`` file.
-
-    Passed to ``Node`` as a dict rather than as the file: a file keyed by the bare node name
-    (``gravity_compensation:``) matches only the node ``/gravity_compensation``, so under
-    ``namespace:=left`` ROS would silently apply none of it. Keys read, later ones winning:
-    ``/**``, ``node``, ``/node``, ``/**/node``, ``ns/node``, ``/ns/node``.
+    """The flattened ``ros__parameters`` of ``node_name`` in a ``ros2 param dump`` file
+    (:func:`gravity_friction_comp.param_files.node_parameters`): handed to ``Node`` as values so
+    that a file keyed by the bare node name still applies under ``namespace``.
 
     Raises:
         ValueError: no section of the file applies to the node.
     """
-    data = yaml.safe_load(pathlib.Path(params_file).read_text()) or {}
-    ns = namespace.strip("/")
-    keys = ["/**", node_name, f"/{node_name}", f"/**/{node_name}"]
-    if ns:
-        keys += [f"{ns}/{node_name}", f"/{ns}/{node_name}"]
-    found = [data[k] for k in keys if isinstance(data, dict) and k in data]
-    if not found:
-        raise ValueError(f"{params_file}: no parameters for node {node_name!r} "
-                         f"(keys {sorted(data) if isinstance(data, dict) else data!r}; "
-                         f"expected one of {keys})")
-    params: dict = {}
-    for body in found:
-        params.update(_flatten("", (body or {}).get("ros__parameters", {}) or {}))
-    return params
+    from gravity_friction_comp.param_files import node_parameters as read
+
+    return read(params_file, node_name, namespace)
 
 
 def robot_parameters(gravity_params: str, namespace: str = "") -> dict:
