@@ -8,7 +8,6 @@ adds it to the parent body. Shape constructors use textbook solid-body inertias.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -16,6 +15,7 @@ import numpy as np
 import pinocchio as pin
 
 from .exceptions import ConfigError
+from .validation import number
 
 __all__ = ["PAYLOAD_SHAPES", "Payload"]
 
@@ -43,23 +43,11 @@ def _vector3(value: Any, key: str) -> np.ndarray:
 
 
 def _positive(value: Any, key: str) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{key} must be a number, got {value!r}", key=key, value=value) from None
-    if not (math.isfinite(x) and x > 0.0):
-        raise ConfigError(f"{key} must be finite and > 0, got {value!r}", key=key, value=value)
-    return x
+    return number(key, value, positive=True, text=True)
 
 
 def _mass(value: Any, key: str) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{key} must be a number [kg], got {value!r}", key=key, value=value) from None
-    if not (math.isfinite(x) and x >= 0.0):
-        raise ConfigError(f"{key} must be finite and >= 0 [kg], got {value!r}", key=key, value=value)
-    return x
+    return number(key, value, nonneg=True, unit="[kg]", text=True)
 
 
 def _parent(value: Any, key: str) -> str:

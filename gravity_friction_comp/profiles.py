@@ -29,6 +29,7 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from .exceptions import ConfigError, DimensionError, InputError
+from .validation import number
 
 __all__ = [
     "PROFILE_NAMES",
@@ -92,15 +93,7 @@ def _vector(key: str, value, n: int) -> np.ndarray:
 
 
 def _positive(key: str, value) -> float:
-    if isinstance(value, bool):
-        raise ConfigError(f"{key} must be a number > 0, got {value!r}", key=key, value=value)
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{key} must be a number > 0, got {value!r}", key=key, value=value) from None
-    if not (math.isfinite(out) and out > 0):
-        raise ConfigError(f"{key} must be a finite number > 0, got {value!r}", key=key, value=value)
-    return out
+    return number(key, value, positive=True, text=True)
 
 
 class Profile:

@@ -66,6 +66,7 @@ import yaml
 
 from .actuator import ActuatorModel
 from .exceptions import ConfigError, DimensionError, InputError
+from .validation import number
 from .payload import Payload
 from .robot_model import RobotModel
 
@@ -97,19 +98,7 @@ _SCHEMA_VERSION = 1
 
 
 def _number(key: str, value: Any, *, positive: bool = False, nonneg: bool = False) -> float:
-    if isinstance(value, bool):
-        raise ConfigError(f"{key} must be a number, got {value!r}", key=key, value=value)
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{key} must be a number, got {value!r}", key=key, value=value) from None
-    if not math.isfinite(out):
-        raise ConfigError(f"{key} must be finite, got {value!r}", key=key, value=value)
-    if positive and out <= 0:
-        raise ConfigError(f"{key} must be > 0, got {value!r}", key=key, value=value)
-    if nonneg and out < 0:
-        raise ConfigError(f"{key} must be ≥ 0, got {value!r}", key=key, value=value)
-    return out
+    return number(key, value, positive=positive, nonneg=nonneg, text=True)
 
 
 @dataclass(frozen=True)

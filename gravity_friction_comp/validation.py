@@ -67,8 +67,8 @@ def per_joint(key: str, value: Any, n: int, *, positive: bool = False, nonneg: b
 
 
 def number(key: str, value: Any, *, positive: bool = False, nonneg: bool = False,
-           unit: str = "") -> float:
-    """One finite real number (int or float; bools and strings are rejected).
+           unit: str = "", text: bool = False) -> float:
+    """One finite real number (int or float; bools are rejected).
 
     Args:
         key: Parameter name for the error message.
@@ -76,15 +76,22 @@ def number(key: str, value: Any, *, positive: bool = False, nonneg: bool = False
         positive: require > 0.
         nonneg: require >= 0.
         unit: e.g. ``"[Hz]"``, appended to the message.
+        text: also read numeric strings (for YAML files: PyYAML reads ``1e-5``, without a
+            dot, as a string); otherwise strings are rejected.
 
     Raises:
         ConfigError: not a number, not finite, or outside the required sign.
     """
     unit = f" {unit}" if unit else ""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer,
-                                                                     np.floating)):
+    numeric = isinstance(value, (int, float, np.integer, np.floating)) or (
+        text and isinstance(value, str))
+    if isinstance(value, (bool, np.bool_)) or not numeric:
         raise ConfigError(f"{key} must be a number{unit}, got {value!r}", key=key, value=value)
-    x = float(value)
+    try:
+        x = float(value)
+    except ValueError:
+        raise ConfigError(f"{key} must be a number{unit}, got {value!r}", key=key,
+                          value=value) from None
     if not math.isfinite(x):
         raise ConfigError(f"{key} must be finite{unit}, got {value!r}", key=key, value=value)
     if positive and not x > 0.0:

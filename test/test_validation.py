@@ -40,3 +40,15 @@ def test_number():
         with pytest.raises(ConfigError) as info:
             number("cutoff", bad, unit="[Hz]", **kwargs)
         assert info.value.key == "cutoff"
+
+
+def test_number_reads_text_only_when_asked():
+    # PyYAML reads 1e-5 (no dot) as a string: YAML-facing schemas pass text=True
+    assert number("x", "1e-5", positive=True, text=True) == 1e-5
+    for bad in ("1e-5", "abc"):
+        with pytest.raises(ConfigError):
+            number("x", bad)
+    with pytest.raises(ConfigError):
+        number("x", "abc", text=True)
+    with pytest.raises(ConfigError):
+        number("mass", True, text=True)
