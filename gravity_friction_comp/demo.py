@@ -106,6 +106,8 @@ class DemoSetup:
             ``arm_config``).
         position_lsb: {joint: one code of the MIT position feedback at the joint [mrad]}
             (2·P_MAX/(2¹⁶−1)/gear_ratio): differences below it cannot be measured.
+        gravity_effort_limit: the gravity node's ``effort_limit`` override, one per URDF
+            joint [N·m] (``()``: the URDF's limits).
     """
 
     urdf: str
@@ -132,6 +134,7 @@ class DemoSetup:
     cycles: int = 1
     friction_config: str = ""
     position_lsb: Mapping[str, float] = field(default_factory=dict)
+    gravity_effort_limit: tuple[float, ...] = ()
 
     @property
     def cycle_time(self) -> float:
@@ -244,6 +247,8 @@ def run_phase(setup: DemoSetup, compensate: bool, domain_id: int, log=print, *,
         _, gravity_values = load_node_parameters(setup.gravity_params)
         robot = {k: v for k, v in gravity_values.items() if k == "gravity" or k.startswith("payload.")}
         gravity_overrides = {"urdf_path": setup.urdf, "enable": gravity_on}
+        if setup.gravity_effort_limit:
+            gravity_overrides["effort_limit"] = list(setup.gravity_effort_limit)
         if setup.payload_parent:
             robot["payload.parent"] = gravity_overrides["payload.parent"] = setup.payload_parent
         nodes.append(GravityCompensationNode(
@@ -522,35 +527,26 @@ def _derived_sim_config(joints: Sequence[str], motor_types: Sequence[str], home:
     return str(path)
 
 
-def _urdf_with_motor_limits(urdf: str, limits: Mapping[str, float], out: pathlib.Path,
-                            log=print) -> str:
-    """``urdf`` itself, or a copy in ``out`` whose ``<limit effort>`` below the motor map's
-    ``effort_limit`` is raised to it.
+def _gravity_effort_limits(model, limits: Mapping[str, float], log=print) -> tuple[float, ...]:
+    """The gravity node's ``effort_limit`` (one per model joint): the URDF's, raised to the
+    motor map's ``effort_limit`` where the URDF is lower; ``()`` when nothing is raised.
 
     Some published URDFs carry placeholder effort limits (i2rt YAM: ``effort="1"`` on every
     joint) that would clamp the gravity term far below what the motors deliver; the motor
-    map states the real bound. Only plain ``.urdf`` files are rewritten (xacro: unchanged).
+    map states the real bound, and the node's ``effort_limit`` parameter overrides the URDF.
     """
-    import xml.etree.ElementTree as ET
-
-    if not urdf.endswith(".urdf") or not limits:
-        return urdf
-    tree = ET.parse(urdf)
-    raised = []
-    for joint in tree.getroot().iter("joint"):
-        name, limit = joint.get("name"), joint.find("limit")
-        if name in limits and limit is not None and math.isfinite(limits[name]):
-            effort = float(limit.get("effort", "0") or 0)
-            if 0 < effort < limits[name]:
-                limit.set("effort", repr(float(limits[name])))
-                raised.append(f"{name} {effort:g}→{limits[name]:g}")
-    if not raised:
-        return urdf
-    path = out / (pathlib.Path(urdf).stem + ".motor_limits.urdf")
-    tree.write(path)
-    log(f"  URDF effort limits below the motor map's effort_limit raised to it [N·m]: "
-        f"{', '.join(raised)} (copy: {path})")
-    return str(path)
+    out, raised = [], []
+    for name, urdf_limit in zip(model.joint_names, model.effort_limits):
+        motor = limits.get(name, math.nan)
+        if math.isfinite(motor) and urdf_limit < motor:
+            raised.append(f"{name} {urdf_limit:g}→{motor:g}")
+            urdf_limit = motor
+        out.append(float(urdf_limit))
+    if not raised or not all(math.isfinite(x) for x in out):
+        return ()
+    log(f"  URDF effort limits below the motor map's effort_limit raised to it [N·m] "
+        f"(gravity node effort_limit): {', '.join(raised)}")
+    return tuple(out)
 
 
 def build_setup(args, out: pathlib.Path) -> DemoSetup:
@@ -578,10 +574,11 @@ def build_setup(args, out: pathlib.Path) -> DemoSetup:
     joints = tuple(bridge.get("joints") or ())
     if not joints:
         raise ConfigError(f"motor map {motor_map!r} has no joints", key="joints")
-    effort = bridge.get("effort_limit") or []
-    if isinstance(effort, (list, tuple)) and len(effort) == len(joints):
-        urdf = _urdf_with_motor_limits(urdf, dict(zip(joints, map(float, effort))), out)
     model = RobotModel.from_urdf(urdf)
+    effort = bridge.get("effort_limit") or []
+    gravity_effort_limit = ()
+    if isinstance(effort, (list, tuple)) and len(effort) == len(joints):
+        gravity_effort_limit = _gravity_effort_limits(model, dict(zip(joints, map(float, effort))))
     missing = [j for j in joints if j not in model.joint_names]
     if missing:
         raise ConfigError(f"motor map joints {missing} not in the URDF; URDF joints: "
@@ -639,7 +636,8 @@ def build_setup(args, out: pathlib.Path) -> DemoSetup:
                      start_delay=args.start_delay, bridge_overrides=overrides,
                      payload_parent=args.payload_parent or ("" if not args.urdf else joints[-1]),
                      profile=args.profile, period=args.period, cycles=args.cycles,
-                     friction_config=friction_config, position_lsb=position_lsb)
+                     friction_config=friction_config, position_lsb=position_lsb,
+                     gravity_effort_limit=gravity_effort_limit)
 
 
 def parse_args(argv=None):
