@@ -15,6 +15,7 @@ for model joints ``i`` (``s`` the stage's scale, ``τ_max`` the URDF effort limi
 
 from __future__ import annotations
 
+import array
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -44,11 +45,14 @@ class JointMap:
         message_names: The message's joint names, in message order.
         model_names: The model's joint names, in model order.
         index: (n_model,) int array; ``message[index[i]]`` is model joint ``i``.
+        identity: ``True`` when the message names are exactly the model names in model order
+            (then no gather/scatter is needed).
     """
 
     message_names: tuple[str, ...]
     model_names: tuple[str, ...]
     index: np.ndarray
+    identity: bool = False
 
     @staticmethod
     def for_names(message_names: Sequence[str], model_names: Sequence[str]) -> "JointMap":
@@ -65,7 +69,18 @@ class JointMap:
             InputError: ``reason="duplicate_names"`` when a name repeats in the message,
                 ``reason="missing_joints"`` when model joints are absent from it.
         """
-        return _joint_map(tuple(message_names), tuple(model_names))
+        last = _last_map
+        # Messages repeat one name list: an equality test beats building and hashing a key.
+        if last is not None and model_names is last[1] and message_names == last[0]:
+            return last[2]
+        joint_map = _joint_map(tuple(message_names), tuple(model_names))
+        if type(model_names) is tuple:  # immutable, so identity is a safe key
+            globals()["_last_map"] = (list(message_names), model_names, joint_map)
+        return joint_map
+
+
+#: (copy of the message names as a list, model names tuple, JointMap) of the last lookup.
+_last_map: tuple | None = None
 
 
 @lru_cache(maxsize=64)
@@ -84,7 +99,7 @@ def _joint_map(message_names: tuple[str, ...], model_names: tuple[str, ...]) -> 
     index = np.fromiter((position[name] for name in model_names), dtype=np.intp,
                         count=len(model_names))
     index.setflags(write=False)
-    return JointMap(message_names, model_names, index)
+    return JointMap(message_names, model_names, index, message_names == model_names)
 
 
 class Setpoint(NamedTuple):
@@ -96,6 +111,10 @@ class Setpoint(NamedTuple):
         velocity: (m,) [rad/s or m/s], or ``None`` when the message had none.
         effort: (m,) [N·m or N]; zeros when the message had none.
         joint_map: Model joints' indices into these arrays.
+        has_effort: ``False`` when the message had no effort (``effort`` is then zeros).
+
+    The ``model_*`` accessors return the arrays themselves (not copies) when the message is
+    exactly the model's joints in model order; treat all of them as read-only.
     """
 
     names: tuple[str, ...]
@@ -103,18 +122,24 @@ class Setpoint(NamedTuple):
     velocity: np.ndarray | None
     effort: np.ndarray
     joint_map: JointMap
+    has_effort: bool = True
 
     def model_position(self) -> np.ndarray:
         """(n_model,) positions in model order."""
-        return self.position[self.joint_map.index]
+        jm = self.joint_map
+        return self.position if jm.identity else self.position[jm.index]
 
     def model_velocity(self) -> np.ndarray | None:
         """(n_model,) velocities in model order, or ``None`` when the setpoint has none."""
-        return None if self.velocity is None else self.velocity[self.joint_map.index]
+        if self.velocity is None:
+            return None
+        jm = self.joint_map
+        return self.velocity if jm.identity else self.velocity[jm.index]
 
     def model_effort(self) -> np.ndarray:
         """(n_model,) incoming efforts in model order."""
-        return self.effort[self.joint_map.index]
+        jm = self.joint_map
+        return self.effort if jm.identity else self.effort[jm.index]
 
 
 def parse_setpoint(
@@ -137,33 +162,59 @@ def parse_setpoint(
         model_names: (n,) joints the stage computes for; all must be present.
 
     Returns:
-        A :class:`Setpoint` with float64 copies of the arrays.
+        A :class:`Setpoint` with float64 arrays: views (no copy) of ``array('d')`` inputs,
+        which is what rclpy gives for JointState, copies of anything else. Read-only by
+        contract: the stages never write to them.
 
     Raises:
         InputError: with ``reason`` one of ``"length_mismatch"``, ``"duplicate_names"``,
             ``"missing_joints"``, ``"not_finite"``.
     """
-    names = tuple(names)
     m = len(names)
-    if len(position) != m:
-        raise InputError(f"position has {len(position)} values for {m} names",
-                         reason="length_mismatch")
-    for field, values in (("velocity", velocity), ("effort", effort)):
-        if len(values) not in (0, m):
-            raise InputError(f"{field} has {len(values)} values for {m} names (expected 0 or {m})",
-                             reason="length_mismatch")
+    n_vel, n_eff = len(velocity), len(effort)
+    if len(position) != m or n_vel not in (0, m) or n_eff not in (0, m):
+        _raise_length_mismatch(m, len(position), n_vel, n_eff)
     joint_map = JointMap.for_names(names, model_names)
-    pos = np.array(position, dtype=float)
-    vel = np.array(velocity, dtype=float) if len(velocity) else None
-    eff = np.array(effort, dtype=float) if len(effort) else np.zeros(m)
-    # One dot product per array is the cheapest finiteness screen; only a non-finite (or
-    # overflowing) sum pays for the element-wise check.
-    for field, values in (("position", pos), ("velocity", vel), ("effort", eff)):
-        if values is not None and not math.isfinite(values.dot(values)):
-            bad = [names[i] for i in np.flatnonzero(~np.isfinite(values))]
-            if bad:
-                raise InputError(f"non-finite {field} for joints {bad}", reason="not_finite")
-    return Setpoint(names, pos, vel, eff, joint_map)
+    pos = _floats(position)
+    vel = _floats(velocity) if n_vel else None
+    eff = _floats(effort) if n_eff else _zeros(m)
+    # A sum is the cheapest finiteness screen (NaN/inf propagate); only a non-finite (or
+    # overflowing) total pays for the element-wise check below.
+    total = sum(position)
+    if n_vel:
+        total += sum(velocity)
+    if n_eff:
+        total += sum(effort)
+    if not math.isfinite(total):
+        for field, values in (("position", pos), ("velocity", vel), ("effort", eff)):
+            if values is not None:
+                bad = [joint_map.message_names[i] for i in np.flatnonzero(~np.isfinite(values))]
+                if bad:
+                    raise InputError(f"non-finite {field} for joints {bad}", reason="not_finite")
+    return Setpoint(joint_map.message_names, pos, vel, eff, joint_map, n_eff > 0)
+
+
+def _floats(values) -> np.ndarray:
+    # rclpy's array('d') fields are viewed without a copy (a third of the conversion time)
+    if type(values) is array.array and values.typecode == "d":
+        return np.frombuffer(values)
+    return np.array(values, dtype=float)
+
+
+@lru_cache(maxsize=16)
+def _zeros(n: int) -> np.ndarray:
+    zeros = np.zeros(n)
+    zeros.setflags(write=False)
+    return zeros
+
+
+def _raise_length_mismatch(m: int, n_pos: int, n_vel: int, n_eff: int):
+    if n_pos != m:
+        raise InputError(f"position has {n_pos} values for {m} names", reason="length_mismatch")
+    for field, count in (("velocity", n_vel), ("effort", n_eff)):
+        if count not in (0, m):
+            raise InputError(f"{field} has {count} values for {m} names (expected 0 or {m})",
+                             reason="length_mismatch")
 
 
 def effort_limits_from(value, n: int, default: np.ndarray | None = None) -> np.ndarray:
@@ -211,6 +262,8 @@ def apply_stage(
     term: np.ndarray | None,
     scale: float,
     effort_limits: np.ndarray,
+    *,
+    within_limits: bool = False,
 ) -> StageResult:
     """Add ``scale·term`` to the incoming effort of the model joints and clamp.
 
@@ -220,9 +273,15 @@ def apply_stage(
             (disabled stage: the output effort is then the incoming one, bit for bit).
         scale: Multiplier on the term (finite).
         effort_limits: (n_model,) [N·m] symmetric limits (``inf`` for none).
+        within_limits: The caller's guarantee that ``|scale·term| <= effort_limits`` for
+            every term it can pass (e.g. from :attr:`RobotModel.gravity_bound
+            <gravity_friction_comp.robot_model.RobotModel.gravity_bound>`), so a setpoint
+            without incoming effort cannot clamp and the finiteness/clamp pass is skipped.
+            The result is identical either way; only the time differs.
 
     Returns:
-        :class:`StageResult`.
+        :class:`StageResult`; for a setpoint without effort, ``term`` is the same array as
+        ``effort`` (treat both as read-only).
 
     Raises:
         InputError: ``reason="not_finite"`` when the term is not finite (the caller drops
@@ -231,20 +290,30 @@ def apply_stage(
     incoming = setpoint.effort
     if term is None or scale == 0.0:
         return StageResult(incoming.copy(), np.zeros_like(incoming), ())
-    index = setpoint.joint_map.index
+    joint_map = setpoint.joint_map
     term = np.asarray(term, dtype=float)
-    summed = incoming[index] + (term if scale == 1.0 else scale * term)
-    if not math.isfinite(summed.dot(summed)) and not np.isfinite(summed).all():
-        raise InputError("stage term is not finite", reason="not_finite")
-    # minimum/maximum rather than np.clip: same result, a fraction of the call overhead.
-    limited = np.minimum(np.maximum(summed, -effort_limits), effort_limits)
-    out = incoming.copy()
-    out[index] = limited
+    scaled = term if scale == 1.0 else scale * term
+    has_effort = setpoint.has_effort
+    if has_effort:
+        summed = (incoming if joint_map.identity else incoming[joint_map.index]) + scaled
+    else:
+        summed = scaled + _zeros(len(scaled))  # the absent incoming 0: IEEE 0 + -0.0 = +0.0
     clamped = ()
-    changed = limited != summed
-    if changed.any():
-        clamped = tuple(setpoint.joint_map.model_names[i] for i in np.flatnonzero(changed))
-    return StageResult(out, out - incoming, clamped)
+    if has_effort or not within_limits:
+        if not math.isfinite(summed.dot(summed)) and not np.isfinite(summed).all():
+            raise InputError("stage term is not finite", reason="not_finite")
+        # Test before clamping (clamping is rare); count_nonzero is the cheap "any" here.
+        over = np.abs(summed) > effort_limits
+        if np.count_nonzero(over):
+            clamped = tuple(joint_map.model_names[i] for i in np.flatnonzero(over))
+            # minimum/maximum rather than np.clip: same result, less call overhead
+            summed = np.minimum(np.maximum(summed, -effort_limits), effort_limits)
+    if joint_map.identity:
+        out = summed
+    else:
+        out = incoming.copy()
+        out[joint_map.index] = summed
+    return StageResult(out, out - incoming if has_effort else out, clamped)
 
 
 class Throttle:

@@ -601,3 +601,82 @@ def test_gravity_non_numeric_input_raises_the_package_error(bad, repo_root):
     with pytest.raises(InputError) as info:
         model.gravity(bad)
     assert info.value.reason == "shape"
+
+
+# ---------------------------------------------------------------- gravity bound and kernel
+def test_gravity_bound_is_attained_by_a_horizontal_pendulum():
+    # |g(q)| = m·|a|·l·|cos q| (closed form above): the bound must be m·|a|·l, reached at q = 0
+    m, l = 2.0, 0.3
+    model = RobotModel.from_urdf(robot(link("base"), link("arm", m, f"{l} 0 0"),
+                                       joint("j", "base", "arm")))
+    bound = model.gravity_bound
+    np.testing.assert_allclose(bound, [m * G0 * l], rtol=2e-9)
+    assert bound[0] >= abs(model.gravity([0.0])[0])
+    # double pendulum: joint 1 carries m1·c1 + m2·(l1 + c2) when stretched out horizontally
+    m1, m2, l1, c1, c2 = 1.2, 0.8, 0.4, 0.15, 0.25
+    double = RobotModel.from_urdf(robot(
+        link("base"), link("a", m1, f"{c1} 0 0"), link("b", m2, f"{c2} 0 0"),
+        joint("j1", "base", "a"), joint("j2", "a", "b", xyz=f"{l1} 0 0")))
+    expected = [G0 * (m1 * c1 + m2 * (l1 + c2)), G0 * m2 * c2]
+    np.testing.assert_allclose(double.gravity_bound, expected, rtol=2e-9)
+    np.testing.assert_allclose(np.abs(double.gravity([0.0, 0.0])), expected, rtol=1e-12)
+    # tilted gravity scales with |a|
+    a = (3.0, 1.0, -9.0)
+    np.testing.assert_allclose(model.with_gravity(a).gravity_bound, [m * l * math.dist(a, (0, 0, 0))],
+                               rtol=2e-9)
+
+
+def test_gravity_bound_prismatic_and_zero_gravity():
+    urdf = robot(link("base"), link("slider", 0.7), link("arm", 1.0, "0.2 0 0"),
+                 joint("p", "base", "slider", "prismatic", axis="0 0 1"),
+                 joint("r", "slider", "arm"))
+    model = RobotModel.from_urdf(urdf)
+    ip, ir = model.joint_names.index("p"), model.joint_names.index("r")
+    # a prismatic joint carries at most the weight downstream [N]; nothing else is unbounded here
+    np.testing.assert_allclose(model.gravity_bound[ip], 1.7 * G0, rtol=2e-9)
+    np.testing.assert_allclose(model.gravity_bound[ir], 0.2 * G0, rtol=2e-9)
+    # a revolute joint *above* a prismatic one: the lever grows with q_p, so no finite bound
+    above = RobotModel.from_urdf(robot(
+        link("base"), link("arm", 0.5, "0.1 0 0"), link("slider", 0.7, "0 0 0"),
+        joint("r", "base", "arm"), joint("p", "arm", "slider", "prismatic", axis="1 0 0")))
+    assert above.gravity_bound[above.joint_names.index("r")] == math.inf
+    assert np.all(model.with_gravity((0, 0, 0)).gravity_bound == 0.0)
+
+
+@pytest.mark.parametrize("rel", [r for r in ALL_SHARED if r not in EXPECTED_MODEL_ERROR])
+def test_gravity_bound_holds_on_every_shared_urdf(shared_data, rel):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ModelWarning)
+        model = RobotModel.from_urdf(shared_data / SHARED_URDF / rel)
+    bound = model.gravity_bound
+    assert bound.shape == (model.n,) and np.all(bound >= 0.0)
+    rng = np.random.default_rng(5)
+    for _ in range(300):  # any configuration, limits ignored: the bound promises every q
+        q = rng.uniform(-4.0, 4.0, model.n)
+        assert np.all(np.abs(model.gravity(q)) <= bound)
+
+
+def test_gravity_bound_includes_payload_on_the_mimic_palletizer(repo_root):
+    model = RobotModel.from_urdf(repo_root / "urdf/palletizer.urdf")
+    loaded = model.with_payload(Payload.cylinder(0.13, 0.033, 0.12, com=(0, 0, -0.07), parent="tool"))
+    assert np.all(loaded.gravity_bound > model.gravity_bound)
+    rng = np.random.default_rng(8)
+    worst = np.zeros(model.n)
+    for _ in range(3000):
+        worst = np.maximum(worst, np.abs(loaded.gravity(rng.uniform(-4, 4, model.n))))
+    assert np.all(worst <= loaded.gravity_bound)
+    # shoulder and beam: the bound is reached within a factor ~2 (not uselessly loose); the
+    # vertical base axis carries no gravity torque at all (its bound is only a bound)
+    assert worst[0] < 1e-12 and np.all(worst[1:] >= 0.4 * loaded.gravity_bound[1:])
+
+
+def test_gravity_kernel_is_bit_identical_to_gravity(repo_root, shared_data):
+    paths = [repo_root / "urdf/palletizer.urdf",
+             shared_data / SHARED_URDF / "synthetic/mimic_of_mimic.urdf",
+             shared_data / SHARED_URDF / "synthetic/mimic_continuous_of_revolute.urdf",
+             shared_data / SHARED_URDF / "openarm/openarm_v10_bimanual_hand.urdf"]
+    for path in paths:
+        model = RobotModel.from_urdf(path)
+        kernel = model.gravity_kernel()
+        for q in random_q(model, seed=3, count=4):
+            assert kernel(q).tobytes() == model.gravity(q).tobytes()

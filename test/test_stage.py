@@ -103,3 +103,69 @@ def test_effort_limits_from_parameter():
     for bad in (0.0, -1.0, math.nan, [1.0, math.nan], "x"):
         with pytest.raises(ConfigError):
             effort_limits_from(bad, 2)
+
+
+def _hex(values):
+    return [float(x).hex() for x in values]
+
+
+@pytest.mark.parametrize("names", [["a", "b", "c"], ["c", "gripper", "a", "b"]])
+@pytest.mark.parametrize("scale", [1.0, -0.5])
+def test_within_limits_skip_gives_the_same_bits(names, scale):
+    """The caller-proved no-clamp shortcut changes time only: compare with the full pass."""
+    import array
+
+    rng = np.random.default_rng(4)
+    limits = np.array([3.0, 4.0, 5.0])
+    for _ in range(50):
+        pos = array.array("d", rng.uniform(-1, 1, len(names)))
+        sp = parse_setpoint(names, pos, [], [], MODEL)
+        term = rng.uniform(-1, 1, 3) * limits / abs(scale)
+        term[rng.integers(3)] = -0.0  # IEEE: the absent incoming 0 + -0.0 is +0.0
+        fast = apply_stage(sp, term, scale, limits, within_limits=True)
+        full = apply_stage(sp, term, scale, limits)
+        assert _hex(fast.effort) == _hex(full.effort) == _hex(fast.term)
+        expected = np.zeros(len(names))  # hand route: scatter 0 + scale·term by name
+        for i, name in enumerate(MODEL):
+            expected[names.index(name)] = 0.0 + scale * term[i]
+        assert _hex(fast.effort) == _hex(expected)
+        assert "-0x0.0p+0" not in _hex(fast.effort)
+
+
+def test_within_limits_does_not_skip_the_clamp_of_incoming_effort():
+    sp = parse_setpoint(["a", "b", "c"], [0.0] * 3, [], [9.0, 0.0, 0.0], MODEL)
+    res = apply_stage(sp, np.array([2.0, 0.0, 0.0]), 1.0, np.full(3, 10.0), within_limits=True)
+    assert res.effort.tolist() == [10.0, 0.0, 0.0] and res.clamped == ("a",)
+    assert res.term.tolist() == [1.0, 0.0, 0.0]
+
+
+def test_rclpy_arrays_are_viewed_and_lists_copied():
+    import array
+
+    pos = array.array("d", [1.0, 2.0, 3.0])
+    sp = parse_setpoint(["a", "b", "c"], pos, [], [], MODEL)
+    assert np.shares_memory(sp.position, np.frombuffer(pos))
+    assert sp.model_position() is sp.position  # message order == model order: no gather
+    assert sp.has_effort is False and sp.effort.tolist() == [0.0] * 3
+    listed = [1.0, 2.0, 3.0]
+    sp2 = parse_setpoint(["a", "b", "c"], listed, listed, listed, MODEL)
+    listed[0] = 99.0
+    assert sp2.position[0] == 1.0 and sp2.has_effort is True
+    # reordered names still gather by name
+    sp3 = parse_setpoint(["b", "c", "a"], array.array("d", [2.0, 3.0, 1.0]), [], [], MODEL)
+    assert sp3.model_position().tolist() == [1.0, 2.0, 3.0]
+
+
+def test_name_cache_follows_a_changed_list():
+    names = ["c", "b", "a"]
+    assert parse_setpoint(names, [3.0, 2.0, 1.0], [], [], MODEL).model_position().tolist() == [1, 2, 3]
+    names[0], names[2] = "a", "c"  # the same list object, mutated in place
+    assert parse_setpoint(names, [1.0, 2.0, 3.0], [], [], MODEL).model_position().tolist() == [1, 2, 3]
+
+
+def test_overflowing_finite_values_are_accepted_and_inf_is_not():
+    # the sum screen overflows to inf for 1e308 + 1e308; the element check then accepts
+    sp = parse_setpoint(["a", "b", "c"], [1e308, 1e308, 0.0], [], [], MODEL)
+    assert sp.position[0] == 1e308
+    with pytest.raises(InputError):
+        parse_setpoint(["a", "b", "c"], [math.inf, -math.inf, 0.0], [], [], MODEL)

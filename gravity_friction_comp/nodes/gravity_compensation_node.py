@@ -54,6 +54,7 @@ class _GravityConfig:
     mode: str
     acceleration_cutoff_hz: float
     effort_limits: np.ndarray | None
+    clamp_free_scale: tuple[float, float] = (0.0, 0.0)  # (bare, loaded): no clamp up to |scale|
 
 
 def _with_actuators(models: RobotModels | None, arm_config: str) -> RobotModels | None:
@@ -63,6 +64,15 @@ def _with_actuators(models: RobotModels | None, arm_config: str) -> RobotModels 
     actuators = ActuatorModel.from_arm_yaml(arm_config, robot=models.bare)
     return RobotModels(models.bare.with_actuators(actuators),
                        models.loaded.with_actuators(actuators), models.source_key)
+
+
+def _clamp_free_scale(model, limits: np.ndarray) -> float:
+    """Largest |scale| for which ``|scale·g(q)| <= limits`` holds at every q (0: none)."""
+    bound = model.gravity_bound
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.where(bound > 0.0, limits / bound, np.inf)
+    ratios[np.isnan(ratios)] = 0.0  # inf/inf: no limit and no bound proves nothing
+    return float(ratios.min()) if ratios.size else 0.0
 
 
 class GravityCompensationNode(FeedforwardStageNode):
@@ -120,7 +130,12 @@ class GravityCompensationNode(FeedforwardStageNode):
         if models is not None:
             limits = effort_limits_from(values["effort_limit"], models.bare.n,
                                         models.bare.effort_limits)
-        return _GravityConfig(models, bool(attached), values["mode"], float(cutoff), limits)
+        clamp_free = (0.0, 0.0)
+        if models is not None:
+            clamp_free = (_clamp_free_scale(models.bare, limits),
+                          _clamp_free_scale(models.loaded, limits))
+        return _GravityConfig(models, bool(attached), values["mode"], float(cutoff), limits,
+                              clamp_free)
 
     def _post_set_parameters(self, params) -> None:
         pending = self._pending
@@ -152,6 +167,12 @@ class GravityCompensationNode(FeedforwardStageNode):
     def effort_limits(self, config) -> np.ndarray:
         return config.effort_limits
 
+    def term_within_limits(self, config, scale: float) -> bool:
+        # g(q) is bounded for every q (RobotModel.gravity_bound); M(q)q̈ is not.
+        if config.mode != "gravity" or config.models is None:
+            return False
+        return abs(scale) <= config.clamp_free_scale[self._holding]
+
     def on_setpoint_accepted(self, setpoint, stamp_sec: float) -> None:
         if self._feedforward is None:
             return
@@ -170,7 +191,7 @@ class GravityCompensationNode(FeedforwardStageNode):
         if config.mode == "inverse_dynamics" and self._motion is not None:
             velocity, acceleration = self._motion
             return model.inverse_dynamics(q, velocity, acceleration, include_friction=False)
-        return model.gravity(q)
+        return model.gravity_kernel()(q)  # q is parsed: finite float64 in model order
 
     def _process(self, msg, fresh):
         if self._config.models is None:

@@ -62,6 +62,9 @@ class FeedforwardStageNode(Node):
         values = self._current_values()
         self._settings = self._settings_from(values)
         self._config = self.build_config(values, set(values), None)
+        # Reused for every publication: publish() serialises at once, so nothing aliases.
+        self._command_msg = JointState()
+        self._term_msg = JointState()
         self._command_pub = self.create_publisher(JointState, "joint_command", SETPOINT_QOS)
         self._effort_pub = self.create_publisher(JointState, "~/effort", SETPOINT_QOS)
         self.create_subscription(JointState, "joint_setpoint", self._on_setpoint, SETPOINT_QOS)
@@ -94,6 +97,14 @@ class FeedforwardStageNode(Node):
     def effort_limits(self, config) -> np.ndarray:
         """(n_model,) [N·m] limits applied to the outgoing effort."""
         return np.full(len(self.model_joint_names(config)), np.inf)
+
+    def term_within_limits(self, config, scale: float) -> bool:
+        """True when ``|scale·term| <= effort_limits`` is guaranteed for every setpoint.
+
+        Lets :func:`~gravity_friction_comp.stage.apply_stage` skip the clamp (same result,
+        less time); the default promises nothing.
+        """
+        return False
 
     def on_setpoint_accepted(self, setpoint, stamp_sec: float) -> None:
         """Hook for stages that keep state from setpoints (velocity estimation)."""
@@ -161,27 +172,28 @@ class FeedforwardStageNode(Node):
             self._last_setpoint = msg
             stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
             self.on_setpoint_accepted(setpoint, stamp)
+        settings = self._settings
         try:
-            term = self.compute_term(setpoint, config) if self._settings.enabled else None
-            result = apply_stage(setpoint, term, self._settings.scale,
-                                 self.effort_limits(config))
+            term = self.compute_term(setpoint, config) if settings.enabled else None
+            result = apply_stage(setpoint, term, settings.scale, self.effort_limits(config),
+                                 within_limits=self.term_within_limits(config, settings.scale))
         except InputError as error:
             self.warn_throttled(error.reason, f"setpoint dropped: {error}")
             return
         if result.clamped:
             self.warn_throttled("clamped", f"effort clamped to the limit for {list(result.clamped)}")
-        command = JointState()
+        command = self._command_msg
         command.header = msg.header
-        command.name = list(msg.name)
-        command.position = list(msg.position)
-        command.velocity = list(msg.velocity)
+        command.name = msg.name
+        command.position = msg.position
+        command.velocity = msg.velocity
         command.effort = result.effort.tolist()
         self._command_pub.publish(command)
         # The term alone is for humans comparing terms: skip building it when nobody listens.
         if self._effort_pub.get_subscription_count() > 0:
-            term_msg = JointState()
+            term_msg = self._term_msg
             term_msg.header = msg.header
-            term_msg.name = command.name
+            term_msg.name = msg.name
             term_msg.effort = result.term.tolist()
             self._effort_pub.publish(term_msg)
 
