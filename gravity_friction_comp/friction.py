@@ -38,6 +38,7 @@ torque the load applies to the joint is then BAM's ``tau_e = -load``.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import pathlib
 from typing import Any, Mapping, Sequence
@@ -246,6 +247,8 @@ class FrictionModel:
         self._has_stribeck = bool(np.any(p.stribeck_breakaway))
         self._has_viscous = bool(np.any(p.viscous))
         self._has_offset = bool(np.any(p.offset))
+        self._zeros = np.zeros(p.n_joints)  # x + zeros: -0.0 → +0.0, cheaper than x + 0.0
+        self._zeros.setflags(write=False)
         self._is_zero = not p.enabled or not (
             self._has_coulomb or self._has_stribeck or self._has_viscous or self._has_offset
             or self._bam_stack is not None
@@ -397,8 +400,8 @@ class FrictionModel:
             else:
                 tau_e = -_input("load", load, p.n_joints)[idx]
             out[idx] += self._bam_stack.feedforward_unchecked(v[idx], tau_e, self._bam_eps)
-        # x + 0.0 turns -0.0 into +0.0 and leaves every other value unchanged.
-        return out + 0.0
+        # x + 0 turns -0.0 into +0.0 and leaves every other value unchanged.
+        return out + self._zeros
 
     def __repr__(self) -> str:
         p = self._params
@@ -515,7 +518,8 @@ def _input(key: str, value: Any, n: int) -> np.ndarray:
                          reason="type") from exc
     if arr.shape != (n,):
         raise InputError(f"{key}: expected shape ({n},), got {arr.shape}", reason="shape")
-    if not np.all(np.isfinite(arr)):
+    # one dot product screens for NaN/inf; only a non-finite (or overflowing) one looks closer
+    if not math.isfinite(arr.dot(arr)) and not np.isfinite(arr).all():
         raise InputError(f"{key}: non-finite values {arr.tolist()}", reason="nan")
     return arr
 

@@ -22,7 +22,8 @@ from sensor_msgs.msg import JointState
 from ..exceptions import ConfigError, InputError
 from ..stage import StageSettings, Throttle, apply_stage, parse_setpoint
 
-__all__ = ["FeedforwardStageNode", "SETPOINT_QOS", "run_node"]
+__all__ = ["EXECUTOR_ENV", "FeedforwardStageNode", "SETPOINT_QOS", "executor_choice", "run_node",
+           "spin_node"]
 
 #: Setpoints and commands: keep-last, small depth, reliable (ARCHITECTURE.md).
 SETPOINT_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,
@@ -63,8 +64,10 @@ class FeedforwardStageNode(Node):
         self._settings = self._settings_from(values)
         self._config = self.build_config(values, set(values), None)
         # Reused for every publication: publish() serialises at once, so nothing aliases.
-        self._command_msg = JointState()
-        self._term_msg = JointState()
+        # The fields are set from typed values only (the incoming message, array('d'),
+        # lists of float), so the generated per-assignment type assertions are skipped.
+        self._command_msg = JointState(check_fields=False)
+        self._term_msg = JointState(check_fields=False)
         self._command_pub = self.create_publisher(JointState, "joint_command", SETPOINT_QOS)
         self._effort_pub = self.create_publisher(JointState, "~/effort", SETPOINT_QOS)
         self.create_subscription(JointState, "joint_setpoint", self._on_setpoint, SETPOINT_QOS)
@@ -198,8 +201,62 @@ class FeedforwardStageNode(Node):
             self._effort_pub.publish(term_msg)
 
 
+#: Environment variable selecting the executor of the node executables: ``events`` (the
+#: default where rclpy provides ``rclpy.experimental.EventsExecutor``, kilted and later) or
+#: ``single`` (``rclpy.spin``'s SingleThreadedExecutor).
+EXECUTOR_ENV = "GRAVITY_FRICTION_COMP_EXECUTOR"
+EXECUTORS = ("events", "single")
+
+
+def executor_choice(environ: Mapping[str, str] | None = None) -> str:
+    """The executor :func:`run_node` uses: ``"events"`` or ``"single"``.
+
+    ``events`` falls back to ``single`` when this rclpy has no EventsExecutor.
+
+    Raises:
+        ConfigError: the environment variable names another executor (valid ones listed).
+    """
+    import os
+
+    environ = os.environ if environ is None else environ
+    choice = environ.get(EXECUTOR_ENV, "events").strip().lower() or "events"
+    if choice not in EXECUTORS:
+        raise ConfigError(f"{EXECUTOR_ENV}={choice!r} unknown; valid choices: "
+                          + ", ".join(EXECUTORS), key=EXECUTOR_ENV, value=choice)
+    if choice == "events":
+        try:
+            from rclpy.experimental import EventsExecutor  # noqa: F401
+        except ImportError:  # rclpy before kilted
+            return "single"
+    return choice
+
+
+def spin_node(node: Node) -> None:
+    """Spin ``node`` until its context shuts down, with the executor :func:`executor_choice` picks.
+
+    The EventsExecutor dispatches from C++ callbacks instead of rebuilding a Python wait
+    set per message: at 1 kHz it is what keeps a two-stage chain within the latency of a
+    bare ``rclpy.spin`` relay (bench/RESULTS.md). Its ``spin()`` did not dispatch anything
+    with the kilted PyPI wheels, so it is driven by ``spin_once`` (FIELD_NOTES).
+    """
+    import rclpy
+
+    if executor_choice() == "single":
+        rclpy.spin(node)
+        return
+    from rclpy.experimental import EventsExecutor
+
+    executor = EventsExecutor(context=node.context)
+    executor.add_node(node)
+    try:
+        while node.context.ok():
+            executor.spin_once(timeout_sec=0.5)
+    finally:
+        executor.shutdown()
+
+
 def run_node(node_class, args=None) -> None:
-    """``main()`` body shared by the stage executables: spin until SIGINT, then clean up."""
+    """``main()`` body shared by the node executables: spin until SIGINT, then clean up."""
     import rclpy
     from rclpy.executors import ExternalShutdownException
 
@@ -207,7 +264,7 @@ def run_node(node_class, args=None) -> None:
     node = None
     try:
         node = node_class()
-        rclpy.spin(node)
+        spin_node(node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except ConfigError as error:
