@@ -241,20 +241,32 @@ def effort_limits_from(value, n: int, default: np.ndarray | None = None) -> np.n
     return per_joint("effort_limit", value, n, positive=True).copy()
 
 
-class StageResult(NamedTuple):
+class StageResult:
     """What a stage publishes for one setpoint.
 
     Attributes:
         effort: (m,) [N·m] outgoing effort, message order (incoming + effective term).
         term: (m,) [N·m] the effective term alone (``effort - incoming``), 0 for non-model
             joints; published on ``~/effort`` so terms of chained stages add up exactly to
-            the final command.
+            the final command. Computed on first access when the stage had incoming effort
+            (most setpoints are never echoed on ``~/effort``).
         clamped: Names of joints whose output was clamped to their effort limit.
     """
 
-    effort: np.ndarray
-    term: np.ndarray
-    clamped: tuple[str, ...]
+    __slots__ = ("effort", "clamped", "_term", "_incoming")
+
+    def __init__(self, effort: np.ndarray, term: np.ndarray | None, clamped: tuple[str, ...],
+                 incoming: np.ndarray | None = None):
+        self.effort = effort
+        self.clamped = clamped
+        self._term = term
+        self._incoming = incoming
+
+    @property
+    def term(self) -> np.ndarray:
+        if self._term is None:
+            self._term = self.effort - self._incoming
+        return self._term
 
 
 def apply_stage(
@@ -313,7 +325,9 @@ def apply_stage(
     else:
         out = incoming.copy()
         out[joint_map.index] = summed
-    return StageResult(out, out - incoming if has_effort else out, clamped)
+    if has_effort:
+        return StageResult(out, None, clamped, incoming)
+    return StageResult(out, out, clamped)
 
 
 class Throttle:

@@ -149,6 +149,7 @@ class VelocitySelector:
         self.deadband = validate_deadband(deadband)
         self._estimator = VelocityEstimator(n, cutoff_hz)
         self._measured = np.zeros(int(n))
+        self._unfiltered: tuple[np.ndarray, float] | None = None  # last sample not yet filtered
         self.fell_back = False
 
     def update_measured(self, velocity: np.ndarray) -> None:
@@ -159,12 +160,15 @@ class VelocitySelector:
         """q̇ for one setpoint, (n,) [rad/s].
 
         Args:
-            position: (n,) setpoint position [rad] (feeds the differentiator every call, so
-                switching sources at runtime has a warm filter).
+            position: (n,) setpoint position [rad]; kept (not copied: treat it as read-only)
+                so that a later switch to differentiation starts from the previous sample.
             velocity: (n,) setpoint velocity [rad/s] or ``None``.
             t: Setpoint time [s].
+
+        The differentiator only runs while it is the source (it is most of this call's
+        cost): after a switch its first output is the filtered difference from the last
+        sample with the filter state starting at 0.
         """
-        estimated = self._estimator.update(position, t)
         if self.source == "measured":
             chosen = self._measured
         elif self.source == "setpoint" and velocity is not None:
@@ -172,5 +176,10 @@ class VelocitySelector:
         else:
             if self.source == "setpoint":
                 self.fell_back = True
-            chosen = estimated
+            if self._unfiltered is not None:
+                self._estimator.reset()
+                self._estimator.update(*self._unfiltered)
+                self._unfiltered = None
+            return apply_deadband(self._estimator.update(position, t), self.deadband)
+        self._unfiltered = (position, t)
         return apply_deadband(chosen, self.deadband)

@@ -136,11 +136,10 @@ class FrictionFeedforwardNode(FeedforwardStageNode):
     def effort_limits(self, config) -> np.ndarray:
         return config.effort_limits
 
-    def on_setpoint_accepted(self, setpoint, stamp_sec: float) -> None:
-        if stamp_sec == 0.0:  # unstamped setpoint: time of arrival instead
-            stamp_sec = self.get_clock().now().nanoseconds * 1e-9
+    def on_setpoint_accepted(self, setpoint, stamp) -> None:
         self._velocity = self._selector.velocity(setpoint.model_position(),
-                                                 setpoint.model_velocity(), stamp_sec)
+                                                 setpoint.model_velocity(),
+                                                 self.setpoint_time(stamp))
         if self._selector.fell_back and not self._warned_fallback:
             self._warned_fallback = True
             self.get_logger().warning("setpoint has no velocity: using differentiated setpoint "
@@ -151,7 +150,8 @@ class FrictionFeedforwardNode(FeedforwardStageNode):
         if model.is_zero:
             return None  # bit-identical pass-through
         load = setpoint.model_effort() if model.uses_load else None
-        return model.torque(self._velocity, load)
+        # parse_setpoint and the selector hand over finite float64 (n,) arrays only
+        return model.torque(self._velocity, load, checked=False)
 
     # ----------------------------------------------------------------- measurement
     def _on_joint_states(self, msg: JointState) -> None:

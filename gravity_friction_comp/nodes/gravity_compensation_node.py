@@ -173,13 +173,11 @@ class GravityCompensationNode(FeedforwardStageNode):
             return False
         return abs(scale) <= config.clamp_free_scale[self._holding]
 
-    def on_setpoint_accepted(self, setpoint, stamp_sec: float) -> None:
+    def on_setpoint_accepted(self, setpoint, stamp) -> None:
         if self._feedforward is None:
             return
-        if stamp_sec == 0.0:  # unstamped setpoint: time of arrival instead
-            stamp_sec = self.get_clock().now().nanoseconds * 1e-9
         terms = self._feedforward.update(setpoint.model_position(), setpoint.model_velocity(),
-                                         stamp_sec)
+                                         self.setpoint_time(stamp))
         self._motion = (terms.velocity, terms.acceleration)
         if self._feedforward.velocity_clamped:
             self.warn_throttled("velocity_clamped", "setpoint velocity beyond the URDF velocity "

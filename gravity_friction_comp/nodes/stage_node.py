@@ -109,8 +109,19 @@ class FeedforwardStageNode(Node):
         """
         return False
 
-    def on_setpoint_accepted(self, setpoint, stamp_sec: float) -> None:
-        """Hook for stages that keep state from setpoints (velocity estimation)."""
+    def on_setpoint_accepted(self, setpoint, stamp) -> None:
+        """Hook for stages that keep state from setpoints (velocity estimation).
+
+        ``stamp`` is the setpoint's ``header.stamp``; :meth:`setpoint_time` turns it into
+        seconds (only stages that need a time pay for the conversion).
+        """
+
+    def setpoint_time(self, stamp) -> float:
+        """[s] a setpoint's stamp, or this node's clock for an unstamped (zero) one."""
+        seconds = stamp.sec + 1e-9 * stamp.nanosec
+        if seconds == 0.0:  # unstamped setpoint: time of arrival instead
+            seconds = self.get_clock().now().nanoseconds * 1e-9
+        return seconds
 
     # ----------------------------------------------------------------- parameters
     def _current_values(self) -> dict[str, Any]:
@@ -173,8 +184,7 @@ class FeedforwardStageNode(Node):
             return
         if fresh:
             self._last_setpoint = msg
-            stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
-            self.on_setpoint_accepted(setpoint, stamp)
+            self.on_setpoint_accepted(setpoint, msg.header.stamp)
         settings = self._settings
         try:
             term = self.compute_term(setpoint, config) if settings.enabled else None
@@ -237,10 +247,17 @@ def spin_node(node: Node) -> None:
     The EventsExecutor dispatches from C++ callbacks instead of rebuilding a Python wait
     set per message: at 1 kHz it is what keeps a two-stage chain within the latency of a
     bare ``rclpy.spin`` relay (bench/RESULTS.md). Its ``spin()`` did not dispatch anything
-    with the kilted PyPI wheels, so it is driven by ``spin_once`` (FIELD_NOTES).
+    with the kilted PyPI wheels, so it is driven by ``spin_once`` (FIELD_NOTES). Objects
+    alive at this point are frozen out of the garbage collector (:func:`gc.freeze`).
     """
+    import gc
+
     import rclpy
 
+    # Start-up objects (modules, URDF, Pinocchio models: ~50 000) never die; frozen, a full
+    # collection no longer walks them, which cost a ~14 ms stall every second or so at 1 kHz.
+    gc.collect()
+    gc.freeze()
     if executor_choice() == "single":
         rclpy.spin(node)
         return
