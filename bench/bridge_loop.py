@@ -7,7 +7,8 @@ For each loop rate (500 Hz and 1 kHz), in one process:
 * ``bridge``: ``mit_bridge_node`` with ``simulate:=true`` on the 7-DoF OpenArm v10 URDF
   (7 emulated Damiao motors + the simulated arm at 1 kHz physics, in its own thread, on a
   private python-can ``virtual`` bus), commanded at 200 Hz by a publisher in the same
-  executor, exactly as the executable runs it (``rclpy`` SingleThreadedExecutor).
+  executor, exactly as the executable runs it (:func:`make_executor`: rclpy's EventsExecutor
+  where available, ``GRAVITY_FRICTION_COMP_EXECUTOR=single`` for the SingleThreadedExecutor).
 
 Prints loop period p50 / p99 / max [ms] and their ratio to the baseline, the p99 of
 |period − nominal| (jitter), and frames per second (commands + replies) against the
@@ -36,12 +37,12 @@ os.environ["ROS_DOMAIN_ID"] = str(150 + os.getpid() % 80)
 import numpy as np  # noqa: E402
 import rclpy  # noqa: E402
 from rclpy.context import Context  # noqa: E402
-from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
 from gravity_friction_comp.bridge_core import CAN_FRAME_BITS_NOMINAL, CAN_FRAME_BITS_WORST_CASE  # noqa: E402
 from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode  # noqa: E402
+from gravity_friction_comp.nodes.stage_node import make_executor  # noqa: E402
 from gravity_friction_comp.robot_model import RobotModel  # noqa: E402
 
 URDF = ROOT.parent / "shared" / "data" / "urdf" / "openarm" / "openarm_v10_single_nohand.urdf"
@@ -65,7 +66,7 @@ def baseline(rate: float, seconds: float) -> dict[str, float]:
     node = rclpy.create_node("bench_baseline_timer", context=ctx)
     stamps: list[float] = []
     node.create_timer(1.0 / rate, lambda: stamps.append(time.monotonic()))
-    ex = SingleThreadedExecutor(context=ctx)
+    ex = make_executor(ctx)
     ex.add_node(node)
     end = time.monotonic() + seconds
     while time.monotonic() < end:
@@ -100,7 +101,7 @@ def bridge(rate: float, seconds: float) -> dict[str, float]:
         pub.publish(msg)
 
     client.create_timer(1.0 / 200.0, command)
-    ex = SingleThreadedExecutor(context=ctx)
+    ex = make_executor(ctx)
     ex.add_node(node)
     ex.add_node(client)
     warm = time.monotonic() + 0.5

@@ -26,6 +26,7 @@ against both relays, 0 drops). Every process uses ROS_AUTOMATIC_DISCOVERY_RANGE=
 from __future__ import annotations
 
 import argparse
+import gc
 import math
 import os
 import pathlib
@@ -94,7 +95,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--duration", type=float, default=30.0, help="seconds measured per chain (≥ 30 for the record)")
     parser.add_argument("--rate", type=float, default=1000.0, help="setpoint rate [Hz]")
-    parser.add_argument("--block", type=float, default=10.0, help="length of one measurement block [s]")
+    parser.add_argument("--block", type=float, default=5.0, help="length of one measurement block [s]")
     parser.add_argument("--relay", nargs=2, metavar=("IN", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.relay:
@@ -189,6 +190,11 @@ def _measure(args, domain, procs) -> int:
     time.sleep(0.5)
     for box in received.values():
         box.clear()
+    # This process must not stall either chain: no garbage collection while measuring (a
+    # full collection here took ~10 ms and overflowed the receive queues).
+    gc.collect()
+    gc.freeze()
+    gc.disable()
 
     period = 1.0 / args.rate
     n_blocks = max(1, math.ceil(args.duration / args.block))
@@ -211,6 +217,7 @@ def _measure(args, domain, procs) -> int:
                 next_t += period
             time.sleep(0.3)  # let the tail land before the other chain starts
     time.sleep(1.0)
+    gc.enable()
     executor.shutdown(timeout_sec=1.0)
     node.destroy_node()
     rclpy.try_shutdown()

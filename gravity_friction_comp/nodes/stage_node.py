@@ -22,8 +22,8 @@ from sensor_msgs.msg import JointState
 from ..exceptions import ConfigError, InputError
 from ..stage import StageSettings, Throttle, apply_stage, parse_setpoint
 
-__all__ = ["EXECUTOR_ENV", "FeedforwardStageNode", "SETPOINT_QOS", "executor_choice", "run_node",
-           "spin_node"]
+__all__ = ["EXECUTOR_ENV", "FeedforwardStageNode", "SETPOINT_QOS", "executor_choice",
+           "make_executor", "run_node", "spin_node"]
 
 #: Setpoints and commands: keep-last, small depth, reliable (ARCHITECTURE.md).
 SETPOINT_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,
@@ -241,29 +241,40 @@ def executor_choice(environ: Mapping[str, str] | None = None) -> str:
     return choice
 
 
-def spin_node(node: Node) -> None:
-    """Spin ``node`` until its context shuts down, with the executor :func:`executor_choice` picks.
+def make_executor(context=None):
+    """A new executor of the kind :func:`executor_choice` picks (EventsExecutor or
+    SingleThreadedExecutor), for ``context`` (default context when ``None``).
 
-    The EventsExecutor dispatches from C++ callbacks instead of rebuilding a Python wait
-    set per message: at 1 kHz it is what keeps a two-stage chain within the latency of a
-    bare ``rclpy.spin`` relay (bench/RESULTS.md). Its ``spin()`` did not dispatch anything
-    with the kilted PyPI wheels, so it is driven by ``spin_once`` (FIELD_NOTES). Objects
-    alive at this point are frozen out of the garbage collector (:func:`gc.freeze`).
+    Drive it with ``spin_once`` in a loop: the EventsExecutor's ``spin()`` did not dispatch
+    anything with the kilted PyPI wheels (FIELD_NOTES "Executors").
+
+    Raises:
+        ConfigError: as :func:`executor_choice`.
+    """
+    if executor_choice() == "events":
+        from rclpy.experimental import EventsExecutor
+
+        return EventsExecutor(context=context)
+    from rclpy.executors import SingleThreadedExecutor
+
+    return SingleThreadedExecutor(context=context)
+
+
+def spin_node(node: Node) -> None:
+    """Spin ``node`` until its context shuts down, on :func:`make_executor`'s executor.
+
+    The EventsExecutor dispatches from C++ instead of rebuilding a Python wait set for every
+    message: at 1 kHz it is what keeps the gravity → friction chain below the latency of a
+    bare ``rclpy.spin`` relay (bench/RESULTS.md). Objects alive at this point (modules, URDF,
+    Pinocchio models: ~50 000) are frozen out of the garbage collector first
+    (:func:`gc.freeze`): a full collection walking them stalled the process ~14 ms about
+    once a second at 1 kHz.
     """
     import gc
 
-    import rclpy
-
-    # Start-up objects (modules, URDF, Pinocchio models: ~50 000) never die; frozen, a full
-    # collection no longer walks them, which cost a ~14 ms stall every second or so at 1 kHz.
     gc.collect()
     gc.freeze()
-    if executor_choice() == "single":
-        rclpy.spin(node)
-        return
-    from rclpy.experimental import EventsExecutor
-
-    executor = EventsExecutor(context=node.context)
+    executor = make_executor(node.context)
     executor.add_node(node)
     try:
         while node.context.ok():
