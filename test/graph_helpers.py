@@ -32,10 +32,10 @@ def write_params(path, node_name: str, params: dict[str, Any]) -> str:
 
 @contextmanager
 def node_process(module: str, domain_id: int, params_file: str | None = None,
-                 ros_args: list[str] | None = None):
+                 ros_args: list[str] | None = None, env: dict[str, str] | None = None):
     """Run ``python -m gravity_friction_comp.nodes.<module>`` for the duration of a test."""
-    env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
-               PYTHONUNBUFFERED="1")
+    env = dict(os.environ, **(env or {}), ROS_DOMAIN_ID=str(domain_id),
+               ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST", PYTHONUNBUFFERED="1")
     cmd = [sys.executable, "-m", f"gravity_friction_comp.nodes.{module}", "--ros-args"]
     if params_file:
         cmd += ["--params-file", params_file]
