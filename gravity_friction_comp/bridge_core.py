@@ -52,6 +52,7 @@ from .mit_codec import (
     encode_command,
 )
 from .motor_table import JointMotorMap, MotorLimits, parse_damiao_register_reply
+from .validation import frame_bytes
 
 __all__ = [
     "BEHAVIORS",
@@ -408,7 +409,13 @@ class MitBridgeCore:
     def _array(self, key: str, values: Sequence[float] | np.ndarray | None) -> np.ndarray:
         if values is None:
             return np.zeros(self.n_joints)
-        arr = np.array(values, dtype=float).reshape(-1)
+        if isinstance(values, (str, bytes)):
+            raise InputError(f"{key} must be {self.n_joints} numbers, got {values!r}", reason="type")
+        try:
+            arr = np.array(values, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            raise InputError(f"{key} must be {self.n_joints} numbers, got {values!r}",
+                             reason="type") from None
         if arr.shape[0] != self.n_joints:
             raise DimensionError(key, self.n_joints, arr.shape[0])
         return arr
@@ -430,12 +437,16 @@ class MitBridgeCore:
 
         Raises:
             DimensionError: a length other than n.
-            InputError: NaN/inf anywhere (reason ``"nan"``); the previous command is kept
-                and its age keeps growing.
+            InputError: NaN/inf anywhere (reason ``"nan"``) or not numbers (``"type"``);
+                the previous command is kept and its age keeps growing.
         """
-        q = self._array("position", position)
-        qd = self._array("velocity", velocity)
-        tau = self._array("effort", effort)
+        try:
+            q = self._array("position", position)
+            qd = self._array("velocity", velocity)
+            tau = self._array("effort", effort)
+        except InputError:
+            self.rejected_commands += 1
+            raise
         if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd)) and np.all(np.isfinite(tau))):
             self.rejected_commands += 1
             raise InputError("joint command contains NaN/inf; rejected", reason="nan")
@@ -598,8 +609,11 @@ class MitBridgeCore:
             register read reply (counted in :attr:`register_frames`; parse those with
             :func:`~gravity_friction_comp.motor_table.parse_damiao_register_reply`).
         """
-        raw = bytes(data)
-        candidates = self._by_master.get(int(arbitration_id))
+        try:
+            raw = frame_bytes(data)
+            candidates = self._by_master.get(int(arbitration_id))
+        except (InputError, TypeError, ValueError):  # not a frame: count it, never raise
+            candidates, raw = None, b""
         if not candidates or len(raw) < 6:
             self.unknown_frames += 1
             return None

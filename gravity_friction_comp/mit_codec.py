@@ -38,6 +38,7 @@ from typing import NamedTuple, Union
 
 from .exceptions import ConfigError, InputError
 from .motor_table import MotorLimits
+from .validation import frame_bytes
 
 __all__ = [
     "CLEAR_ERROR_FRAME",
@@ -186,8 +187,12 @@ CLEAR_ERROR_FRAME = special_frame(SpecialFrame.CLEAR_ERROR)
 
 
 def classify_special_frame(data: bytes) -> SpecialFrame | None:
-    """The special command ``data`` is, or ``None`` for any other frame (e.g. MIT commands)."""
-    raw = bytes(data)
+    """The special command ``data`` is, or ``None`` for any other frame (e.g. MIT commands).
+
+    Raises:
+        InputError: ``data`` is not bytes-like (reason ``"type"``).
+    """
+    raw = frame_bytes(data)
     if len(raw) != 8 or raw[:7] != b"\xff" * 7:
         return None
     try:
@@ -285,9 +290,9 @@ def unpack_command_codes(data: bytes) -> MitCommandCodes:
     """Inverse of :func:`pack_command_codes`.
 
     Raises:
-        InputError: ``data`` not 8 bytes (reason ``"length"``).
+        InputError: ``data`` not 8 bytes (reason ``"length"``) or not bytes-like (``"type"``).
     """
-    raw = bytes(data)
+    raw = frame_bytes(data, "MIT command")
     if len(raw) != 8:
         raise InputError(f"MIT command must be 8 bytes, got {len(raw)}", reason="length")
     word = int.from_bytes(raw, "big")
@@ -326,8 +331,10 @@ def decode_command(data: bytes, limits: MotorLimits) -> MitCommand:
     """Decode an 8-byte MIT command frame (what the motor sees), inverse of :func:`encode_command`.
 
     Raises:
-        InputError: wrong length (``"length"``) or a special frame (``"special_frame"``).
+        InputError: wrong length (``"length"``), a special frame (``"special_frame"``) or
+            not bytes-like (``"type"``).
     """
+    data = frame_bytes(data, "MIT command")
     if classify_special_frame(data) is not None:
         raise InputError("special frame is not an MIT command", reason="special_frame")
     c = unpack_command_codes(data)
@@ -493,9 +500,9 @@ def decode_feedback_damiao(data: bytes, limits: MotorLimits) -> DamiaoFeedback:
     """Decode an 8-byte Damiao feedback frame (inverse of :func:`encode_feedback_damiao`).
 
     Raises:
-        InputError: not 8 bytes (reason ``"length"``).
+        InputError: not 8 bytes (reason ``"length"``) or not bytes-like (``"type"``).
     """
-    raw = bytes(data)
+    raw = frame_bytes(data, "feedback frame")
     if len(raw) != 8:
         raise InputError(f"Damiao feedback must be 8 bytes, got {len(raw)}", reason="length")
     p, v, t = _unpack_pvt(raw[1:6], limits)
@@ -618,7 +625,7 @@ def decode_feedback_cubemars(data: bytes, limits: MotorLimits) -> CubeMarsFeedba
     Raises:
         InputError: length other than 6 or 8 (reason ``"length"``).
     """
-    raw = bytes(data)
+    raw = frame_bytes(data, "feedback frame")
     if len(raw) not in (6, 8):
         raise InputError(f"CubeMars feedback must be 6 or 8 bytes, got {len(raw)}", reason="length")
     p, v, t = _unpack_pvt(raw[1:6], limits)

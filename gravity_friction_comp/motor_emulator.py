@@ -32,6 +32,7 @@ from .mit_codec import (
     encode_feedback_damiao,
 )
 from .motor_table import MotorLimits
+from .validation import frame_bytes
 
 __all__ = ["EmulatedMotor"]
 
@@ -172,7 +173,10 @@ class EmulatedMotor:
             Feedback bytes to send on :attr:`reply_id`, or ``None`` for a frame the motor
             ignores (length ≠ 8).
         """
-        raw = bytes(data)
+        try:
+            raw = frame_bytes(data)
+        except InputError:
+            return None  # not a frame at all: a real motor would never see it
         if len(raw) != 8:
             return None
         self.frames_received += 1

@@ -21,6 +21,7 @@ from types import MappingProxyType
 from typing import Mapping, NamedTuple
 
 from .exceptions import ConfigError, InputError
+from .validation import frame_bytes
 
 __all__ = [
     "DAMIAO_LIMIT_REGISTERS",
@@ -245,7 +246,10 @@ def parse_damiao_register_reply(data: bytes, can_id: int | None = None) -> Damia
     Source: enactic/openarm_can ``parse_motor_param_data`` (rid = byte 3, value = bytes 4–7
     little-endian float32).
     """
-    raw = bytes(data)
+    try:
+        raw = frame_bytes(data)
+    except InputError:
+        return None
     if len(raw) != 8 or raw[2] != _DAMIAO_READ:
         return None
     reply_id = raw[0] | (raw[1] << 8)

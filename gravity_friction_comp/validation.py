@@ -12,9 +12,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .exceptions import ConfigError, DimensionError
+from .exceptions import ConfigError, DimensionError, InputError
 
-__all__ = ["number", "per_joint"]
+__all__ = ["frame_bytes", "number", "per_joint"]
 
 
 def per_joint(key: str, value: Any, n: int, *, positive: bool = False, nonneg: bool = False,
@@ -99,3 +99,30 @@ def number(key: str, value: Any, *, positive: bool = False, nonneg: bool = False
     if nonneg and not x >= 0.0:
         raise ConfigError(f"{key} must be >= 0{unit}, got {value!r}", key=key, value=value)
     return x
+
+
+def frame_bytes(data: Any, what: str = "CAN frame data") -> bytes:
+    """``data`` as ``bytes``: CAN frame payloads arrive as bytes, bytearray or memoryview
+    (python-can), or as a sequence of ints 0–255.
+
+    Args:
+        data: The payload.
+        what: Name used in the error message.
+
+    Returns:
+        The payload as ``bytes`` (any length; callers check the length their format needs).
+
+    Raises:
+        InputError: ``reason="type"`` for anything else -- notably an ``int``, which
+            ``bytes()`` would silently turn into that many zero bytes, ``None`` and ``str``.
+    """
+    if isinstance(data, bytes):
+        return data
+    if data is None or isinstance(data, (int, float, str)):
+        raise InputError(f"{what} must be bytes, got {type(data).__name__} {data!r}",
+                         reason="type")
+    try:
+        return bytes(data)
+    except (TypeError, ValueError) as error:
+        raise InputError(f"{what} must be bytes (or ints 0-255), got {data!r}: {error}",
+                         reason="type") from None

@@ -358,3 +358,24 @@ def test_fault_reply_in_flight_after_clear_does_not_relatch_but_persistent_fault
     core.ingest_feedback(0x12, emus[1].feedback_frame(), 2 * T)
     core.ingest_feedback(0x12, late, 2 * T)
     assert core.status()[1].fault
+
+
+@pytest.mark.parametrize("garbage", [None, "abc", 3, 2.5, [1, 2, 300], object(), {"a": 1}])
+def test_garbage_frame_data_is_counted_never_raised(garbage):
+    core = MitBridgeCore(_config())
+    assert core.ingest_feedback(0x11, garbage, 0.0) is None
+    assert core.unknown_frames == 1 and not core.joint_state().valid.any()
+    assert core.ingest_feedback("not an id", bytes(8), 0.0) is None
+    assert core.unknown_frames == 2
+
+
+@pytest.mark.parametrize("garbage", ["1,2,3", ["a", 0, 0], [[0, 0], 0, 0], object(), b"abc"])
+def test_garbage_command_is_the_packages_error_and_keeps_the_last(garbage):
+    core = MitBridgeCore(_config())
+    core.set_command([0.7, 0, 0], None, None, 0.0)
+    for position, velocity, effort in ((garbage, None, None), ([0, 0, 0], garbage, None),
+                                       ([0, 0, 0], None, garbage)):
+        with pytest.raises((InputError, DimensionError)):
+            core.set_command(position, velocity, effort, 0.01)
+    frames = core.step(0.02)
+    assert _decoded(core, frames, 0).position == pytest.approx(0.7, abs=4e-4)

@@ -352,3 +352,26 @@ def test_cubemars_error_codes(code, reason):
     lim = motor_limits("AK60-6")
     fb = decode_feedback_cubemars(encode_feedback_cubemars(1, 0.3, 0.1, -2.0, lim, 30, code), lim)
     assert fb.is_fault == (code != 0) and fb.fault_reason == reason
+
+
+@pytest.mark.parametrize("garbage", [None, "ffffffffffffffff", 8, 1.0, [256] * 8, [-1] * 8, object()])
+def test_decoders_reject_non_bytes_with_the_packages_error(garbage):
+    from gravity_friction_comp.mit_codec import (classify_special_frame, decode_command,
+                                                 decode_feedback)
+
+    limits = motor_limits("DM4310")
+    for decode in (lambda d: decode_command(d, limits), lambda d: decode_feedback(d, limits),
+                   lambda d: decode_feedback(d, motor_limits("AK80-9")), classify_special_frame):
+        with pytest.raises(InputError) as info:
+            decode(garbage)
+        assert info.value.reason == "type"
+
+
+def test_decoders_accept_bytes_like_payloads():
+    from gravity_friction_comp.mit_codec import decode_command, encode_command
+
+    limits = motor_limits("DM4310")
+    frame = encode_command(0.5, -1.0, 10.0, 0.5, 1.25, limits)
+    # python-can hands over bytearray; hand-written tests use lists of ints
+    for form in (frame, bytearray(frame), memoryview(frame), list(frame)):
+        assert decode_command(form, limits) == decode_command(frame, limits)

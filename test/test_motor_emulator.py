@@ -146,3 +146,10 @@ def test_emulator_input_validation():
     with pytest.raises(InputError):
         m.set_shaft_state(float("nan"), 0.0)
     assert m.handle_frame(b"\x01\x02") is None  # wrong length ignored, no crash
+
+
+@pytest.mark.parametrize("garbage", [None, 8, "ffffffffffffffff", [300] * 8])
+def test_emulated_motor_ignores_non_frames(garbage):
+    motor = EmulatedMotor(motor_limits("DM4310"), 0x01, 0x11)
+    assert motor.handle_frame(garbage) is None
+    assert motor.frames_received == 0

@@ -52,3 +52,17 @@ def test_number_reads_text_only_when_asked():
         number("x", "abc", text=True)
     with pytest.raises(ConfigError):
         number("mass", True, text=True)
+
+
+def test_frame_bytes_accepts_payload_types_and_refuses_the_rest():
+    from gravity_friction_comp.exceptions import InputError
+    from gravity_friction_comp.validation import frame_bytes
+
+    payload = b"\x01\x02\xff"
+    for form in (payload, bytearray(payload), memoryview(payload), [1, 2, 255], (1, 2, 255)):
+        assert frame_bytes(form) == payload
+    # bytes(3) would be three zero bytes: an int is refused, as are text and out-of-range ints
+    for bad in (3, 3.0, None, "010203", [1, 2, 256], [-1], [object()]):
+        with pytest.raises(InputError) as info:
+            frame_bytes(bad, "test frame")
+        assert info.value.reason == "type" and "test frame" in str(info.value)
