@@ -15,6 +15,7 @@ from .exceptions import ConfigError
 from .validation import number
 
 __all__ = [
+    "MAX_PLAUSIBLE_VELOCITY",
     "VELOCITY_SOURCES",
     "VelocityEstimator",
     "VelocitySelector",
@@ -26,6 +27,11 @@ __all__ = [
 
 #: Where the friction stage takes q̇ from.
 VELOCITY_SOURCES = ("setpoint", "measured", "differentiated")
+
+#: [rad/s or m/s] a difference quotient beyond this is a position jump (a glitch, a re-homing,
+#: a bad sample), not motion: ~10x the fastest joint of the arms this package targets
+#: (DM4340 output: 10 rad/s), so real motion never reaches it.
+MAX_PLAUSIBLE_VELOCITY = 100.0
 
 
 def validate_velocity_source(source: str) -> str:
@@ -95,6 +101,9 @@ class VelocityEstimator:
         self._last_q: np.ndarray | None = None
         self._last_t: float | None = None
         self._v = np.zeros(self._n)
+        #: Samples whose difference quotient exceeded :data:`MAX_PLAUSIBLE_VELOCITY` (each
+        #: restarted the filter at that sample with q̇ = 0).
+        self.jumps = 0
 
     def reset(self) -> None:
         """Forget history; the next update returns zeros."""
@@ -111,7 +120,8 @@ class VelocityEstimator:
                 or reordered stamps must not divide by zero).
 
         Returns:
-            (n,) filtered velocity [rad/s] (a copy).
+            (n,) filtered velocity [rad/s] (a copy); zeros after a jump beyond
+            :data:`MAX_PLAUSIBLE_VELOCITY` (counted in :attr:`jumps`).
         """
         q = np.asarray(position, dtype=float)
         if self._last_q is None or q.shape != self._last_q.shape:
@@ -121,9 +131,16 @@ class VelocityEstimator:
         dt = t - self._last_t
         if not dt > 0.0:
             return self._v.copy()
-        alpha = dt / (dt + self._tau)
-        self._v += alpha * ((q - self._last_q) / dt - self._v)
+        rate = (q - self._last_q) / dt
         self._last_q, self._last_t = q.copy(), t
+        if np.count_nonzero(np.abs(rate) <= MAX_PLAUSIBLE_VELOCITY) != rate.size:
+            # A jump (or an overflow): restart from this sample rather than let one bad
+            # sample ring through the filter for seconds.
+            self.jumps += 1
+            self._v = np.zeros(q.shape)
+            return self._v.copy()
+        alpha = dt / (dt + self._tau)
+        self._v += alpha * (rate - self._v)
         return self._v.copy()
 
 
@@ -151,6 +168,11 @@ class VelocitySelector:
         self._measured = np.zeros(int(n))
         self._unfiltered: tuple[np.ndarray, float] | None = None  # last sample not yet filtered
         self.fell_back = False
+
+    @property
+    def jumps(self) -> int:
+        """Position jumps the differentiator has restarted at (see :class:`VelocityEstimator`)."""
+        return self._estimator.jumps
 
     def update_measured(self, velocity: np.ndarray) -> None:
         """Store the latest measured velocity, (n,) [rad/s] in the stage's joint order."""

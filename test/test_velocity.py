@@ -62,3 +62,29 @@ def test_selector_sources_and_fallback():
         VelocitySelector(2, "magic", 10.0, 0.0)
     with pytest.raises(ConfigError, match="velocity_deadband"):
         VelocitySelector(2, "setpoint", 10.0, -1.0)
+
+
+def test_a_position_jump_restarts_the_filter_instead_of_ringing():
+    """One absurd sample (1e300 rad) must not leave seconds of huge velocity behind."""
+    from gravity_friction_comp.velocity import MAX_PLAUSIBLE_VELOCITY, VelocityEstimator
+
+    dt, fc = 1e-3, 20.0
+    est = VelocityEstimator(2, fc)
+    alpha = dt / (dt + 1.0 / (2 * math.pi * fc))
+    ramp = np.array([0.5, -0.2])  # rad/s
+    v = None
+    for k in range(200):
+        v = est.update(ramp * k * dt, k * dt)
+    np.testing.assert_allclose(v, ramp, rtol=1e-6)  # converged before the glitch
+    assert est.update(np.array([1e300, 0.0]), 200 * dt).tolist() == [0.0, 0.0]
+    back = est.update(ramp * 201 * dt, 201 * dt)  # the jump back is a jump too
+    assert back.tolist() == [0.0, 0.0] and est.jumps == 2
+    # then the first-order lag from 0 again: v_k = (1 - (1-α)^k)·ramp, nothing huge
+    for k in range(1, 40):
+        v = est.update(ramp * (201 + k) * dt, (201 + k) * dt)
+        np.testing.assert_allclose(v, (1 - (1 - alpha) ** k) * ramp, rtol=1e-9)
+    # the bound itself is not a jump: exactly MAX_PLAUSIBLE_VELOCITY passes
+    est2 = VelocityEstimator(1, fc)
+    est2.update(np.array([0.0]), 0.0)
+    est2.update(np.array([MAX_PLAUSIBLE_VELOCITY * dt]), dt)
+    assert est2.jumps == 0

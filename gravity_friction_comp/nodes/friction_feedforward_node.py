@@ -36,7 +36,7 @@ from sensor_msgs.msg import JointState
 from ..exceptions import ConfigError, InputError
 from ..friction import FRICTION_KEYWORDS, FrictionModel
 from ..stage import JointMap, effort_limits_from
-from ..velocity import VelocitySelector
+from ..velocity import MAX_PLAUSIBLE_VELOCITY, VelocitySelector
 from .stage_node import SETPOINT_QOS, FeedforwardStageNode, run_node
 
 __all__ = ["FrictionFeedforwardNode", "main"]
@@ -137,9 +137,14 @@ class FrictionFeedforwardNode(FeedforwardStageNode):
         return config.effort_limits
 
     def on_setpoint_accepted(self, setpoint, stamp) -> None:
+        jumps = self._selector.jumps
         self._velocity = self._selector.velocity(setpoint.model_position(),
                                                  setpoint.model_velocity(),
                                                  self.setpoint_time(stamp))
+        if self._selector.jumps != jumps:
+            self.warn_throttled("position_jump", "setpoint position jumped faster than "
+                                f"{MAX_PLAUSIBLE_VELOCITY:g} rad/s: differentiated velocity "
+                                "restarted at 0")
         if self._selector.fell_back and not self._warned_fallback:
             self._warned_fallback = True
             self.get_logger().warning("setpoint has no velocity: using differentiated setpoint "
