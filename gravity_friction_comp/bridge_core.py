@@ -149,6 +149,9 @@ class MotorConfig:
         kp: Joint stiffness [N·m/rad] (≥ 0). kd: Joint damping [N·m·s/rad] (≥ 0).
         effort_limit: |τ_ff| bound at the joint [N·m] (> 0; ``inf`` = only T_MAX).
         damp_kd: Joint kd [N·m·s/rad] used by ``damp``; ``None`` uses ``kd``.
+        position_lower, position_upper: Commanded joint positions are clamped to this range
+            [rad] (URDF ``<limit lower/upper>``; ``∓inf`` = none): with kp > 0 a setpoint
+            beyond the hard stop would press the joint into it with up to kp·error.
 
     Raises:
         ConfigError: invalid ids or values (key names the field).
@@ -163,6 +166,8 @@ class MotorConfig:
     kd: float = 0.0
     effort_limit: float = math.inf
     damp_kd: float | None = None
+    position_lower: float = -math.inf
+    position_upper: float = math.inf
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -188,6 +193,14 @@ class MotorConfig:
         object.__setattr__(self, "effort_limit", lim)
         if self.damp_kd is not None:
             object.__setattr__(self, "damp_kd", _finite_nonneg("damp_kd", self.damp_kd))
+        lower, upper = float(self.position_lower), float(self.position_upper)
+        if math.isnan(lower) or math.isnan(upper) or not lower <= upper \
+                or lower == math.inf or upper == -math.inf:
+            raise ConfigError(f"{self.name}: position limits need lower <= upper, got "
+                              f"[{self.position_lower!r}, {self.position_upper!r}]",
+                              key="position_lower", value=(self.position_lower, self.position_upper))
+        object.__setattr__(self, "position_lower", lower)
+        object.__setattr__(self, "position_upper", upper)
 
     @property
     def tau_limit(self) -> float:
@@ -304,6 +317,8 @@ class MotorStatus:
         missed_replies: Consecutive missed replies. total_missed_replies: Since start.
         replies: Replies received.
         effort_clamped: The last command's τ_ff was clamped.
+        position_clamped: The last command's position was outside [position_lower,
+            position_upper] and clamped.
         motor_enabled: Damiao state nibble says enabled (``None`` when unknown/CubeMars).
         temperatures: (name, °C) pairs from the last reply.
         last_reply_time: ``now`` of the last reply [s] (``None`` before the first).
@@ -320,6 +335,7 @@ class MotorStatus:
     total_missed_replies: int
     replies: int
     effort_clamped: bool
+    position_clamped: bool
     motor_enabled: bool | None
     temperatures: tuple[tuple[str, int], ...]
     last_reply_time: float | None
@@ -344,6 +360,7 @@ class _MotorRuntime:
         self.total_missed = 0
         self.replies = 0
         self.effort_clamped = False
+        self.position_clamped = False
         self.motor_enabled: bool | None = None
         self.temperatures: tuple[tuple[str, int], ...] = ()
         self.last_reply_time: float | None = None
@@ -580,8 +597,11 @@ class MitBridgeCore:
                 tau = float(self._cmd_tau[i])
                 rt.effort_clamped = abs(tau) > lim
                 tau = min(max(tau, -lim), lim)
+                q = float(self._cmd_q[i])
+                rt.position_clamped = not m.position_lower <= q <= m.position_upper
+                q = min(max(q, m.position_lower), m.position_upper)
                 behavior, reason = "command", ""
-                out = [self._command_frame(i, float(self._cmd_q[i]), float(self._cmd_qd[i]),
+                out = [self._command_frame(i, q, float(self._cmd_qd[i]),
                                            float(self._kp[i]), float(self._kd[i]), tau)]
             if prev == "disable" and behavior not in ("disable", "shutdown", "clear_fault"):
                 out.insert(0, ENABLE_FRAME)
@@ -672,7 +692,8 @@ class MitBridgeCore:
                 name=m.name, can_id=m.can_id, behavior=rt.behavior, reason=rt.reason, fault=rt.fault,
                 fault_reason=rt.fault_reason, stale=rt.missed >= self.config.stale_cycles,
                 missed_replies=rt.missed, total_missed_replies=rt.total_missed, replies=rt.replies,
-                effort_clamped=rt.effort_clamped, motor_enabled=rt.motor_enabled,
+                effort_clamped=rt.effort_clamped, position_clamped=rt.position_clamped,
+                motor_enabled=rt.motor_enabled,
                 temperatures=rt.temperatures, last_reply_time=rt.last_reply_time,
             ))
         return tuple(out)

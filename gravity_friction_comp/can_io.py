@@ -300,6 +300,7 @@ def read_damiao_limits(bus: can.BusABC, motors: Sequence[MotorConfig], timeout: 
 PER_JOINT_DEFAULTS: Mapping[str, Any] = {
     "can_id": None, "master_id": None, "motor_type": None, "direction": 1, "offset": 0.0,
     "gear_ratio": 1.0, "kp": 0.0, "kd": 0.0, "effort_limit": math.inf, "damp_kd": None,
+    "position_lower": -math.inf, "position_upper": math.inf,
 }
 
 
@@ -338,7 +339,8 @@ def bridge_config_from_values(values: Mapping[str, Any],
         values: ``joints`` (names), per-joint arrays ``can_id``, ``master_id``,
             ``motor_type`` (required), ``direction`` (±1), ``offset`` [rad], ``gear_ratio``,
             ``kp`` [N·m/rad], ``kd`` [N·m·s/rad], ``effort_limit`` [N·m], ``damp_kd``
-            [N·m·s/rad] (empty = defaults in :data:`PER_JOINT_DEFAULTS`), and ``rate_hz`` [Hz], ``command_timeout`` [s],
+            [N·m·s/rad], ``position_lower``/``position_upper`` [rad] (empty = defaults in
+            :data:`PER_JOINT_DEFAULTS`), and ``rate_hz`` [Hz], ``command_timeout`` [s],
             ``timeout_behavior``, ``fault_behavior`` (:data:`BEHAVIORS`), ``stale_cycles``,
             ``can.bitrate`` [bit/s].
         limits_override: Joint name → limits replacing the table's (e.g. read from the
@@ -370,6 +372,8 @@ def bridge_config_from_values(values: Mapping[str, Any],
             master_id=_as_int("master_id", cols["master_id"][i]), limits=limits, mapping=mapping,
             kp=_as_float("kp", cols["kp"][i]), kd=_as_float("kd", cols["kd"][i]),
             effort_limit=lim,
+            position_lower=_as_float("position_lower", cols["position_lower"][i]),
+            position_upper=_as_float("position_upper", cols["position_upper"][i]),
             damp_kd=None if damp is None or (isinstance(damp, float) and math.isnan(damp))
             else _as_float("damp_kd", damp),
         ))

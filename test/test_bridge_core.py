@@ -379,3 +379,25 @@ def test_garbage_command_is_the_packages_error_and_keeps_the_last(garbage):
             core.set_command(position, velocity, effort, 0.01)
     frames = core.step(0.02)
     assert _decoded(core, frames, 0).position == pytest.approx(0.7, abs=4e-4)
+
+
+def test_commanded_position_clamped_to_the_joint_range():
+    cfg = _config()
+    m0 = cfg.motors[0]
+    import dataclasses
+
+    limited = dataclasses.replace(m0, position_lower=-0.5, position_upper=0.25)
+    core = MitBridgeCore(dataclasses.replace(cfg, motors=(limited, *cfg.motors[1:])))
+    core.set_command([0.9, 0, 0], None, None, 0.0)
+    frames = core.step(0.0)
+    # the frame carries the bound, quantised like any command (16-bit code over ±P_MAX)
+    assert _decoded(core, frames, 0).position == pytest.approx(0.25, abs=4e-4)
+    assert core.status()[0].position_clamped and not core.status()[1].position_clamped
+    core.set_command([-3.0, 0, 0], None, None, T)
+    assert _decoded(core, core.step(T), 0).position == pytest.approx(-0.5, abs=4e-4)
+    core.set_command([0.1, 0, 0], None, None, 2 * T)
+    assert _decoded(core, core.step(2 * T), 0).position == pytest.approx(0.1, abs=4e-4)
+    assert not core.status()[0].position_clamped
+    for lower, upper in ((1.0, 0.0), (math.nan, 1.0), (math.inf, math.inf)):
+        with pytest.raises(ConfigError, match="position limits"):
+            dataclasses.replace(m0, position_lower=lower, position_upper=upper)

@@ -323,3 +323,29 @@ def test_destroy_sends_disable_to_every_motor(inproc):
     node.shutdown_motors()
     frames = _frames(spy)
     assert {i for _, i, d in frames if d == DISABLE_FRAME} == {1, 2, 3}
+
+
+def test_position_setpoints_beyond_the_urdf_limits_are_clamped(inproc, models):
+    """No position_lower/upper parameters + a URDF: the URDF's <limit> bounds the frames."""
+    from gravity_friction_comp.mit_codec import decode_command
+
+    client, node, spy = inproc
+    bare, _ = models
+    urdf = bare.urdf_joints
+    for motor in node.config.motors:  # read from the URDF, not typed into a test value
+        assert (motor.position_lower, motor.position_upper) == (urdf[motor.name].lower,
+                                                                urdf[motor.name].upper)
+    diags = client.subscribe(DiagnosticArray, "diagnostics")
+    commands = client.publisher(JointState, "joint_command")
+    q = np.array([Q0[n] for n in JOINTS])
+    beyond = q.copy()
+    beyond[1] = urdf["shoulder_pitch"].upper + 1.0
+    _frames(spy)
+    _stream(client, commands, lambda: _command(beyond, bare.gravity(q)), 0.3, period=0.005)
+    shoulder = node.config.motors[1]
+    sent = [decode_command(d, shoulder.limits).position for _, _, d in _frames(spy, can_id=2)]
+    assert sent and max(sent) == pytest.approx(urdf["shoulder_pitch"].upper, abs=4e-4)
+    assert client.spin_until(
+        lambda: _motor_status(diags, "shoulder_pitch")[1].get("position_clamped") == "True", 2.0)
+    assert _motor_status(diags, "shoulder_pitch")[0].level == DiagnosticStatus.WARN
+    assert _motor_status(diags, "base_yaw")[1].get("position_clamped") == "False"

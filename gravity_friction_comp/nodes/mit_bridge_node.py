@@ -29,6 +29,9 @@ Parameters (read-only after start unless noted; per-joint arrays in ``joints`` o
     kp (double[], N·m/rad), kd (double[], N·m·s/rad): joint-space gains, runtime-settable.
     effort_limit (double[], N·m): |τ_ff| bound (empty: motor T_MAX only).
     damp_kd (double[], N·m·s/rad): kd used by ``damp`` (empty: kd).
+    position_lower, position_upper (double[], rad): commanded positions are clamped to this
+        range (empty: the URDF's ``<limit lower/upper>`` of each joint when
+        ``urdf_path``/``robot_description`` is set, else no bound).
     rate_hz (double, Hz, 500), command_timeout (double, s, 0.1),
     timeout_behavior, fault_behavior (string: damp | hold | disable; damp),
     stale_cycles (int, 10), diagnostics_rate_hz (double, Hz, 10).
@@ -39,7 +42,7 @@ Parameters (read-only after start unless noted; per-joint arrays in ``joints`` o
     sim_config (string): sim YAML path (:class:`~gravity_friction_comp.simulation.SimConfig`),
         empty = defaults (no friction).
     robot_description, urdf_path, xacro_args, gravity, payload.* : the robot parameters of
-        :mod:`~gravity_friction_comp.nodes.robot_params` (used when simulate is true).
+        :mod:`~gravity_friction_comp.nodes.robot_params` (the simulated arm; position limits).
 """
 
 from __future__ import annotations
@@ -93,6 +96,10 @@ BRIDGE_PARAMETERS: dict[str, tuple[Any, str, bool]] = {
     "kd": (None, "joint damping [N·m·s/rad] (double[]); runtime-settable", False),
     "effort_limit": (None, "|tau_ff| bound per joint [N·m] (double[]); empty = T_MAX only", True),
     "damp_kd": (None, "kd of the damp behaviour [N·m·s/rad] (double[]); empty = kd", True),
+    "position_lower": (None, "commanded position lower bound [rad] (double[]); empty = URDF "
+                       "<limit lower> when a robot description is set, else none", True),
+    "position_upper": (None, "commanded position upper bound [rad] (double[]); empty = URDF "
+                       "<limit upper> when a robot description is set, else none", True),
     "rate_hz": (500.0, "control loop rate [Hz]", True),
     "command_timeout": (0.1, "no joint_command for this long -> timeout_behavior [s]", True),
     "timeout_behavior": ("damp", "damp | hold | disable", True),
@@ -138,6 +145,8 @@ class MitBridgeNode(Node):
         declare_robot_parameters(self)
         self._declaring = False
         values = self._values()
+        models = build_robot_models(values)
+        self._fill_position_limits(values, models)
         config = bridge_config_from_values(values)
         settings = CanSettings(values["can.interface"], values["can.channel"], values["can.bitrate"])
         diag_rate = float(values["diagnostics_rate_hz"])
@@ -147,7 +156,7 @@ class MitBridgeNode(Node):
         bus = None
         try:
             if values["simulate"]:
-                settings = self._start_simulation(values, config, settings)
+                settings = self._start_simulation(values, config, settings, models)
             bus = open_bus(settings)
             if values["read_motor_limits"]:
                 config = self._read_limits(bus, config, values)
@@ -189,8 +198,21 @@ class MitBridgeNode(Node):
         names = list(BRIDGE_PARAMETERS) + list(ROBOT_PARAMETERS)
         return {n: self.get_parameter(n).value for n in names}
 
-    def _start_simulation(self, values, config, settings: CanSettings) -> CanSettings:
-        models = build_robot_models(values)
+    def _fill_position_limits(self, values: dict[str, Any], models) -> None:
+        """Empty position_lower/upper → the URDF's limits of the bridge's joints (in place)."""
+        joints = values["joints"] or []
+        for key, attribute in (("position_lower", "lower"), ("position_upper", "upper")):
+            if values[key] or models is None or not isinstance(joints, (list, tuple)):
+                continue
+            urdf = models.bare.urdf_joints
+            missing = [j for j in joints if j not in urdf]
+            if missing:
+                self.get_logger().warning(f"joints {missing} are not in the URDF: their "
+                                          f"commanded positions are not bounded ({key})")
+            values[key] = [getattr(urdf[j], attribute) if j in urdf else
+                           (-math.inf if attribute == "lower" else math.inf) for j in joints]
+
+    def _start_simulation(self, values, config, settings: CanSettings, models) -> CanSettings:
         if models is None:
             raise ConfigError("simulate:=true needs the robot: set urdf_path or robot_description",
                               key="urdf_path")
@@ -318,6 +340,8 @@ class MitBridgeNode(Node):
                 level, message = "warn", f"{s.behavior}: {s.reason}"
             elif s.effort_clamped:
                 level, message = "warn", "tau_ff clamped to effort limit"
+            elif s.position_clamped:
+                level, message = "warn", "position setpoint clamped to the joint limits"
             else:
                 level, message = "ok", "command"
             st.level, st.message = _LEVEL[level], message
@@ -325,7 +349,9 @@ class MitBridgeNode(Node):
                          _kv("fault_reason", s.fault_reason), _kv("stale", s.stale),
                          _kv("missed_replies", s.missed_replies),
                          _kv("total_missed_replies", s.total_missed_replies), _kv("replies", s.replies),
-                         _kv("effort_clamped", s.effort_clamped), _kv("motor_enabled", s.motor_enabled)]
+                         _kv("effort_clamped", s.effort_clamped),
+                         _kv("position_clamped", s.position_clamped),
+                         _kv("motor_enabled", s.motor_enabled)]
             st.values += [_kv(f"{name} [degC]", t) for name, t in s.temperatures]
             array.status.append(st)
         now = time.monotonic()
