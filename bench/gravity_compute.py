@@ -6,8 +6,9 @@ For each model, times (median over timeit repeats):
   parser builds from the same file (no mimic reduction, no checks) — the baseline;
 * ``gravity()``: :meth:`RobotModel.gravity` alone (input checks, mimic reduction);
 * ``minimal path``: name mapping through a precomputed index array (JointState names in a
-  shuffled order, with one extra non-model joint), ``RobotModel.gravity``, clamp to the URDF
-  effort limits, scatter back into message order -- nothing else (a lower bound);
+  shuffled order, with one extra non-model joint), the gravity kernel, clamp to the URDF
+  effort limits, scatter back into message order -- no validation, nothing else: the floor
+  of the issue's "name mapping + gravity + clamp" in numpy;
 * ``kernel``: :meth:`RobotModel.gravity_kernel` alone -- the unchecked Pinocchio call on the
   model the node evaluates (Pinocchio's mimic model with the payload where it exists);
 * ``node path``: exactly what the node runs per setpoint: ``parse_setpoint`` (length,
@@ -78,16 +79,17 @@ def bench_model(label: str, path: pathlib.Path, payload_parent: str | None, repe
     velocity = array.array("d", [0.0] * n_msg)
     no_effort = array.array("d")
 
+    kernel = model.gravity_kernel()
+
     def minimal_path():
         """Mapping + gravity + clamp + scatter with nothing else (a lower bound)."""
-        q = np.asarray(position)[index]
-        g = model.gravity(q)
+        q = np.frombuffer(position)[index]
+        g = kernel(q)
         np.minimum(np.maximum(g, neg_limit, out=g), limit, out=g)
         effort = np.zeros(n_msg)
         effort[index] = g
         return effort
 
-    kernel = model.gravity_kernel()
     model_names = model.joint_names
     within = bool(np.all(model.gravity_bound <= limit))  # what the node derives at set-up
 

@@ -18,7 +18,7 @@ from gravity_friction_comp.bam import BamParameters
 from gravity_friction_comp.excitation import ExcitationConfig, JointLimits, excitation_profile
 from gravity_friction_comp.friction import FrictionModel
 from gravity_friction_comp.identification import (IdentificationConfig, IdentificationError,
-                                                  JointStateLog, ModelFit, identify, load_csv,
+                                                  JointStateLog, ModelFit, identify,
                                                   load_log, load_rosbag, select_model,
                                                   write_csv, write_outputs)
 from gravity_friction_comp.mit_codec import float_to_uint, uint_to_float

@@ -8,7 +8,6 @@ second bus object on the node's channel listens to every frame.
 
 from __future__ import annotations
 
-import os
 import time
 
 import numpy as np
