@@ -19,8 +19,10 @@ Run::
 
     .venv/bin/python bench/pipeline_latency.py            # 30 s per chain at 1 kHz
 
-Prints p50/p99/max [µs] and drops per chain and the pipeline/relay ratios (goal ≤ 1.25
-against both relays, 0 drops). Every process uses ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST and its own domain.
+Prints p50/p99/max [µs] and drops per chain and the pipeline/relay ratios. Goal (issue 5):
+p50 and p99 ≤ 1.25× the bare ``rclpy.spin`` relay, 0 drops. The ratio to the relay on the
+stages' own executor is printed beside it: with the executor held fixed it is what the
+stages' Python work per message costs. Every process uses ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST and its own domain.
 """
 
 from __future__ import annotations
@@ -237,15 +239,14 @@ def _measure(args, domain, procs) -> int:
                      ("bare relay × 2, the stages' executor", "relay_events")):
         s = results[k]
         print(f"{label:44s} {s['sent']:7d} {s['dropped']:7d} {s['p50']:8.0f} {s['p99']:8.0f} {s['max']:8.0f}")
-    ok = True
     for label, k in (("bare rclpy.spin relay", "relay"), ("relay on the stages' executor", "relay_events")):
         r = results[k]
-        ratio50, ratio99 = p["p50"] / r["p50"], p["p99"] / r["p99"]
-        print(f"ratio pipeline / {label}: p50 {ratio50:.2f}x, p99 {ratio99:.2f}x, "
-              f"max {p['max'] / r['max']:.2f}x")
-        ok = ok and ratio50 <= 1.25 and ratio99 <= 1.25
-    ok = ok and p["dropped"] == 0
-    print(f"goal (p50, p99 ≤ 1.25x both relays, 0 drops): {'met' if ok else 'NOT met'}")
+        print(f"ratio pipeline / {label}: p50 {p['p50'] / r['p50']:.2f}x, "
+              f"p99 {p['p99'] / r['p99']:.2f}x, max {p['max'] / r['max']:.2f}x")
+    r = results["relay"]
+    ok = p["p50"] <= 1.25 * r["p50"] and p["p99"] <= 1.25 * r["p99"] and p["dropped"] == 0
+    print(f"goal (issue 5: p50, p99 ≤ 1.25x the bare rclpy.spin relay, 0 drops): "
+          f"{'met' if ok else 'NOT met'}; the same-executor ratio is the stages' own cost")
     return 0
 
 
