@@ -12,9 +12,9 @@ For each model, times (median over timeit repeats):
 * ``kernel``: :meth:`RobotModel.gravity_kernel` alone -- the unchecked Pinocchio call on the
   model the node evaluates (Pinocchio's mimic model with the payload where it exists);
 * ``node path``: exactly what the node runs per setpoint: ``parse_setpoint`` (length,
-  duplicate-name and finiteness checks, cached name mapping), the gravity kernel,
-  ``apply_stage`` (add; the clamp is skipped when ``RobotModel.gravity_bound`` proves it a
-  no-op, as the node does).
+  duplicate-name and finiteness checks, cached name mapping), ``RobotModel.gravity`` (which
+  also drops absurd magnitudes), ``apply_stage`` (add, finiteness; the clamp is skipped when
+  ``RobotModel.gravity_bound`` proves it a no-op, as the node does).
 
 and prints each time and its ratio to ``bare``. Goal (issue 2): node path <= 3x bare (see
 bench/RESULTS.md for where it stands).
@@ -96,7 +96,7 @@ def bench_model(label: str, path: pathlib.Path, payload_parent: str | None, repe
     def node_path():
         """Exactly what the node runs per setpoint: validate + map, gravity, add + clamp."""
         setpoint = parse_setpoint(names, position, velocity, no_effort, model_names)
-        term = kernel(setpoint.model_position())
+        term = model.gravity(setpoint.model_position())
         return apply_stage(setpoint, term, 1.0, limit, within_limits=within).effort
 
     expected = np.zeros(n_msg)

@@ -37,6 +37,7 @@ No wall clock, no rclpy, no I/O: deterministic and testable with a fake clock.
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass, field
 from typing import NamedTuple, Sequence
 
@@ -151,7 +152,9 @@ class MotorConfig:
         damp_kd: Joint kd [N·m·s/rad] used by ``damp``; ``None`` uses ``kd``.
         position_lower, position_upper: Commanded joint positions are clamped to this range
             [rad] (URDF ``<limit lower/upper>``; ``∓inf`` = none): with kp > 0 a setpoint
-            beyond the hard stop would press the joint into it with up to kp·error.
+            beyond the hard stop would press the joint into it with up to kp·error. A
+            clamped command also loses any velocity setpoint pointing further out (kd·q̇
+            would push too); τ_ff is kept (holding against gravity at a limit is legitimate).
 
     Raises:
         ConfigError: invalid ids or values (key names the field).
@@ -597,12 +600,15 @@ class MitBridgeCore:
                 tau = float(self._cmd_tau[i])
                 rt.effort_clamped = abs(tau) > lim
                 tau = min(max(tau, -lim), lim)
-                q = float(self._cmd_q[i])
+                q, qd = float(self._cmd_q[i]), float(self._cmd_qd[i])
                 rt.position_clamped = not m.position_lower <= q <= m.position_upper
-                q = min(max(q, m.position_lower), m.position_upper)
+                if rt.position_clamped:  # at the bound, no velocity setpoint further out
+                    if q > m.position_upper:
+                        q, qd = m.position_upper, min(qd, 0.0)
+                    else:
+                        q, qd = m.position_lower, max(qd, 0.0)
                 behavior, reason = "command", ""
-                out = [self._command_frame(i, q, float(self._cmd_qd[i]),
-                                           float(self._kp[i]), float(self._kd[i]), tau)]
+                out = [self._command_frame(i, q, qd, float(self._kp[i]), float(self._kd[i]), tau)]
             if prev == "disable" and behavior not in ("disable", "shutdown", "clear_fault"):
                 out.insert(0, ENABLE_FRAME)
             if behavior != "hold":
@@ -631,8 +637,8 @@ class MitBridgeCore:
         """
         try:
             raw = frame_bytes(data)
-            candidates = self._by_master.get(int(arbitration_id))
-        except (InputError, TypeError, ValueError):  # not a frame: count it, never raise
+            candidates = self._by_master.get(operator.index(arbitration_id))
+        except (InputError, TypeError):  # not a frame (or not an integer id): count, never raise
             candidates, raw = None, b""
         if not candidates or len(raw) < 6:
             self.unknown_frames += 1

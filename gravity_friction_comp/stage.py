@@ -69,13 +69,17 @@ class JointMap:
             InputError: ``reason="duplicate_names"`` when a name repeats in the message,
                 ``reason="missing_joints"`` when model joints are absent from it.
         """
+        global _last_map
+        # Messages repeat one name list (rclpy gives a list): comparing it with a copy of the
+        # last one beats building and hashing a key. Model names must be a tuple (immutable,
+        # so identity is a safe key); anything else takes the lru_cache route.
+        fast = type(message_names) is list and type(model_names) is tuple
         last = _last_map
-        # Messages repeat one name list: an equality test beats building and hashing a key.
-        if last is not None and model_names is last[1] and message_names == last[0]:
+        if fast and last is not None and model_names is last[1] and message_names == last[0]:
             return last[2]
         joint_map = _joint_map(tuple(message_names), tuple(model_names))
-        if type(model_names) is tuple:  # immutable, so identity is a safe key
-            globals()["_last_map"] = (list(message_names), model_names, joint_map)
+        if fast:
+            _last_map = (list(message_names), model_names, joint_map)
         return joint_map
 
 
@@ -286,10 +290,11 @@ def apply_stage(
         scale: Multiplier on the term (finite).
         effort_limits: (n_model,) [N·m] symmetric limits (``inf`` for none).
         within_limits: The caller's guarantee that ``|scale·term| <= effort_limits`` for
-            every term it can pass (e.g. from :attr:`RobotModel.gravity_bound
+            every finite term it can pass (e.g. from :attr:`RobotModel.gravity_bound
             <gravity_friction_comp.robot_model.RobotModel.gravity_bound>`), so a setpoint
-            without incoming effort cannot clamp and the finiteness/clamp pass is skipped.
-            The result is identical either way; only the time differs.
+            without incoming effort cannot clamp and the clamp pass is skipped (the
+            finiteness check is not). The result is identical either way; only the time
+            differs.
 
     Returns:
         :class:`StageResult`; for a setpoint without effort, ``term`` is the same array as
@@ -311,9 +316,9 @@ def apply_stage(
     else:
         summed = scaled + _zeros(len(scaled))  # the absent incoming 0: IEEE 0 + -0.0 = +0.0
     clamped = ()
+    if not math.isfinite(summed.dot(summed)) and not np.isfinite(summed).all():
+        raise InputError("stage term is not finite", reason="not_finite")
     if has_effort or not within_limits:
-        if not math.isfinite(summed.dot(summed)) and not np.isfinite(summed).all():
-            raise InputError("stage term is not finite", reason="not_finite")
         # Test before clamping (clamping is rare); count_nonzero is the cheap "any" here.
         over = np.abs(summed) > effort_limits
         if np.count_nonzero(over):

@@ -8,6 +8,7 @@ bad value fails the same way from YAML, a constructor keyword or ``ros2 param se
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any, Mapping
 
 import numpy as np
@@ -102,8 +103,8 @@ def number(key: str, value: Any, *, positive: bool = False, nonneg: bool = False
 
 
 def frame_bytes(data: Any, what: str = "CAN frame data") -> bytes:
-    """``data`` as ``bytes``: CAN frame payloads arrive as bytes, bytearray or memoryview
-    (python-can), or as a sequence of ints 0–255.
+    """``data`` as ``bytes``: CAN frame payloads arrive as bytes, bytearray or a byte
+    memoryview (python-can), a uint8 numpy array, or a sequence of ints 0–255.
 
     Args:
         data: The payload.
@@ -113,16 +114,23 @@ def frame_bytes(data: Any, what: str = "CAN frame data") -> bytes:
         The payload as ``bytes`` (any length; callers check the length their format needs).
 
     Raises:
-        InputError: ``reason="type"`` for anything else -- notably an ``int``, which
-            ``bytes()`` would silently turn into that many zero bytes, ``None`` and ``str``.
+        InputError: ``reason="type"`` for anything else -- notably a number (Python or
+            numpy), which ``bytes()`` would silently turn into that many zero bytes, a
+            numpy array of another dtype or a memoryview of wider items (their raw memory is
+            not the payload), ``None`` and ``str``.
     """
     if isinstance(data, bytes):
         return data
-    if data is None or isinstance(data, (int, float, str)):
+    if data is None or isinstance(data, (numbers.Number, np.generic, str)):
         raise InputError(f"{what} must be bytes, got {type(data).__name__} {data!r}",
+                         reason="type")
+    if isinstance(data, np.ndarray) and data.dtype != np.uint8:
+        raise InputError(f"{what} must be bytes, got a {data.dtype} array", reason="type")
+    if isinstance(data, memoryview) and data.itemsize != 1:
+        raise InputError(f"{what} must be bytes, got a memoryview of {data.format!r} items",
                          reason="type")
     try:
         return bytes(data)
-    except (TypeError, ValueError) as error:
+    except Exception as error:  # whatever a foreign object's __bytes__/__iter__ raises
         raise InputError(f"{what} must be bytes (or ints 0-255), got {data!r}: {error}",
                          reason="type") from None

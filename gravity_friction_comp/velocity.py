@@ -16,6 +16,7 @@ from .validation import number
 
 __all__ = [
     "MAX_PLAUSIBLE_VELOCITY",
+    "MIN_JUMP",
     "VELOCITY_SOURCES",
     "VelocityEstimator",
     "VelocitySelector",
@@ -28,10 +29,14 @@ __all__ = [
 #: Where the friction stage takes q̇ from.
 VELOCITY_SOURCES = ("setpoint", "measured", "differentiated")
 
-#: [rad/s or m/s] a difference quotient beyond this is a position jump (a glitch, a re-homing,
-#: a bad sample), not motion: ~10x the fastest joint of the arms this package targets
-#: (DM4340 output: 10 rad/s), so real motion never reaches it.
+#: [rad/s or m/s] a step between two position samples is a *jump* (a glitch, a re-homing, a
+#: bad sample), not motion, when it is faster than this -- ~10x the fastest joint of the arms
+#: this package targets (DM4340 output: 10 rad/s) -- *and* larger than :data:`MIN_JUMP`.
 MAX_PLAUSIBLE_VELOCITY = 100.0
+
+#: [rad or m] the smallest step that can be a jump: two setpoints handled microseconds apart
+#: (unstamped, or bunched by the transport) give huge difference quotients from tiny steps.
+MIN_JUMP = 0.5
 
 
 def validate_velocity_source(source: str) -> str:
@@ -90,19 +95,23 @@ class VelocityEstimator:
     Args:
         n: Number of joints.
         cutoff_hz: Low-pass cutoff f_c [Hz], > 0.
+        detect_jumps: Restart the filter (q̇ = 0 from that sample on) at a step larger than
+            :data:`MIN_JUMP` and faster than :data:`MAX_PLAUSIBLE_VELOCITY`, instead of letting
+            one bad position sample ring through it for seconds. For positions only: the
+            thresholds are no bound for differentiated velocities (accelerations).
 
     Raises:
         ConfigError: invalid cutoff.
     """
 
-    def __init__(self, n: int, cutoff_hz: float):
+    def __init__(self, n: int, cutoff_hz: float, *, detect_jumps: bool = False):
         self._n = int(n)
+        self._detect_jumps = bool(detect_jumps)
         self._tau = 1.0 / (2.0 * math.pi * validate_cutoff(cutoff_hz))
         self._last_q: np.ndarray | None = None
         self._last_t: float | None = None
         self._v = np.zeros(self._n)
-        #: Samples whose difference quotient exceeded :data:`MAX_PLAUSIBLE_VELOCITY` (each
-        #: restarted the filter at that sample with q̇ = 0).
+        #: Jumps that restarted the filter (``detect_jumps``).
         self.jumps = 0
 
     def reset(self) -> None:
@@ -120,8 +129,8 @@ class VelocityEstimator:
                 or reordered stamps must not divide by zero).
 
         Returns:
-            (n,) filtered velocity [rad/s] (a copy); zeros after a jump beyond
-            :data:`MAX_PLAUSIBLE_VELOCITY` (counted in :attr:`jumps`).
+            (n,) filtered velocity [rad/s] (a copy); zeros at a jump (``detect_jumps``,
+            counted in :attr:`jumps`).
         """
         q = np.asarray(position, dtype=float)
         if self._last_q is None or q.shape != self._last_q.shape:
@@ -131,14 +140,15 @@ class VelocityEstimator:
         dt = t - self._last_t
         if not dt > 0.0:
             return self._v.copy()
-        rate = (q - self._last_q) / dt
+        step = q - self._last_q
+        rate = step / dt
         self._last_q, self._last_t = q.copy(), t
-        if np.count_nonzero(np.abs(rate) <= MAX_PLAUSIBLE_VELOCITY) != rate.size:
-            # A jump (or an overflow): restart from this sample rather than let one bad
-            # sample ring through the filter for seconds.
-            self.jumps += 1
-            self._v = np.zeros(q.shape)
-            return self._v.copy()
+        if self._detect_jumps:
+            limit = max(MIN_JUMP, MAX_PLAUSIBLE_VELOCITY * dt)
+            if np.count_nonzero(np.abs(step) <= limit) != step.size:  # NaN/overflow too
+                self.jumps += 1
+                self._v = np.zeros(q.shape)
+                return self._v.copy()
         alpha = dt / (dt + self._tau)
         self._v += alpha * (rate - self._v)
         return self._v.copy()
@@ -164,7 +174,7 @@ class VelocitySelector:
     def __init__(self, n: int, source: str, cutoff_hz: float, deadband: float):
         self.source = validate_velocity_source(source)
         self.deadband = validate_deadband(deadband)
-        self._estimator = VelocityEstimator(n, cutoff_hz)
+        self._estimator = VelocityEstimator(n, cutoff_hz, detect_jumps=True)
         self._measured = np.zeros(int(n))
         self._unfiltered: tuple[np.ndarray, float] | None = None  # last sample not yet filtered
         self.fell_back = False

@@ -12,7 +12,7 @@ arms side by side: ``namespace:=left`` and ``namespace:=right``).
 Parameters come from the ``ros2 param dump`` files in ``config/`` (``gravity_params``,
 ``friction_params``, ``bridge_params``, ``player_params``); launch arguments override them
 (``urdf`` → ``urdf_path`` of the gravity node and of the bridge, which takes its position
-limits and the simulated arm from it, ``arm_config`` → the friction node's ``arm_config``,
+limits (when ``urdf`` is given) and the simulated arm from it, ``arm_config`` → the friction node's ``arm_config``,
 ``simulate``/``sim_config``/``can_interface``/``can_channel`` → the bridge). The payload
 the gravity node is told about (``payload.*`` in ``gravity_params``) is also the payload of
 the simulated arm: one place for each fact.
@@ -133,9 +133,10 @@ def _setup(context, *args, **kwargs):
             parameters=[params(friction_params, "friction_feedforward")
                         | {"arm_config": arm_config}],
             remappings=list(remaps["friction"].items())))
-    # urdf_path also on hardware: the bridge clamps commanded positions to its <limit>s
     bridge_overrides = {"simulate": simulate, "can.interface": cfg("can_interface"),
-                        "can.channel": cfg("can_channel"), "urdf_path": urdf}
+                        "can.channel": cfg("can_channel")}
+    if cfg("urdf"):  # on hardware too: the bridge clamps commanded positions to its <limit>s
+        bridge_overrides["urdf_path"] = urdf
     if simulate:
         bridge_overrides.update(robot_parameters(gravity_params, namespace))
         bridge_overrides.update({"urdf_path": urdf, "sim_config": sim_config,

@@ -395,9 +395,35 @@ def test_commanded_position_clamped_to_the_joint_range():
     assert core.status()[0].position_clamped and not core.status()[1].position_clamped
     core.set_command([-3.0, 0, 0], None, None, T)
     assert _decoded(core, core.step(T), 0).position == pytest.approx(-0.5, abs=4e-4)
+    # outward velocity setpoints are dropped at the bound, inward ones and τ_ff are kept
+    core.set_command([0.9, 0, 0], [3.0, 0, 0], [2.0, 0, 0], 1.5 * T)
+    sent = _decoded(core, core.step(1.5 * T), 0)
+    assert sent.velocity == pytest.approx(0.0, abs=0.01) and sent.tau_ff == pytest.approx(2.0, abs=0.01)
+    core.set_command([-0.9, 0, 0], [-3.0, 0, 0], None, 1.7 * T)
+    assert _decoded(core, core.step(1.7 * T), 0).velocity == pytest.approx(0.0, abs=0.01)
+    core.set_command([0.9, 0, 0], [-3.0, 0, 0], None, 1.8 * T)
+    assert _decoded(core, core.step(1.8 * T), 0).velocity == pytest.approx(-3.0, abs=0.01)
     core.set_command([0.1, 0, 0], None, None, 2 * T)
     assert _decoded(core, core.step(2 * T), 0).position == pytest.approx(0.1, abs=4e-4)
     assert not core.status()[0].position_clamped
     for lower, upper in ((1.0, 0.0), (math.nan, 1.0), (math.inf, math.inf)):
         with pytest.raises(ConfigError, match="position limits"):
             dataclasses.replace(m0, position_lower=lower, position_upper=upper)
+
+
+@pytest.mark.parametrize("bad_id", [math.inf, 17.0, "17", None])
+def test_non_integer_arbitration_ids_are_counted_never_raised(bad_id):
+    core = MitBridgeCore(_config())
+    assert core.ingest_feedback(bad_id, bytes(8), 0.0) is None
+    assert core.unknown_frames == 1
+
+
+def test_numpy_number_payload_is_not_turned_into_zero_bytes():
+    import numpy as np
+
+    from gravity_friction_comp.mit_codec import decode_command
+
+    with pytest.raises(InputError):
+        decode_command(np.int64(8), motor_limits("DM4340"))
+    core = MitBridgeCore(_config())
+    assert core.ingest_feedback(0x11, np.int64(8), 0.0) is None and core.unknown_frames == 1

@@ -160,7 +160,8 @@ def test_bad_messages_are_survived_and_clamped(running, models):
                 _setpoint(names[:2], [0.0, 0.0]),
                 _setpoint(names, [0.0, 0.0]),
                 _setpoint([*names, names[0]], [0.0] * 4),
-                _setpoint(names, [0.0, 0.0, 0.0], effort=[0.0, math.inf, 0.0])):
+                _setpoint(names, [0.0, 0.0, 0.0], effort=[0.0, math.inf, 0.0]),
+                _setpoint(names, [1e200, 0.0, 0.0])):  # finite but absurd (|q| > ~1e154)
         setpoints.publish(msg)
     client.spin_for(0.3)
     assert len(commands) == n0, f"a bad setpoint produced output: {commands[n0:]}"

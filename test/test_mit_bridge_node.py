@@ -8,6 +8,8 @@ second bus object on the node's channel listens to every frame.
 
 from __future__ import annotations
 
+import math
+import os
 import time
 
 import numpy as np
@@ -348,3 +350,31 @@ def test_position_setpoints_beyond_the_urdf_limits_are_clamped(inproc, models):
         lambda: _motor_status(diags, "shoulder_pitch")[1].get("position_clamped") == "True", 2.0)
     assert _motor_status(diags, "shoulder_pitch")[0].level == DiagnosticStatus.WARN
     assert _motor_status(diags, "base_yaw")[1].get("position_clamped") == "False"
+
+
+def test_urdf_limits_on_hardware_and_a_malformed_urdf_leaves_the_joint_unbounded():
+    """simulate:=false on a (virtual) bus: URDF limits apply; inverted ones are not used."""
+    from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode
+
+    urdf = ('<robot name="t"><link name="base"/><link name="a"><inertial><mass value="1"/>'
+            '<inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>'
+            '<link name="b"><inertial><mass value="1"/>'
+            '<inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>'
+            '<joint name="ok" type="revolute"><parent link="base"/><child link="a"/>'
+            '<axis xyz="0 0 1"/><limit lower="-0.5" upper="0.7" effort="5" velocity="1"/></joint>'
+            '<joint name="inverted" type="revolute"><parent link="a"/><child link="b"/>'
+            '<axis xyz="0 1 0"/><limit lower="0.2" upper="-0.2" effort="5" velocity="1"/></joint>'
+            '</robot>')
+    client = GraphClient(fresh_domain_id())
+    params = {"joints": ["ok", "inverted"], "can_id": [1, 2], "master_id": [17, 18],
+              "motor_type": ["DM4310", "DM4310"], "robot_description": urdf,
+              "can.interface": "virtual", "can.channel": f"hw_test_{os.getpid()}"}
+    node = MitBridgeNode(context=client.context,
+                         parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
+    try:
+        ok, inverted = node.config.motors
+        assert (ok.position_lower, ok.position_upper) == (-0.5, 0.7)
+        assert (inverted.position_lower, inverted.position_upper) == (-math.inf, math.inf)
+    finally:
+        node.destroy_node()
+        client.close()

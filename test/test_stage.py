@@ -169,3 +169,21 @@ def test_overflowing_finite_values_are_accepted_and_inf_is_not():
     assert sp.position[0] == 1e308
     with pytest.raises(InputError):
         parse_setpoint(["a", "b", "c"], [math.inf, -math.inf, 0.0], [], [], MODEL)
+
+
+def test_within_limits_still_refuses_a_non_finite_term():
+    """The promise covers the clamp only: NaN/inf from the model is still dropped."""
+    for names in (["a", "b", "c"], ["c", "x", "a", "b"]):
+        sp = parse_setpoint(names, [0.0] * len(names), [], [], MODEL)
+        for bad in (math.nan, math.inf):
+            with pytest.raises(InputError) as info:
+                apply_stage(sp, np.array([0.0, bad, 0.0]), 1.0, np.full(3, 10.0),
+                            within_limits=True)
+            assert info.value.reason == "not_finite"
+
+
+def test_name_cache_takes_any_sequence_of_names():
+    seen = parse_setpoint(["c", "b", "a"], [3.0, 2.0, 1.0], [], [], MODEL)  # primes the cache
+    assert seen.model_position().tolist() == [1.0, 2.0, 3.0]
+    for names in (np.array(["c", "b", "a"]), ("c", "b", "a"), ["c", "b", "a"]):
+        assert JointMap.for_names(names, MODEL).index.tolist() == [2, 1, 0]

@@ -66,3 +66,14 @@ def test_frame_bytes_accepts_payload_types_and_refuses_the_rest():
         with pytest.raises(InputError) as info:
             frame_bytes(bad, "test frame")
         assert info.value.reason == "type" and "test frame" in str(info.value)
+
+
+def test_frame_bytes_refuses_numpy_numbers_and_wide_arrays():
+    from gravity_friction_comp.exceptions import InputError
+    from gravity_friction_comp.validation import frame_bytes
+
+    assert frame_bytes(np.array([1, 2, 255], dtype=np.uint8)) == b"\x01\x02\xff"
+    wide = np.arange(8, dtype=np.int64)
+    for bad in (np.int64(8), np.float64(2.0), np.uint8(3), wide, memoryview(wide), True):
+        with pytest.raises(InputError):
+            frame_bytes(bad)

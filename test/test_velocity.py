@@ -66,10 +66,10 @@ def test_selector_sources_and_fallback():
 
 def test_a_position_jump_restarts_the_filter_instead_of_ringing():
     """One absurd sample (1e300 rad) must not leave seconds of huge velocity behind."""
-    from gravity_friction_comp.velocity import MAX_PLAUSIBLE_VELOCITY, VelocityEstimator
+    from gravity_friction_comp.velocity import VelocityEstimator
 
     dt, fc = 1e-3, 20.0
-    est = VelocityEstimator(2, fc)
+    est = VelocityEstimator(2, fc, detect_jumps=True)
     alpha = dt / (dt + 1.0 / (2 * math.pi * fc))
     ramp = np.array([0.5, -0.2])  # rad/s
     v = None
@@ -83,8 +83,41 @@ def test_a_position_jump_restarts_the_filter_instead_of_ringing():
     for k in range(1, 40):
         v = est.update(ramp * (201 + k) * dt, (201 + k) * dt)
         np.testing.assert_allclose(v, (1 - (1 - alpha) ** k) * ramp, rtol=1e-9)
-    # the bound itself is not a jump: exactly MAX_PLAUSIBLE_VELOCITY passes
-    est2 = VelocityEstimator(1, fc)
-    est2.update(np.array([0.0]), 0.0)
-    est2.update(np.array([MAX_PLAUSIBLE_VELOCITY * dt]), dt)
-    assert est2.jumps == 0
+
+
+def test_bunched_samples_and_fast_real_motion_are_not_jumps():
+    """A jump must be both large (> MIN_JUMP) and fast (> MAX_PLAUSIBLE_VELOCITY)."""
+    from gravity_friction_comp.velocity import MAX_PLAUSIBLE_VELOCITY, MIN_JUMP, VelocityEstimator
+
+    fc, speed = 20.0, 2.0  # rad/s, real motion
+    bunched = VelocityEstimator(1, fc, detect_jumps=True)
+    plain = VelocityEstimator(1, fc)
+    t = 0.0
+    for k in range(1000):  # 1 kHz, every second sample handled 15 µs after the previous one
+        t = (k - 1) * 1e-3 + 15e-6 if k % 2 else k * 1e-3
+        q = np.array([speed * k * 1e-3])  # 2 mrad in 15 µs: a quotient of 133 rad/s
+        assert bunched.update(q, t).tolist() == plain.update(q, t).tolist()
+    assert bunched.jumps == 0
+    # a large but slow step (1 rad over 1 s) and a fast but small one are not jumps either
+    est = VelocityEstimator(1, fc, detect_jumps=True)
+    est.update(np.array([0.0]), 0.0)
+    est.update(np.array([1.0]), 1.0)
+    est.update(np.array([1.0 + 0.9 * MIN_JUMP]), 1.0 + 1e-4)
+    assert est.jumps == 0
+    est.update(np.array([1.0 + 0.9 * MIN_JUMP + 1.1 * MAX_PLAUSIBLE_VELOCITY * 0.01]), 1.01)
+    assert est.jumps == 1
+
+
+def test_acceleration_filter_keeps_large_accelerations():
+    """The inverse-dynamics q̈ filter differentiates velocities: no jump threshold there."""
+    from gravity_friction_comp.velocity import VelocityEstimator
+
+    dt, fc, w, amp = 1e-3, 20.0, 2 * math.pi * 12.0, 0.025  # peak q̈ = amp·w² ≈ 142 rad/s²
+    accel = VelocityEstimator(1, fc)
+    peak = 0.0
+    for k in range(2000):
+        v = amp * w * math.cos(w * k * dt)
+        peak = max(peak, abs(accel.update(np.array([v]), k * dt)[0]))
+    assert accel.jumps == 0
+    # a 20 Hz first-order lag at 12 Hz passes |H| = 1/sqrt(1 + (12/20)²) ≈ 0.857 of the peak
+    assert peak == pytest.approx(amp * w**2 / math.sqrt(1 + (12 / 20) ** 2), rel=0.02)

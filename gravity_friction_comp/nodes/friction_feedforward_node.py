@@ -36,7 +36,7 @@ from sensor_msgs.msg import JointState
 from ..exceptions import ConfigError, InputError
 from ..friction import FRICTION_KEYWORDS, FrictionModel
 from ..stage import JointMap, effort_limits_from
-from ..velocity import MAX_PLAUSIBLE_VELOCITY, VelocitySelector
+from ..velocity import MAX_PLAUSIBLE_VELOCITY, MIN_JUMP, VelocitySelector
 from .stage_node import SETPOINT_QOS, FeedforwardStageNode, run_node
 
 __all__ = ["FrictionFeedforwardNode", "main"]
@@ -142,9 +142,9 @@ class FrictionFeedforwardNode(FeedforwardStageNode):
                                                  setpoint.model_velocity(),
                                                  self.setpoint_time(stamp))
         if self._selector.jumps != jumps:
-            self.warn_throttled("position_jump", "setpoint position jumped faster than "
-                                f"{MAX_PLAUSIBLE_VELOCITY:g} rad/s: differentiated velocity "
-                                "restarted at 0")
+            self.warn_throttled("position_jump", f"setpoint position jumped (more than "
+                                f"{MIN_JUMP:g} rad, faster than {MAX_PLAUSIBLE_VELOCITY:g} "
+                                "rad/s): differentiated velocity restarted at 0")
         if self._selector.fell_back and not self._warned_fallback:
             self._warned_fallback = True
             self.get_logger().warning("setpoint has no velocity: using differentiated setpoint "

@@ -189,7 +189,9 @@ class GravityCompensationNode(FeedforwardStageNode):
         if config.mode == "inverse_dynamics" and self._motion is not None:
             velocity, acceleration = self._motion
             return model.inverse_dynamics(q, velocity, acceleration, include_friction=False)
-        return model.gravity_kernel()(q)  # q is parsed: finite float64 in model order
+        # the checked call: it also drops |q| > ~1e154 (absurd, and mimic multipliers > 1
+        # would overflow it to NaN), which parsing alone lets through
+        return model.gravity(q)
 
     def _process(self, msg, fresh):
         if self._config.models is None:

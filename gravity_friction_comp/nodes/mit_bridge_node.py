@@ -199,18 +199,31 @@ class MitBridgeNode(Node):
         return {n: self.get_parameter(n).value for n in names}
 
     def _fill_position_limits(self, values: dict[str, Any], models) -> None:
-        """Empty position_lower/upper → the URDF's limits of the bridge's joints (in place)."""
+        """Empty position_lower/upper → the URDF's limits of the bridge's joints (in place).
+
+        Joints missing from the URDF, and URDF joints whose lower limit exceeds the upper
+        one (a malformed file), stay unbounded with a warning naming them.
+        """
         joints = values["joints"] or []
-        for key, attribute in (("position_lower", "lower"), ("position_upper", "upper")):
-            if values[key] or models is None or not isinstance(joints, (list, tuple)):
-                continue
-            urdf = models.bare.urdf_joints
-            missing = [j for j in joints if j not in urdf]
-            if missing:
-                self.get_logger().warning(f"joints {missing} are not in the URDF: their "
-                                          f"commanded positions are not bounded ({key})")
-            values[key] = [getattr(urdf[j], attribute) if j in urdf else
-                           (-math.inf if attribute == "lower" else math.inf) for j in joints]
+        if models is None or not isinstance(joints, (list, tuple)):
+            return
+        urdf = models.bare.urdf_joints
+        unbounded = {}
+        for j in joints:
+            if j not in urdf:
+                unbounded[j] = "not in the URDF"
+            elif not urdf[j].lower <= urdf[j].upper:
+                unbounded[j] = f"URDF limits inverted: lower {urdf[j].lower:g} > upper {urdf[j].upper:g}"
+        filled = False
+        for key, attribute, none in (("position_lower", "lower", -math.inf),
+                                     ("position_upper", "upper", math.inf)):
+            if not values[key]:
+                filled = True
+                values[key] = [none if j in unbounded else getattr(urdf[j], attribute)
+                               for j in joints]
+        for j, why in (unbounded if filled else {}).items():
+            self.get_logger().warning(f"{j}: commanded position not bounded ({why}); set "
+                                      "position_lower/position_upper to bound it")
 
     def _start_simulation(self, values, config, settings: CanSettings, models) -> CanSettings:
         if models is None:

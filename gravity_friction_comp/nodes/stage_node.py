@@ -261,7 +261,8 @@ def make_executor(context=None):
 
 
 def spin_node(node: Node) -> None:
-    """Spin ``node`` until its context shuts down, on :func:`make_executor`'s executor.
+    """Spin ``node`` until its context shuts down: on the EventsExecutor (a ``spin_once``
+    loop), or with ``rclpy.spin`` when :func:`executor_choice` says ``single``.
 
     The EventsExecutor dispatches from C++ instead of rebuilding a Python wait set for every
     message: at 1 kHz it is what keeps the gravity → friction chain below the latency of a
@@ -272,13 +273,23 @@ def spin_node(node: Node) -> None:
     """
     import gc
 
+    import rclpy
+
     gc.collect()
     gc.freeze()
+    if executor_choice() == "single":
+        rclpy.spin(node)
+        return
     executor = make_executor(node.context)
     executor.add_node(node)
     try:
         while node.context.ok():
-            executor.spin_once(timeout_sec=0.5)
+            try:
+                executor.spin_once(timeout_sec=0.5)
+            except Exception:
+                if node.context.ok():
+                    raise
+                break  # shut down (SIGTERM) between the check and the wait: a clean exit
     finally:
         executor.shutdown()
 
