@@ -65,6 +65,7 @@ __all__ = [
     "SimulatedMotor",
     "SimulatedMotorBus",
     "bridge_config_from_values",
+    "fill_position_limits_from_urdf",
     "can_interfaces",
     "open_bus",
     "read_damiao_limits",
@@ -390,6 +391,40 @@ def bridge_config_from_values(values: Mapping[str, Any],
     if values.get("can.bitrate") is not None:
         kwargs["bitrate"] = _as_int("can.bitrate", values["can.bitrate"])
     return BridgeConfig(motors=tuple(motors), **kwargs)
+
+
+def fill_position_limits_from_urdf(values: dict[str, Any], urdf_joints: Mapping[str, Any]
+                                   ) -> dict[str, str]:
+    """Empty ``position_lower``/``position_upper`` in ``values`` → the URDF ``<limit>`` of each
+    bridge joint (in place), for :func:`bridge_config_from_values`.
+
+    Args:
+        values: The node's parameter values (``joints``, ``position_lower``, ``position_upper``).
+        urdf_joints: Joint name → :class:`~gravity_friction_comp.urdf_source.UrdfJoint`
+            (``RobotModel.urdf_joints``); ``lower``/``upper`` [rad or m], ``∓inf`` for none.
+
+    Returns:
+        Joint name → why it stays unbounded (not in the URDF, or inverted URDF limits: a
+        malformed file), for the caller to warn about; empty when nothing was filled.
+    """
+    joints = values.get("joints") or []
+    if not isinstance(joints, (list, tuple)):
+        return {}
+    unbounded = {}
+    for j in joints:
+        if j not in urdf_joints:
+            unbounded[j] = "not in the URDF"
+        elif not urdf_joints[j].lower <= urdf_joints[j].upper:
+            unbounded[j] = (f"URDF limits inverted: lower {urdf_joints[j].lower:g} > "
+                            f"upper {urdf_joints[j].upper:g}")
+    filled = False
+    for key, attribute, none in (("position_lower", "lower", -math.inf),
+                                 ("position_upper", "upper", math.inf)):
+        if not values.get(key):
+            filled = True
+            values[key] = [none if j in unbounded else getattr(urdf_joints[j], attribute)
+                           for j in joints]
+    return unbounded if filled else {}
 
 
 # --- simulated motors ----------------------------------------------------------------------------

@@ -32,6 +32,7 @@ __all__ = [
     "StageSettings",
     "Throttle",
     "apply_stage",
+    "clamp_free_scale",
     "effort_limits_from",
     "parse_setpoint",
 ]
@@ -243,6 +244,26 @@ def effort_limits_from(value, n: int, default: np.ndarray | None = None) -> np.n
     if not isinstance(value, (str, bytes)) and np.ndim(value) == 1 and len(value) == 1:
         value = value[0]  # a one-element ROS array parameter applies to every joint
     return per_joint("effort_limit", value, n, positive=True).copy()
+
+
+def clamp_free_scale(term_bound: np.ndarray, effort_limits: np.ndarray) -> float:
+    """Largest |scale| for which ``|scale·term| <= effort_limits`` holds for every term.
+
+    Args:
+        term_bound: (n,) bound on |term| over every input [N·m] (e.g.
+            :attr:`RobotModel.gravity_bound
+            <gravity_friction_comp.robot_model.RobotModel.gravity_bound>`; ``inf`` = none).
+        effort_limits: (n,) symmetric limits [N·m] (``inf`` = none).
+
+    Returns:
+        ``min_i limit_i / bound_i`` [-] (``inf`` where a bound is 0; 0 where a bound is
+        ``inf``, also against an ``inf`` limit, which proves nothing). With
+        ``|scale|`` up to this, :func:`apply_stage` may be told ``within_limits=True``.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.where(term_bound > 0.0, effort_limits / term_bound, np.inf)
+    ratios[np.isnan(ratios)] = 0.0  # inf/inf
+    return float(ratios.min()) if ratios.size else 0.0
 
 
 class StageResult:

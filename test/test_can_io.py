@@ -348,3 +348,24 @@ def test_simulated_bus_rejects_unknown_joint(palletizer):
     with pytest.raises(ConfigError, match="base_yaw"):
         SimulatedMotorBus(arm, [SimulatedMotor("elbow", motor, JointMotorMap())],
                           CanSettings("virtual", _channel(), 1_000_000))
+
+
+def test_position_limits_from_urdf_fill_only_what_is_empty():
+    import math
+
+    from gravity_friction_comp.can_io import fill_position_limits_from_urdf
+    from gravity_friction_comp.urdf_source import UrdfJoint
+
+    urdf = {"a": UrdfJoint("a", "revolute", "base", "l1", lower=-0.5, upper=0.7),
+            "wheel": UrdfJoint("wheel", "continuous", "l1", "l2"),
+            "bad": UrdfJoint("bad", "revolute", "l2", "l3", lower=0.2, upper=-0.2)}
+    values = {"joints": ["a", "wheel", "bad", "ghost"], "position_lower": None,
+              "position_upper": []}
+    unbounded = fill_position_limits_from_urdf(values, urdf)
+    assert values["position_lower"] == [-0.5, -math.inf, -math.inf, -math.inf]
+    assert values["position_upper"] == [0.7, math.inf, math.inf, math.inf]
+    assert set(unbounded) == {"bad", "ghost"} and "inverted" in unbounded["bad"]
+    # explicit parameters win and nothing is reported
+    given = {"joints": ["a"], "position_lower": [-0.1], "position_upper": [0.1]}
+    assert fill_position_limits_from_urdf(given, urdf) == {}
+    assert given["position_lower"] == [-0.1] and given["position_upper"] == [0.1]

@@ -187,3 +187,15 @@ def test_name_cache_takes_any_sequence_of_names():
     assert seen.model_position().tolist() == [1.0, 2.0, 3.0]
     for names in (np.array(["c", "b", "a"]), ("c", "b", "a"), ["c", "b", "a"]):
         assert JointMap.for_names(names, MODEL).index.tolist() == [2, 1, 0]
+
+
+def test_clamp_free_scale_by_hand():
+    from gravity_friction_comp.stage import clamp_free_scale
+
+    inf = math.inf
+    # min(10/4, 28/7) = 2.5; a zero bound never clamps; an infinite bound proves nothing
+    assert clamp_free_scale(np.array([4.0, 7.0, 0.0]), np.array([10.0, 28.0, 1.0])) == 2.5
+    assert clamp_free_scale(np.array([4.0, inf]), np.array([10.0, 28.0])) == 0.0
+    assert clamp_free_scale(np.array([4.0, inf]), np.array([10.0, inf])) == 0.0
+    assert clamp_free_scale(np.array([4.0, 2.0]), np.array([inf, inf])) == inf
+    assert clamp_free_scale(np.zeros(0), np.zeros(0)) == 0.0

@@ -37,7 +37,7 @@ from std_msgs.msg import Bool, String
 from ..actuator import ActuatorModel
 from ..exceptions import ConfigError
 from ..inverse_dynamics import InverseDynamicsFeedforward, validate_acceleration_cutoff
-from ..stage import effort_limits_from
+from ..stage import clamp_free_scale, effort_limits_from
 from .robot_params import RobotModels, build_robot_models, declare_robot_parameters
 from .stage_node import SETPOINT_QOS, FeedforwardStageNode, run_node
 
@@ -64,15 +64,6 @@ def _with_actuators(models: RobotModels | None, arm_config: str) -> RobotModels 
     actuators = ActuatorModel.from_arm_yaml(arm_config, robot=models.bare)
     return RobotModels(models.bare.with_actuators(actuators),
                        models.loaded.with_actuators(actuators), models.source_key)
-
-
-def _clamp_free_scale(model, limits: np.ndarray) -> float:
-    """Largest |scale| for which ``|scale·g(q)| <= limits`` holds at every q (0: none)."""
-    bound = model.gravity_bound
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratios = np.where(bound > 0.0, limits / bound, np.inf)
-    ratios[np.isnan(ratios)] = 0.0  # inf/inf: no limit and no bound proves nothing
-    return float(ratios.min()) if ratios.size else 0.0
 
 
 class GravityCompensationNode(FeedforwardStageNode):
@@ -132,8 +123,8 @@ class GravityCompensationNode(FeedforwardStageNode):
                                         models.bare.effort_limits)
         clamp_free = (0.0, 0.0)
         if models is not None:
-            clamp_free = (_clamp_free_scale(models.bare, limits),
-                          _clamp_free_scale(models.loaded, limits))
+            clamp_free = (clamp_free_scale(models.bare.gravity_bound, limits),
+                          clamp_free_scale(models.loaded.gravity_bound, limits))
         return _GravityConfig(models, bool(attached), values["mode"], float(cutoff), limits,
                               clamp_free)
 

@@ -66,6 +66,7 @@ from ..can_io import (
     CanSettings,
     SimulatedMotorBus,
     bridge_config_from_values,
+    fill_position_limits_from_urdf,
     open_bus,
     read_damiao_limits,
 )
@@ -146,7 +147,11 @@ class MitBridgeNode(Node):
         self._declaring = False
         values = self._values()
         models = build_robot_models(values)
-        self._fill_position_limits(values, models)
+        if models is not None:
+            unbounded = fill_position_limits_from_urdf(values, models.bare.urdf_joints)
+            for joint, why in unbounded.items():
+                self.get_logger().warning(f"{joint}: commanded position not bounded ({why}); "
+                                          "set position_lower/position_upper to bound it")
         config = bridge_config_from_values(values)
         settings = CanSettings(values["can.interface"], values["can.channel"], values["can.bitrate"])
         diag_rate = float(values["diagnostics_rate_hz"])
@@ -197,33 +202,6 @@ class MitBridgeNode(Node):
     def _values(self) -> dict[str, Any]:
         names = list(BRIDGE_PARAMETERS) + list(ROBOT_PARAMETERS)
         return {n: self.get_parameter(n).value for n in names}
-
-    def _fill_position_limits(self, values: dict[str, Any], models) -> None:
-        """Empty position_lower/upper → the URDF's limits of the bridge's joints (in place).
-
-        Joints missing from the URDF, and URDF joints whose lower limit exceeds the upper
-        one (a malformed file), stay unbounded with a warning naming them.
-        """
-        joints = values["joints"] or []
-        if models is None or not isinstance(joints, (list, tuple)):
-            return
-        urdf = models.bare.urdf_joints
-        unbounded = {}
-        for j in joints:
-            if j not in urdf:
-                unbounded[j] = "not in the URDF"
-            elif not urdf[j].lower <= urdf[j].upper:
-                unbounded[j] = f"URDF limits inverted: lower {urdf[j].lower:g} > upper {urdf[j].upper:g}"
-        filled = False
-        for key, attribute, none in (("position_lower", "lower", -math.inf),
-                                     ("position_upper", "upper", math.inf)):
-            if not values[key]:
-                filled = True
-                values[key] = [none if j in unbounded else getattr(urdf[j], attribute)
-                               for j in joints]
-        for j, why in (unbounded if filled else {}).items():
-            self.get_logger().warning(f"{j}: commanded position not bounded ({why}); set "
-                                      "position_lower/position_upper to bound it")
 
     def _start_simulation(self, values, config, settings: CanSettings, models) -> CanSettings:
         if models is None:

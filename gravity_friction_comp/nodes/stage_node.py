@@ -241,9 +241,10 @@ def executor_choice(environ: Mapping[str, str] | None = None) -> str:
     return choice
 
 
-def make_executor(context=None):
+def make_executor(context=None, choice: str | None = None):
     """A new executor of the kind :func:`executor_choice` picks (EventsExecutor or
-    SingleThreadedExecutor), for ``context`` (default context when ``None``).
+    SingleThreadedExecutor), for ``context`` (default context when ``None``); ``choice``
+    skips reading the environment again when the caller already has it.
 
     Drive it with ``spin_once`` in a loop: the EventsExecutor's ``spin()`` did not dispatch
     anything with the kilted PyPI wheels (FIELD_NOTES "Executors").
@@ -251,7 +252,7 @@ def make_executor(context=None):
     Raises:
         ConfigError: as :func:`executor_choice`.
     """
-    if executor_choice() == "events":
+    if (choice or executor_choice()) == "events":
         from rclpy.experimental import EventsExecutor
 
         return EventsExecutor(context=context)
@@ -277,10 +278,11 @@ def spin_node(node: Node) -> None:
 
     gc.collect()
     gc.freeze()
-    if executor_choice() == "single":
+    choice = executor_choice()
+    if choice == "single":
         rclpy.spin(node)
         return
-    executor = make_executor(node.context)
+    executor = make_executor(node.context, choice)
     executor.add_node(node)
     try:
         while node.context.ok():
