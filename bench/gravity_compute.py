@@ -1,34 +1,42 @@
 """Per-setpoint gravity compute time of the node's path against a bare Pinocchio call.
 
-For each model, times (median over timeit repeats):
+For each model and for two setpoint layouts -- ``model order`` (exactly the model's joints in
+model order, as a teleop leader publishes them) and ``shuffled`` (model joints shuffled plus
+one joint the model lacks) -- times:
 
 * ``bare``: ``pin.computeGeneralizedGravity(model, data, q)`` on the model Pinocchio's URDF
-  parser builds from the same file (no mimic reduction, no checks) — the baseline;
-* ``gravity()``: :meth:`RobotModel.gravity` alone (input checks, mimic reduction);
-* ``minimal path``: name mapping through a precomputed index array (JointState names in a
-  shuffled order, with one extra non-model joint), the gravity kernel, clamp to the URDF
-  effort limits, scatter back into message order -- no validation, nothing else: the floor
-  of the issue's "name mapping + gravity + clamp" in numpy;
+  parser builds from the same file (no mimic reduction, no checks) -- the baseline;
 * ``kernel``: :meth:`RobotModel.gravity_kernel` alone -- the unchecked Pinocchio call on the
   model the node evaluates (Pinocchio's mimic model with the payload where it exists);
-* ``node path``: exactly what the node runs per setpoint: ``parse_setpoint`` (length,
+* ``minimal``: name mapping through a precomputed index, the kernel, the clamp to the URDF
+  effort limits, scatter back into message order -- no validation at all: the numpy floor of
+  the issue's "name mapping + gravity + clamp";
+* ``fused``: the node's checks for this message (lengths, the cached name list, NaN/inf
+  screen, the |q| magnitude drop, finiteness of the result, +0.0 for the absent incoming
+  effort) fused into one function over a precomputed map, clamp skipped where the node skips
+  it -- what any restructuring of the node path could at best reach in CPython + numpy;
+* ``node``: exactly what the node runs per setpoint: ``parse_setpoint`` (length,
   duplicate-name and finiteness checks, cached name mapping), ``RobotModel.gravity`` (which
   also drops absurd magnitudes), ``apply_stage`` (add, finiteness; the clamp is skipped when
-  ``RobotModel.gravity_bound`` proves it a no-op, as the node does).
+  ``RobotModel.gravity_bound`` proves it a no-op, as the node does);
+* ``numpy call``: one ``np.frombuffer`` of the message's positions -- the unit cost of the
+  numpy calls the paths above are made of.
 
-and prints each time and its ratio to ``bare``. Goal (issue 2): node path <= 3x bare (see
-bench/RESULTS.md for where it stands).
+The variants run interleaved, in ``--rounds`` rounds of ``--number`` calls each, and each
+reports its fastest round (``timeit``'s advice: slower rounds measure the machine's other
+work, not the code), so a slow spell of the VM affects baseline and path alike. Ratios are to
+``bare``. Goal (issue 2): node path <= 3x bare; see bench/RESULTS.md for where it stands.
 
-Run: ``.venv/bin/python bench/gravity_compute.py [--repeat 15] [--number 5000]``
+Run: ``.venv/bin/python bench/gravity_compute.py [--rounds 15] [--number 4000]``
 """
 
 from __future__ import annotations
 
 import argparse
 import array
+import math
 import pathlib
 import random
-import statistics
 import sys
 import timeit
 import warnings
@@ -52,14 +60,31 @@ MODELS = {
     "xArm7 + gripper (8 DoF, 5 mimic)": (SHARED / "xarm" / "xarm7_gripper.urdf", None),
     "OpenArm bimanual (16 DoF, 2 mimic)": (SHARED / "openarm" / "openarm_v10_bimanual_hand.urdf", None),
 }
+LAYOUTS = ("model order", "shuffled")
 
 
-def median_us(fn, repeat: int, number: int) -> float:
-    """Median time of one call [µs]."""
-    return statistics.median(timeit.repeat(fn, repeat=repeat, number=number)) / number * 1e6
+def fastest_us(variants: dict, rounds: int, number: int) -> dict[str, float]:
+    """Fastest round of each variant [µs per call], the variants interleaved round by round."""
+    best = {name: math.inf for name in variants}
+    for _ in range(rounds):
+        for name, fn in variants.items():
+            best[name] = min(best[name], timeit.timeit(fn, number=number) / number * 1e6)
+    return best
 
 
-def bench_model(label: str, path: pathlib.Path, payload_parent: str | None, repeat: int, number: int):
+def message(model: RobotModel, layout: str, q_model: np.ndarray):
+    """JointState-like names and rclpy's array('d') fields for ``layout``."""
+    names = list(model.joint_names)
+    if layout == "shuffled":
+        names.append("conveyor_belt")
+        random.Random(0).shuffle(names)
+    by_name = dict(zip(model.joint_names, q_model))
+    position = array.array("d", [by_name.get(n, 0.0) for n in names])
+    return names, position, array.array("d", [0.0] * len(names)), array.array("d")
+
+
+def bench_model(path: pathlib.Path, payload_parent: str | None, rounds: int, number: int):
+    """{layout: {variant: µs}} for one URDF, after checking every path gives the same bits."""
     model = RobotModel.from_urdf(path)
     if payload_parent is not None:  # the default config: a 0.13 kg can 7 cm below the tool
         model = model.with_payload(
@@ -67,80 +92,110 @@ def bench_model(label: str, path: pathlib.Path, payload_parent: str | None, repe
         )
     rng = np.random.default_rng(0)
     q_model = rng.uniform(-0.5, 0.5, model.n)
-
-    # JointState-like message: model joints shuffled plus one joint the model lacks
-    names = list(model.joint_names) + ["conveyor_belt"]
-    random.Random(0).shuffle(names)
-    by_name = dict(zip(model.joint_names, q_model))
-    position = array.array("d", [by_name.get(n, 0.0) for n in names])  # rclpy stores array('d')
-    index = JointMap.for_names(names, model.joint_names).index
     limit = np.array(model.effort_limits)
     neg_limit = -limit
-    n_msg = len(names)
-    velocity = array.array("d", [0.0] * n_msg)
-    no_effort = array.array("d")
-
     kernel = model.gravity_kernel()
-
-    def minimal_path():
-        """Mapping + gravity + clamp + scatter with nothing else (a lower bound)."""
-        q = np.frombuffer(position)[index]
-        g = kernel(q)
-        np.minimum(np.maximum(g, neg_limit, out=g), limit, out=g)
-        effort = np.zeros(n_msg)
-        effort[index] = g
-        return effort
-
     model_names = model.joint_names
     within = clamp_free_scale(model.gravity_bound, limit) >= 1.0  # the node's set-up rule
-
-    def node_path():
-        """Exactly what the node runs per setpoint: validate + map, gravity, add + clamp."""
-        setpoint = parse_setpoint(names, position, velocity, no_effort, model_names)
-        term = model.gravity(setpoint.model_position())
-        return apply_stage(setpoint, term, 1.0, limit, within_limits=within).effort
-
-    expected = np.zeros(n_msg)
-    expected[index] = np.clip(model.gravity(q_model), neg_limit, limit)
-    np.testing.assert_array_equal(node_path(), expected)
-    np.testing.assert_array_equal(minimal_path(), expected)
 
     bare_model = pin.buildModelFromUrdf(str(path))
     bare_data = bare_model.createData()
     q_bare = pin.neutral(bare_model)
-    q_bare[:] = rng.uniform(-0.5, 0.5, bare_model.nq) if bare_model.nq == bare_model.nv else q_bare
+    if bare_model.nq == bare_model.nv:
+        q_bare[:] = rng.uniform(-0.5, 0.5, bare_model.nq)
 
-    t_bare = median_us(lambda: pin.computeGeneralizedGravity(bare_model, bare_data, q_bare), repeat, number)
-    t_grav = median_us(lambda: model.gravity(q_model), repeat, number)
-    t_kernel = median_us(lambda: kernel(q_model), repeat, number)
-    t_min = median_us(minimal_path, repeat, number)
-    t_node = median_us(node_path, repeat, number)
-    print(
-        f"{label:36s} bare {t_bare:5.2f} µs | kernel {t_kernel:5.2f} µs ({t_kernel / t_bare:4.2f}x)"
-        f" | gravity() {t_grav:5.2f} µs ({t_grav / t_bare:4.2f}x)"
-        f" | minimal path {t_min:5.2f} µs ({t_min / t_bare:4.2f}x)"
-        f" | node path {t_node:5.2f} µs ({t_node / t_bare:4.2f}x, clamp "
-        f"{'skipped' if within else 'run'})"
-    )
-    return t_node / t_bare
+    results = {}
+    for layout in LAYOUTS:
+        names, position, velocity, no_effort = message(model, layout, q_model)
+        index = JointMap.for_names(names, model_names).index
+        n_msg = len(names)
+
+        def minimal_path():
+            """Mapping + gravity + clamp + scatter with nothing else (a lower bound)."""
+            q = np.frombuffer(position)[index]
+            g = kernel(q)
+            np.minimum(np.maximum(g, neg_limit, out=g), limit, out=g)
+            effort = np.zeros(n_msg)
+            effort[index] = g
+            return effort
+
+        last_names, m, identity = list(names), n_msg, index.tolist() == list(range(n_msg))
+        isfinite, frombuffer, zeros, gravity = math.isfinite, np.frombuffer, np.zeros, kernel
+
+        def fused_path():
+            """The node's validation and arithmetic for this message, in one function."""
+            if names != last_names:
+                raise AssertionError("name list changed")
+            n_vel, n_eff = len(velocity), len(no_effort)
+            if len(position) != m or n_vel not in (0, m) or n_eff not in (0, m):
+                raise AssertionError("length mismatch")
+            if not isfinite(sum(position) + sum(velocity) + sum(no_effort)):
+                raise AssertionError("not finite")
+            q = frombuffer(position)
+            if not identity:
+                q = q[index]
+            if not isfinite(q.dot(q)):
+                raise AssertionError("absurd magnitude")
+            g = gravity(q) + 0.0  # the absent incoming effort: 0 + -0.0 = +0.0
+            if not isfinite(g.dot(g)):
+                raise AssertionError("term not finite")
+            if not within:
+                g = np.minimum(np.maximum(g, neg_limit), limit)
+            if identity:
+                return g
+            effort = zeros(m)
+            effort[index] = g
+            return effort
+
+        def node_path():
+            """Exactly what the node runs per setpoint: validate + map, gravity, add + clamp."""
+            setpoint = parse_setpoint(names, position, velocity, no_effort, model_names)
+            term = model.gravity(setpoint.model_position())
+            return apply_stage(setpoint, term, 1.0, limit, within_limits=within).effort
+
+        expected = np.zeros(n_msg)
+        expected[index] = np.clip(model.gravity(q_model), neg_limit, limit)
+        np.testing.assert_array_equal(node_path(), expected)
+        np.testing.assert_array_equal(minimal_path(), expected)
+        assert fused_path().tobytes() == node_path().tobytes()
+
+        results[layout] = fastest_us({
+            "bare": lambda: pin.computeGeneralizedGravity(bare_model, bare_data, q_bare),
+            "kernel": lambda: kernel(q_model),
+            "minimal": minimal_path,
+            "fused": fused_path,
+            "node": node_path,
+            "numpy call": lambda: np.frombuffer(position),
+        }, rounds, number)
+    return results, within
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=15)
-    parser.add_argument("--number", type=int, default=5000)
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--number", type=int, default=4000)
     args = parser.parse_args()
-    print(f"pinocchio {pin.__version__}, numpy {np.__version__}; median of {args.repeat} x {args.number} calls")
-    ratios = []
+    print(f"pinocchio {pin.__version__}, numpy {np.__version__}; fastest of {args.rounds} "
+          f"interleaved rounds x {args.number} calls; ratios to bare")
+    worst = {}
     for label, (path, parent) in MODELS.items():
         if not path.is_file():
             print(f"{label:36s} skipped: {path} not found")
             continue
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            ratios.append(bench_model(label, path, parent, args.repeat, args.number))
-    if ratios:
-        print(f"worst node-path ratio {max(ratios):.2f}x (goal <= 3x)")
+            results, within = bench_model(path, parent, args.rounds, args.number)
+        for layout, t in results.items():
+            bare = t["bare"]
+            ratio = {k: v / bare for k, v in t.items()}
+            print(f"{label:36s} {layout:11s} bare {bare:5.2f} µs | kernel {t['kernel']:5.2f} "
+                  f"({ratio['kernel']:4.2f}x) | minimal {t['minimal']:5.2f} "
+                  f"({ratio['minimal']:4.2f}x) | fused {t['fused']:5.2f} ({ratio['fused']:4.2f}x) | node {t['node']:5.2f} ({ratio['node']:4.2f}x, "
+                  f"clamp {'skipped' if within else 'run'}) | numpy call "
+                  f"{t['numpy call']:4.2f} µs")
+            worst[layout] = max(worst.get(layout, 0.0), ratio["node"])
+    for layout, ratio in worst.items():
+        print(f"worst node-path ratio, {layout}: {ratio:.2f}x (goal <= 3x)")
     return 0
 
 
