@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
+import pathlib
 from typing import Any, Mapping
 
 import numpy as np
 
 from .exceptions import ConfigError, DimensionError, InputError
 
-__all__ = ["frame_bytes", "number", "per_joint"]
+__all__ = ["frame_bytes", "number", "per_joint", "read_text", "read_yaml", "string_keys"]
 
 
 def per_joint(key: str, value: Any, n: int, *, positive: bool = False, nonneg: bool = False,
@@ -44,7 +46,7 @@ def per_joint(key: str, value: Any, n: int, *, positive: bool = False, nonneg: b
                           key=key, value=value)
     try:
         arr = np.array(value, dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an int beyond float
         raise ConfigError(f"{key}: expected a number or a list of numbers, got {value!r}",
                           key=key, value=value) from None
     if arr.ndim == 0:
@@ -93,6 +95,9 @@ def number(key: str, value: Any, *, positive: bool = False, nonneg: bool = False
     except ValueError:
         raise ConfigError(f"{key} must be a number{unit}, got {value!r}", key=key,
                           value=value) from None
+    except OverflowError:  # an int beyond the float range
+        raise ConfigError(f"{key} must be finite{unit}, got {value!r}", key=key,
+                          value=value) from None
     if not math.isfinite(x):
         raise ConfigError(f"{key} must be finite{unit}, got {value!r}", key=key, value=value)
     if positive and not x > 0.0:
@@ -134,3 +139,69 @@ def frame_bytes(data: Any, what: str = "CAN frame data") -> bytes:
     except Exception as error:  # whatever a foreign object's __bytes__/__iter__ raises
         raise InputError(f"{what} must be bytes (or ints 0-255), got {data!r}: {error}",
                          reason="type") from None
+
+
+def read_text(path: str | os.PathLike, key: str) -> str:
+    """The UTF-8 text of a configuration or data file.
+
+    Args:
+        path: File path.
+        key: What the file is (``"arm_config"``, ``"sim_config"``, …), for the error.
+
+    Raises:
+        ConfigError: missing, unreadable (a directory, no permission) or not UTF-8 text;
+            ``key`` = ``key``, ``value`` = the path.
+    """
+    p = pathlib.Path(path)
+    try:
+        return p.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"{key} {str(p)!r}: cannot read ({error.strerror or error})",
+                          key=key, value=str(p)) from None
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{key} {str(p)!r}: not UTF-8 text (byte {error.start}: "
+                          f"{error.reason})", key=key, value=str(p)) from None
+
+
+def read_yaml(path: str | os.PathLike, key: str) -> Any:
+    """A YAML file parsed with ``yaml.safe_load`` (``None`` for an empty file).
+
+    Args:
+        path: File path.
+        key: What the file is, for the error.
+
+    Raises:
+        ConfigError: as :func:`read_text`, or not valid YAML (also YAML nested too deeply
+            for the parser).
+    """
+    import yaml
+
+    text = read_text(path, key)
+    try:
+        return yaml.safe_load(text)
+    except (yaml.YAMLError, RecursionError) as error:
+        raise ConfigError(f"{key} {str(pathlib.Path(path))!r}: invalid YAML ({error})",
+                          key=key, value=str(path)) from None
+
+
+def string_keys(key: str, value: Any) -> Mapping[str, Any]:
+    """``value`` checked to be a mapping whose keys are all strings (YAML allows ``1: 2``).
+
+    Args:
+        key: Where the mapping sits (``"simulation"``, ``"payload"``, …), for the error.
+        value: The parsed value.
+
+    Returns:
+        ``value`` itself.
+
+    Raises:
+        ConfigError: not a mapping, or a key that is not a string (listed).
+    """
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{key}: expected a mapping, got {type(value).__name__} {value!r}",
+                          key=key, value=value)
+    bad = [k for k in value if not isinstance(k, str)]
+    if bad:
+        raise ConfigError(f"{key}: keys must be names (strings), got {bad}", key=key,
+                          value=value)
+    return value

@@ -77,3 +77,46 @@ def test_frame_bytes_refuses_numpy_numbers_and_wide_arrays():
     for bad in (np.int64(8), np.float64(2.0), np.uint8(3), wide, memoryview(wide), True):
         with pytest.raises(InputError):
             frame_bytes(bad)
+
+
+def test_read_text_and_yaml_refuse_unreadable_files(tmp_path):
+    from gravity_friction_comp.validation import read_text, read_yaml
+
+    good = tmp_path / "a.yaml"
+    good.write_text("x: 1.5\n", encoding="utf-8")
+    assert read_yaml(good, "sim_config") == {"x": 1.5}
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("")
+    assert read_yaml(empty, "sim_config") is None
+    latin = tmp_path / "latin1.yaml"
+    latin.write_bytes(b"name: caf\xe9\n")
+    cases = {latin: "not UTF-8", tmp_path: "cannot read", tmp_path / "missing": "cannot read"}
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("a: [1, 2\n")
+    cases.update({deep: "invalid YAML", broken: "invalid YAML"})
+    for path, text in cases.items():
+        with pytest.raises(ConfigError, match=text) as info:
+            read_yaml(path, "sim_config")
+        assert info.value.key == "sim_config" and info.value.value == str(path)
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        read_text(latin, "csv")
+
+
+def test_string_keys():
+    from gravity_friction_comp.validation import string_keys
+
+    assert string_keys("payload", {"mass": 1}) == {"mass": 1}
+    with pytest.raises(ConfigError, match=r"keys must be names .*\[1\]"):
+        string_keys("payload", {1: 2, "foo": 3})
+    with pytest.raises(ConfigError, match="expected a mapping, got list"):
+        string_keys("payload", ["mass"])
+
+
+def test_integers_beyond_float_range_are_config_errors():
+    huge = 10 ** 400
+    with pytest.raises(ConfigError, match="finite"):
+        number("coulomb", huge)
+    with pytest.raises(ConfigError):
+        per_joint("coulomb", [1.0, huge], 2)
