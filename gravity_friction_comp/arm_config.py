@@ -29,14 +29,14 @@ as ``breakaway``. A file with ``LeaderArmParam``/``FollowerArmParam`` is read wi
 
 from __future__ import annotations
 
+import math
 import os
 import pathlib
 from typing import Any, Mapping
 
-import yaml
-
 from .exceptions import ConfigError, DimensionError
 from .friction import FRICTION_KEYWORDS
+from .validation import read_yaml, string_keys
 
 __all__ = [
     "FRICTION_BLOCK_KEYS",
@@ -65,20 +65,11 @@ def load_arm_yaml(path: str | os.PathLike) -> dict[str, Any]:
         The top-level mapping (``{}`` for an empty file).
 
     Raises:
-        ConfigError: missing/unreadable file, YAML syntax error, or top level not a mapping
-            (``key="arm_config"``, ``value`` = path).
+        ConfigError: missing/unreadable/non-UTF-8 file, YAML syntax error, or top level not
+            a mapping (``key="arm_config"``, ``value`` = path).
     """
     path = pathlib.Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"arm_config {path}: cannot read ({exc.strerror or exc})",
-                          key="arm_config", value=str(path)) from exc
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"arm_config {path}: invalid YAML ({exc})", key="arm_config",
-                          value=str(path)) from exc
+    data = read_yaml(path, "arm_config")
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -117,9 +108,8 @@ def friction_params_from_arm_yaml(data_or_path: Mapping[str, Any] | str | os.Pat
             base_dir = pathlib.Path(data_or_path).resolve().parent
     if "friction_comp" not in data:
         if "friction_comp_breakaway" in data:  # i2rt gripper files: one joint
-            value = data["friction_comp_breakaway"]
-            _check_numeric("friction_comp_breakaway", value, n_joints)
-            return {"breakaway": value}
+            return {"breakaway": _numeric("friction_comp_breakaway",
+                                          data["friction_comp_breakaway"], n_joints)}
         present = [s for s in _OPENARM_SECTIONS.values() if s in data]
         if present:
             return friction_params_from_openarm_yaml(data, n_joints=n_joints)
@@ -131,10 +121,8 @@ def friction_params_from_arm_yaml(data_or_path: Mapping[str, Any] | str | os.Pat
     block = data["friction_comp"]
     if block is None:
         return {}
-    if not isinstance(block, Mapping):
-        raise ConfigError(f"friction_comp: expected a mapping, got {block!r}",
-                          key="friction_comp", value=block)
-    unknown = sorted(str(k) for k in set(block) - set(FRICTION_BLOCK_KEYS))
+    string_keys("friction_comp", block)
+    unknown = sorted(set(block) - set(FRICTION_BLOCK_KEYS))
     if unknown:
         raise ConfigError(f"friction_comp: unknown keys {unknown}; valid keys: "
                           + ", ".join(FRICTION_BLOCK_KEYS),
@@ -158,8 +146,7 @@ def friction_params_from_arm_yaml(data_or_path: Mapping[str, Any] | str | os.Pat
         out["model"] = block["model"]
     for key in _NUMERIC_KEYS:
         if key in block and block[key] is not None:
-            _check_numeric(f"friction_comp.{key}", block[key], n_joints)
-            out[key] = block[key]
+            out[key] = _numeric(f"friction_comp.{key}", block[key], n_joints)
     if block.get("bam_files") is not None:
         out["bam_files"] = _bam_paths(block["bam_files"], n_joints, base_dir)
     return out
@@ -206,19 +193,21 @@ def friction_params_from_openarm_yaml(data_or_path: Mapping[str, Any] | str | os
         section = _OPENARM_SECTIONS[role]
         if section not in data:
             raise ConfigError(f"OpenArm friction: section {section} not found", key=section)
-    table = data[section]
-    if not isinstance(table, Mapping):
-        raise ConfigError(f"{section}: expected a mapping, got {table!r}", key=section,
-                          value=table)
+    table = string_keys(section, data[section])
     lists = {}
     for key in ("Fc", "k", "Fv", "Fo"):
         if key not in table:
             raise ConfigError(f"{section}: missing {key}", key=f"{section}.{key}")
         value = table[key]
-        if not isinstance(value, list) or not all(_is_number(x) for x in value) or not value:
+        if not isinstance(value, list) or not value:
             raise ConfigError(f"{section}.{key}: expected a list of numbers, got {value!r}",
                               key=f"{section}.{key}", value=value)
-        lists[key] = [float(x) for x in value]
+        values = _numeric(f"{section}.{key}", value, None)
+        # NaN would pass every comparison below and switch the joint's friction off
+        if not all(math.isfinite(x) for x in values):
+            raise ConfigError(f"{section}.{key}: values must be finite, got {values}",
+                              key=f"{section}.{key}", value=value)
+        lists[key] = values
     n = len(lists["Fc"])
     for key, value in lists.items():
         if len(value) != n:
@@ -240,19 +229,29 @@ def friction_params_from_openarm_yaml(data_or_path: Mapping[str, Any] | str | os
     }
 
 
-def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
+def _number(key: str, x: Any, whole: Any) -> float:
+    """One YAML number as float; numeric strings too (YAML 1.1 reads ``5e-3``, without a
+    dot, as a string)."""
+    if isinstance(x, bool) or not isinstance(x, (int, float, str)):
+        raise ConfigError(f"{key}: expected a number or a list of numbers, got {whole!r}",
+                          key=key, value=whole)
+    try:
+        return float(x)
+    except ValueError:
+        raise ConfigError(f"{key}: expected a number or a list of numbers, got {whole!r}",
+                          key=key, value=whole) from None
+    except OverflowError:  # an int beyond the float range
+        raise ConfigError(f"{key}: values must be finite, got {whole!r}", key=key,
+                          value=whole) from None
 
 
-def _check_numeric(key: str, value: Any, n_joints: int | None) -> None:
-    if _is_number(value):
-        return
-    if isinstance(value, list) and all(_is_number(x) for x in value):
+def _numeric(key: str, value: Any, n_joints: int | None) -> float | list[float]:
+    """A number or a list of numbers (length ``n_joints`` when given) as float(s)."""
+    if isinstance(value, list):
         if value and n_joints is not None and len(value) != n_joints:
             raise DimensionError(key, n_joints, len(value))
-        return
-    raise ConfigError(f"{key}: expected a number or a list of numbers, got {value!r}",
-                      key=key, value=value)
+        return [_number(key, x, value) for x in value]
+    return _number(key, value, value)
 
 
 def _bam_paths(value: Any, n_joints: int | None,

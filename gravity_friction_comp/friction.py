@@ -54,6 +54,7 @@ __all__ = [
     "FRICTION_MODELS",
     "FrictionModel",
     "FrictionParams",
+    "MAX_COEFFICIENT",
 ]
 
 #: Valid values of ``model``.
@@ -78,6 +79,8 @@ FRICTION_KEYWORDS = (
 )
 
 DEFAULT_EPS = 0.01  # [rad/s], i2rt PR #37 default
+#: Plausibility limit of every torque-like friction coefficient [N·m or N·m·s/rad].
+MAX_COEFFICIENT = 1e6
 DEFAULT_STRIBECK_VELOCITY = 0.1  # [rad/s]
 DEFAULT_STRIBECK_EXPONENT = 2.0  # [-], Gaussian Stribeck curve (Armstrong-Hélouvry 1994)
 
@@ -153,9 +156,13 @@ class FrictionModel:
 
     Every argument left at ``None`` takes its default. An empty sequence counts as not given.
 
+    The torque-like coefficients (breakaway levels, viscous, Stribeck breakaway, offset)
+    are limited to ±:data:`MAX_COEFFICIENT` (1e6 N·m or N·m·s/rad): no arm joint has a
+    friction of a mega-newton-metre, and beyond it their sum overflows to inf and then NaN.
+
     Raises:
-        ConfigError: negative / non-finite coefficient, ``eps`` or Stribeck velocity/exponent
-            ≤ 0, unknown model (choices listed), non-bool ``enabled``, BAM file problems,
+        ConfigError: negative / non-finite coefficient or one beyond ``MAX_COEFFICIENT``,
+            ``eps`` or Stribeck velocity/exponent ≤ 0, unknown model (choices listed), non-bool ``enabled``, BAM file problems,
             non-zero tanh coefficients on a BAM joint. ``key`` names the parameter.
         DimensionError: a per-joint array whose length is not n.
     """
@@ -193,9 +200,11 @@ class FrictionModel:
                 key="model",
                 value=model,
             )
-        both = _per_joint("breakaway", breakaway, n, 0.0)
-        pos = _per_joint("breakaway_positive", breakaway_positive, n, None)
-        neg = _per_joint("breakaway_negative", breakaway_negative, n, None)
+        both = _per_joint("breakaway", breakaway, n, 0.0, bound=MAX_COEFFICIENT)
+        pos = _per_joint("breakaway_positive", breakaway_positive, n, None,
+                         bound=MAX_COEFFICIENT)
+        neg = _per_joint("breakaway_negative", breakaway_negative, n, None,
+                         bound=MAX_COEFFICIENT)
         pos = both if pos is None else pos
         neg = both if neg is None else neg
         params = FrictionParams(
@@ -206,13 +215,14 @@ class FrictionModel:
             breakaway_positive=pos,
             breakaway_negative=neg,
             eps=_per_joint("eps", eps, n, DEFAULT_EPS, positive=True),
-            viscous=_per_joint("viscous", viscous, n, 0.0),
-            stribeck_breakaway=_per_joint("stribeck_breakaway", stribeck_breakaway, n, 0.0),
+            viscous=_per_joint("viscous", viscous, n, 0.0, bound=MAX_COEFFICIENT),
+            stribeck_breakaway=_per_joint("stribeck_breakaway", stribeck_breakaway, n, 0.0,
+                                          bound=MAX_COEFFICIENT),
             stribeck_velocity=_per_joint("stribeck_velocity", stribeck_velocity, n,
                                          DEFAULT_STRIBECK_VELOCITY, positive=True),
             stribeck_exponent=_per_joint("stribeck_exponent", stribeck_exponent, n,
                                          DEFAULT_STRIBECK_EXPONENT, positive=True),
-            offset=_per_joint("offset", offset, n, 0.0, signed=True),
+            offset=_per_joint("offset", offset, n, 0.0, signed=True, bound=MAX_COEFFICIENT),
             bam=_bam_list(bam, bam_files, n),
         )
         self._init_from_params(params)
@@ -439,13 +449,14 @@ def _joints(n_or_names: Any) -> tuple[int, tuple[str, ...] | None]:
 
 
 def _per_joint(key: str, value: Any, n: int, default: float | None, *,
-               positive: bool = False, signed: bool = False) -> np.ndarray | None:
+               positive: bool = False, signed: bool = False,
+               bound: float | None = None) -> np.ndarray | None:
     """Scalar or (n,) → read-only float array (n,); ``None``/empty → default (or None)."""
     if value is None or _is_empty_sequence(value):
         if default is None:
             return None
         value = default
-    return per_joint(key, value, n, positive=positive, nonneg=not signed)
+    return per_joint(key, value, n, positive=positive, nonneg=not signed, bound=bound)
 
 
 def _bam_list(bam: Any, bam_files: Any, n: int) -> tuple[BamParameters | None, ...]:

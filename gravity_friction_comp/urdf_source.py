@@ -32,6 +32,12 @@ __all__ = [
 #: Joint types of the URDF specification (http://wiki.ros.org/urdf/XML/joint).
 URDF_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
 
+#: Plausibility bounds of what the URDF may describe: nothing a robot arm has comes near
+#: them, and beyond them Pinocchio's products (m·c×c, lever × lever) can overflow to NaN.
+MAX_LENGTH = 1e3  # [m] any origin offset (a 1 km lever is not an arm)
+MAX_MASS = 1e6  # [kg] one link (1000 t)
+MAX_INERTIA = 1e9  # [kg·m²] one inertia-tensor entry
+
 UrdfSource = Union[str, "os.PathLike[str]"]
 
 
@@ -111,9 +117,13 @@ def read_source(
 
     Raises:
         ModelError: Missing/unreadable file, or xacro expansion failed.
-        ConfigError: ``xacro_args`` given for a source that is not a ``.xacro`` file
-            (key ``"xacro_args"``).
+        ConfigError: ``xacro_args`` given for a source that is not a ``.xacro`` file, or
+            not a mapping (key ``"xacro_args"``).
     """
+    if xacro_args is not None and not isinstance(xacro_args, Mapping):
+        raise ConfigError(f"xacro_args must be a mapping of argument names to values, got "
+                          f"{type(xacro_args).__name__} {xacro_args!r}", key="xacro_args",
+                          value=xacro_args)
     if isinstance(source, str) and source.lstrip().startswith("<"):
         if xacro_args:
             raise ConfigError(
@@ -174,29 +184,61 @@ def _check_inertial(link: ET.Element, where: str) -> None:
     if inertial is None:
         return
     mass = _float_attr(inertial.find("mass"), "value", 0.0, f"{where} <mass>")
-    if not math.isfinite(mass) or mass < 0.0:
-        raise ModelError(f"{where}: <mass value> must be finite and >= 0 [kg], got {mass!r}")
+    if not math.isfinite(mass) or not 0.0 <= mass <= MAX_MASS:
+        raise ModelError(f"{where}: <mass value> must be finite, >= 0 and <= {MAX_MASS:g} "
+                         f"[kg], got {mass!r}")
     inertia = inertial.find("inertia")
+    values = {}
     for attr in ("ixx", "iyy", "izz", "ixy", "ixz", "iyz"):
-        value = _float_attr(inertia, attr, 0.0, f"{where} <inertia>")
-        if not math.isfinite(value):
-            raise ModelError(f"{where}: <inertia {attr}> must be finite, got {value!r}")
+        value = values[attr] = _float_attr(inertia, attr, 0.0, f"{where} <inertia>")
+        if not math.isfinite(value) or abs(value) > MAX_INERTIA:
+            raise ModelError(f"{where}: <inertia {attr}> must be finite and within "
+                             f"±{MAX_INERTIA:g} [kg·m²], got {value!r}")
     for attr in ("ixx", "iyy", "izz"):
-        if _float_attr(inertia, attr, 0.0, where) < 0.0:
+        if values[attr] < 0.0:
             raise ModelError(f"{where}: <inertia {attr}> must be >= 0 [kg·m²]")
-    origin = inertial.find("origin")
-    if origin is not None:
-        for attr in ("xyz", "rpy"):
-            text = origin.get(attr)
-            if text is None:
-                continue
-            try:
-                values = [float(x) for x in text.split()]
-            except ValueError:
-                raise ModelError(f"{where}: inertial origin {attr}={text!r} is not numbers") \
-                    from None
-            if not all(math.isfinite(x) for x in values):
-                raise ModelError(f"{where}: inertial origin {attr}={text!r} is not finite")
+    _check_inertia_tensor(values, where)
+    _check_origin(inertial.find("origin"), f"{where}: inertial origin")
+
+
+def _check_inertia_tensor(v: Mapping[str, float], where: str) -> None:
+    """A rotational inertia must be positive semi-definite: otherwise the mass matrix can be
+    indefinite and a positive torque accelerates the joint backwards (Featherstone 2008,
+    §2.13). The triangle inequality of the principal moments is not enforced: real CAD
+    exports (OpenArm's fingers) break it without harm to the dynamics."""
+    import numpy as np
+
+    tensor = np.array([[v["ixx"], v["ixy"], v["ixz"]],
+                       [v["ixy"], v["iyy"], v["iyz"]],
+                       [v["ixz"], v["iyz"], v["izz"]]])
+    eig = np.linalg.eigvalsh(tensor)
+    if eig[0] < -1e-9 * max(abs(eig[-1]), abs(eig[0])):  # relative: rounding of CAD values
+        raise ModelError(f"{where}: <inertia> is not positive semi-definite (principal moments "
+                         f"{[float(f'{e:.6g}') for e in eig]} kg·m²); check the signs of "
+                         "ixy/ixz/iyz")
+
+
+def _vector_attr(elem: ET.Element, attr: str, where: str) -> list[float] | None:
+    text = elem.get(attr)
+    if text is None:
+        return None
+    try:
+        values = [float(x) for x in text.split()]
+    except ValueError:
+        raise ModelError(f"{where} {attr}={text!r} is not numbers") from None
+    if len(values) != 3 or not all(math.isfinite(x) for x in values):
+        raise ModelError(f"{where} {attr}={text!r} must be three finite numbers")
+    return values
+
+
+def _check_origin(origin: ET.Element | None, where: str) -> None:
+    """``<origin>``: finite xyz within :data:`MAX_LENGTH` and finite rpy."""
+    if origin is None:
+        return
+    xyz = _vector_attr(origin, "xyz", where)
+    if xyz is not None and max(abs(x) for x in xyz) > MAX_LENGTH:
+        raise ModelError(f"{where} xyz={origin.get('xyz')!r} is beyond {MAX_LENGTH:g} m")
+    _vector_attr(origin, "rpy", where)
 
 
 def parse_urdf(xml: str, origin: str = "<URDF text>") -> UrdfDescription:
@@ -208,8 +250,11 @@ def parse_urdf(xml: str, origin: str = "<URDF text>") -> UrdfDescription:
     Raises:
         ModelError: Not well-formed XML, root is not ``<robot>``, a joint without name/type/
             parent/child, an unknown joint type, duplicate joint names, a non-numeric
-            limit/dynamics/mimic attribute, or a link whose ``<inertial>`` has a NaN/inf/
-            negative mass, non-finite inertia or a negative principal moment.
+            limit/dynamics/mimic attribute, a joint origin that is not finite or beyond
+            :data:`MAX_LENGTH`, a zero/non-finite joint axis, or a link whose ``<inertial>``
+            has a NaN/inf/negative mass or one above :data:`MAX_MASS`, a non-finite inertia,
+            an entry above :data:`MAX_INERTIA`, an inertia tensor that is not positive
+            semi-definite, or an origin that is not finite or beyond :data:`MAX_LENGTH`.
     """
     try:
         root = ET.fromstring(xml)
@@ -237,6 +282,15 @@ def parse_urdf(xml: str, origin: str = "<URDF text>") -> UrdfDescription:
         if name in joints:
             raise ModelError(f"{origin}: duplicate joint name {name!r}", joints=(name,))
         where = f"{origin}: joint {name!r}"
+        _check_origin(elem.find("origin"), f"{where}: origin")
+        axis = elem.find("axis")
+        if axis is not None and jtype in ("revolute", "continuous", "prismatic"):
+            xyz = _vector_attr(axis, "xyz", f"{where}: axis")
+            # Pinocchio normalises the axis; a zero (or overflowing) norm leaves a joint
+            # that moves nothing
+            if xyz is not None and not 1e-9 < math.hypot(*xyz) < MAX_LENGTH:
+                raise ModelError(f"{where}: axis xyz={axis.get('xyz')!r} must be a non-zero "
+                                 "direction (URDF: a unit vector)", joints=(name,))
         limit = elem.find("limit")
         dyn = elem.find("dynamics")
         mimic_elem = elem.find("mimic")

@@ -21,7 +21,7 @@ __all__ = ["frame_bytes", "number", "per_joint", "read_text", "read_yaml", "stri
 
 
 def per_joint(key: str, value: Any, n: int, *, positive: bool = False, nonneg: bool = False,
-              nonzero: bool = False) -> np.ndarray:
+              nonzero: bool = False, bound: float | None = None) -> np.ndarray:
     """A scalar (broadcast) or one number per joint → read-only float array.
 
     Args:
@@ -31,12 +31,14 @@ def per_joint(key: str, value: Any, n: int, *, positive: bool = False, nonneg: b
         positive: require every value > 0.
         nonneg: require every value >= 0.
         nonzero: require every value != 0.
+        bound: require every ``|value| <= bound`` (a plausibility limit of the caller's).
 
     Returns:
         (n,) read-only float64 array; ``-0.0`` entries normalised to ``+0.0``.
 
     Raises:
-        ConfigError: not numbers, not flat, not finite, or outside the required sign.
+        ConfigError: not numbers, not flat, not finite, outside the required sign or
+            beyond ``bound``.
         DimensionError: a sequence whose length is not n.
     """
     if isinstance(value, (str, bytes, bool, np.bool_, Mapping)) or (
@@ -64,6 +66,9 @@ def per_joint(key: str, value: Any, n: int, *, positive: bool = False, nonneg: b
         if wanted and np.any(bad):
             raise ConfigError(f"{key}: values must be {text}, got {arr.tolist()}", key=key,
                               value=value)
+    if bound is not None and np.any(np.abs(arr) > bound):
+        raise ConfigError(f"{key}: values must be within ±{bound:g}, got {arr.tolist()}",
+                          key=key, value=value)
     arr = arr + 0.0  # no -0.0 coefficients
     arr.setflags(write=False)
     return arr

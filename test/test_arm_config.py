@@ -118,7 +118,9 @@ def test_unknown_key_in_block_lists_valid_keys(tmp_path):
     [
         ({"enable": True, "enabled": True}, "either enabled or enable"),
         ({"enable": "yes"}, "true or false"),
-        ({"breakaway": "1.0"}, "number"),
+        ({"breakaway": "strong"}, "number"),
+        ({"breakaway": 10 ** 400}, "finite"),
+        ({1: 2, "foo": 3}, "keys must be names"),
         ({"breakaway": [1.0, True]}, "number"),
         ({"model": 3}, "string"),
         ({"bam_files": "m1.json"}, "one path"),
@@ -202,3 +204,31 @@ def test_openarm_errors(tmp_path):
         friction_params_from_openarm_yaml({"LeaderArmParam": {**table, "Fv": [0.1]}})
     with pytest.raises(DimensionError, match="expected 7 .* got 2"):
         friction_params_from_openarm_yaml({"LeaderArmParam": table}, n_joints=7)
+
+
+def test_yaml_exponents_without_a_dot_are_numbers(tmp_path):
+    """YAML 1.1 (PyYAML) reads ``5e-3`` as a string; the arm file takes it as 0.005 like the
+    simulator's YAML does."""
+    path = tmp_path / "arm.yaml"
+    path.write_text("friction_comp:\n  breakaway: [1e-1, 2.0]\n  eps: 5e-3\n")
+    assert yaml.safe_load(path.read_text())["friction_comp"]["eps"] == "5e-3"  # the quirk
+    params = friction_params_from_arm_yaml(path, n_joints=2)
+    assert params["eps"] == 0.005 and params["breakaway"] == [0.1, 2.0]
+
+
+def test_openarm_nan_is_refused_not_read_as_no_friction(tmp_path):
+    for table in ({"Fc": [1.0], "k": [".nan"], "Fv": [0.1], "Fo": [0.0]},
+                  {"Fc": [".nan"], "k": [0.0], "Fv": [0.1], "Fo": [0.0]}):
+        path = tmp_path / "leader.yaml"
+        body = ", ".join(f"{k}: [{v[0]}]" for k, v in table.items())
+        path.write_text(f"LeaderArmParam: {{{body}}}\n")
+        with pytest.raises(ConfigError, match="finite"):
+            friction_params_from_openarm_yaml(path)
+
+
+def test_non_utf8_arm_file_is_a_config_error(tmp_path):
+    path = tmp_path / "arm.yaml"
+    path.write_bytes(b"friction_comp:\n  model: caf\xe9\n")
+    with pytest.raises(ConfigError, match="not UTF-8") as info:
+        friction_params_from_arm_yaml(path)
+    assert info.value.key == "arm_config"

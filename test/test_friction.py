@@ -365,3 +365,27 @@ def test_bam_model_without_any_bam_file_is_rejected():
     with pytest.raises(ConfigError, match="bam_files") as info:
         FrictionModel(2, model="bam", breakaway=0.1)
     assert info.value.key == "bam_files"
+
+
+@pytest.mark.parametrize("kwargs, key", [
+    (dict(breakaway=1e308, stribeck_breakaway=1e308), "breakaway"),  # their sum was inf → NaN
+    (dict(viscous=1e308), "viscous"),
+    (dict(stribeck_breakaway=2e6), "stribeck_breakaway"),
+    (dict(offset=-2e6), "offset"),
+    (dict(breakaway_negative=[1.0, 1e7]), "breakaway_negative"),
+])
+def test_implausible_coefficients_are_refused(kwargs, key):
+    from gravity_friction_comp.friction import MAX_COEFFICIENT
+
+    with pytest.raises(ConfigError, match="within") as info:
+        FrictionModel(2, **kwargs)
+    assert info.value.key == key
+    # the limit itself is accepted and gives finite torque at any finite velocity up to
+    # 1e300 rad/s: |τ| <= 3·MAX·(1 + |v|) by hand from the module equation
+    top = FrictionModel(2, breakaway=MAX_COEFFICIENT, stribeck_breakaway=MAX_COEFFICIENT,
+                        viscous=MAX_COEFFICIENT, offset=-MAX_COEFFICIENT)
+    for v in (0.0, 1e-3, -5.0, 1e300):
+        with np.errstate(over="ignore"):  # (v/v_s)**2 overflows to inf: exp(-inf) = 0
+            tau = top.torque([v, -v])
+        assert np.all(np.isfinite(tau)), (v, tau)
+    np.testing.assert_allclose(top.torque([0.0, 0.0]), [-MAX_COEFFICIENT] * 2)

@@ -142,3 +142,73 @@ def test_bad_inertial_values_rejected_naming_the_link(mass, inertia, needle):
     with pytest.raises(ModelError, match=needle) as info:
         parse_urdf(xml)
     assert "'arm'" in str(info.value)
+
+
+def _one_link(inertial: str = "", joint_origin: str = "0 0 0", axis: str = "0 1 0") -> str:
+    return f"""<robot name="p"><link name="base"/>
+      <link name="l1"><inertial>{inertial or '<mass value="1"/><origin xyz="0.1 0 0"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/>'}</inertial></link>
+      <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/>
+        <origin xyz="{joint_origin}"/><axis xyz="{axis}"/>
+        <limit effort="10" lower="-1" upper="1" velocity="1"/></joint></robot>"""
+
+
+@pytest.mark.parametrize("inertial, text", [
+    # |ixy| > ixx: eigenvalues 0.001 ± 5 → a negative principal moment
+    ('<mass value="1"/><inertia ixx="0.001" iyy="0.001" izz="0.001" ixy="5" ixz="0" iyz="0"/>',
+     "not positive semi-definite"),
+    ('<mass value="2e6"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/>', "<= 1e\\+06"),
+    ('<mass value="1"/><inertia ixx="1e10" iyy="1e10" izz="1e10" ixy="0" ixz="0" iyz="0"/>',
+     "within"),
+    ('<mass value="1"/><origin xyz="1e200 0 0"/><inertia ixx="1" iyy="1" izz="1" ixy="0" '
+     'ixz="0" iyz="0"/>', "beyond 1000 m"),
+    ('<mass value="1"/><origin xyz="0 0 0" rpy="0 inf 0"/><inertia ixx="1" iyy="1" izz="1" '
+     'ixy="0" ixz="0" iyz="0"/>', "three finite numbers"),
+])
+def test_implausible_or_indefinite_inertials_are_refused(inertial, text):
+    with pytest.raises(ModelError, match=text):
+        parse_urdf(_one_link(inertial))
+
+
+def test_indefinite_inertia_is_refused_where_pinocchio_gives_negative_mass():
+    """Why the check exists: Pinocchio alone builds the link and its 1×1 mass matrix is
+    uᵀIu = (ixx + iyy)/2 - ixy < 0 about u = (1, -1, 0)/√2 (hand route)."""
+    import numpy as np
+    import pinocchio as pin
+
+    inertial = ('<mass value="1"/><inertia ixx="0.001" iyy="0.001" izz="0.001" ixy="5" '
+                'ixz="0" iyz="0"/>')
+    xml = _one_link(inertial, axis="0.7071067811865476 -0.7071067811865476 0")
+    model = pin.buildModelFromXML(xml)
+    mass = pin.crba(model, model.createData(), np.zeros(1))
+    assert mass[0, 0] == pytest.approx(0.001 - 5.0, rel=1e-9)
+    with pytest.raises(ModelError, match="not positive semi-definite"):
+        parse_urdf(xml)
+
+
+def test_triangle_inequality_breaking_but_definite_inertia_loads():
+    # OpenArm's finger (openarm_v10 URDFs): principal moments 1.3e-7, 1.4e-6, 4.0e-6 kg·m²
+    # break I1 + I2 >= I3 yet are positive: the dynamics stay well posed
+    inertial = ('<mass value="0.0317"/><inertia ixx="1.375e-06" iyy="1.33081e-07" '
+                'izz="3.99192e-06" ixy="0" ixz="0" iyz="0"/>')
+    assert "j1" in parse_urdf(_one_link(inertial)).joints
+
+
+@pytest.mark.parametrize("origin, axis, text", [
+    ("1e200 0 0", "0 1 0", "beyond 1000 m"),
+    ("0 0", "0 1 0", "three finite numbers"),
+    ("0 0 0", "0 0 0", "non-zero direction"),
+    ("0 0 0", "0 1e300 0", "non-zero direction"),
+    ("0 0 0", "0 1 nan", "three finite numbers"),
+])
+def test_bad_joint_origin_or_axis_is_refused(origin, axis, text):
+    with pytest.raises(ModelError, match=text) as info:
+        parse_urdf(_one_link(joint_origin=origin, axis=axis))
+    assert "j1" in str(info.value)
+
+
+def test_xacro_args_must_be_a_mapping(tmp_path):
+    src = tmp_path / "r.urdf.xacro"
+    src.write_text(_one_link())
+    with pytest.raises(ConfigError, match="xacro_args must be a mapping") as info:
+        read_source(src, "mass:=1")
+    assert info.value.key == "xacro_args"
