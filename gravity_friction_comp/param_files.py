@@ -1,39 +1,69 @@
 """``ros2 param dump`` files: read a node's parameters, flattened to ROS parameter names.
 
 Shared by the launch files and the demo, so a parameter file means the same thing whether
-``ros2 launch`` or the in-process demo reads it.
+``ros2 launch`` or the in-process demo reads it. Every error is a
+:class:`~gravity_friction_comp.exceptions.ConfigError` (a ``ValueError``) with
+``key="params"`` and the file path as ``value``.
 """
 
 from __future__ import annotations
 
 import os
-import pathlib
-from typing import Any
-
-import yaml
+from typing import Any, Mapping
 
 from .exceptions import ConfigError
+from .validation import read_yaml, string_keys
 
 __all__ = ["first_node_parameters", "flatten_parameters", "node_parameters"]
 
 
 def flatten_parameters(tree: Any, prefix: str = "") -> dict[str, Any]:
-    """``{"payload": {"mass": 1}}`` → ``{"payload.mass": 1}`` (ROS parameter names)."""
-    if isinstance(tree, dict):
+    """``{"payload": {"mass": 1}}`` → ``{"payload.mass": 1}`` (ROS parameter names).
+
+    Raises:
+        ConfigError: a mapping with a non-string key (``key`` = the enclosing name, or
+            ``"ros__parameters"`` at the top).
+    """
+    if isinstance(tree, Mapping):
+        string_keys(prefix or "ros__parameters", tree)
         out: dict[str, Any] = {}
         for key, sub in tree.items():
-            out.update(flatten_parameters(sub, f"{prefix}.{key}" if prefix else str(key)))
+            out.update(flatten_parameters(sub, f"{prefix}.{key}" if prefix else key))
         return out
     return {prefix: tree}
 
 
+def _fail(path: str | os.PathLike, message: str) -> ConfigError:
+    return ConfigError(f"parameter file {str(path)!r}: {message}", key="params", value=str(path))
+
+
 def _read(path: str | os.PathLike) -> Any:
-    p = pathlib.Path(path)
+    """The parsed file; its top level, when a mapping, checked to have string keys."""
+    data = read_yaml(path, "params")
+    if isinstance(data, Mapping):
+        try:
+            string_keys("params", data)
+        except ConfigError as error:
+            raise _fail(path, f"node names must be strings ({error})") from None
+    return data
+
+
+def _section(path: str | os.PathLike, node: str, body: Any) -> dict[str, Any]:
+    """The flattened ``ros__parameters`` of one node section (``None``/empty: none)."""
+    if body is None or (isinstance(body, Mapping) and not body):
+        return {}
+    if not isinstance(body, Mapping) or "ros__parameters" not in body:
+        raise _fail(path, f"expected '{node}: ros__parameters: {{...}}', got {node}: {body!r}")
+    params = body["ros__parameters"]
+    if params is None:
+        return {}
+    if not isinstance(params, Mapping):
+        raise _fail(path, f"'{node}: ros__parameters' must be a mapping of parameter names, "
+                          f"got {type(params).__name__} {params!r}")
     try:
-        return yaml.safe_load(p.read_text())
-    except (OSError, yaml.YAMLError) as error:
-        raise ConfigError(f"cannot read parameter file {str(p)!r}: {error}", key="params",
-                          value=str(p)) from None
+        return flatten_parameters(params)
+    except ConfigError as error:
+        raise _fail(path, f"{node}: {error}") from None
 
 
 def node_parameters(path: str | os.PathLike, node_name: str, namespace: str = "") -> dict[str, Any]:
@@ -45,21 +75,24 @@ def node_parameters(path: str | os.PathLike, node_name: str, namespace: str = ""
     ``/node``, ``/**/node``, ``ns/node``, ``/ns/node``.
 
     Raises:
-        ConfigError: unreadable file, or no section applies to the node (a ValueError).
+        ConfigError (a ValueError): missing, unreadable, non-UTF-8 or invalid YAML file, a
+            node name that is not a string, no section applies to the node, or an applying
+            section that is not ``node: ros__parameters: {...}`` (``ros__parameters`` not a
+            mapping, parameter names not strings).
     """
     data = _read(path) or {}
     ns = namespace.strip("/")
     keys = ["/**", node_name, f"/{node_name}", f"/**/{node_name}"]
     if ns:
         keys += [f"{ns}/{node_name}", f"/{ns}/{node_name}"]
-    found = [data[k] for k in keys if isinstance(data, dict) and k in data]
+    found = [(k, data[k]) for k in keys if isinstance(data, Mapping) and k in data]
     if not found:
         raise ConfigError(f"{path}: no parameters for node {node_name!r} "
-                          f"(keys {sorted(data) if isinstance(data, dict) else data!r}; "
+                          f"(keys {sorted(data) if isinstance(data, Mapping) else data!r}; "
                           f"expected one of {keys})", key="params", value=str(path))
     params: dict[str, Any] = {}
-    for body in found:
-        params.update(flatten_parameters((body or {}).get("ros__parameters", {}) or {}))
+    for key, body in found:
+        params.update(_section(path, key, body))
     return params
 
 
@@ -70,14 +103,14 @@ def first_node_parameters(path: str | os.PathLike) -> tuple[str, dict[str, Any]]
         ``(node_name, {"payload.mass": 0.13, ...})``.
 
     Raises:
-        ConfigError: unreadable file or not in ``node: ros__parameters: {...}`` form.
+        ConfigError (a ValueError): missing, unreadable, non-UTF-8 or invalid YAML file, a
+            node name that is not a string, or not in ``node: ros__parameters: {...}`` form
+            (``ros__parameters`` not a mapping, parameter names not strings).
     """
     data = _read(path)
-    if not isinstance(data, dict) or not data:
-        raise ConfigError(f"{str(path)!r} is not a ros2 param dump file", key="params",
-                          value=str(path))
+    if not isinstance(data, Mapping) or not data:
+        raise _fail(path, "is not a ros2 param dump file")
     node, body = next(iter(data.items()))
-    if not isinstance(body, dict) or "ros__parameters" not in body:
-        raise ConfigError(f"{str(path)!r}: expected '{node}: ros__parameters: ...'",
-                          key="params", value=str(path))
-    return str(node), flatten_parameters(body["ros__parameters"] or {})
+    if not isinstance(body, Mapping) or "ros__parameters" not in body:
+        raise _fail(path, f"expected '{node}: ros__parameters: ...'")
+    return node, _section(path, node, body)

@@ -4,10 +4,16 @@ A :class:`Payload` is the mass, centre of mass and rotational inertia of what th
 expressed in the frame of its parent (a joint's frame, including a mimic joint's, or a
 link/frame of the URDF). :meth:`gravity_friction_comp.robot_model.RobotModel.with_payload`
 adds it to the parent body. Shape constructors use textbook solid-body inertias.
+
+Plausibility limits (generous, so no gripper payload is refused; they keep the gravity torque
+``m·g·|com|`` far from float overflow): mass ≤ :data:`PAYLOAD_MAX_MASS` (100 t), dimensions
+and ``|com|`` ≤ :data:`PAYLOAD_MAX_LENGTH` (100 m), principal moments ≤
+:data:`PAYLOAD_MAX_INERTIA` (= max mass × max length²).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -15,9 +21,10 @@ import numpy as np
 import pinocchio as pin
 
 from .exceptions import ConfigError
-from .validation import number
+from .validation import number, string_keys
 
-__all__ = ["PAYLOAD_SHAPES", "Payload"]
+__all__ = ["PAYLOAD_MAX_INERTIA", "PAYLOAD_MAX_LENGTH", "PAYLOAD_MAX_MASS", "PAYLOAD_SHAPES",
+           "Payload"]
 
 #: Shapes accepted by :meth:`Payload.from_params` (``payload.shape`` parameter).
 PAYLOAD_SHAPES = ("cylinder", "box", "sphere", "point")
@@ -25,13 +32,21 @@ PAYLOAD_SHAPES = ("cylinder", "box", "sphere", "point")
 #: Keys accepted by :meth:`Payload.from_params`.
 PAYLOAD_PARAM_KEYS = ("mass", "shape", "radius", "length", "size", "com", "rpy", "parent")
 
+#: Largest accepted payload mass [kg]: 100 t is not held by a gripper.
+PAYLOAD_MAX_MASS = 1e5
+#: Largest accepted payload dimension (radius, length, box side) and ``|com|`` [m]: a 100 m
+#: offset is not a gripper payload.
+PAYLOAD_MAX_LENGTH = 100.0
+#: Largest accepted principal moment of inertia [kg·m²] (max mass × max length²).
+PAYLOAD_MAX_INERTIA = PAYLOAD_MAX_MASS * PAYLOAD_MAX_LENGTH**2
+
 _INERTIA_TOL = 1e-12  # [kg·m²] slack for symmetry / positivity / triangle checks
 
 
 def _vector3(value: Any, key: str) -> np.ndarray:
     try:
         arr = np.array(value, dtype=float).reshape(-1)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an int beyond float
         raise ConfigError(f"{key} must be 3 numbers, got {value!r}", key=key, value=value) from None
     if arr.shape != (3,):
         raise ConfigError(
@@ -42,12 +57,28 @@ def _vector3(value: Any, key: str) -> np.ndarray:
     return arr
 
 
+def _com(value: Any, key: str) -> np.ndarray:
+    com = _vector3(value, key)
+    if math.hypot(*com) > PAYLOAD_MAX_LENGTH:  # hypot: no overflow for huge entries
+        raise ConfigError(f"{key} must be within {PAYLOAD_MAX_LENGTH:g} m of the parent frame "
+                          f"(not a gripper payload), got {value!r}", key=key, value=value)
+    return com
+
+
 def _positive(value: Any, key: str) -> float:
-    return number(key, value, positive=True, text=True)
+    x = number(key, value, positive=True, unit="[m]", text=True)
+    if x > PAYLOAD_MAX_LENGTH:
+        raise ConfigError(f"{key} must be <= {PAYLOAD_MAX_LENGTH:g} [m] (not a gripper payload), "
+                          f"got {value!r}", key=key, value=value)
+    return x
 
 
 def _mass(value: Any, key: str) -> float:
-    return number(key, value, nonneg=True, unit="[kg]", text=True)
+    m = number(key, value, nonneg=True, unit="[kg]", text=True)
+    if m > PAYLOAD_MAX_MASS:
+        raise ConfigError(f"{key} must be <= {PAYLOAD_MAX_MASS:g} [kg] (not a gripper payload), "
+                          f"got {value!r}", key=key, value=value)
+    return m
 
 
 def _parent(value: Any, key: str) -> str:
@@ -68,19 +99,22 @@ class Payload:
     """A rigid payload attached to a joint or link.
 
     Attributes:
-        mass: Mass [kg], finite, >= 0.
-        com: Centre of mass (3,) [m] in the parent frame (read-only array).
+        mass: Mass [kg], finite, in [0, :data:`PAYLOAD_MAX_MASS`].
+        com: Centre of mass (3,) [m] in the parent frame (read-only array), ``|com|`` ≤
+            :data:`PAYLOAD_MAX_LENGTH`.
         inertia: Rotational inertia (3, 3) [kg·m²] about the centre of mass, axes of the parent
             frame (read-only array); symmetric, positive semi-definite, principal moments
-            satisfying the triangle inequality (physical consistency).
+            satisfying the triangle inequality (physical consistency) and ≤
+            :data:`PAYLOAD_MAX_INERTIA`.
         parent: Name of a joint (mimic joints included) or link/frame of the robot; the parent
             frame is that joint's frame (= its child link frame) or that link/frame.
         shape: ``"cylinder"``, ``"box"``, ``"sphere"``, ``"point"`` or ``"custom"``; for
             messages only.
 
     Raises:
-        ConfigError: On construction with a non-finite or negative mass, a com that is not 3
-            finite numbers, a non-physical inertia, or an empty parent (``key`` names the field).
+        ConfigError: On construction with a non-finite, negative or implausible mass, a com
+            that is not 3 finite numbers or lies beyond the plausibility limit, a non-physical
+            or implausible inertia, or an empty parent (``key`` names the field).
     """
 
     mass: float
@@ -91,10 +125,10 @@ class Payload:
 
     def __post_init__(self) -> None:
         mass = _mass(self.mass, "mass")
-        com = _vector3(self.com, "com")
+        com = _com(self.com, "com")
         try:
             inertia = np.array(self.inertia, dtype=float)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise ConfigError(
                 f"inertia must be a 3x3 matrix [kg·m²], got {self.inertia!r}",
                 key="inertia", value=self.inertia,
@@ -111,6 +145,12 @@ class Payload:
             raise ConfigError(
                 f"inertia is not physical: principal moments {moments.tolist()} must be >= 0 "
                 "and satisfy the triangle inequality",
+                key="inertia", value=self.inertia,
+            )
+        if moments[2] > PAYLOAD_MAX_INERTIA:
+            raise ConfigError(
+                f"inertia: principal moment {moments[2]:g} kg·m² exceeds "
+                f"{PAYLOAD_MAX_INERTIA:g} (not a gripper payload)",
                 key="inertia", value=self.inertia,
             )
         com.setflags(write=False)
@@ -160,7 +200,8 @@ class Payload:
         """Solid cylinder, axis along its local z, rotated into the parent frame by ``rpy``.
 
         Args:
-            mass: [kg] >= 0. radius, length: [m] > 0. com: (3,) [m] in the parent frame.
+            mass: [kg] in [0, 1e5]. radius, length: [m] in (0, 100]. com: (3,) [m] in the
+                parent frame, ``|com|`` ≤ 100.
             parent: joint or link name. rpy: (3,) [rad] roll-pitch-yaw (URDF convention) of
                 the cylinder's axes in the parent frame.
 
@@ -187,7 +228,8 @@ class Payload:
         parent: str,
         rpy: Sequence[float] = (0.0, 0.0, 0.0),
     ) -> Payload:
-        """Solid box of edge lengths ``size`` = (x, y, z) [m] > 0, rotated by ``rpy`` [rad].
+        """Solid box of edge lengths ``size`` = (x, y, z) [m] in (0, 100], rotated by ``rpy``
+        [rad]; mass [kg] in [0, 1e5], ``|com|`` ≤ 100 m.
 
         Inertia about the com: Ixx = m(y² + z²)/12 and permutations (textbook solid cuboid).
 
@@ -197,7 +239,7 @@ class Payload:
         m = _mass(mass, "mass")
         sx, sy, sz = _vector3(size, "size")
         for edge in (sx, sy, sz):
-            _positive(edge, "size")
+            _positive(float(edge), "size")
         principal = np.diag(
             [m * (sy * sy + sz * sz) / 12.0, m * (sx * sx + sz * sz) / 12.0, m * (sx * sx + sy * sy) / 12.0]
         )
@@ -215,6 +257,8 @@ class Payload:
     ) -> Payload:
         """Solid sphere; inertia 2/5·m·r² on every axis (``rpy`` accepted, has no effect).
 
+        Mass [kg] in [0, 1e5], radius [m] in (0, 100], ``|com|`` ≤ 100 m.
+
         Raises:
             ConfigError: Invalid value (key names the argument).
         """
@@ -231,7 +275,8 @@ class Payload:
         com: Sequence[float] = (0.0, 0.0, 0.0),
         parent: str,
     ) -> Payload:
-        """Point mass (zero rotational inertia) at ``com`` [m] in the parent frame.
+        """Point mass (zero rotational inertia) at ``com`` [m] in the parent frame
+        (mass [kg] in [0, 1e5], ``|com|`` ≤ 100 m).
 
         Raises:
             ConfigError: Invalid value (key names the argument).
@@ -248,14 +293,20 @@ class Payload:
         0). Dimensions that the shape does not use are ignored, so a node may declare all of
         them with defaults.
 
+        Values obey the plausibility limits of the module (mass ≤ 1e5 kg, dimensions and
+        ``|com|`` ≤ 100 m).
+
         Args:
-            params: Mapping from the keys above to values (numbers, sequences, str).
+            params: Mapping from the keys above (strings) to values (numbers, sequences, str).
             prefix: Prepended to the key in error messages (``"payload.mass"``).
 
         Raises:
-            ConfigError: Unknown key (lists the valid keys), missing required key, unknown
-                shape (lists the valid shapes) or invalid value; ``key`` is ``prefix + key``.
+            ConfigError: ``params`` not a mapping or with a non-string key (``key`` is the
+                prefix without its dot, e.g. ``"payload"``), unknown key (lists the valid
+                keys), missing required key, unknown shape (lists the valid shapes) or invalid
+                value; ``key`` is ``prefix + key``.
         """
+        string_keys(prefix.rstrip(".") or "payload", params)
         unknown = sorted(set(params) - set(PAYLOAD_PARAM_KEYS))
         if unknown:
             raise ConfigError(

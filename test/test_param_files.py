@@ -38,3 +38,48 @@ def test_bad_files(tmp_path, text):
         first_node_parameters(path)
     with pytest.raises(ConfigError):
         first_node_parameters(tmp_path / "missing.yaml")
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("gravity_compensation: [1, 2]\n", "ros__parameters"),
+    ("gravity_compensation: 5\n", "ros__parameters"),
+    ("gravity_compensation: {scale: 0.7}\n", "ros__parameters"),  # forgot ros__parameters
+    ("gravity_compensation:\n  ros__parameters: [1, 2]\n", "must be a mapping"),
+    ("gravity_compensation:\n  ros__parameters: 5\n", "must be a mapping"),
+    ("gravity_compensation:\n  ros__parameters:\n    payload: {1: 2}\n", "payload: keys must be"),
+    ("1: a\nfoo: b\n", "node names must be strings"),
+])
+def test_malformed_sections(tmp_path, text, fragment):
+    path = tmp_path / "p.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=fragment) as info:
+        node_parameters(path, "gravity_compensation")
+    assert isinstance(info.value, ValueError)  # what the launch files document
+    assert info.value.key == "params" and info.value.value == str(path)
+    if "ros__parameters:" in text or text.startswith("1:"):
+        with pytest.raises(ConfigError, match=fragment):
+            first_node_parameters(path)
+
+
+def test_empty_section_and_empty_parameters_give_nothing(tmp_path):
+    path = tmp_path / "p.yaml"
+    path.write_text("/**:\n  ros__parameters:\ngravity_compensation:\n"
+                    "  ros__parameters: {scale: 0.7}\n")
+    assert node_parameters(path, "gravity_compensation") == {"scale": 0.7}
+    assert first_node_parameters(path) == ("/**", {})
+
+
+def test_non_utf8_file(tmp_path):
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes("gravity_compensation:\n  ros__parameters: {name: 'é'}\n".encode("latin-1"))
+    for read in (lambda: node_parameters(path, "gravity_compensation"),
+                 lambda: first_node_parameters(path)):
+        with pytest.raises(ConfigError, match="not UTF-8") as info:
+            read()
+        assert str(path) in str(info.value)
+
+
+def test_flatten_refuses_non_string_names():
+    with pytest.raises(ConfigError, match="payload: keys must be names") as info:
+        flatten_parameters({"payload": {1: 2}})
+    assert info.value.key == "payload"

@@ -159,3 +159,56 @@ def test_spatial_inertia_round_trip():
     assert y.mass == 2.0
     np.testing.assert_allclose(y.lever, p.com, atol=0)
     np.testing.assert_allclose(y.inertia, p.inertia, atol=1e-17)
+
+
+# ---- plausibility limits and malformed parameter maps ------------------------------------
+@pytest.mark.parametrize(
+    "params, key, fragment",
+    [
+        ({"mass": 1.0, "parent": "j", "com": [1e200, 0.0, 0.0]}, "payload.com", "within 100 m"),
+        # |com| = hypot: each entry < 100 m, the offset itself 100·√2 m
+        ({"mass": 1.0, "parent": "j", "com": [100.0, 100.0, 0.0]}, "payload.com", "within 100 m"),
+        ({"mass": 1.0, "parent": "j", "com": [1e200, 1e200, 0.0]}, "payload.com", "within 100 m"),
+        ({"mass": 1.0, "parent": "j", "com": [10**400, 0, 0]}, "payload.com", "3 numbers"),
+        ({"mass": 1e300, "parent": "j"}, "payload.mass", "<= 100000"),
+        ({"mass": 10**400, "parent": "j"}, "payload.mass", "finite"),
+        ({"mass": 1.0, "parent": "j", "shape": "sphere", "radius": 1e200}, "payload.radius", "<= 100"),
+        ({"mass": 1.0, "parent": "j", "shape": "cylinder", "radius": 0.1, "length": 101.0},
+         "payload.length", "<= 100"),
+        ({"mass": 1.0, "parent": "j", "shape": "box", "size": [0.1, 1e300, 0.1]}, "payload.size", "<= 100"),
+    ],
+)
+def test_from_params_refuses_implausible_values(params, key, fragment):
+    with pytest.raises(ConfigError, match=fragment) as info:
+        Payload.from_params(params)
+    assert info.value.key == key
+
+
+def test_shape_constructors_refuse_implausible_values():
+    with pytest.raises(ConfigError, match="finite") as info:
+        Payload.cylinder(10**400, 0.1, 0.1, parent="j")
+    assert info.value.key == "mass"
+    with pytest.raises(ConfigError, match="within 100 m") as info:
+        Payload.box(1.0, (0.1, 0.1, 0.1), com=(0.0, 0.0, -1e200), parent="j")
+    assert info.value.key == "com"
+    with pytest.raises(ConfigError, match="exceeds") as info:
+        Payload(1.0, (0, 0, 0), np.eye(3) * 1e300, "j")
+    assert info.value.key == "inertia"
+
+
+def test_largest_plausible_payload_is_accepted():
+    # at every limit at once: 1e5 kg, r = L = 100 m, |com| = 100 m
+    p = Payload.cylinder(1e5, 100.0, 100.0, com=(60.0, 80.0, 0.0), parent="j")
+    side = 1e5 * (3 * 100.0**2 + 100.0**2) / 12  # textbook m(3r²+L²)/12
+    np.testing.assert_allclose(p.inertia, np.diag([side, side, 1e5 * 100.0**2 / 2]), rtol=1e-15)
+
+
+@pytest.mark.parametrize(
+    "params, fragment",
+    [({1: 2}, "strings"), ({1: 2, "mass": 1.0, "parent": "j"}, "strings"),
+     (["mass"], "expected a mapping"), (None, "expected a mapping")],
+)
+def test_from_params_malformed_mapping(params, fragment):
+    with pytest.raises(ConfigError, match=fragment) as info:
+        Payload.from_params(params)
+    assert info.value.key == "payload"

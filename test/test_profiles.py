@@ -219,3 +219,123 @@ def test_rosbag_replay_maps_by_name(tmp_path):
         load_rosbag(bag, "/joint_states")
     with pytest.raises(ConfigError, match="cannot read"):
         load_rosbag(tmp_path / "nothing_here")
+
+
+# ---- durations, overflow, argument types, file encodings ---------------------------------
+def test_min_duration_and_overflowing_velocity():
+    from gravity_friction_comp.profiles import MIN_DURATION
+
+    assert MIN_DURATION == 1e-6
+    with pytest.raises(ConfigError, match=r"period must be >= 1e-06") as info:
+        SineProfile(["a"], 0.0, 1.0, 1e-308)
+    assert info.value.key == "period"
+    # the shortest period is accepted: T/4 → c + A at rest, t = 0 → speed 2πA/T (by hand)
+    p = SineProfile(["a"], 0.5, 0.25, MIN_DURATION)
+    np.testing.assert_allclose(p.sample(MIN_DURATION / 4).position, [0.75])
+    np.testing.assert_allclose(p.sample(0.0).velocity, [2 * math.pi * 0.25 / 1e-6])
+    for cls in (SineProfile, RampProfile):
+        with pytest.raises(ConfigError, match="peak velocity") as info:
+            cls(["a"], 0.0, 1e308, 0.1)
+        assert info.value.key == "amplitude"
+    with pytest.raises(ConfigError, match="centre ± amplitude"):
+        SineProfile(["a"], 1e308, 1e308, 1.0)
+
+
+def test_pick_place_times_validated_by_key():
+    for kwargs, key, fragment in (({"move_time": 1e-320}, "move_time", ">= 1e-06"),
+                                  ({"grip_time": 0.0}, "grip_time", "> 0"),
+                                  ({"dwell_time": "x"}, "dwell_time", "must be a number"),
+                                  ({"dwell_time": None}, "dwell_time", "must be a number"),
+                                  ({"dwell_time": -1.0}, "dwell_time", ">= 0")):
+        with pytest.raises(ConfigError, match=fragment) as info:
+            pick_place_profile(["a"], [0.0], [1.0], [2.0], **kwargs)
+        assert info.value.key == key, kwargs
+    with pytest.raises(ConfigError, match="peak velocity"):
+        pick_place_profile(["a"], [0.0], [1e308], [0.0], move_time=1e-3)
+    with pytest.raises(ConfigError, match="step between waypoints"):
+        pick_place_profile(["a"], [-1e308], [1e308], [0.0])
+    with pytest.raises(ConfigError, match="cycle length"):
+        pick_place_profile(["a"], [0.0], [1.0], [2.0], dwell_time=1e308)
+    with pytest.raises(ConfigError, match="list of Waypoint"):
+        WaypointProfile(["a"], None)
+
+
+def test_options_argument_types():
+    # a scalar pick is broadcast: at the end of the first move every joint is at 0.3
+    p = profile_from_options("pick_place", ["a", "b"], home=[0.0, 0.0], pick=0.3,
+                             move_time=1.0, dwell_time=0.5)
+    np.testing.assert_allclose(p.sample(1.0).position, [0.3, 0.3])
+    for names in (None, "ab", ["a", 1]):
+        for profile in ("sine", "csv", "bag"):
+            with pytest.raises(ConfigError, match="list of joint names") as info:
+                profile_from_options(profile, names, home=[0.0, 0.0])
+            assert info.value.key == "joint_names"
+    with pytest.raises(ConfigError, match="flat list") as info:
+        profile_from_options("sine", ["a", "b"], home=[[0.0, 1.0]], amplitude=0.5)
+    assert info.value.key == "home"
+    with pytest.raises(ConfigError, match="non-empty path") as info:
+        profile_from_options("csv", [], home=[], csv_path=None)
+    assert info.value.key == "csv_path"
+    with pytest.raises(InputError, match="must be a number"):
+        SineProfile(["a"], 0.0, 0.1, 1.0).sample("soon")
+
+
+def test_replay_minimum_step_and_overflowing_slope():
+    with pytest.raises(ConfigError, match=r"sample 2 is at") as info:
+        ReplayProfile([0.0, 1.0, 1.0 + 1e-9], ["a"], [[0.0], [1.0], [2.0]])
+    assert info.value.key == "times"
+    # a 1 µs step is accepted: slope 1/1e-6
+    p = ReplayProfile([0.0, 1e-6], ["a"], [[0.0], [1.0]])
+    np.testing.assert_allclose(p.sample(0.0).velocity, [1e6])
+    with pytest.raises(ConfigError, match="slope"):
+        ReplayProfile([0.0, 1e-3], ["a"], [[0.0], [1e308]])
+    with pytest.raises(ConfigError, match="step between samples"):
+        ReplayProfile([0.0, 1.0], ["a"], [[-1e308], [1e308]])
+    with pytest.raises(ConfigError, match="step between samples") as info:
+        ReplayProfile([0.0, 1.0], ["a"], [[0.0], [1.0]], [[-1e308], [1e308]])
+    assert info.value.key == "velocities"
+    with pytest.raises(ConfigError, match="finite"):
+        ReplayProfile([-1e308, 1e308], ["a"], [[0.0], [1.0]])
+
+
+@pytest.mark.parametrize("data, fragment", [
+    (b"time,position.a\n0,0\n1e-320,1\n", "1e-06"),
+    (b"time,position.a\n0,\xff\n1,2\n", "not UTF-8"),
+    (b"time,position.a\n", "no data rows"),
+    (b"time,position.a\n0,1\n1,2,3\n", "line 3 has 3 cells"),
+    (b"time,position.a\n0,1\n1,x\n", "line 3: non-numeric"),
+    (b"time,time,position.a\n0,0,1\n1,1,2\n", "repeated column"),
+])
+def test_csv_errors_name_the_file(tmp_path, data, fragment):
+    path = tmp_path / "rec.csv"
+    path.write_bytes(data)
+    with pytest.raises(ConfigError, match=fragment) as info:
+        load_csv(path)
+    assert info.value.key == "csv_path"
+    assert str(path) in str(info.value)
+
+
+def test_csv_with_byte_order_mark(tmp_path):
+    path = tmp_path / "bom.csv"
+    path.write_bytes(b"\xef\xbb\xbftime,position.a\r\n0,1\r\n2,2\r\n")
+    p = load_csv(path)
+    assert p.joint_names == ("a",)
+    np.testing.assert_allclose(p.sample(1.0).position, [1.5])
+    np.testing.assert_allclose(p.sample(1.0).velocity, [0.5])
+
+
+def test_rosbag_argument_types_and_repeated_stamps(tmp_path):
+    with pytest.raises(ConfigError, match="topic must be") as info:
+        load_rosbag(tmp_path / "bag", None)
+    assert info.value.key == "topic"
+    with pytest.raises(ConfigError, match="list of joint names"):
+        load_rosbag(tmp_path / "bag", "joint_states", "ab")
+    bag = tmp_path / "bag"
+    _write_bag(bag, [
+        (100.0, ["j1"], [0.0], [0.0]),
+        (100.0000005, ["j1"], [5.0], [0.0]),  # 0.5 µs later: a repeated stamp, dropped
+        (101.0, ["j1"], [2.0], [0.0]),
+    ])
+    p = load_rosbag(bag, "leader/joint_states", ["j1"])
+    np.testing.assert_allclose(p.times, [0.0, 1.0])
+    np.testing.assert_allclose(p.positions, [[0.0], [2.0]])
