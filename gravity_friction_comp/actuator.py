@@ -37,15 +37,18 @@ Per-arm YAML ``actuators`` block (read by :meth:`ActuatorModel.from_arm_yaml`)::
       joints: [base_yaw, shoulder_pitch, beam_pitch]  # optional; names the lists below.
                                  # Default: the file's top-level `joints:`, else the robot's
                                  # independent joints. Mimic joints may be listed.
-      rotor_inertia: [1.2e-5, 4.1e-5, 4.1e-5]  # [kg·m²] motor side, scalar or per joint, >= 0
-      gear_ratio: [9, 36, -36]   # θ_motor/θ_joint, scalar or per joint, != 0
-      viscous: 0.0               # [N·m·s/rad] joint side, scalar or per joint, >= 0
-      coulomb: 0.0               # [N·m] joint side, scalar or per joint, >= 0
+      rotor_inertia: [1.2e-5, 4.1e-5, 4.1e-5]  # [kg·m²] motor side, scalar or per joint,
+                                               # 0 .. 100
+      gear_ratio: [9, 36, -36]   # θ_motor/θ_joint, scalar or per joint, 1e-3 <= |n| <= 1e4
+      viscous: 0.0               # [N·m·s/rad] joint side, scalar or per joint, 0 .. 1e6
+      coulomb: 0.0               # [N·m] joint side, scalar or per joint, 0 .. 1e6
       urdf_dynamics: false       # true: start from URDF <dynamics damping/friction> of every
                                  # movable joint (mimic included); the keys above override
                                  # them for the listed joints
 
 Every key is optional; omitted values are 0 (gear ratio 1). Joints not listed get zeros.
+The ranges are generous plausibility limits (:data:`ACTUATOR_LIMITS`): a gear ratio of 1e200
+used to give an infinite reflected inertia and NaN dynamics.
 
 Friction here is the *rigid-body model's* joint friction (URDF ``<dynamics>`` meaning). The
 feedforward pipeline leaves friction to the friction stage
@@ -67,14 +70,30 @@ import numpy as np
 
 from .exceptions import ConfigError, DimensionError
 from .validation import per_joint as _per_joint
+from .validation import string_keys
 
-__all__ = ["ACTUATOR_BLOCK_KEYS", "ACTUATOR_KEYWORDS", "ActuatorModel", "ActuatorTerms"]
+__all__ = ["ACTUATOR_BLOCK_KEYS", "ACTUATOR_KEYWORDS", "ACTUATOR_LIMITS", "ActuatorModel",
+           "ActuatorTerms"]
 
 #: Per-joint keywords of :class:`ActuatorModel` (and keys of the YAML block).
 ACTUATOR_KEYWORDS = ("rotor_inertia", "gear_ratio", "viscous", "coulomb")
 #: Keys valid inside the per-arm YAML ``actuators`` block.
 ACTUATOR_BLOCK_KEYS = ("joints",) + ACTUATOR_KEYWORDS + ("urdf_dynamics",)
 _DEFAULTS = {"rotor_inertia": 0.0, "gear_ratio": 1.0, "viscous": 0.0, "coulomb": 0.0}
+#: Plausibility range of each keyword's magnitude: ``key -> (low, high, unit, reason)``;
+#: ``low`` applies to non-zero values only (a zero gear ratio is refused separately).
+#: Generous on purpose: real drives are 1–~300:1 with rotors of 1e-7–1e-2 kg·m².
+ACTUATOR_LIMITS: dict[str, tuple[float, float, str, str]] = {
+    "rotor_inertia": (0.0, 100.0, " kg·m²",
+                      "a rotor above 100 kg·m², a 200 kg disc of 1 m radius, is not a robot "
+                      "drive"),
+    "gear_ratio": (1e-3, 1e4, "",
+                   "|n| outside 1e-3..1e4 is not a gearbox; harmonic drives reach "
+                   "a few hundred:1, multi-stage worm gears a few thousand"),
+    "viscous": (0.0, 1e6, " N·m·s/rad",
+                "1 MN·m at 1 rad/s is above any robot joint"),
+    "coulomb": (0.0, 1e6, " N·m", "1 MN·m of friction is above any robot joint"),
+}
 
 
 class ActuatorTerms(NamedTuple):
@@ -126,7 +145,9 @@ class ActuatorModel:
 
     Raises:
         ConfigError: non-numeric or non-finite values, negative rotor inertia / viscous /
-            coulomb, zero gear ratio (``key`` names the keyword), bad joint list.
+            coulomb, zero gear ratio, a value outside :data:`ACTUATOR_LIMITS` (|gear ratio|
+            in [1e-3, 1e4], rotor inertia <= 100 kg·m², viscous and coulomb <= 1e6; ``key``
+            names the keyword), bad joint list.
         DimensionError: a list whose length is not the number of joints.
     """
 
@@ -137,7 +158,20 @@ class ActuatorModel:
         self.gear_ratio = _per_joint("gear_ratio", gear_ratio, self._n, nonzero=True)
         self.viscous = _per_joint("viscous", viscous, self._n, nonneg=True)
         self.coulomb = _per_joint("coulomb", coulomb, self._n, nonneg=True)
+        for key in ACTUATOR_KEYWORDS:
+            low, high, unit, why = ACTUATOR_LIMITS[key]
+            arr = getattr(self, key)
+            mag = np.abs(arr)
+            bad = (mag > high) | ((mag < low) & (mag != 0.0))
+            if np.any(bad):
+                raise ConfigError(f"{key}: {arr[bad].tolist()} outside the plausible range "
+                                  f"{_range_text(low, high)}{unit} ({why})", key=key,
+                                  value=arr.tolist())
         refl = self.gear_ratio * self.gear_ratio * self.rotor_inertia
+        if not np.all(np.isfinite(refl)):  # cannot happen inside the limits; kept as a guard
+            raise ConfigError(f"rotor_inertia: reflected inertia n²·J not finite: "
+                              f"{refl.tolist()}", key="rotor_inertia",
+                              value=self.rotor_inertia.tolist())
         refl.setflags(write=False)
         self.reflected_inertia = refl  # (n,) [kg·m²] joint side, n²·J
 
@@ -187,7 +221,8 @@ class ActuatorModel:
             the block is absent or empty.
 
         Raises:
-            ConfigError: block not a mapping, unknown key (valid keys listed), non-bool
+            ConfigError: block not a mapping, a non-string key, unknown key (valid keys
+                listed), non-bool
                 ``urdf_dynamics``, no joint list available, a joint unknown to ``robot``
                 (valid names listed), or any constructor error (``key`` is
                 ``actuators.<key>``). DimensionError for wrong list lengths.
@@ -204,7 +239,8 @@ class ActuatorModel:
         if not isinstance(block, Mapping):
             raise ConfigError(f"actuators: expected a mapping, got {block!r}", key="actuators",
                               value=block)
-        unknown = sorted(str(k) for k in set(block) - set(ACTUATOR_BLOCK_KEYS))
+        string_keys("actuators", block)  # YAML allows `1: 2` (was a KeyError below)
+        unknown = sorted(set(block) - set(ACTUATOR_BLOCK_KEYS))
         if unknown:
             raise ConfigError(f"actuators: unknown keys {unknown}; valid keys: "
                               + ", ".join(ACTUATOR_BLOCK_KEYS),
@@ -290,7 +326,8 @@ class ActuatorModel:
 
         Raises:
             DimensionError: a count-only model whose count is not len(joint_names).
-            ConfigError: a name that is not a movable joint (valid names listed).
+            ConfigError: a name that is not a movable joint (valid names listed), or a
+                folded term that is not finite (a huge mimic multiplier).
         """
         full = list(full_joint_names)
         if self._names is None:
@@ -309,11 +346,20 @@ class ActuatorModel:
             x = np.zeros(len(full))
             x[rows] = values
             per_full.append(x)
-        g2 = g * g
-        out = (g2.T @ per_full[0], g2.T @ per_full[1], np.abs(g).T @ per_full[2])
-        for arr in out:
+        with np.errstate(over="ignore", invalid="ignore"):  # reported just below
+            g2 = g * g
+            out = (g2.T @ per_full[0], g2.T @ per_full[1], np.abs(g).T @ per_full[2])
+        for key, arr in zip(("rotor_inertia", "viscous", "coulomb"), out):
+            if not np.all(np.isfinite(arr)):  # a huge mimic multiplier squared
+                raise ConfigError(f"actuators.{key}: folded through the mimic coupling it is "
+                                  f"not finite ({arr.tolist()})", key=f"actuators.{key}",
+                                  value=arr.tolist())
             arr.setflags(write=False)
         return ActuatorTerms(*out)
+
+
+def _range_text(low: float, high: float) -> str:
+    return f"[0, {high:g}]" if low == 0.0 else f"{low:g} <= |value| <= {high:g}"
 
 
 def _check_keywords(kwargs: Mapping[str, Any]) -> None:

@@ -44,7 +44,9 @@ while moving). ``tanh(dtheta/eps)`` replaces ``sign`` so the term is smooth thro
 :meth:`BamParameters.feedforward` returns the friction part ``tau_f``;
 :meth:`BamParameters.motor_torque` returns ``tau_m``. For M1/M2 ``tau_fm`` does not depend on
 ``tau_m`` (closed form); for M3–M6 it does and the equation is solved by a bracketed,
-safeguarded Newton iteration to a residual below ``1e-9`` N·m.
+safeguarded Newton iteration to a residual relative to the torques involved (about 1e-14 of
+them): below ``1e-9`` N·m for torques up to ~10 kN·m, the double-precision floor above.
+Coefficients above :data:`COEFFICIENT_LIMITS` (generous plausibility ceilings) are refused.
 """
 
 from __future__ import annotations
@@ -59,9 +61,11 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .exceptions import ConfigError, InputError
+from .validation import number, read_text, string_keys
 
 __all__ = [
     "BAM_MODELS",
+    "COEFFICIENT_LIMITS",
     "BamParameters",
     "BamStack",
 ]
@@ -104,10 +108,30 @@ _ACTUATOR_KEYS = (
 )
 _VALID_KEYS = ("model", "actuator") + _ACTUATOR_KEYS + _FRICTION_KEYS
 
-#: Residual the feedforward solver guarantees [N·m].
+#: Plausibility ceilings of the friction coefficients: ``key -> (maximum, unit, reason)``.
+#: Generous on purpose (BAM's own fits bound these to 0.2–1 N·m, 0.5, 1 and 0.01 1/(N·m) for
+#: a 6 N·m servo, and the largest shared fit is 10 N·m·s/rad); a value above them is a corrupt
+#: or mistyped file, and would overflow the solver's bracket (1e300 gave a 0.0 feedforward).
+COEFFICIENT_LIMITS: dict[str, tuple[float, str, str]] = {
+    **{k: (1e5, " N·m", "100 kN·m of friction is above any robot joint's torque")
+       for k in ("friction_base", "friction_stribeck")},
+    "friction_viscous": (1e5, " N·m·s/rad", "100 kN·m at 1 rad/s is above any robot joint"),
+    **{k: (100.0, "", "friction 100× the load torque is not a gearbox")
+       for k in ("load_friction_base", "load_friction_stribeck", "load_friction_motor",
+                 "load_friction_external", "load_friction_motor_stribeck",
+                 "load_friction_external_stribeck")},
+    **{k: (1e4, " 1/(N·m)", "K·τ² reaches τ already at τ = 0.1 mN·m")
+       for k in ("load_friction_motor_quad", "load_friction_external_quad")},
+}
+
+#: Residual the feedforward solver guarantees [N·m] for torques up to ~10 kN·m with
+#: coefficients of BAM's size (the general bound is in :meth:`BamStack._solve`).
 FEEDFORWARD_TOLERANCE = 1e-9
+#: Relative residual of the solver: |G| <= _SOLVER_TOL·(scale of the torques in G).
 _SOLVER_TOL = 1e-14
-_MAX_ITER = 100
+_MAX_ITER = 200
+#: Relative bracket width at which the solve stops (4 ulps).
+_RESOLUTION = 2.0**-50
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,6 +157,13 @@ class BamParameters:
         alpha: Stribeck exponent [-] (> 0; 1.0 placeholder when unused).
         extra: other actuator keys found in the file (``current_limit``, ``max_torque``, ...).
         source: path the parameters were read from (not part of equality).
+
+    Raises:
+        ConfigError: unknown model, non-string actuator, a coefficient that is not a finite
+            real number >= 0 (bools, strings and ints beyond the float range refused) or is
+            above its :data:`COEFFICIENT_LIMITS` ceiling, ``dtheta_stribeck``/``alpha`` <= 0,
+            a non-finite motor key, self-locking load coefficients, or a coefficient of
+            another model that is not 0.
     """
 
     model: str
@@ -170,23 +201,24 @@ class BamParameters:
             raise ConfigError(f"actuator: expected a string{where}", key="actuator",
                               value=self.actuator)
         for key in _FRICTION_KEYS:
-            value = getattr(self, key)
-            if not _is_real(value) or not math.isfinite(value) or value < 0.0:
+            value = _real(key, getattr(self, key), where, "a finite number >= 0")
+            if value < 0.0:
+                raise ConfigError(f"{key}: expected a finite number >= 0{where}, got {value!r}",
+                                  key=key, value=value)
+            limit, unit, why = COEFFICIENT_LIMITS.get(key, (math.inf, "", ""))
+            if value > limit:
                 raise ConfigError(
-                    f"{key}: expected a finite number >= 0{where}, got {value!r}",
-                    key=key,
-                    value=value,
-                )
-            object.__setattr__(self, key, float(value))
+                    f"{key}: {value!r}{unit}{where} is above the plausible maximum {limit:g} "
+                    f"({why}); the file is probably corrupt", key=key, value=value)
+            object.__setattr__(self, key, value)
         for key in ("dtheta_stribeck", "alpha"):
             if getattr(self, key) <= 0.0:
                 raise ConfigError(f"{key}: expected > 0{where}, got {getattr(self, key)!r}",
                                   key=key, value=getattr(self, key))
         for key in ("kt", "R", "armature", "q_offset"):
             value = getattr(self, key)
-            if value is not None and (not _is_real(value) or not math.isfinite(value)):
-                raise ConfigError(f"{key}: expected a finite number{where}, got {value!r}",
-                                  key=key, value=value)
+            if value is not None:
+                object.__setattr__(self, key, _real(key, value, where, "a finite number"))
         # The feedforward equation has a solution for every load only if the budget grows
         # slower than the motor torque (slope of the load terms in tau_m below 1).
         slope = self.load_slope
@@ -213,12 +245,14 @@ class BamParameters:
 
         Raises:
             ConfigError: not a mapping, unknown key (valid keys listed), missing key for the
-                model, key of another model, or a non-finite / negative value.
+                model, key of another model, a non-finite / negative value (also an integer
+                beyond the float range), or a coefficient above :data:`COEFFICIENT_LIMITS`.
         """
         where = f" in {source}" if source else ""
         if not isinstance(data, Mapping):
             raise ConfigError(f"BAM parameters{where}: expected a JSON object, got "
                               f"{type(data).__name__}", key="bam", value=source)
+        string_keys("BAM parameters", data)  # a Python dict may have non-string keys
         unknown = sorted(set(data) - set(_VALID_KEYS))
         if unknown:
             raise ConfigError(
@@ -267,20 +301,20 @@ class BamParameters:
         """Load one of BAM's ``<actuator>/m<k>.json`` files unchanged.
 
         Raises:
-            ConfigError: missing/unreadable file, malformed JSON (path and position in the
-                message), or invalid content (see :meth:`from_dict`).
+            ConfigError: missing/unreadable/non-UTF-8 file, malformed JSON (path and position
+                in the message; also JSON nested too deeply), or invalid content (see
+                :meth:`from_dict`).
         """
         path = pathlib.Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"BAM file {path}: cannot read ({exc.strerror or exc})",
-                              key="bam_files", value=str(path)) from exc
+        text = read_text(path, "bam_files")  # ConfigError: missing, unreadable, not UTF-8
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ConfigError(f"BAM file {path}: malformed JSON ({exc})", key="bam_files",
-                              value=str(path)) from exc
+                              value=str(path)) from None
+        except RecursionError:  # arrays/objects nested thousands deep
+            raise ConfigError(f"BAM file {path}: malformed JSON (nested too deeply)",
+                              key="bam_files", value=str(path)) from None
         return cls.from_dict(data, source=str(path))
 
     def to_dict(self) -> dict[str, Any]:
@@ -512,6 +546,19 @@ class BamStack:
         bound at y = 0. G is continuous on ``(0, Y]`` and ``G(0+) >= G(0)``, so a root lies in
         ``[0, Y]``: Newton steps inside the bracket, bisection otherwise. G is piecewise
         linear for M3–M5 (exact after a few steps) and piecewise quadratic for M6.
+
+        Stops when ``|G(y)| <= 1e-14·(1 + a0 + 2y + |tau_e|·(2 + K_e + K_es + K_m + K_ms))``
+        (M6: ``+ 2^-50·(y + |tau_e|)·|dG/dy|``, the rounding of tau_m on a steep quadratic
+        piece) -- relative to the torques G is computed from, i.e. to the answer, not to the
+        bracket -- or when the bracket is 4 ulps wide. For
+        BAM-sized coefficients and torques up to ~10 kN·m this is below 1e-9 N·m
+        (:data:`FEEDFORWARD_TOLERANCE`); for larger answers it is the double-precision floor
+        (an answer of 1e7 N·m has a 2e-9 ulp).
+
+        Raises:
+            InputError: ``reason="range"`` when the bracket bound overflows (a load so large
+                that the budget is not a finite double), ``"bam_no_solution"`` if not
+                converged in ``_MAX_ITER`` steps (not expected).
         """
         sigma = np.sign(s)
         abs_s = np.abs(s)
@@ -522,13 +569,21 @@ class BamStack:
         a_bound = a0 + (self.k_e + self.k_m) * abs_e + s_str * (self.k_es + self.k_ms) * abs_e
         if self.quadratic:
             sign_e = np.sign(tau_e)
-            q_eq = s_str * self.k_eq * tau_e**2
             s_mq = s_str * self.k_mq
-            a_bound = a_bound + s_str * np.maximum(self.k_eq, self.k_mq) * abs_e**2
+            with np.errstate(over="ignore"):  # an overflow is reported just below
+                q_eq = s_str * self.k_eq * tau_e**2
+                a_bound = a_bound + s_str * np.maximum(self.k_eq, self.k_mq) * abs_e**2
         c = self.k_m + sk_ms
         lo = np.zeros_like(s)
         hi = abs_s * a_bound / (1.0 - abs_s * c) * (1.0 + 1e-12) + 1e-300
-        tol = _SOLVER_TOL * (1.0 + 2.0 * abs_e + hi)
+        if not np.all(np.isfinite(hi)):
+            raise InputError("BAM feedforward: load torque too large for the friction "
+                             f"coefficients (budget bound overflows; |tau_e| up to "
+                             f"{float(np.max(abs_e)):g} N·m)", reason="range")
+        # The tolerance follows the torques G is computed from (a0, the load terms at
+        # tau_e, and y itself), never the bracket: with the quadratic term the bound hi can
+        # exceed the answer by orders of magnitude (K_q = 1e4 left 5e-9 N·m on 85 N·m).
+        scale0 = 1.0 + a0 + abs_e * (2.0 + self.k_e + self.k_es + self.k_m + self.k_ms)
         y = np.zeros_like(s)
         done = abs_s == 0.0
         for iteration in range(1, _MAX_ITER + 1):
@@ -547,7 +602,14 @@ class BamStack:
                 # Half the curvature of G on the K_mq·tau_m² piece [1/(N·m)].
                 curv = np.where(ext_side, abs_s * s_mq, 0.0)
             g = abs_s * fm - y
-            done = done | (np.abs(g) <= tol) | (hi - lo <= tol)
+            tol = _SOLVER_TOL * (scale0 + 2.0 * y)
+            if self.quadratic:
+                # tau_m carries a rounding error ~ulp(y + |tau_e|), which a steep K_mq·tau_m²
+                # piece multiplies by |dG/dy|: part of the floor of |G| (~4 ulps here).
+                tol = tol + _RESOLUTION * np.abs(s * slope) * (y + abs_e)
+            # Stop at the residual tolerance, or when the bracket is a few ulps of its
+            # upper end wide (rounding floor of G reached: no double does better).
+            done = done | (np.abs(g) <= tol) | (hi - lo <= _RESOLUTION * hi)
             if done.all():
                 self.last_iterations = iteration
                 return sigma * y
@@ -570,6 +632,16 @@ class BamStack:
                          reason="bam_no_solution")
 
 
-def _is_real(value: Any) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
-        value, (bool, np.bool_))
+def _real(key: str, value: Any, where: str, what: str) -> float:
+    """``value`` as a finite float; ConfigError naming ``key`` (bools, strings, ints beyond
+    the float range and non-finite values are refused)."""
+    try:
+        return number(key, value)
+    except ConfigError:
+        raise ConfigError(f"{key}: expected {what}{where}, got {_short(value)}", key=key,
+                          value=value) from None
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:20] + f"...({len(text)} characters)"

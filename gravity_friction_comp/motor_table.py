@@ -18,13 +18,14 @@ import math
 import struct
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Mapping, NamedTuple
+from typing import Any, Mapping, NamedTuple
 
 from .exceptions import ConfigError, InputError
-from .validation import frame_bytes
+from .validation import frame_bytes, number, string_keys
 
 __all__ = [
     "DAMIAO_LIMIT_REGISTERS",
+    "GEAR_RATIO_RANGE",
     "DAMIAO_PARAM_ARBITRATION_ID",
     "DAMIAO_REGISTER_PMAX",
     "DAMIAO_REGISTER_TMAX",
@@ -46,14 +47,27 @@ FAMILIES = ("cubemars", "damiao")
 
 
 def _positive_finite(key: str, value: object) -> float:
-    """Return ``value`` as float, or raise ConfigError when it is not finite and > 0."""
+    """Return ``value`` as float, or raise ConfigError when it is not a finite number > 0.
+
+    Numeric strings are read (PyYAML reads ``1e-5`` as a string); bools and integers beyond
+    the float range are refused (``True`` used to become 1.0, ``10**400`` an OverflowError).
+    """
     try:
-        out = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ConfigError(f"{key} must be a number, got {value!r}", key=key, value=value) from None
-    if not math.isfinite(out) or out <= 0.0:
-        raise ConfigError(f"{key} must be finite and > 0, got {value!r}", key=key, value=value)
-    return out
+        return number(key, value, positive=True, text=True)
+    except ConfigError:
+        raise ConfigError(f"{key} must be a finite number > 0, got {_short(value)}", key=key,
+                          value=value) from None
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:20] + f"...({len(text)} characters)"
+
+
+#: Plausible range of :attr:`JointMotorMap.gear_ratio` (motor turns per joint turn). Generous:
+#: real drives are 1–~300:1; outside 1e-3..1e4 is not a gearbox, and r² in the gain law
+#: kp/r² must stay a normal double (r = 1e-200 gave a ZeroDivisionError on every command).
+GEAR_RATIO_RANGE = (1e-3, 1e4)
 
 
 @dataclass(frozen=True)
@@ -139,8 +153,9 @@ def motor_limits(motor_type: str, overrides: Mapping[str, float] | None = None) 
         A new frozen :class:`MotorLimits`.
 
     Raises:
-        ConfigError: unknown type (the message lists valid types), unknown override key
-            (lists valid keys), or an override that is not finite and > 0.
+        ConfigError: unknown type (the message lists valid types), ``overrides`` not a
+            mapping with string keys, unknown override key (lists valid keys), or an override
+            that is not a finite number > 0 (bools and ints beyond the float range refused).
     """
     key = str(motor_type).strip().upper()
     if key not in MOTOR_TABLE:
@@ -150,6 +165,13 @@ def motor_limits(motor_type: str, overrides: Mapping[str, float] | None = None) 
             value=motor_type,
         )
     limits = MOTOR_TABLE[key]
+    if overrides is None:
+        return limits
+    if not isinstance(overrides, Mapping):
+        raise ConfigError(f"motor limit overrides must be a mapping of {', '.join(_OVERRIDE_KEYS)}"
+                          f", got {type(overrides).__name__} {overrides!r}", key="overrides",
+                          value=overrides)
+    string_keys("overrides", overrides)
     if not overrides:
         return limits
     unknown = sorted(set(overrides) - set(_OVERRIDE_KEYS))
@@ -315,10 +337,12 @@ class JointMotorMap:
     Attributes:
         direction: +1 or −1.
         offset: q₀ [rad], joint position when the motor reads 0.
-        gear_ratio: r, motor turns per joint turn (1 when the motor drives the joint directly).
+        gear_ratio: r, motor turns per joint turn (1 when the motor drives the joint directly),
+            within :data:`GEAR_RATIO_RANGE` (1e-3..1e4).
 
     Raises:
-        ConfigError: direction not ±1, offset not finite, ratio not finite and > 0.
+        ConfigError: direction not ±1, offset not a finite number (bools and ints beyond the
+            float range refused), ratio not finite or outside :data:`GEAR_RATIO_RANGE`.
     """
 
     direction: int = 1
@@ -332,15 +356,19 @@ class JointMotorMap:
             )
         object.__setattr__(self, "direction", int(self.direction))
         try:
-            off = float(self.offset)
-        except (TypeError, ValueError):
-            off = math.nan
-        if not math.isfinite(off):
-            raise ConfigError(
-                f"offset must be finite [rad], got {self.offset!r}", key="offset", value=self.offset
-            )
+            off = number("offset", self.offset, text=True)
+        except ConfigError:
+            raise ConfigError(f"offset must be a finite number [rad], got {_short(self.offset)}",
+                              key="offset", value=self.offset) from None
         object.__setattr__(self, "offset", off)
-        object.__setattr__(self, "gear_ratio", _positive_finite("gear_ratio", self.gear_ratio))
+        ratio = _positive_finite("gear_ratio", self.gear_ratio)
+        low, high = GEAR_RATIO_RANGE
+        if not low <= ratio <= high:
+            raise ConfigError(
+                f"gear_ratio {ratio!r} outside the plausible range {low:g}..{high:g} (motor turns "
+                "per joint turn; real drives are 1 to a few hundred)", key="gear_ratio",
+                value=self.gear_ratio)
+        object.__setattr__(self, "gear_ratio", ratio)
 
     # joint → motor
     def position_to_motor(self, q: float) -> float:

@@ -62,11 +62,10 @@ from types import MappingProxyType
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-import yaml
 
 from .actuator import ActuatorModel
 from .exceptions import ConfigError, DimensionError, InputError
-from .validation import number
+from .validation import number, read_yaml, string_keys
 from .payload import Payload
 from .robot_model import RobotModel
 
@@ -175,7 +174,7 @@ class SimConfig:
           actuators:                  # ActuatorModel.from_arm_yaml schema (README, actuator.py)
             joints: [base_yaw, shoulder_pitch]    # required here
             rotor_inertia: [2.0e-5, 4.0e-5]       # [kg·m²] motor side, >= 0
-            gear_ratio: [10, 40]                  # θ_motor/θ_joint, != 0
+            gear_ratio: [10, 40]                  # θ_motor/θ_joint, 1e-3 <= |n| <= 1e4
 
     Raises:
         ConfigError: bad values or keys (key names the offending entry); in the
@@ -227,7 +226,9 @@ class SimConfig:
         """Build from the parsed YAML (with or without the ``simulation:`` wrapper).
 
         Raises:
-            ConfigError: unknown keys, wrong version, bad values (message names ``origin``).
+            ConfigError: unknown or non-string keys (at the top, in ``joints`` or a joint's
+                entry), a version other than the integer 1 (``true`` refused), bad values
+                such as an integer beyond the float range (message names ``origin``).
             DimensionError: an ``actuators`` list of the wrong length.
         """
         if not isinstance(data, Mapping):
@@ -235,18 +236,23 @@ class SimConfig:
         body = data.get("simulation", data) if set(data) <= {"simulation"} else data
         if not isinstance(body, Mapping):
             raise ConfigError(f"{origin}: 'simulation' must be a mapping", key="simulation", value=body)
+        _string_keys(origin, "simulation", body)  # YAML allows `1: 2`; sorting would fail
         unknown = sorted(set(body) - set(_TOP_KEYS))
         if unknown:
             raise ConfigError(f"{origin}: unknown key(s) {unknown}; valid keys: {', '.join(_TOP_KEYS)}",
                               key=str(unknown[0]), value=body[unknown[0]])
         version = body.get("version", _SCHEMA_VERSION)
-        if version != _SCHEMA_VERSION:
+        if isinstance(version, (bool, np.bool_)) or version != _SCHEMA_VERSION:  # true == 1
             raise ConfigError(f"{origin}: version must be {_SCHEMA_VERSION}, got {version!r}", key="version",
                               value=version)
         joints = body.get("joints") or {}
         if not isinstance(joints, Mapping):
             raise ConfigError(f"{origin}: joints must be a mapping name → parameters", key="joints",
                               value=joints)
+        _string_keys(origin, "joints", joints)
+        for name, entry in joints.items():
+            if isinstance(entry, Mapping):
+                _string_keys(origin, f"joints.{name}", entry)
         kwargs = {k: body[k] for k in ("mass_scale", "physics_rate_hz") if k in body}
         try:
             if body.get("actuators") is not None:
@@ -262,19 +268,24 @@ class SimConfig:
         """Load a sim YAML file (schema in the class docstring).
 
         Raises:
-            ConfigError: unreadable file, bad YAML, or invalid content (key ``sim_config``
-                for file errors).
+            ConfigError: missing/unreadable/non-UTF-8 file, bad YAML, or invalid content (key
+                ``sim_config`` for file errors).
+            DimensionError: an ``actuators`` list of the wrong length.
         """
         p = pathlib.Path(path)
-        try:
-            data = yaml.safe_load(p.read_text())
-        except (OSError, yaml.YAMLError) as error:
-            raise ConfigError(f"cannot read sim config {str(p)!r}: {error}", key="sim_config",
-                              value=str(p)) from None
+        data = read_yaml(p, "sim_config")  # missing, unreadable, not UTF-8, invalid YAML
         return cls.from_mapping(data or {}, origin=str(p))
 
 
+def _string_keys(origin: str, key: str, mapping: Mapping[str, Any]) -> None:
+    try:
+        string_keys(key, mapping)
+    except ConfigError as error:
+        raise ConfigError(f"{origin}: {error}", key=key, value=error.value) from None
+
+
 def _joint_params(name: str, values: Mapping[str, Any]) -> JointSimParams:
+    string_keys(f"joints.{name}", values)
     unknown = sorted(set(values) - set(JOINT_KEYS))
     if unknown:
         raise ConfigError(f"joints.{name}: unknown key(s) {unknown}; valid keys: {', '.join(JOINT_KEYS)}",

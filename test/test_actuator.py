@@ -365,3 +365,46 @@ def test_negative_urdf_damping_names_joint():
     with pytest.raises(ConfigError, match="'j'") as err:
         ActuatorModel.from_urdf_dynamics(bad)
     assert err.value.key == "j.damping"
+
+
+# ---------------------------------------------------------------- plausibility limits
+@pytest.mark.parametrize("key, value, fragment", [
+    ("gear_ratio", [9.0, 1e200, 6.0], "outside the plausible range"),
+    ("gear_ratio", -2e4, "1e-3..1e4"),
+    ("gear_ratio", [9.0, 1e-200, 6.0], "0.001 <= |value| <= 10000"),
+    ("rotor_inertia", [1e-5, 1e3, 0.0], "[0, 100] kg·m²"),
+    ("viscous", 1e300, "[0, 1e+06] N·m·s/rad"),
+    ("coulomb", [0.1, 0.1, 2e6], "[0, 1e+06] N·m"),
+])
+def test_implausible_values_raise_config_error_naming_key(key, value, fragment):
+    # gear_ratio 1e200 with J = 1 gave reflected inertia inf → NaN dynamics and simulation
+    with pytest.raises(ConfigError) as err:
+        ActuatorModel(3, **{key: value})
+    assert err.value.key == key and key in str(err.value) and fragment in str(err.value)
+
+
+def test_limits_accept_extremes_and_reflect_exactly():
+    act = ActuatorModel(3, rotor_inertia=[100.0, 1e-7, 0.0], gear_ratio=[1e4, -1e-3, 1e4],
+                        viscous=1e6, coulomb=1e6)
+    # n²·J by hand: 1e8·100, 1e-6·1e-7, 0
+    np.testing.assert_allclose(act.reflected_inertia, [1e10, 1e-13, 0.0], rtol=1e-15)
+
+
+def test_arm_yaml_huge_gear_ratio_names_block_key():
+    with pytest.raises(ConfigError, match="actuators.gear_ratio: .*plausible") as err:
+        ActuatorModel.from_arm_yaml({"actuators": {"joints": ["base_yaw"],
+                                                   "rotor_inertia": [1.0],
+                                                   "gear_ratio": [1e200]}})
+    assert err.value.key == "actuators.gear_ratio"
+
+
+def test_fold_refuses_non_finite_terms_from_a_huge_mimic_multiplier():
+    act = ActuatorModel(["a", "b"], rotor_inertia=1.0, gear_ratio=10.0, viscous=0.1)
+    coupling = np.array([[1.0], [1e160]])  # b = 1e160·a: k²·n²J overflows
+    with pytest.raises(ConfigError, match="not finite") as err:
+        act.fold(["a", "b"], ["a"], coupling)
+    assert err.value.key == "actuators.rotor_inertia"
+    # a sane multiplier folds by hand: (1 + 4)·100·1, (1 + 4)·0.1
+    terms = act.fold(["a", "b"], ["a"], np.array([[1.0], [2.0]]))
+    assert terms.reflected_inertia.tolist() == [500.0]
+    assert terms.viscous[0] == pytest.approx(0.5, rel=1e-15)

@@ -271,3 +271,81 @@ def test_feedforward_rejects_bad_inputs():
     with pytest.raises(InputError) as info:
         p.feedforward(1.0, 1.0, eps=0.0)
     assert info.value.reason == "eps"
+
+
+# -- hostile files and huge coefficients ----------------------------------------------------
+_M1 = '{"model": "m1", "actuator": "x", "friction_base": 0.1, "friction_viscous": 0.01'
+
+
+@pytest.mark.parametrize(
+    "data, match",
+    [
+        (b"\xff\xfe{}", "not UTF-8"),
+        (b"[" * 100000 + b"]" * 100000, "nested too deeply"),
+        ((_M1 + ', "kt": ' + "9" * 400 + "}").encode(), "kt: expected a finite number"),
+        (_M1.replace("0.1,", "1" + "0" * 400 + ",", 1).encode() + b"}",
+         "friction_base: expected a finite number >= 0"),
+    ],
+)
+def test_hostile_files_give_config_error(tmp_path, data, match):
+    # were UnicodeDecodeError, RecursionError and OverflowError tracebacks
+    path = tmp_path / "bad.json"
+    path.write_bytes(data)
+    with pytest.raises(ConfigError, match=match):
+        BamParameters.from_json(path)
+
+
+def _m6(quad: float) -> dict:
+    return {"model": "m6", "actuator": "x", "friction_base": 0.1, "friction_viscous": 0.01,
+            "load_friction_motor": 0.2, "load_friction_external": 0.2,
+            "load_friction_motor_stribeck": 0.1, "load_friction_external_stribeck": 0.1,
+            "friction_stribeck": 0.05, "dtheta_stribeck": 0.2, "alpha": 1.5,
+            "load_friction_motor_quad": quad, "load_friction_external_quad": quad}
+
+
+@pytest.mark.parametrize("key, value", [("load_friction_motor_quad", 1e300),
+                                        ("load_friction_external_quad", 1e5),
+                                        ("friction_base", 1e308),
+                                        ("load_friction_external", 101.0)])
+def test_implausible_coefficients_rejected(key, value):
+    # quad = 1e300 gave a feedforward of 0.0 (solver tolerance from an overflowing bracket)
+    with pytest.raises(ConfigError, match=f"{key}: .* above the plausible maximum") as info:
+        BamParameters.from_dict({**_m6(0.1), key: value})
+    assert info.value.key == key
+
+
+@pytest.mark.parametrize("quad", [1e3, 1e4])
+def test_feedforward_residual_with_large_quadratic_coefficients(quad):
+    d = _m6(quad)
+    p = BamParameters.from_dict(d)
+    rng = np.random.default_rng(0)
+    v = np.concatenate([rng.uniform(-3, 3, 1500), rng.uniform(-0.05, 0.05, 500)])
+    tau_e = np.concatenate([rng.uniform(-100, 100, 1500), rng.uniform(-3, 3, 500)])
+    tau_f = p.feedforward(v, tau_e, 0.01)
+    res = np.array([abs(tf - math.tanh(vi / 0.01) * _ref_budget(d, vi, -te + tf, te))
+                    for vi, te, tf in zip(v, tau_e, tau_f)])
+    small = np.abs(tau_f) < 1e4
+    assert small.sum() > 1000
+    # 1e-9 N·m for answers below 10 kN·m (the tolerance used to follow the bracket bound:
+    # 5e-9 N·m at quad = 1e4 on an 85 N·m answer); above that, a few ulps of the answer
+    assert res[small].max() <= 1e-9
+    assert np.all(res <= 1e-9 + 1e-14 * np.abs(tau_f))
+
+
+def test_feedforward_at_the_quadratic_limit_hand_computed():
+    # v = 1 (tanh(100) = 1), tau_e = -20: tau_m = 20 + y > |tau_e|, opposite signs, so
+    # Q = s·K_eq·400 and |a| = 0.2·20 + 0.2·(20 + y), |b| = 0.1·20 + 0.1·(20 + y):
+    # y = 0.11 + 8 + 0.2y + s·(0.05 + 4 + 0.1y + 400·K)  →  solve the linear equation.
+    quad = 1e4
+    s = math.exp(-(5.0 ** 1.5))
+    y = (8.11 + s * (4.05 + 400 * quad)) / (1.0 - 0.2 - 0.1 * s)
+    p = BamParameters.from_dict(_m6(quad))
+    assert p.feedforward(1.0, -20.0, 0.01) == pytest.approx(y, rel=1e-13)
+    assert 79.0 < y < 81.0
+
+
+def test_overflowing_load_is_an_input_error():
+    p = BamParameters.from_dict(_m6(1e4))
+    with pytest.raises(InputError, match="too large") as info:
+        p.feedforward(1.0, -1e160, 0.01)
+    assert info.value.reason == "range"

@@ -160,3 +160,41 @@ def test_joint_motor_map_validation(kwargs, key):
     with pytest.raises(ConfigError) as err:
         JointMotorMap(**kwargs)
     assert err.value.key == key
+
+
+# -- hostile overrides and maps ----------------------------------------------------------------
+@pytest.mark.parametrize("overrides, key, fragment", [
+    (5, "overrides", "must be a mapping"),  # was TypeError: 'int' object is not iterable
+    ([("v_max", 1)], "overrides", "must be a mapping"),  # was TypeError from indexing a list
+    ({1: 2, "v_max": 3}, "overrides", "keys must be names"),
+    ({"v_max": 10**400}, "v_max", "finite number > 0"),  # was OverflowError
+    ({"v_max": True}, "v_max", "got True"),  # was taken as 1.0
+])
+def test_bad_overrides_raise_config_error(overrides, key, fragment):
+    with pytest.raises(ConfigError) as err:
+        motor_limits("DM4340", overrides)
+    assert err.value.key == key and fragment in str(err.value)
+
+
+def test_empty_and_string_overrides_still_work():
+    assert motor_limits("DM4340", {}) == MOTOR_TABLE["DM4340"]
+    assert motor_limits("DM4340", {"v_max": "8"}).v_max == 8.0  # YAML may give strings
+
+
+@pytest.mark.parametrize("kwargs, key, fragment", [
+    ({"offset": 10**400}, "offset", "finite number"),  # was OverflowError
+    ({"offset": True}, "offset", "got True"),
+    ({"gear_ratio": 1e-200}, "gear_ratio", "plausible range"),  # kp_to_motor divided by 0.0
+    ({"gear_ratio": 2e4}, "gear_ratio", "0.001..10000"),
+    ({"gear_ratio": True}, "gear_ratio", "got True"),
+])
+def test_joint_motor_map_rejects_implausible_values(kwargs, key, fragment):
+    with pytest.raises(ConfigError) as err:
+        JointMotorMap(**kwargs)
+    assert err.value.key == key and fragment in str(err.value)
+
+
+def test_gear_ratio_range_ends_give_finite_gains():
+    # kp_θ = kp_q / r² by hand at both ends of the range
+    assert JointMotorMap(gear_ratio=1e-3).kp_to_motor(10.0) == pytest.approx(1e7, rel=1e-12)
+    assert JointMotorMap(gear_ratio=1e4).kp_to_motor(10.0) == pytest.approx(1e-7, rel=1e-12)

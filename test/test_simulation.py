@@ -370,3 +370,34 @@ def test_step_input_errors_keep_state(pendulum):
     tau = np.array([0.0])
     arm.step(tau)
     assert tau[0] == 0.0  # caller's array untouched
+
+
+# ---------------------------------------------------------------- hostile sim YAML
+@pytest.mark.parametrize("text, key, fragment", [
+    (b"simulation:\n  1: 2\n  foo: 3\n", "simulation", "keys must be names"),
+    (b"simulation:\n  joints:\n    hinge: {1: 2, foo: 3}\n", "joints.hinge", "keys must be names"),
+    (b"simulation:\n  joints:\n    1: {}\n    hinge: {}\n", "joints", "keys must be names"),
+    (b"simulation:\n  actuators: {joints: [hinge], gear_ratio: [10], 1: 2}\n", "actuators",
+     "keys must be names"),
+    (b"simulation:\n  version: true\n", "version", "version must be 1, got True"),
+    (b"simulation:\n  mass_scale: " + b"9" * 400 + b"\n", "mass_scale", "must be finite"),
+    (b"simulation:\n  joints:\n    hinge: {coulomb: " + b"9" * 400 + b"}\n",
+     "joints.hinge.coulomb", "must be finite"),
+    (b"simulation:\n  actuators: {joints: [hinge], rotor_inertia: [1.0], "
+     b"gear_ratio: [1.0e+200]}\n", "actuators.gear_ratio", "plausible range"),
+    (b"\xff\xfesimulation: {}\n", "sim_config", "not UTF-8"),
+])
+def test_hostile_sim_yaml_gives_config_error(tmp_path, text, key, fragment):
+    # were TypeError (sorting int and str keys), KeyError '1', UnicodeDecodeError,
+    # OverflowError, version true taken as 1, and gear ratio 1e200 → NaN q, v after step()
+    path = tmp_path / "sim.yaml"
+    path.write_bytes(text)
+    with pytest.raises(ConfigError) as err:
+        SimConfig.from_yaml(path)
+    assert err.value.key == key and fragment in str(err.value)
+
+
+def test_missing_sim_yaml_names_file(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read") as err:
+        SimConfig.from_yaml(tmp_path / "absent.yaml")
+    assert err.value.key == "sim_config"
