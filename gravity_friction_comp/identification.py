@@ -25,15 +25,21 @@ Pipeline per joint i (issue 7):
    ================  ==============================================  ======  ============
    name              τ_f(v)                                          params  fit
    ================  ==============================================  ======  ============
-   coulomb_viscous   F_c·sign(v) + F_v·v + F_o  (= BAM m1 + offset)  3       numpy lstsq
+   coulomb_viscous   F_c·sign(v) + F_v·v + F_o  (= BAM m1 + offset)  3       numpy lstsq¹
    coulomb_tanh      F_c·tanh(v/ε) + F_v·v + F_o                     4       SciPy least_squares
    stribeck          (F_c + F_s e^{−|v/v_s|^δ})·tanh(v/ε) + F_v·v    7       SciPy least_squares
                      + F_o  (= BAM m2 + offset)
-   bam_m3            sign(v)(K_c + K_l|τ_e − τ_m|) + K_v v + F_o     4       numpy lstsq
+   bam_m3            sign(v)(K_c + K_l|τ_e − τ_m|) + K_v v + F_o     4       numpy lstsq¹
    bam_m4            sign(v)·τ_fm^{m4}(v, τ_m, τ_e) + F_o            8       SciPy least_squares
    bam_m5            sign(v)·τ_fm^{m5}(v, τ_m, τ_e) + F_o            10      SciPy least_squares
    bam_m6            sign(v)·τ_fm^{m6}(v, τ_m, τ_e) + F_o            12      SciPy least_squares
    ================  ==============================================  ======  ============
+
+   ¹ refitted with bounds (SciPy ``lsq_linear``; coefficients ≥ 0, K_l ≤ 0.495) when the
+   unconstrained solution leaves them, so every reported RMS is that of the coefficients
+   written. Before fitting, the mean friction along the motion of the unconstrained
+   Coulomb + viscous fit must not be significantly negative: friction pushing along the
+   motion means the log's effort or velocity sign convention is reversed (an error).
 
    ``bam_m3``–``bam_m6`` (Rhoban BAM, FIELD_NOTES "BAM friction models"; τ_m = effort,
    τ_e = −g(q)) are fitted only when the load is identifiable: the standard deviation of
@@ -67,6 +73,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import io
 import json
 import math
 import os
@@ -77,9 +84,10 @@ from typing import Any, Callable, Mapping, NamedTuple, Sequence
 import numpy as np
 
 from .bam import _MODEL_KEYS as _BAM_KEYS
-from .bam import BamParameters
-from .exceptions import InputError
-from .friction import DEFAULT_EPS
+from .bam import COEFFICIENT_LIMITS, BamParameters
+from .exceptions import ConfigError, InputError
+from .friction import DEFAULT_EPS, FrictionModel
+from .validation import read_text
 
 __all__ = [
     "CANDIDATE_MODELS",
@@ -107,7 +115,8 @@ _BAM_NLS = ("bam_m4", "bam_m5", "bam_m6")
 
 class IdentificationError(InputError):
     """Data that cannot be identified from (``reason``: ``"missing_topic"``,
-    ``"missing_joints"``, ``"too_little_motion"``, ``"nan"``, ``"format"``, ``"file"``)."""
+    ``"missing_joints"``, ``"too_little_motion"``, ``"nan"``, ``"format"``, ``"file"``,
+    ``"sign"``, ``"range"``)."""
 
 
 class JointStateLog(NamedTuple):
@@ -162,27 +171,35 @@ def write_csv(path: str | os.PathLike, log: JointStateLog) -> None:
             w.writerow([repr(float(x)) for x in row])
 
 
+#: Column suffixes that define a joint in a CSV log (:func:`load_csv`).
+CSV_FIELDS = ("position", "velocity", "effort")
+
+
 def load_csv(path: str | os.PathLike) -> JointStateLog:
     """Read a CSV log.
 
     Layout: a header row, then one row per sample. Column ``time`` [s] first, then for each
     joint ``<joint>/position`` [rad], ``<joint>/velocity`` [rad/s], ``<joint>/effort`` [N·m]
-    (any column order after ``time``; other columns, e.g. ``<joint>/command``, are ignored)::
+    (any column order after ``time``). Only columns named ``<joint>/position``, ``/velocity``
+    or ``/effort`` define joints; other columns (``<joint>/command``, ``temp/celsius``, a
+    text column) are ignored, their cells are not read. UTF-8, with or without a byte-order
+    mark; blank lines are skipped; every other row has as many cells as the header::
 
         time,shoulder_pitch/position,shoulder_pitch/velocity,shoulder_pitch/effort
         0.000,0.3001,0.0,1.532
 
     Raises:
-        IdentificationError: unreadable file (``"file"``), no ``time`` column, a joint lacking
-            one of its three columns, or non-numeric cells (``"format"``).
+        IdentificationError: missing, unreadable or non-UTF-8 file (``"file"``, names the
+            file); no ``time`` column first, a joint lacking one of its three columns, a
+            column named twice, a row whose cell count differs from the header's, or a
+            non-numeric cell in a used column (``"format"``, names the line and column).
     """
     p = pathlib.Path(path)
     try:
-        with open(p, newline="", encoding="utf-8") as f:
-            rows = list(csv.reader(f))
-    except OSError as exc:
-        raise IdentificationError(f"cannot read CSV {p}: {exc.strerror or exc}",
-                                  reason="file") from None
+        text = read_text(p, "CSV log")
+    except ConfigError as exc:
+        raise IdentificationError(str(exc), reason="file") from None
+    rows = list(csv.reader(io.StringIO(text.removeprefix("\ufeff"))))  # BOM: Excel's UTF-8
     if not rows or not rows[0] or rows[0][0].strip() != "time":
         raise IdentificationError(f"CSV {p}: the first column must be 'time' (layout: time, "
                                   "<joint>/position, <joint>/velocity, <joint>/effort, ...)",
@@ -190,32 +207,57 @@ def load_csv(path: str | os.PathLike) -> JointStateLog:
     header = [h.strip() for h in rows[0]]
     names: list[str] = []
     for h in header[1:]:
-        if "/" in h:
-            name = h.rsplit("/", 1)[0]
-            if name not in names:
-                names.append(name)
-    cols = {}
+        name, _, field = h.rpartition("/")
+        if name and field in CSV_FIELDS and name not in names:
+            names.append(name)
+    if not names:
+        raise IdentificationError(f"CSV {p}: no '<joint>/position' columns", reason="format")
+    cols = {"time": 0}
     for name in names:
-        for field in ("position", "velocity", "effort"):
+        for field in CSV_FIELDS:
             key = f"{name}/{field}"
             if key not in header:
                 raise IdentificationError(f"CSV {p}: joint {name!r} has no column {key!r}",
                                           reason="format")
             cols[key] = header.index(key)
-    if not names:
-        raise IdentificationError(f"CSV {p}: no '<joint>/position' columns", reason="format")
-    try:
-        data = np.array([[float(x) for x in r] for r in rows[1:] if r], dtype=float)
-    except ValueError as exc:
-        raise IdentificationError(f"CSV {p}: non-numeric cell ({exc})", reason="format") from None
-    if data.ndim != 2 or data.shape[0] == 0:
+    twice = sorted(k for k in cols if header.count(k) > 1)
+    if twice:
+        raise IdentificationError(f"CSV {p}: column(s) {twice} appear more than once",
+                                  reason="format")
+    used = sorted(cols.values())
+    data = []
+    for line, row in enumerate(rows[1:], start=2):  # line numbers of the file (1 = header)
+        if not any(c.strip() for c in row):
+            continue
+        if len(row) != len(header):
+            raise IdentificationError(
+                f"CSV {p}: line {line} has {len(row)} cells, the header has {len(header)} "
+                "(a short, long or cut-off row)", reason="format")
+        try:
+            data.append([float(row[c]) for c in used])
+        except ValueError:
+            bad = next(c for c in used if not _is_float(row[c]))
+            raise IdentificationError(
+                f"CSV {p}: line {line}, column {header[bad]!r}: not a number: {row[bad]!r}",
+                reason="format") from None
+    if not data:
         raise IdentificationError(f"CSV {p}: no data rows", reason="format")
+    arr = np.array(data, dtype=float)
+    at = {c: k for k, c in enumerate(used)}
 
     def block(field):
-        return np.stack([data[:, cols[f"{n}/{field}"]] for n in names], axis=1)
+        return np.stack([arr[:, at[cols[f"{n}/{field}"]]] for n in names], axis=1)
 
-    return JointStateLog(tuple(names), data[:, 0], block("position"), block("velocity"),
+    return JointStateLog(tuple(names), arr[:, 0], block("position"), block("velocity"),
                          block("effort"))
+
+
+def _is_float(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
 
 
 def load_rosbag(path: str | os.PathLike, topic: str = "/joint_states") -> JointStateLog:
@@ -224,12 +266,13 @@ def load_rosbag(path: str | os.PathLike, topic: str = "/joint_states") -> JointS
     Uses ``rosbags`` (sqlite3 and MCAP storage). Time is the message header stamp [s]
     (the record time when the stamp is zero), relative to the first message. The joint set
     is taken from the first message; later messages are reordered by name. Messages that lack
-    one of the joints or carry empty velocity/effort arrays are errors.
+    one of the joints or whose position, velocity or effort array is shorter or longer than
+    ``name`` are errors.
 
     Raises:
         IdentificationError: not a bag (``"file"``); topic absent (``"missing_topic"``, lists
-            the JointState topics present); empty velocity/effort or missing joints in a
-            message (``"format"``).
+            the JointState topics present); a position/velocity/effort array whose length is
+            not that of ``name``, or missing joints in a message (``"format"``).
     """
     from rosbags.rosbag2 import Reader
     from rosbags.typesys import Stores, get_typestore
@@ -256,12 +299,20 @@ def load_rosbag(path: str | os.PathLike, topic: str = "/joint_states") -> JointS
             if names is None:
                 names = tuple(msg.name)
             idx = {n: k for k, n in enumerate(msg.name)}
+            if len(idx) != len(msg.name):
+                raise IdentificationError(f"bag {p}: message {len(t)} on {topic!r} names a "
+                                          f"joint twice ({list(msg.name)})", reason="format")
             if any(n not in idx for n in names):
                 raise IdentificationError(f"bag {p}: a message lacks joint(s) of the first one "
                                           f"({list(names)})", reason="format")
-            if len(msg.velocity) != len(msg.name) or len(msg.effort) != len(msg.name):
-                raise IdentificationError(f"bag {p}: JointState messages must carry position, "
-                                          "velocity and effort for every joint", reason="format")
+            short = [f for f in ("position", "velocity", "effort")
+                     if len(getattr(msg, f)) != len(msg.name)]
+            if short:
+                raise IdentificationError(
+                    f"bag {p}: message {len(t)} on {topic!r} has {len(msg.name)} joint names "
+                    f"but {', '.join(f'{len(getattr(msg, f))} {f}' for f in short)} values; "
+                    "JointState messages must carry position, velocity and effort for every "
+                    "joint", reason="format")
             order = [idx[n] for n in names]
             ts = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
             t.append(ts if ts > 0 else stamp * 1e-9)
@@ -325,8 +376,6 @@ class IdentificationConfig:
     eps_max: float = 0.2
 
     def __post_init__(self) -> None:
-        from .exceptions import ConfigError
-
         for key in ("block_duration", "min_velocity", "max_acceleration", "savgol_window",
                     "min_load_spread", "eps_min", "eps_max"):
             val = getattr(self, key)
@@ -405,6 +454,8 @@ class JointFit:
         time, velocity, friction, load, is_validation: the samples used (plots), (k,) each.
         tau_m, tau_e: BAM motor torque (effort) and external torque (−g(q)) [N·m] of the
             samples used, (k,) each.
+        warnings: texts for the user (friction not resolved above the noise; identified
+            friction above the URDF effort limit: wrong units or scale of the log).
     """
 
     joint: str
@@ -420,6 +471,7 @@ class JointFit:
     is_validation: np.ndarray
     tau_m: np.ndarray | None = None
     tau_e: np.ndarray | None = None
+    warnings: tuple[str, ...] = ()
 
     @property
     def best(self) -> ModelFit:
@@ -531,7 +583,7 @@ def _rms(x: np.ndarray) -> float:
 
 def _fit_joint(joint: str, t: np.ndarray, v: np.ndarray, r: np.ndarray, tau_m: np.ndarray,
                tau_e: np.ndarray, val: np.ndarray, cfg: IdentificationConfig,
-               progress: Callable[[str], None]) -> JointFit:
+               progress: Callable[[str], None], effort_limit: float = math.inf) -> JointFit:
     from scipy.optimize import least_squares
 
     tr = ~val
@@ -549,17 +601,24 @@ def _fit_joint(joint: str, t: np.ndarray, v: np.ndarray, r: np.ndarray, tau_m: n
 
     # Coulomb + viscous + offset: linear least squares
     a = np.column_stack([np.sign(vt), vt, np.ones_like(vt)])
-    (fc, fv, fo), *_ = np.linalg.lstsq(a, rt, rcond=None)
-    add("coulomb_viscous", {"breakaway": fc, "viscous": fv, "offset": fo}, 3)
+    x_free, *_ = np.linalg.lstsq(a, rt, rcond=None)
+    warnings = list(_direction_check(joint, a, rt, x_free, float(np.mean(np.abs(vt)))))
+    (fc, fv, fo), notes = _bounded_lstsq(a, rt, x_free, [0.0, 0.0, -np.inf],
+                                         [np.inf, np.inf, np.inf],
+                                         ("breakaway", "viscous", "offset"))
+    add("coulomb_viscous", {"breakaway": fc, "viscous": fv, "offset": fo}, 3, notes)
     progress(f"{joint}: coulomb_viscous")
 
     # BAM m3: linear in (K_c, K_l, K_v, F_o) once the load term is fixed
     spread = float(np.std(lt))
     if spread >= cfg.min_load_spread:
         a3 = np.column_stack([np.sign(vt), np.sign(vt) * lt, vt, np.ones_like(vt)])
-        (kc, kl, kv, fo3), *_ = np.linalg.lstsq(a3, rt, rcond=None)
+        x3, *_ = np.linalg.lstsq(a3, rt, rcond=None)
+        (kc, kl, kv, fo3), notes = _bounded_lstsq(
+            a3, rt, x3, [0.0, 0.0, 0.0, -np.inf], [np.inf, _MOTOR_LOAD_MAX, np.inf, np.inf],
+            ("friction_base", "load_friction_base", "friction_viscous", "offset"))
         add("bam_m3", {"friction_base": kc, "load_friction_base": kl, "friction_viscous": kv,
-                       "offset": fo3}, 4)
+                       "offset": fo3}, 4, notes)
     else:
         for name in ("bam_m3",) + _BAM_NLS:
             skipped[name] = (f"load |τ_e − τ_m| varies too little (std {spread:.3g} N·m < "
@@ -611,8 +670,80 @@ def _fit_joint(joint: str, t: np.ndarray, v: np.ndarray, r: np.ndarray, tau_m: n
     progress(f"{joint}: bam")
 
     selected = select_model(fits, cfg.improvement_threshold)
+    peak = float(np.max(np.abs(fits[selected].predict(v, tau_m=tau_m, tau_e=tau_e))))
+    if peak > effort_limit:
+        warnings.append(
+            f"joint {joint}: the identified friction ({selected}) reaches {peak:.4g} N·m over "
+            f"the logged velocities, above the URDF effort limit {effort_limit:g} N·m: the "
+            "log's effort is probably in other units or scaled (or the URDF limit is wrong); "
+            "check before using the YAML")
     return JointFit(joint, fits, selected, int(tr.sum()), int(val.sum()), skipped, t, v, r,
-                    load, val, tau_m, tau_e)
+                    load, val, tau_m, tau_e, tuple(warnings))
+
+
+#: Significance of the mean friction along the motion in :func:`_direction_check`: this
+#: many standard errors (white-noise estimate, hence generous) and this share of the
+#: friction samples' RMS (so exactly-zero friction is not "significant" on clean data).
+_SIGN_SIGMAS = 5.0
+_SIGN_FLOOR = 1e-3
+
+
+def _direction_check(joint: str, a: np.ndarray, r: np.ndarray, x: np.ndarray,
+                     mean_speed: float) -> tuple[str, ...]:
+    """Check that the friction opposes the motion (dissipates energy).
+
+    ``D = F_c + F_v·mean|v|`` of the unconstrained Coulomb + viscous fit ``x`` (columns of
+    ``a``: sign(v), v, 1) is the mean friction along the direction of motion; its standard
+    error ``σ_D`` is the least-squares one, ``sqrt(s² gᵀ(AᵀA)⁻¹g)``, g = (1, mean|v|, 0).
+    Individual negative coefficients are legitimate (a Stribeck drop gives F_v < 0 in this
+    linear fit), a negative D is not: the log's effort pushes along the motion.
+
+    Returns:
+        Warnings: one when D is not significantly above zero (no friction resolved).
+
+    Raises:
+        IdentificationError: ``reason="sign"`` when ``D < −(5 σ_D + 1e-3·rms(r))``: the
+            effort or the velocity sign convention of the log is reversed.
+    """
+    fc, fv = float(x[0]), float(x[1])
+    d = fc + fv * mean_speed
+    resid = r - a @ x
+    dof = max(r.size - a.shape[1], 1)
+    g = np.array([1.0, mean_speed, 0.0])
+    # pinv: with one speed magnitude sign(v) and v are collinear, D is still determined
+    var = float(np.sum(resid**2) / dof * (g @ np.linalg.pinv(a.T @ a) @ g))
+    margin = _SIGN_SIGMAS * math.sqrt(max(var, 0.0)) + _SIGN_FLOOR * _rms(r)
+    if d < -margin:
+        raise IdentificationError(
+            f"joint {joint}: the fitted friction pushes along the motion (breakaway "
+            f"{fc:.4g} N·m, viscous {fv:.4g} N·m·s/rad: mean {d:.4g} N·m along the motion); "
+            "friction must oppose the velocity, so the effort or the velocity sign "
+            "convention of the log is probably reversed (negate one of them)", reason="sign")
+    if d <= margin:
+        return (f"joint {joint}: no friction opposing the motion resolved (mean {d:.3g} ± "
+                f"{math.sqrt(max(var, 0.0)):.2g} N·m along the motion): the YAML gets about "
+                "0 for it; if the joint has friction, check the effort sign convention and "
+                "the effort noise",)
+    return ()
+
+
+def _bounded_lstsq(a: np.ndarray, r: np.ndarray, x: np.ndarray, lb, ub,
+                   keys: Sequence[str]) -> tuple[np.ndarray, tuple[str, ...]]:
+    """The least-squares solution ``x`` of ``a·x ≈ r`` if within ``[lb, ub]``, else the
+    bounded one (SciPy ``lsq_linear``, BVLS), so the reported fit and RMS are those of the
+    coefficients the YAML/BAM files can hold (friction.py and bam.py require them ≥ 0).
+
+    Returns:
+        ``(x, notes)``; notes name the coefficients that were bounded.
+    """
+    lb, ub = np.asarray(lb, dtype=float), np.asarray(ub, dtype=float)
+    if np.all((x >= lb) & (x <= ub)):
+        return x, ()
+    from scipy.optimize import lsq_linear
+
+    out = np.clip(lsq_linear(a, r, bounds=(lb, ub), method="bvls").x, lb, ub)
+    moved = [f"{k} {x0:.4g}" for k, x0, l, u in zip(keys, x, lb, ub) if not l <= x0 <= u]
+    return out, (f"bounded (unconstrained fit: {', '.join(moved)})",)
 
 
 #: Upper bound of each motor-side load coefficient (K_l, K_ls, K_m, K_ms): two of them sum
@@ -640,8 +771,11 @@ def _fit_bam_nls(fits, add, nls, vt, rt, tmt, tet) -> None:
         keys = _BAM_KEYS[name[len("bam_"):]] + ("offset",)
         lb = [-np.inf if k == "offset" else 1e-4 if k == "dtheta_stribeck"
               else 0.5 if k == "alpha" else 0.0 for k in keys]
+        # BamParameters refuses coefficients beyond its plausibility limits: the residual
+        # must never ask it for one
         ub = [np.inf if k in ("offset",) else 10.0 if k == "dtheta_stribeck"
               else 5.0 if k == "alpha" else _MOTOR_LOAD_MAX if k in _MOTOR_LOAD_KEYS
+              else COEFFICIENT_LIMITS[k][0] if k in COEFFICIENT_LIMITS
               else np.inf for k in keys]
         x0 = np.clip([start.get(k, 0.0) for k in keys], lb, ub)
 
@@ -683,7 +817,19 @@ def select_model(fits: Mapping[str, ModelFit], improvement_threshold: float = 0.
 # pipeline
 
 
+#: Smallest median time step [s] of a log: no joint-state record is sampled above 1 MHz;
+#: below it the time column is in another unit (or garbage), and the Savitzky–Golay window
+#: in samples (savgol_window / step) would overflow.
+MIN_TIME_STEP = 1e-6
+#: Longest log [s] (~116 days): longer is a time column in another unit (ns: 10 min at
+#: 1 kHz reads as 6e11 s), and the hold-out block index would overflow.
+MAX_DURATION = 1e7
+
+
 def _check_log(log: JointStateLog) -> None:
+    """Refuse logs :func:`identify` cannot use (NaN/inf, < 10 samples, time not strictly
+    increasing, median step below :data:`MIN_TIME_STEP`, longer than
+    :data:`MAX_DURATION`); raises IdentificationError."""
     for key in ("time", "position", "velocity", "effort"):
         arr = getattr(log, key)
         bad = ~np.isfinite(arr)
@@ -695,8 +841,24 @@ def _check_log(log: JointStateLog) -> None:
                 "clean or cut the log", reason="nan")
     if log.time.size < 10:
         raise IdentificationError(f"log has only {log.time.size} samples", reason="too_little_motion")
-    if np.any(np.diff(log.time) <= 0):
-        raise IdentificationError("time must be strictly increasing", reason="format")
+    dt = np.diff(log.time)
+    if np.any(dt <= 0):
+        k = int(np.flatnonzero(dt <= 0)[0]) + 1
+        raise IdentificationError(
+            f"time must be strictly increasing: sample {k} has t = {float(log.time[k])!r} s "
+            f"after t = {float(log.time[k - 1])!r} s (duplicate or reordered messages?)",
+            reason="format")
+    step = float(np.median(dt))
+    if not step >= MIN_TIME_STEP:
+        raise IdentificationError(
+            f"median time step {step:.3g} s is below {MIN_TIME_STEP:g} s (a joint-state log "
+            "sampled above 1 MHz is not a real record): is the time column in seconds?",
+            reason="format")
+    span = float(log.time[-1] - log.time[0])
+    if not span <= MAX_DURATION:
+        raise IdentificationError(
+            f"log spans {span:.3g} s, above {MAX_DURATION:g} s (~116 days, not one "
+            "identification record): is the time column in seconds (not ns)?", reason="format")
 
 
 def friction_samples(log: JointStateLog, model, cfg: IdentificationConfig | None = None
@@ -759,7 +921,15 @@ def identify(log: JointStateLog, model, joints: Sequence[str] | None = None,
     Raises:
         IdentificationError: NaN/inf in the log (``"nan"``); model joints missing from the log
             (``"missing_joints"``); a joint without ``min_samples`` moving training samples in
-            each direction (``"too_little_motion"``); unknown ``joints`` (``"missing_joints"``).
+            each direction (``"too_little_motion"``); unknown ``joints`` (``"missing_joints"``);
+            time not strictly increasing, a median step below :data:`MIN_TIME_STEP` or a
+            span above :data:`MAX_DURATION` (``"format"``); friction that pushes along the motion, i.e. a reversed effort or
+            velocity sign convention (``"sign"``, :func:`_direction_check`).
+
+    Friction not resolved above the noise, or identified friction above the joint's URDF
+    effort limit over the logged velocities (wrong units or scale of the effort), are not
+    errors (URDF limits are often placeholders) but warnings in
+    :attr:`JointFit.warnings`, which :func:`write_outputs` and the CLI report.
     """
     cfg = IdentificationConfig() if config is None else config
     progress = progress or (lambda s: None)
@@ -790,7 +960,8 @@ def identify(log: JointStateLog, model, joints: Sequence[str] | None = None,
                 f"rad/s² (need {cfg.min_samples} each, and some in the validation blocks); "
                 "record constant-velocity sweeps in both directions", reason="too_little_motion")
         fits.append(_fit_joint(j, log.time[use], v[use], r[use, i], tau_m[use, i],
-                               tau_e[use, i], val_all[use], cfg, progress))
+                               tau_e[use, i], val_all[use], cfg, progress,
+                               float(model.effort_limits[i])))
     return IdentificationResult(joints, tuple(fits), cfg)
 
 
@@ -833,10 +1004,18 @@ def write_outputs(result: IdentificationResult, out_dir: str | os.PathLike, *,
     Returns:
         ``{"yaml": path, "bam": {joint: {model: path}}, "plots": [paths]}``.
 
+    Raises:
+        IdentificationError: ``reason="range"`` when the written YAML does not load with
+            :meth:`~gravity_friction_comp.friction.FrictionModel.from_yaml` (e.g. a
+            coefficient beyond friction.py's ±1e6 bound: the log's effort is in other
+            units); the YAML is removed.
+        OSError: ``out_dir`` cannot be created or written.
+
     The YAML holds ``joints``, the ``friction_comp`` block (``model: coulomb``; if a joint
     selected ``bam_m3``–``bam_m6``, ``model: bam`` with ``bam_files`` naming that model's
     JSON and that joint's tanh terms zero)
-    and an ``identification`` section (per model validation RMS and parameter count).
+    and an ``identification`` section (per model validation RMS and parameter count, and the
+    joint's ``warnings`` when it has any: see :attr:`JointFit.warnings`).
     """
     import yaml
 
@@ -878,6 +1057,7 @@ def write_outputs(result: IdentificationResult, out_dir: str | os.PathLike, *,
                               **({"notes": list(m.notes)} if m.notes else {})}
                        for name, m in jf.fits.items()},
             "skipped": dict(jf.skipped),
+            **({"warnings": list(jf.warnings)} if jf.warnings else {}),
         }
     block.update({k: [round(x, 6) for x in v] for k, v in lists.items()})
     # the YAML's offset carries a sign; friction.py requires the others ≥ 0
@@ -903,6 +1083,14 @@ def write_outputs(result: IdentificationResult, out_dir: str | os.PathLike, *,
               "# friction_comp: tau = offset + viscous*v + (breakaway + stribeck_breakaway*"
               "exp(-|v/stribeck_velocity|^stribeck_exponent))*tanh(v/eps)\n")
     yaml_path.write_text(header + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, allow_unicode=True), encoding="utf-8")
+    # the consumer's own check: never leave a YAML the friction node would refuse
+    try:
+        FrictionModel.from_yaml(yaml_path, list(order))
+    except ConfigError as exc:
+        yaml_path.unlink()
+        raise IdentificationError(
+            f"the identified friction is not a valid friction_comp block ({exc}); not "
+            f"written. Check the log's effort units and scale", reason="range") from None
     plots_out = []
     if plots:
         plots_out = _plot(result, out)

@@ -414,3 +414,177 @@ def test_identified_yaml_recovers_tracking_improvement(sim_run, tmp_path):
           "improvement")
     assert off - on_true > 0.3 * off  # the feedforward matters on this trajectory
     assert recovered >= 0.9
+
+
+# ---- robustness of the loaders and checks (hostile-input review) --------------------------
+
+_HEADER = "time,a/position,a/velocity,a/effort\n"
+
+
+def _csv(tmp_path, text, name="log.csv", encoding="utf-8"):
+    path = tmp_path / name
+    path.write_bytes(text.encode(encoding) if isinstance(text, str) else text)
+    return path
+
+
+def test_csv_with_utf8_bom_loads(tmp_path):
+    path = _csv(tmp_path, _HEADER + "0,1,2,3\n0.5,4,5,6\n", encoding="utf-8-sig")
+    assert path.read_bytes()[:3] == b"\xef\xbb\xbf"
+    log = load_log(path)
+    assert log.joint_names == ("a",)
+    np.testing.assert_array_equal(log.time, [0.0, 0.5])
+    np.testing.assert_array_equal(log.effort[:, 0], [3.0, 6.0])
+
+
+def test_csv_not_utf8_names_the_file(tmp_path):
+    path = _csv(tmp_path, _HEADER.encode() + b"0,1,2,\xff\n", name="latin.csv")
+    with pytest.raises(IdentificationError, match="latin.csv.*not UTF-8") as err:
+        load_log(path)
+    assert err.value.reason == "file"
+
+
+@pytest.mark.parametrize("rows, fragment", [
+    ("0,1,2,3\n1,1,2\n2,1,2,3\n", "line 3 has 3 cells, the header has 4"),  # ragged
+    ("0,1,2\n1,1,2\n", "line 2 has 3 cells, the header has 4"),  # all short
+    ("0,1,2,3\n1,1,2,3,4\n", "line 3 has 5 cells"),  # long
+    ("0,1,2,3\n\n1,1,x,3\n", "line 4, column 'a/velocity': not a number: 'x'"),
+])
+def test_csv_bad_rows_name_the_line(tmp_path, rows, fragment):
+    with pytest.raises(IdentificationError, match=fragment) as err:
+        load_log(_csv(tmp_path, _HEADER + rows))
+    assert err.value.reason == "format"
+
+
+def test_csv_other_columns_are_ignored(tmp_path):
+    # "temp/celsius" and "a/command" are not joint columns; "mode" is text: none is read
+    text = ("time,temp/celsius,a/position,mode,a/velocity,a/effort,a/command\n"
+            "0,25,1,idle,2,3,9\n0.1,26,4,run,5,6,9\n")
+    log = load_log(_csv(tmp_path, text))
+    assert log.joint_names == ("a",)
+    np.testing.assert_array_equal(log.position[:, 0], [1.0, 4.0])
+    np.testing.assert_array_equal(log.effort[:, 0], [3.0, 6.0])
+    # a joint column still needs its two siblings
+    with pytest.raises(IdentificationError, match="joint 'b' has no column 'b/effort'"):
+        load_log(_csv(tmp_path, "time,b/position,b/velocity\n0,1,2\n", name="b.csv"))
+    with pytest.raises(IdentificationError, match=r"\['a/position'\] appear more than once"):
+        load_log(_csv(tmp_path, "time,a/position,a/position,a/velocity,a/effort\n0,1,1,2,3\n",
+                      name="dup.csv"))
+
+
+@pytest.mark.parametrize("field", ["position", "velocity", "effort"])
+@pytest.mark.parametrize("length", [0, 1])
+def test_rosbag_short_arrays_are_errors(tmp_path, field, length):
+    n = 5
+    arrays = {f: [[0.0, 0.0]] * n for f in ("position", "velocity", "effort")}
+    arrays[field] = [[0.0] * length] * n
+    bag = tmp_path / "bag"
+    _write_bag(bag, ("a", "b"), np.arange(n) * 0.01, arrays["position"], arrays["velocity"],
+               arrays["effort"])
+    with pytest.raises(IdentificationError,
+                       match=f"2 joint names but {length} {field} values") as err:
+        load_log(bag)
+    assert err.value.reason == "format"
+
+
+def test_rosbag_duplicate_joint_name_is_an_error(tmp_path):
+    bag = tmp_path / "bag"
+    z = np.zeros((3, 2))
+    _write_bag(bag, ("a", "a"), np.arange(3) * 0.01, z, z, z)
+    with pytest.raises(IdentificationError, match="names a joint twice"):
+        load_log(bag)
+
+
+@pytest.mark.parametrize("time, fragment", [
+    (np.arange(40) * 1e-320, "median time step 1e-320 s is below 1e-06 s"),
+    (np.arange(40) * 1e6, r"log spans 3.9e\+07 s, above 1e\+07 s"),
+    (np.r_[np.arange(20), np.arange(19, 39)] * 0.01, "sample 20 has t = 0.19 s after "
+                                                      "t = 0.19 s"),
+])
+def test_time_column_checks(sim_run, time, fragment):
+    model, log, _ = sim_run
+    short = JointStateLog(log.joint_names, time, log.position[:40], log.velocity[:40],
+                          log.effort[:40])
+    with pytest.raises(IdentificationError, match=fragment) as err:
+        identify(short, model, ["base_yaw"])
+    assert err.value.reason == "format"
+
+
+def _sweep_log(friction, noise=2e-3, seed=7):
+    """base_yaw (vertical axis: no gravity torque) sweeping at ±0.1…±1 rad/s, other joints
+    held; effort = g(q) + friction(v) on base_yaw (+ seeded noise)."""
+    model = RobotModel.from_urdf(URDF)
+    dt = 0.005
+    t = np.arange(int(16 / dt)) * dt
+    v = np.repeat([0.1, -0.1, 0.3, -0.3, 0.6, -0.6, 1.0, -1.0], t.size // 8)
+    q = np.zeros((t.size, 3))
+    q[:, 0] = np.cumsum(v) * dt
+    q[:, 1], q[:, 2] = 0.3, 0.2
+    vel = np.zeros((t.size, 3))
+    vel[:, 0] = v
+    eff = np.array([model.gravity(x) for x in q])
+    eff[:, 0] += friction(v) + np.random.default_rng(seed).normal(0, noise, t.size)
+    return model, JointStateLog(model.joint_names, t, q, vel, eff)
+
+
+def test_reversed_effort_sign_is_an_error():
+    model, log = _sweep_log(lambda v: -0.15 * np.sign(v) - 0.05 * v)
+    with pytest.raises(IdentificationError, match="sign convention .* reversed") as err:
+        identify(log, model, ["base_yaw"])
+    assert err.value.reason == "sign"
+    assert "breakaway -0.15" in str(err.value)
+    # the velocity reversed instead (effort right): the same error
+    _, good = _sweep_log(lambda v: 0.15 * np.sign(v) + 0.05 * v)
+    flipped = good._replace(velocity=-good.velocity)
+    with pytest.raises(IdentificationError, match="reversed"):
+        identify(flipped, model, ["base_yaw"])
+
+
+def test_no_friction_resolved_warns():
+    model, log = _sweep_log(lambda v: 0.0 * v, noise=0.5)
+    jf = identify(log, model, ["base_yaw"]).fits[0]
+    assert len(jf.warnings) == 1
+    assert "no friction opposing the motion resolved" in jf.warnings[0]
+
+
+def test_real_data_gives_no_warning(sim_run):
+    _, _, result = sim_run
+    assert all(jf.warnings == () for jf in result.fits)
+
+
+def test_negative_linear_coefficient_is_bounded_and_rms_is_of_written_model(tmp_path):
+    # Coulomb friction falling with speed (a linear stand-in for a Stribeck drop): the
+    # unconstrained fit has viscous −0.05 < 0, which the YAML cannot hold
+    model, log = _sweep_log(lambda v: 0.3 * np.sign(v) - 0.05 * v)
+    jf = identify(log, model, ["base_yaw"]).fits[0]
+    cv = jf.fits["coulomb_viscous"]
+    assert cv.params["viscous"] == 0.0
+    (note,) = cv.notes
+    assert note.startswith("bounded (unconstrained fit: viscous ")
+    assert float(note.split("viscous ")[1].rstrip(")")) == pytest.approx(-0.05, abs=2e-3)
+    result = identify(log, model, ["base_yaw"],
+                      IdentificationConfig(improvement_threshold=0.99))  # force cv selected
+    assert result.fits[0].selected == "coulomb_viscous"
+    paths = write_outputs(result, tmp_path, plots=False, all_joints=list(model.joint_names))
+    fm = FrictionModel.from_yaml(paths["yaml"], list(model.joint_names))
+    jf = result.fits[0]
+    val = jf.is_validation
+    # independent route: the RMS of the model as loaded from the written YAML
+    tau = np.array([fm.torque(np.array([x, 0.0, 0.0]))[0] for x in jf.velocity[val]])
+    written_rms = float(np.sqrt(np.mean((jf.friction[val] - tau) ** 2)))
+    assert jf.best.validation_rms == pytest.approx(written_rms, rel=1e-3, abs=1e-6)
+
+
+def test_friction_above_effort_limit_warns():
+    model, log = _sweep_log(lambda v: 30.0 * np.sign(v))  # base_yaw effort limit 10 N·m
+    jf = identify(log, model, ["base_yaw"]).fits[0]
+    assert len(jf.warnings) == 1
+    assert "reaches 30" in jf.warnings[0] and "effort limit 10 N·m" in jf.warnings[0]
+
+
+def test_unloadable_yaml_is_refused_and_removed(tmp_path):
+    model, log = _sweep_log(lambda v: 2e6 * np.sign(v))  # beyond friction.py's ±1e6
+    result = identify(log, model, ["base_yaw"])
+    with pytest.raises(IdentificationError, match="not a valid friction_comp block") as err:
+        write_outputs(result, tmp_path, plots=False, all_joints=list(model.joint_names))
+    assert err.value.reason == "range"
+    assert not (tmp_path / "friction_identified.yaml").exists()

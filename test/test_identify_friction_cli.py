@@ -24,7 +24,8 @@ URDF = str(REPO_ROOT / "urdf" / "palletizer.urdf")
 FC, FV = 0.15, 0.05
 
 
-def _log(moving: bool = True) -> JointStateLog:
+def _log(moving: bool = True, friction=None) -> JointStateLog:
+    """The sweep log; ``friction(v)`` [N·m] replaces the closed-form truth if given."""
     model = RobotModel.from_urdf(URDF)
     rng = np.random.default_rng(7)
     dt = 0.005
@@ -37,7 +38,8 @@ def _log(moving: bool = True) -> JointStateLog:
     vel = np.zeros((t.size, 3))
     vel[:, 0] = v
     eff = np.array([model.gravity(x) for x in q])
-    eff[:, 0] += FC * np.sign(v) + FV * v + rng.normal(0, 2e-3, t.size)
+    fric = FC * np.sign(v) + FV * v if friction is None else friction(v)
+    eff[:, 0] += fric + rng.normal(0, 2e-3, t.size)
     return JointStateLog(model.joint_names, t, q, vel, eff)
 
 
@@ -121,3 +123,76 @@ def test_nan_data_exit_code_2_in_a_subprocess(tmp_path):
     assert proc.returncode == 2
     assert "NaN" in proc.stderr and "sample 50" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_reversed_sign_convention_exits_2(tmp_path, capsys):
+    # effort logged with the opposite sign: friction pushes along the motion
+    path = tmp_path / "neg.csv"
+    write_csv(path, _log(friction=lambda v: -FC * np.sign(v) - FV * v))
+    out = tmp_path / "out"
+    err = _run_err(["--csv", str(path), "--urdf", URDF, "--joints", "base_yaw",
+                    "--out-dir", str(out), "--no-plots"], capsys)
+    assert "base_yaw" in err and "sign convention" in err and "reversed" in err
+    assert not (out / "friction_identified.yaml").exists()
+    assert err.count("\n") == 2  # the progress bar's line is ended, then one error line
+
+
+def test_friction_above_effort_limit_warns(tmp_path, capsys):
+    # 100 N·m of Coulomb friction on base_yaw, whose URDF effort limit is 10 N·m
+    assert RobotModel.from_urdf(URDF).effort_limits[0] == 10.0
+    path = tmp_path / "scaled.csv"
+    write_csv(path, _log(friction=lambda v: 100.0 * np.sign(v)))
+    out = tmp_path / "out"
+    code = main(["--csv", str(path), "--urdf", URDF, "--joints", "base_yaw",
+                 "--out-dir", str(out), "--no-plots"])
+    err = capsys.readouterr().err
+    assert code == 0
+    assert "warning: joint base_yaw" in err and "effort limit 10 N·m" in err
+    assert "units" in err
+    import yaml
+
+    doc = yaml.safe_load((out / "friction_identified.yaml").read_text())
+    assert "effort limit" in doc["identification"]["joints"]["base_yaw"]["warnings"][0]
+
+
+def test_friction_beyond_friction_yaml_range_exits_2(tmp_path, capsys):
+    # 1e7 N·m: friction.py refuses coefficients beyond ±1e6, so no YAML may be left
+    path = tmp_path / "huge.csv"
+    write_csv(path, _log(friction=lambda v: 1e7 * np.sign(v)))
+    out = tmp_path / "out"
+    err = _run_err(["--csv", str(path), "--urdf", URDF, "--joints", "base_yaw",
+                    "--out-dir", str(out), "--no-plots"], capsys)
+    assert "warning: joint base_yaw" in err  # the effort-limit warning comes first
+    assert "not a valid friction_comp block" in err and "breakaway" in err
+    assert not (out / "friction_identified.yaml").exists()
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("payload: {1: 2}\n", "keys must be names"),
+    ("other: 1\n", "no 'payload:' mapping"),
+    ("payload: [\n", "invalid YAML"),
+])
+def test_bad_payload_yaml(csv_path, tmp_path, capsys, text, fragment):
+    pl = tmp_path / "payload.yaml"
+    pl.write_text(text)
+    err = _run_err(["--csv", str(csv_path), "--urdf", URDF, "--joints", "base_yaw",
+                    "--payload-attached", str(pl), "--out-dir", str(tmp_path / "o"),
+                    "--no-plots"], capsys)
+    assert fragment in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("name, body, fragment", [
+    ("short.csv", "time,a/position,a/velocity,a/effort\n0,0,0\n1,0,0\n",
+     "line 2 has 3 cells, the header has 4"),
+    ("tiny_dt.csv", None, "median time step 1e-320 s is below 1e-06 s"),
+])
+def test_bad_csv_exits_2(tmp_path, capsys, name, body, fragment):
+    path = tmp_path / name
+    if body is None:  # time steps of 1e-320 s used to overflow the savgol window
+        log = _log()
+        write_csv(path, log._replace(time=np.arange(log.time.size) * 1e-320))
+    else:
+        path.write_text(body)
+    err = _run_err(["--csv", str(path), "--urdf", URDF, "--out-dir", str(tmp_path / "o"),
+                    "--no-plots"], capsys)
+    assert fragment in err

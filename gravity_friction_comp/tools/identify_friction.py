@@ -9,19 +9,24 @@ Usage::
 Writes ``friction_out/friction_identified.yaml`` (``friction_comp`` block, loadable by
 ``friction_feedforward_node`` / :meth:`FrictionModel.from_yaml`), BAM JSON files and one PNG
 per joint, and prints a per-joint table (validation RMS [N·m], parameter count, selection).
-Exit codes: 0 success; 2 bad input (missing file/topic/joint, too little motion, NaN data,
-bad options) with a one-line message on stderr, never a traceback.
+Exit codes: 0 success; 2 bad input (missing, unreadable or malformed file, missing
+topic/joint, too little motion, NaN data, time not increasing or steps below 1 µs, friction
+pushing along the motion -- a reversed effort or velocity sign convention --, bad options)
+with a one-line ``identify_friction: error: ...`` on stderr, never a traceback.
+Warnings (exit 0, ``identify_friction: warning: ...`` on stderr and in the YAML's
+``identification`` section): no friction resolved above the noise for a joint, or identified
+friction above the joint's URDF effort limit (the log's effort is probably in other units or
+scaled; URDF limits are often placeholders, so this does not refuse).
 See :mod:`gravity_friction_comp.identification` for the method.
 """
 
 from __future__ import annotations
 
 import argparse
-import pathlib
 import sys
 from typing import Sequence
 
-from ..exceptions import GravityFrictionCompError
+from ..exceptions import ConfigError, GravityFrictionCompError
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -55,14 +60,17 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _payload(path: str):
-    import yaml
+    """The :class:`~gravity_friction_comp.payload.Payload` of the first ``payload:`` mapping
+    in the YAML file ``path`` (searched depth-first; ``attached`` is dropped).
 
+    Raises:
+        ConfigError: missing/unreadable/non-UTF-8/invalid YAML file, no ``payload:``
+            mapping, a non-string key in it (``payload: {1: 2}``), or a bad payload value.
+    """
     from ..payload import Payload
+    from ..validation import read_yaml, string_keys
 
-    try:
-        data = yaml.safe_load(pathlib.Path(path).read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise ValueError(f"cannot read payload YAML {path}: {exc}") from None
+    data = read_yaml(path, "payload YAML")
 
     def find(d):
         if isinstance(d, dict):
@@ -76,8 +84,9 @@ def _payload(path: str):
 
     params = find(data)
     if params is None:
-        raise ValueError(f"payload YAML {path}: no 'payload:' mapping")
-    params = {k: v for k, v in params.items() if k != "attached"}
+        raise ConfigError(f"payload YAML {path}: no 'payload:' mapping", key="payload",
+                          value=path)
+    params = {k: v for k, v in string_keys("payload", params).items() if k != "attached"}
     return Payload.from_params(params)
 
 
@@ -87,7 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _run(args)
     except (GravityFrictionCompError, ValueError, OSError) as exc:
-        print(f"identify_friction: error: {exc}", file=sys.stderr)
+        text = " ".join(str(exc).split())  # one line, whatever the message holds
+        print(f"identify_friction: error: {text}", file=sys.stderr)
         return 2
 
 
@@ -106,7 +116,14 @@ def _run(args) -> int:
     log = load_rosbag(args.bag, args.topic) if args.bag else load_csv(args.csv)
     joints = args.joints or list(model.joint_names)
     steps = 1 + 4 * len(joints)
-    result = identify(log, model, joints, config, progress=text_progress(steps))
+    try:
+        result = identify(log, model, joints, config, progress=text_progress(steps))
+    except GravityFrictionCompError:
+        print(file=sys.stderr)  # end the progress bar's line before the error
+        raise
+    for jf in result.fits:  # before writing: write_outputs may still refuse
+        for text in jf.warnings:
+            print(f"identify_friction: warning: {text}", file=sys.stderr)
     paths = write_outputs(result, args.out_dir, plots=not args.no_plots,
                           all_joints=list(model.joint_names))
     print(f"{'joint':<20} {'model':<16} {'val RMS [N·m]':>14} {'params':>6}")
