@@ -133,6 +133,10 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=4.0, help="measurement time per case [s]")
     parser.add_argument("--rates", type=float, nargs="+", default=[500.0, 1000.0])
     args = parser.parse_args()
+    if not URDF.is_file():  # the project's shared data; a user's clone has none
+        print(f"skipped: {URDF} not found (the 7-DoF OpenArm URDF from the project's shared "
+              "data)")
+        return
     ceiling_worst = BITRATE / CAN_FRAME_BITS_WORST_CASE
     ceiling_nominal = BITRATE / CAN_FRAME_BITS_NOMINAL
     print(f"7 simulated motors (OpenArm v10), {BITRATE} bit/s; ceiling {ceiling_worst:.0f} frames/s "

@@ -669,7 +669,9 @@ def parse_args(argv=None):
     parser.add_argument("--dwell-time", type=float, default=1.5, help="[s] per stop")
     parser.add_argument("--start-delay", type=float, default=2.0, help="[s] settling at home first")
     parser.add_argument("--output", default="demo_output", help="output directory")
-    parser.add_argument("--domain-id", type=int, help="ROS_DOMAIN_ID (default: from the pid)")
+    parser.add_argument("--domain-id", type=int,
+                        help="ROS_DOMAIN_ID (default: a private one from the pid, 120-209, "
+                             "never the shell's: the demo publishes joint commands)")
     return parser.parse_args(argv)
 
 

@@ -8,5 +8,6 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/env.sh
 export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST   # DDS stays on this machine
-export ROS_DOMAIN_ID="${ROS_DOMAIN_ID:-$(( (RANDOM % 80) + 120 ))}"
-exec python -m gravity_friction_comp.demo --domain-id "$ROS_DOMAIN_ID" "$@"
+# A private ROS_DOMAIN_ID (the demo picks one; --domain-id N overrides), never the shell's:
+# the demo publishes joint commands, which must not reach a real arm's bridge on this machine.
+exec python -m gravity_friction_comp.demo "$@"

@@ -25,13 +25,14 @@ from gravity_friction_comp.motor_table import (
 )
 
 TEST_DATA = pathlib.Path(__file__).resolve().parent / "data"
-FIELD_NOTES = pathlib.Path(__file__).resolve().parents[2] / "shared" / "design" / "FIELD_NOTES.md"
+#: The repository's copy of the design notes (the shared design folder holds the original).
+FIELD_NOTES = pathlib.Path(__file__).resolve().parents[1] / "docs" / "FIELD_NOTES.md"
 
 
 def test_table_matches_field_notes_text():
     """Every 'NAME p/v/t' triple in FIELD_NOTES' ranges paragraph equals the table."""
     if not FIELD_NOTES.is_file():
-        pytest.skip("FIELD_NOTES.md not found next to the repository")
+        pytest.skip(f"{FIELD_NOTES} not found")
     text = FIELD_NOTES.read_text()
     triples = dict(
         (name, tuple(float(x) for x in (p, v, t)))
