@@ -61,7 +61,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .exceptions import ConfigError, InputError
-from .validation import number, read_text, string_keys
+from .validation import number, read_text, short_repr, string_keys
 
 __all__ = [
     "BAM_MODELS",
@@ -638,10 +638,5 @@ def _real(key: str, value: Any, where: str, what: str) -> float:
     try:
         return number(key, value)
     except ConfigError:
-        raise ConfigError(f"{key}: expected {what}{where}, got {_short(value)}", key=key,
+        raise ConfigError(f"{key}: expected {what}{where}, got {short_repr(value)}", key=key,
                           value=value) from None
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:20] + f"...({len(text)} characters)"

@@ -18,10 +18,10 @@ import math
 import struct
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Any, Mapping, NamedTuple
+from typing import Mapping, NamedTuple
 
 from .exceptions import ConfigError, InputError
-from .validation import frame_bytes, number, string_keys
+from .validation import frame_bytes, number, short_repr, string_keys
 
 __all__ = [
     "DAMIAO_LIMIT_REGISTERS",
@@ -55,13 +55,8 @@ def _positive_finite(key: str, value: object) -> float:
     try:
         return number(key, value, positive=True, text=True)
     except ConfigError:
-        raise ConfigError(f"{key} must be a finite number > 0, got {_short(value)}", key=key,
+        raise ConfigError(f"{key} must be a finite number > 0, got {short_repr(value)}", key=key,
                           value=value) from None
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:20] + f"...({len(text)} characters)"
 
 
 #: Plausible range of :attr:`JointMotorMap.gear_ratio` (motor turns per joint turn). Generous:
@@ -358,7 +353,7 @@ class JointMotorMap:
         try:
             off = number("offset", self.offset, text=True)
         except ConfigError:
-            raise ConfigError(f"offset must be a finite number [rad], got {_short(self.offset)}",
+            raise ConfigError(f"offset must be a finite number [rad], got {short_repr(self.offset)}",
                               key="offset", value=self.offset) from None
         object.__setattr__(self, "offset", off)
         ratio = _positive_finite("gear_ratio", self.gear_ratio)

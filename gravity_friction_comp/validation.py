@@ -17,7 +17,8 @@ import numpy as np
 
 from .exceptions import ConfigError, DimensionError, InputError
 
-__all__ = ["frame_bytes", "number", "per_joint", "read_text", "read_yaml", "string_keys"]
+__all__ = ["frame_bytes", "number", "per_joint", "read_text", "read_yaml", "short_repr",
+           "string_keys"]
 
 
 def per_joint(key: str, value: Any, n: int, *, positive: bool = False, nonneg: bool = False,
@@ -210,3 +211,10 @@ def string_keys(key: str, value: Any) -> Mapping[str, Any]:
         raise ConfigError(f"{key}: keys must be names (strings), got {bad}", key=key,
                           value=value)
     return value
+
+
+def short_repr(value: Any, limit: int = 40) -> str:
+    """``repr(value)``, cut to about ``limit`` characters for error messages (a 400-digit
+    integer or a huge list would otherwise fill the terminal)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit // 2] + f"...({len(text)} characters)"
