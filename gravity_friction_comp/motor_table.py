@@ -59,6 +59,11 @@ def _positive_finite(key: str, value: object) -> float:
                           value=value) from None
 
 
+#: Largest accepted motor-limit override (p_max [rad], v_max [rad/s], t_max [N·m], kp_max,
+#: kd_max): real MIT ranges are at most 500 (kp_max); far larger ranges leave no resolution
+#: in the 12/16-bit fields and 2·range overflows near 1e308.
+MAX_OVERRIDE = 1e4
+
 #: Plausible range of :attr:`JointMotorMap.gear_ratio` (motor turns per joint turn). Generous:
 #: real drives are 1–~300:1; outside 1e-3..1e4 is not a gearbox, and r² in the gain law
 #: kp/r² must stay a normal double (r = 1e-200 gave a ZeroDivisionError on every command).
@@ -150,7 +155,8 @@ def motor_limits(motor_type: str, overrides: Mapping[str, float] | None = None) 
     Raises:
         ConfigError: unknown type (the message lists valid types), ``overrides`` not a
             mapping with string keys, unknown override key (lists valid keys), or an override
-            that is not a finite number > 0 (bools and ints beyond the float range refused).
+            that is not a finite number > 0 (bools and ints beyond the float range refused)
+            or is above :data:`MAX_OVERRIDE`.
     """
     key = str(motor_type).strip().upper()
     if key not in MOTOR_TABLE:
@@ -177,6 +183,12 @@ def motor_limits(motor_type: str, overrides: Mapping[str, float] | None = None) 
             value=overrides[unknown[0]],
         )
     clean = {k: _positive_finite(k, v) for k, v in overrides.items()}
+    big = {k: v for k, v in clean.items() if v > MAX_OVERRIDE}
+    if big:
+        name = sorted(big)[0]
+        raise ConfigError(f"motor limit override {name}={big[name]:g} is above {MAX_OVERRIDE:g}: "
+                          "no MIT-mode motor has such a range (the table's largest is 500)",
+                          key=name, value=overrides[name])
     return replace(limits, **clean)
 
 

@@ -154,7 +154,7 @@ class SimConfig:
     Attributes:
         joints: Joint name → :class:`JointSimParams`; joints of the model not listed get
             the defaults (no friction, no armature, q(0) = 0).
-        mass_scale: s [-] (> 0): true inertial parameters = URDF's × s (payload included).
+        mass_scale: s [-] (1e-3..1e3): true inertial parameters = URDF's × s (payload included).
         physics_rate_hz: Integration rate [Hz] (≥ :data:`MIN_PHYSICS_RATE_HZ`).
         actuators: The "true" :class:`~gravity_friction_comp.actuator.ActuatorModel` (named,
             mimic joints allowed, or count-only in the model's joint order) whose reflected
@@ -203,7 +203,11 @@ class SimConfig:
                                   value=params)
             clean[name] = params
         object.__setattr__(self, "joints", MappingProxyType(clean))
-        object.__setattr__(self, "mass_scale", _number("mass_scale", self.mass_scale, positive=True))
+        scale = _number("mass_scale", self.mass_scale, positive=True)
+        if not 1e-3 <= scale <= 1e3:  # a model off by 1000× is not "the truth differs a bit"
+            raise ConfigError(f"mass_scale must be within 1e-3..1e3, got {scale!r}",
+                              key="mass_scale", value=self.mass_scale)
+        object.__setattr__(self, "mass_scale", scale)
         rate = _number("physics_rate_hz", self.physics_rate_hz, positive=True)
         if rate < MIN_PHYSICS_RATE_HZ:
             raise ConfigError(f"physics_rate_hz must be ≥ {MIN_PHYSICS_RATE_HZ:g}, got {rate:g}",

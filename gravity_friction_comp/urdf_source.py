@@ -37,6 +37,7 @@ URDF_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", 
 MAX_LENGTH = 1e3  # [m] any origin offset (a 1 km lever is not an arm)
 MAX_MASS = 1e6  # [kg] one link (1000 t)
 MAX_INERTIA = 1e9  # [kg·m²] one inertia-tensor entry
+MAX_MIMIC = 1e3  # |<mimic> multiplier| [-] and |offset| [rad or m]
 
 UrdfSource = Union[str, "os.PathLike[str]"]
 
@@ -250,7 +251,8 @@ def parse_urdf(xml: str, origin: str = "<URDF text>") -> UrdfDescription:
     Raises:
         ModelError: Not well-formed XML, root is not ``<robot>``, a joint without name/type/
             parent/child, an unknown joint type, duplicate joint names, a non-numeric
-            limit/dynamics/mimic attribute, a joint origin that is not finite or beyond
+            limit/dynamics/mimic attribute, a mimic multiplier or offset beyond
+            :data:`MAX_MIMIC`, a joint origin that is not finite or beyond
             :data:`MAX_LENGTH`, a zero/non-finite joint axis, or a link whose ``<inertial>``
             has a NaN/inf/negative mass or one above :data:`MAX_MASS`, a non-finite inertia,
             an entry above :data:`MAX_INERTIA`, an inertia tensor that is not positive
@@ -306,6 +308,10 @@ def parse_urdf(xml: str, origin: str = "<URDF text>") -> UrdfDescription:
             )
             if not (math.isfinite(mimic.multiplier) and math.isfinite(mimic.offset)):
                 raise ModelError(f"{where}: <mimic> multiplier/offset not finite", joints=(name,))
+            # a 1000:1 coupling is already no linkage; beyond it M = GᵀMG overflows
+            if abs(mimic.multiplier) > MAX_MIMIC or abs(mimic.offset) > MAX_MIMIC:
+                raise ModelError(f"{where}: <mimic> multiplier/offset beyond ±{MAX_MIMIC:g} "
+                                 f"({mimic.multiplier:g}, {mimic.offset:g})", joints=(name,))
         lower = _float_attr(limit, "lower", -math.inf, where)
         upper = _float_attr(limit, "upper", math.inf, where)
         if jtype == "continuous":

@@ -199,3 +199,11 @@ def test_gear_ratio_range_ends_give_finite_gains():
     # kp_θ = kp_q / r² by hand at both ends of the range
     assert JointMotorMap(gear_ratio=1e-3).kp_to_motor(10.0) == pytest.approx(1e7, rel=1e-12)
     assert JointMotorMap(gear_ratio=1e4).kp_to_motor(10.0) == pytest.approx(1e-7, rel=1e-12)
+
+
+def test_implausible_override_ranges_are_refused():
+    for key in ("t_max", "v_max", "p_max", "kp_max", "kd_max"):
+        with pytest.raises(ConfigError, match="above 10000") as info:
+            motor_limits("DM4340", {key: 1e300})
+        assert info.value.key == key
+    assert motor_limits("DM4340", {"kp_max": 1e4}).kp_max == 1e4  # the limit itself

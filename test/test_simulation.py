@@ -401,3 +401,12 @@ def test_missing_sim_yaml_names_file(tmp_path):
     with pytest.raises(ConfigError, match="cannot read") as err:
         SimConfig.from_yaml(tmp_path / "absent.yaml")
     assert err.value.key == "sim_config"
+
+
+@pytest.mark.parametrize("scale", [1e-300, 9.9e-4, 1.01e3])
+def test_implausible_mass_scale_is_refused(scale):
+    # 1e-300 let 1 N·m fling every joint to its limit within 10 steps
+    with pytest.raises(ConfigError, match="mass_scale must be within") as info:
+        SimConfig(mass_scale=scale)
+    assert info.value.key == "mass_scale"
+    assert SimConfig(mass_scale=1e-3).mass_scale == 1e-3

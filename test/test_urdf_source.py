@@ -212,3 +212,14 @@ def test_xacro_args_must_be_a_mapping(tmp_path):
     with pytest.raises(ConfigError, match="xacro_args must be a mapping") as info:
         read_source(src, "mass:=1")
     assert info.value.key == "xacro_args"
+
+
+@pytest.mark.parametrize("mimic", ['multiplier="1e300"', 'multiplier="-2e3"', 'offset="5e3"'])
+def test_implausible_mimic_coupling_is_refused(mimic):
+    xml = ROBOT.replace('<mimic joint="j1"/>', f'<mimic joint="j1" {mimic}/>')
+    with pytest.raises(ModelError, match="beyond ±1000") as info:
+        parse_urdf(xml)
+    assert "j2" in str(info.value)
+    # the limit itself loads: a 1000:1 multiplier
+    ok = parse_urdf(ROBOT.replace('<mimic joint="j1"/>', '<mimic joint="j1" multiplier="1e3"/>'))
+    assert ok.joints["j2"].mimic.multiplier == 1e3
