@@ -27,3 +27,32 @@ def shared_data() -> pathlib.Path:
 @pytest.fixture(scope="session")
 def repo_root() -> pathlib.Path:
     return REPO_ROOT
+
+
+def sweep_log(friction, *, moving: bool = True, noise: float = 2e-3, seed: int = 7):
+    """A synthetic identification log of ``urdf/palletizer.urdf``: base_yaw (vertical axis,
+    no gravity torque) sweeps at ±0.1…±1 rad/s (or rests when ``moving`` is false), the
+    other joints are held at (0.3, 0.2) rad; effort = g(q), plus ``friction(v)`` [N·m] and
+    seeded Gaussian noise of ``noise`` [N·m] on base_yaw. 5 ms samples over 16 s.
+
+    Returns:
+        ``(RobotModel, JointStateLog)``.
+    """
+    import numpy as np
+
+    from gravity_friction_comp.identification import JointStateLog
+    from gravity_friction_comp.robot_model import RobotModel
+
+    model = RobotModel.from_urdf(str(REPO_ROOT / "urdf" / "palletizer.urdf"))
+    dt = 0.005
+    t = np.arange(int(16 / dt)) * dt
+    speeds = np.array([0.1, -0.1, 0.3, -0.3, 0.6, -0.6, 1.0, -1.0])
+    v = np.repeat(speeds, t.size // speeds.size) if moving else np.zeros(t.size)
+    q = np.zeros((t.size, 3))
+    q[:, 0] = np.cumsum(v) * dt
+    q[:, 1], q[:, 2] = 0.3, 0.2
+    vel = np.zeros((t.size, 3))
+    vel[:, 0] = v
+    eff = np.array([model.gravity(x) for x in q])
+    eff[:, 0] += friction(v) + np.random.default_rng(seed).normal(0, noise, t.size)
+    return model, JointStateLog(model.joint_names, t, q, vel, eff)

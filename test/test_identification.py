@@ -13,7 +13,7 @@ import json
 import numpy as np
 import pytest
 
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, sweep_log
 from gravity_friction_comp.bam import BamParameters
 from gravity_friction_comp.excitation import ExcitationConfig, JointLimits, excitation_profile
 from gravity_friction_comp.friction import FrictionModel
@@ -509,38 +509,21 @@ def test_time_column_checks(sim_run, time, fragment):
     assert err.value.reason == "format"
 
 
-def _sweep_log(friction, noise=2e-3, seed=7):
-    """base_yaw (vertical axis: no gravity torque) sweeping at ±0.1…±1 rad/s, other joints
-    held; effort = g(q) + friction(v) on base_yaw (+ seeded noise)."""
-    model = RobotModel.from_urdf(URDF)
-    dt = 0.005
-    t = np.arange(int(16 / dt)) * dt
-    v = np.repeat([0.1, -0.1, 0.3, -0.3, 0.6, -0.6, 1.0, -1.0], t.size // 8)
-    q = np.zeros((t.size, 3))
-    q[:, 0] = np.cumsum(v) * dt
-    q[:, 1], q[:, 2] = 0.3, 0.2
-    vel = np.zeros((t.size, 3))
-    vel[:, 0] = v
-    eff = np.array([model.gravity(x) for x in q])
-    eff[:, 0] += friction(v) + np.random.default_rng(seed).normal(0, noise, t.size)
-    return model, JointStateLog(model.joint_names, t, q, vel, eff)
-
-
 def test_reversed_effort_sign_is_an_error():
-    model, log = _sweep_log(lambda v: -0.15 * np.sign(v) - 0.05 * v)
+    model, log = sweep_log(lambda v: -0.15 * np.sign(v) - 0.05 * v)
     with pytest.raises(IdentificationError, match="sign convention .* reversed") as err:
         identify(log, model, ["base_yaw"])
     assert err.value.reason == "sign"
     assert "breakaway -0.15" in str(err.value)
     # the velocity reversed instead (effort right): the same error
-    _, good = _sweep_log(lambda v: 0.15 * np.sign(v) + 0.05 * v)
+    _, good = sweep_log(lambda v: 0.15 * np.sign(v) + 0.05 * v)
     flipped = good._replace(velocity=-good.velocity)
     with pytest.raises(IdentificationError, match="reversed"):
         identify(flipped, model, ["base_yaw"])
 
 
 def test_no_friction_resolved_warns():
-    model, log = _sweep_log(lambda v: 0.0 * v, noise=0.5)
+    model, log = sweep_log(lambda v: 0.0 * v, noise=0.5)
     jf = identify(log, model, ["base_yaw"]).fits[0]
     assert len(jf.warnings) == 1
     assert "no friction opposing the motion resolved" in jf.warnings[0]
@@ -554,7 +537,7 @@ def test_real_data_gives_no_warning(sim_run):
 def test_negative_linear_coefficient_is_bounded_and_rms_is_of_written_model(tmp_path):
     # Coulomb friction falling with speed (a linear stand-in for a Stribeck drop): the
     # unconstrained fit has viscous −0.05 < 0, which the YAML cannot hold
-    model, log = _sweep_log(lambda v: 0.3 * np.sign(v) - 0.05 * v)
+    model, log = sweep_log(lambda v: 0.3 * np.sign(v) - 0.05 * v)
     jf = identify(log, model, ["base_yaw"]).fits[0]
     cv = jf.fits["coulomb_viscous"]
     assert cv.params["viscous"] == 0.0
@@ -575,14 +558,14 @@ def test_negative_linear_coefficient_is_bounded_and_rms_is_of_written_model(tmp_
 
 
 def test_friction_above_effort_limit_warns():
-    model, log = _sweep_log(lambda v: 30.0 * np.sign(v))  # base_yaw effort limit 10 N·m
+    model, log = sweep_log(lambda v: 30.0 * np.sign(v))  # base_yaw effort limit 10 N·m
     jf = identify(log, model, ["base_yaw"]).fits[0]
     assert len(jf.warnings) == 1
     assert "reaches 30" in jf.warnings[0] and "effort limit 10 N·m" in jf.warnings[0]
 
 
 def test_unloadable_yaml_is_refused_and_removed(tmp_path):
-    model, log = _sweep_log(lambda v: 2e6 * np.sign(v))  # beyond friction.py's ±1e6
+    model, log = sweep_log(lambda v: 2e6 * np.sign(v))  # beyond friction.py's ±1e6
     result = identify(log, model, ["base_yaw"])
     with pytest.raises(IdentificationError, match="not a valid friction_comp block") as err:
         write_outputs(result, tmp_path, plots=False, all_joints=list(model.joint_names))

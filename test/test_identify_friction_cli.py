@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, sweep_log
 from gravity_friction_comp.friction import FrictionModel
 from gravity_friction_comp.identification import JointStateLog, write_csv
 from gravity_friction_comp.robot_model import RobotModel
@@ -25,22 +25,10 @@ FC, FV = 0.15, 0.05
 
 
 def _log(moving: bool = True, friction=None) -> JointStateLog:
-    """The sweep log; ``friction(v)`` [N·m] replaces the closed-form truth if given."""
-    model = RobotModel.from_urdf(URDF)
-    rng = np.random.default_rng(7)
-    dt = 0.005
-    t = np.arange(int(16 / dt)) * dt
-    speeds = np.array([0.1, -0.1, 0.3, -0.3, 0.6, -0.6, 1.0, -1.0])
-    v = np.repeat(speeds, t.size // speeds.size) if moving else np.zeros(t.size)
-    q = np.zeros((t.size, 3))
-    q[:, 0] = np.cumsum(v) * dt
-    q[:, 1], q[:, 2] = 0.3, 0.2
-    vel = np.zeros((t.size, 3))
-    vel[:, 0] = v
-    eff = np.array([model.gravity(x) for x in q])
-    fric = FC * np.sign(v) + FV * v if friction is None else friction(v)
-    eff[:, 0] += fric + rng.normal(0, 2e-3, t.size)
-    return JointStateLog(model.joint_names, t, q, vel, eff)
+    """The sweep log (conftest.sweep_log); ``friction(v)`` [N·m] replaces the closed-form
+    truth ``F_c·sign(v) + F_v·v`` if given."""
+    truth = (lambda v: FC * np.sign(v) + FV * v) if friction is None else friction
+    return sweep_log(truth, moving=moving)[1]
 
 
 @pytest.fixture(scope="module")
