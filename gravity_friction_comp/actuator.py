@@ -167,11 +167,8 @@ class ActuatorModel:
                 raise ConfigError(f"{key}: {arr[bad].tolist()} outside the plausible range "
                                   f"{_range_text(low, high)}{unit} ({why})", key=key,
                                   value=arr.tolist())
+        # finite by the limits: n²·J <= 1e8 · 100 kg·m²
         refl = self.gear_ratio * self.gear_ratio * self.rotor_inertia
-        if not np.all(np.isfinite(refl)):  # cannot happen inside the limits; kept as a guard
-            raise ConfigError(f"rotor_inertia: reflected inertia n²·J not finite: "
-                              f"{refl.tolist()}", key="rotor_inertia",
-                              value=self.rotor_inertia.tolist())
         refl.setflags(write=False)
         self.reflected_inertia = refl  # (n,) [kg·m²] joint side, n²·J
 
