@@ -34,9 +34,9 @@ import pinocchio as pin
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from gravity_friction_comp.actuator import ActuatorModel  # noqa: E402
-from gravity_friction_comp.inverse_dynamics import InverseDynamicsFeedforward  # noqa: E402
-from gravity_friction_comp.robot_model import RobotModel  # noqa: E402
+from gravity_friction_comp.model.actuator import ActuatorModel  # noqa: E402
+from gravity_friction_comp.stage.inverse_dynamics import InverseDynamicsFeedforward  # noqa: E402
+from gravity_friction_comp.model.robot_model import RobotModel  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data" / "urdf"
 MODELS = {

@@ -21,8 +21,8 @@ import numpy as np
 # Run from a source checkout without installing the package.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from gravity_friction_comp.bam import BamParameters  # noqa: E402
-from gravity_friction_comp.friction import FrictionModel  # noqa: E402
+from gravity_friction_comp.friction.bam import BamParameters  # noqa: E402
+from gravity_friction_comp.friction.models import FrictionModel  # noqa: E402
 
 N_JOINTS = 7
 BAM_DIR = pathlib.Path(__file__).resolve().parents[1] / "test" / "data" / "bam" / "mx64"

@@ -48,10 +48,10 @@ import pinocchio as pin
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from gravity_friction_comp.payload import Payload  # noqa: E402
-from gravity_friction_comp.robot_model import RobotModel  # noqa: E402
+from gravity_friction_comp.model.payload import Payload  # noqa: E402
+from gravity_friction_comp.model.robot_model import RobotModel  # noqa: E402
 
-from gravity_friction_comp.stage import (JointMap, apply_stage, clamp_free_scale,  # noqa: E402
+from gravity_friction_comp.stage.contract import (JointMap, apply_stage, clamp_free_scale,  # noqa: E402
                                          parse_setpoint)
 
 SHARED = ROOT.parent / "shared" / "data" / "urdf"

@@ -1,114 +1,123 @@
 """Gravity and friction feedforward for MIT-mode CAN robot arms.
 
-The ROS-free core (robot model, payload, friction, actuator, MIT codec, simulation) imports
-without rclpy; the nodes in :mod:`gravity_friction_comp.nodes` are thin adapters on top.
+The ROS-free core lives in subpackages, one idea each: :mod:`.model` (URDF, mimic coupling,
+RobotModel, payload, actuator), :mod:`.friction` (models, BAM, per-arm YAML), :mod:`.stage`
+(the stage contract and the gravity / friction stages), :mod:`.mit` (codec, motor table,
+bridge core and config, the python-can bus), :mod:`.sim` (simulated arm, emulated motors and
+bus), :mod:`.trajectory` (setpoint profiles), :mod:`.ident` (excitation, friction fit). The
+rclpy adapters are in :mod:`.nodes`, the programs in :mod:`.tools`.
+
+The names below are importable from the root, loaded on first use (as python-can loads its
+backends): ``from gravity_friction_comp import encode_command`` imports neither Pinocchio nor
+python-can.
 """
 
-from .exceptions import (
-    ConfigError,
-    DimensionError,
-    GravityFrictionCompError,
-    InputError,
-    ModelError,
-)
-from .actuator import ActuatorModel, ActuatorTerms
-from .arm_config import (
-    friction_params_from_arm_yaml,
-    friction_params_from_openarm_yaml,
-    load_arm_yaml,
-)
-from .bam import BAM_MODELS, BamParameters
-from .can_io import (
-    BridgeCanIO,
-    BusOpenError,
-    CanSettings,
-    SimulatedMotor,
-    SimulatedMotorBus,
-    bridge_config_from_values,
-    open_bus,
-    read_damiao_limits,
-)
-from .bridge_core import BridgeConfig, MitBridgeCore, MotorConfig, MotorStatus
-from .friction import FRICTION_KEYWORDS, FRICTION_MODELS, FrictionModel, FrictionParams
-from .excitation import ExcitationConfig, JointLimits, excitation_profile, record_simulated
-from .identification import (
-    IdentificationConfig,
-    IdentificationError,
-    IdentificationResult,
-    identify,
-    load_log,
-    write_outputs,
-)
-from .inverse_dynamics import FeedforwardTerms, InverseDynamicsFeedforward
-from .mit_codec import decode_command, decode_feedback, encode_command
-from .motor_emulator import EmulatedMotor
-from .motor_table import MOTOR_TABLE, JointMotorMap, MotorLimits, motor_limits, motor_types
-from .payload import Payload
-from .robot_model import ModelWarning, RobotModel
-from .simulation import JointSimParams, SimConfig, SimState, SimulatedArm
-from .stage import StageSettings, apply_stage, parse_setpoint
-from .velocity import VelocityEstimator, VelocitySelector
+from __future__ import annotations
 
-__all__ = [
-    "ActuatorModel",
-    "ActuatorTerms",
-    "BAM_MODELS",
-    "BamParameters",
-    "BridgeCanIO",
-    "BridgeConfig",
-    "BusOpenError",
-    "CanSettings",
-    "ConfigError",
-    "DimensionError",
-    "EmulatedMotor",
-    "ExcitationConfig",
-    "FRICTION_KEYWORDS",
-    "FRICTION_MODELS",
-    "FeedforwardTerms",
-    "FrictionModel",
-    "FrictionParams",
-    "GravityFrictionCompError",
-    "IdentificationConfig",
-    "IdentificationError",
-    "IdentificationResult",
-    "InputError",
-    "InverseDynamicsFeedforward",
-    "JointLimits",
-    "JointMotorMap",
-    "JointSimParams",
-    "MOTOR_TABLE",
-    "MitBridgeCore",
-    "ModelError",
-    "ModelWarning",
-    "MotorConfig",
-    "MotorLimits",
-    "MotorStatus",
-    "Payload",
-    "RobotModel",
-    "SimConfig",
-    "SimState",
-    "SimulatedArm",
-    "SimulatedMotor",
-    "SimulatedMotorBus",
-    "StageSettings",
-    "VelocityEstimator",
-    "VelocitySelector",
-    "apply_stage",
-    "bridge_config_from_values",
-    "decode_command",
-    "decode_feedback",
-    "encode_command",
-    "excitation_profile",
-    "friction_params_from_arm_yaml",
-    "friction_params_from_openarm_yaml",
-    "identify",
-    "load_arm_yaml",
-    "load_log",
-    "motor_limits",
-    "motor_types",
-    "open_bus",
-    "parse_setpoint",
-    "read_damiao_limits",
-    "record_simulated",
-    "write_outputs",
-]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+#: Public name -> the module that defines it.
+_EXPORTS: dict[str, str] = {
+    "ActuatorModel": "model.actuator",
+    "ActuatorTerms": "model.actuator",
+    "apply_stage": "stage.contract",
+    "BAM_MODELS": "friction.bam",
+    "BamParameters": "friction.bam",
+    "bridge_config_from_values": "mit.bridge_config",
+    "BridgeCanIO": "mit.bus",
+    "BridgeConfig": "mit.bridge_core",
+    "BusOpenError": "mit.bus",
+    "CanSettings": "mit.bus",
+    "ConfigError": "errors",
+    "decode_command": "mit.codec",
+    "decode_feedback": "mit.codec",
+    "DimensionError": "errors",
+    "EmulatedMotor": "sim.motor_emulator",
+    "encode_command": "mit.codec",
+    "excitation_profile": "ident.excitation",
+    "ExcitationConfig": "ident.excitation",
+    "FeedforwardTerms": "stage.inverse_dynamics",
+    "FRICTION_KEYWORDS": "friction.models",
+    "FRICTION_MODELS": "friction.models",
+    "friction_params_from_arm_yaml": "friction.arm_yaml",
+    "friction_params_from_openarm_yaml": "friction.arm_yaml",
+    "FrictionModel": "friction.models",
+    "FrictionParams": "friction.models",
+    "GravityFrictionCompError": "errors",
+    "IdentificationConfig": "ident.identification",
+    "IdentificationError": "ident.identification",
+    "IdentificationResult": "ident.identification",
+    "identify": "ident.identification",
+    "InputError": "errors",
+    "InverseDynamicsFeedforward": "stage.inverse_dynamics",
+    "JointLimits": "ident.excitation",
+    "JointMotorMap": "mit.motor_table",
+    "JointSimParams": "sim.arm",
+    "load_arm_yaml": "friction.arm_yaml",
+    "load_log": "ident.identification",
+    "MitBridgeCore": "mit.bridge_core",
+    "ModelError": "errors",
+    "ModelWarning": "model.robot_model",
+    "motor_limits": "mit.motor_table",
+    "MOTOR_TABLE": "mit.motor_table",
+    "motor_types": "mit.motor_table",
+    "MotorConfig": "mit.bridge_core",
+    "MotorLimits": "mit.motor_table",
+    "MotorStatus": "mit.bridge_core",
+    "open_bus": "mit.bus",
+    "parse_setpoint": "stage.contract",
+    "Payload": "model.payload",
+    "read_damiao_limits": "mit.bus",
+    "record_simulated": "ident.excitation",
+    "RobotModel": "model.robot_model",
+    "SimConfig": "sim.arm",
+    "SimState": "sim.arm",
+    "SimulatedArm": "sim.arm",
+    "SimulatedMotor": "sim.bus",
+    "SimulatedMotorBus": "sim.bus",
+    "StageSettings": "stage.contract",
+    "VelocityEstimator": "stage.velocity",
+    "VelocitySelector": "stage.velocity",
+    "write_outputs": "ident.identification",
+}
+
+__all__ = sorted(_EXPORTS, key=str.lower)
+
+
+def __getattr__(name: str) -> Any:
+    """Import the module holding ``name`` on first access (PEP 562)."""
+    try:
+        module = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:  # static checkers see the eager imports
+    from gravity_friction_comp.errors import ConfigError, DimensionError, GravityFrictionCompError, InputError, ModelError
+    from gravity_friction_comp.friction.arm_yaml import friction_params_from_arm_yaml, friction_params_from_openarm_yaml, load_arm_yaml
+    from gravity_friction_comp.friction.bam import BAM_MODELS, BamParameters
+    from gravity_friction_comp.friction.models import FRICTION_KEYWORDS, FRICTION_MODELS, FrictionModel, FrictionParams
+    from gravity_friction_comp.ident.excitation import ExcitationConfig, JointLimits, excitation_profile, record_simulated
+    from gravity_friction_comp.ident.identification import IdentificationConfig, IdentificationError, IdentificationResult, identify, load_log, write_outputs
+    from gravity_friction_comp.mit.bridge_config import bridge_config_from_values
+    from gravity_friction_comp.mit.bridge_core import BridgeConfig, MitBridgeCore, MotorConfig, MotorStatus
+    from gravity_friction_comp.mit.bus import BridgeCanIO, BusOpenError, CanSettings, open_bus, read_damiao_limits
+    from gravity_friction_comp.mit.codec import decode_command, decode_feedback, encode_command
+    from gravity_friction_comp.mit.motor_table import JointMotorMap, MOTOR_TABLE, MotorLimits, motor_limits, motor_types
+    from gravity_friction_comp.model.actuator import ActuatorModel, ActuatorTerms
+    from gravity_friction_comp.model.payload import Payload
+    from gravity_friction_comp.model.robot_model import ModelWarning, RobotModel
+    from gravity_friction_comp.sim.arm import JointSimParams, SimConfig, SimState, SimulatedArm
+    from gravity_friction_comp.sim.bus import SimulatedMotor, SimulatedMotorBus
+    from gravity_friction_comp.sim.motor_emulator import EmulatedMotor
+    from gravity_friction_comp.stage.contract import StageSettings, apply_stage, parse_setpoint
+    from gravity_friction_comp.stage.inverse_dynamics import FeedforwardTerms, InverseDynamicsFeedforward
+    from gravity_friction_comp.stage.velocity import VelocityEstimator, VelocitySelector

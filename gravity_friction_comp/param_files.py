@@ -2,7 +2,7 @@
 
 Shared by the launch files and the demo, so a parameter file means the same thing whether
 ``ros2 launch`` or the in-process demo reads it. Every error is a
-:class:`~gravity_friction_comp.exceptions.ConfigError` (a ``ValueError``) with
+:class:`~gravity_friction_comp.errors.ConfigError` (a ``ValueError``) with
 ``key="params"`` and the file path as ``value``.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping
 
-from .exceptions import ConfigError
-from .validation import read_yaml, string_keys
+from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.validation import read_yaml, string_keys
 
 __all__ = ["first_node_parameters", "flatten_parameters", "node_parameters"]
 

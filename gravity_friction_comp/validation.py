@@ -1,7 +1,7 @@
 """Validation of configuration values shared by every config schema (one place for the rules).
 
-Each function raises :class:`~gravity_friction_comp.exceptions.ConfigError` (or
-:class:`~gravity_friction_comp.exceptions.DimensionError`) naming the key and the value, so a
+Each function raises :class:`~gravity_friction_comp.errors.ConfigError` (or
+:class:`~gravity_friction_comp.errors.DimensionError`) naming the key and the value, so a
 bad value fails the same way from YAML, a constructor keyword or ``ros2 param set``.
 """
 
@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .exceptions import ConfigError, DimensionError, InputError
+from gravity_friction_comp.errors import ConfigError, DimensionError, InputError
 
 __all__ = ["frame_bytes", "number", "per_joint", "read_text", "read_yaml", "short_repr",
            "string_keys"]

@@ -10,4 +10,4 @@ source scripts/env.sh
 export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST   # DDS stays on this machine
 # A private ROS_DOMAIN_ID (the demo picks one; --domain-id N overrides), never the shell's:
 # the demo publishes joint commands, which must not reach a real arm's bridge on this machine.
-exec python -m gravity_friction_comp.demo "$@"
+exec python -m gravity_friction_comp.tools.demo "$@"

@@ -40,8 +40,8 @@ def sweep_log(friction, *, moving: bool = True, noise: float = 2e-3, seed: int =
     """
     import numpy as np
 
-    from gravity_friction_comp.identification import JointStateLog
-    from gravity_friction_comp.robot_model import RobotModel
+    from gravity_friction_comp.ident.identification import JointStateLog
+    from gravity_friction_comp.model.robot_model import RobotModel
 
     model = RobotModel.from_urdf(str(REPO_ROOT / "urdf" / "palletizer.urdf"))
     dt = 0.005

@@ -1,4 +1,4 @@
-"""Tests of gravity_friction_comp.actuator and its integration in RobotModel.
+"""Tests of gravity_friction_comp.model.actuator and its integration in RobotModel.
 
 Independent routes: closed-form single pendulum with a geared rotor; hand-computed mimic
 folding (k = -1, k = 2) and the full (unreduced) Pinocchio model with a coupling matrix G
@@ -14,9 +14,9 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from gravity_friction_comp.actuator import ACTUATOR_BLOCK_KEYS, ActuatorModel
-from gravity_friction_comp.exceptions import ConfigError, DimensionError
-from gravity_friction_comp.robot_model import RobotModel
+from gravity_friction_comp.model.actuator import ACTUATOR_BLOCK_KEYS, ActuatorModel
+from gravity_friction_comp.errors import ConfigError, DimensionError
+from gravity_friction_comp.model.robot_model import RobotModel
 
 G0 = 9.81
 INERTIA = '<inertia ixx="0.01" iyy="0.02" izz="0.03" ixy="0" ixz="0" iyz="0"/>'
@@ -158,7 +158,7 @@ def test_default_actuator_model_is_bit_identical(palletizer, shared_data):
 
 
 def test_actuators_survive_payload_gravity_copy(palletizer):
-    from gravity_friction_comp.payload import Payload
+    from gravity_friction_comp.model.payload import Payload
 
     act = ActuatorModel(3, rotor_inertia=1e-4, gear_ratio=20.0, viscous=0.1)
     model = palletizer.with_actuators(act)

@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 import yaml
 
-from gravity_friction_comp.arm_config import (
+from gravity_friction_comp.friction.arm_yaml import (
     FRICTION_BLOCK_KEYS,
     friction_params_from_arm_yaml,
     friction_params_from_openarm_yaml,
     load_arm_yaml,
 )
-from gravity_friction_comp.exceptions import ConfigError, DimensionError
-from gravity_friction_comp.friction import FrictionModel
+from gravity_friction_comp.errors import ConfigError, DimensionError
+from gravity_friction_comp.friction.models import FrictionModel
 
 DATA = pathlib.Path(__file__).resolve().parent / "data"
 

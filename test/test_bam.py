@@ -15,8 +15,8 @@ import pathlib
 import numpy as np
 import pytest
 
-from gravity_friction_comp.bam import BAM_MODELS, BamParameters, BamStack
-from gravity_friction_comp.exceptions import ConfigError, InputError
+from gravity_friction_comp.friction.bam import BAM_MODELS, BamParameters, BamStack
+from gravity_friction_comp.errors import ConfigError, InputError
 
 MX64 = pathlib.Path(__file__).resolve().parent / "data" / "bam" / "mx64"
 

@@ -1,4 +1,4 @@
-"""Tests for gravity_friction_comp.bridge_core with a fake clock and emulated motors."""
+"""Tests for gravity_friction_comp.mit.bridge_core with a fake clock and emulated motors."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from gravity_friction_comp.bridge_core import (
+from gravity_friction_comp.mit.bridge_core import (
     CAN_FRAME_BITS_NOMINAL,
     CAN_FRAME_BITS_WORST_CASE,
     BridgeConfig,
@@ -15,8 +15,8 @@ from gravity_friction_comp.bridge_core import (
     bus_load_fraction,
     mit_bus_load,
 )
-from gravity_friction_comp.exceptions import ConfigError, DimensionError, InputError
-from gravity_friction_comp.mit_codec import (
+from gravity_friction_comp.errors import ConfigError, DimensionError, InputError
+from gravity_friction_comp.mit.codec import (
     CLEAR_ERROR_FRAME,
     DISABLE_FRAME,
     ENABLE_FRAME,
@@ -24,8 +24,8 @@ from gravity_friction_comp.mit_codec import (
     decode_command,
     encode_feedback_damiao,
 )
-from gravity_friction_comp.motor_emulator import EmulatedMotor
-from gravity_friction_comp.motor_table import JointMotorMap, motor_limits
+from gravity_friction_comp.sim.motor_emulator import EmulatedMotor
+from gravity_friction_comp.mit.motor_table import JointMotorMap, motor_limits
 
 RATE = 500.0
 T = 1.0 / RATE
@@ -421,7 +421,7 @@ def test_non_integer_arbitration_ids_are_counted_never_raised(bad_id):
 def test_numpy_number_payload_is_not_turned_into_zero_bytes():
     import numpy as np
 
-    from gravity_friction_comp.mit_codec import decode_command
+    from gravity_friction_comp.mit.codec import decode_command
 
     with pytest.raises(InputError):
         decode_command(np.int64(8), motor_limits("DM4340"))

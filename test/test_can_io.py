@@ -1,4 +1,4 @@
-"""Tests of gravity_friction_comp.can_io: bridge core ⇄ python-can virtual bus ⇄ emulated motors ⇄ arm.
+"""Tests of gravity_friction_comp.mit.bus and sim.bus: bridge core ⇄ python-can virtual bus ⇄ emulated motors ⇄ arm.
 
 The control loop here runs on simulated time (each cycle: core.step → send → the simulated
 motors answer and the arm advances one control period → the Notifier delivers the replies),
@@ -16,23 +16,16 @@ import can
 import numpy as np
 import pytest
 
-from gravity_friction_comp.bridge_core import MitBridgeCore
-from gravity_friction_comp.can_io import (
-    BridgeCanIO,
-    BusOpenError,
-    CanSettings,
-    SimulatedMotor,
-    SimulatedMotorBus,
-    bridge_config_from_values,
-    open_bus,
-    read_damiao_limits,
-)
-from gravity_friction_comp.exceptions import ConfigError
-from gravity_friction_comp.mit_codec import DISABLE_FRAME, ENABLE_FRAME, unpack_command_codes
-from gravity_friction_comp.motor_emulator import EmulatedMotor
-from gravity_friction_comp.motor_table import JointMotorMap, motor_limits
-from gravity_friction_comp.robot_model import RobotModel
-from gravity_friction_comp.simulation import SimConfig, SimulatedArm
+from gravity_friction_comp.mit.bridge_core import MitBridgeCore
+from gravity_friction_comp.mit.bus import BridgeCanIO, BusOpenError, CanSettings, open_bus, read_damiao_limits
+from gravity_friction_comp.sim.bus import SimulatedMotor, SimulatedMotorBus
+from gravity_friction_comp.mit.bridge_config import bridge_config_from_values
+from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.mit.codec import DISABLE_FRAME, ENABLE_FRAME, unpack_command_codes
+from gravity_friction_comp.sim.motor_emulator import EmulatedMotor
+from gravity_friction_comp.mit.motor_table import JointMotorMap, motor_limits
+from gravity_friction_comp.model.robot_model import RobotModel
+from gravity_friction_comp.sim.arm import SimConfig, SimulatedArm
 
 _CHANNELS = itertools.count()
 RATE = 500.0
@@ -353,8 +346,8 @@ def test_simulated_bus_rejects_unknown_joint(palletizer):
 def test_position_limits_from_urdf_fill_only_what_is_empty():
     import math
 
-    from gravity_friction_comp.can_io import fill_position_limits_from_urdf
-    from gravity_friction_comp.urdf_source import UrdfJoint
+    from gravity_friction_comp.mit.bridge_config import fill_position_limits_from_urdf
+    from gravity_friction_comp.model.urdf import UrdfJoint
 
     urdf = {"a": UrdfJoint("a", "revolute", "base", "l1", lower=-0.5, upper=0.7),
             "wheel": UrdfJoint("wheel", "continuous", "l1", "l2"),

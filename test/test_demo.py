@@ -23,7 +23,7 @@ from graph_helpers import fresh_domain_id  # noqa: E402
 
 def run_demo(repo_root, out, *extra):
     env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST", PYTHONUNBUFFERED="1")
-    cmd = [sys.executable, "-m", "gravity_friction_comp.demo", "--output", str(out),
+    cmd = [sys.executable, "-m", "gravity_friction_comp.tools.demo", "--output", str(out),
            "--domain-id", str(fresh_domain_id()), *extra]
     proc = subprocess.run(cmd, cwd=repo_root, env=env, capture_output=True, text=True, timeout=170)
     summary_path = out / "summary.json"
@@ -108,7 +108,7 @@ def test_demo_yam_ultra(repo_root, tmp_path, shared_data):
 
 def test_demo_bad_file_is_a_clear_error(repo_root, tmp_path):
     env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
-    proc = subprocess.run([sys.executable, "-m", "gravity_friction_comp.demo", "--output", str(tmp_path),
+    proc = subprocess.run([sys.executable, "-m", "gravity_friction_comp.tools.demo", "--output", str(tmp_path),
                            "--urdf", str(tmp_path / "missing.urdf")], cwd=repo_root, env=env,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2

@@ -1,4 +1,4 @@
-"""Tests of gravity_friction_comp.excitation (limits from urdf/palletizer.urdf, read by hand:
+"""Tests of gravity_friction_comp.ident.excitation (limits from urdf/palletizer.urdf, read by hand:
 base_yaw [-2.6, 2.6] rad, 3.0 rad/s; shoulder_pitch [-0.6, 1.3], 2.5; beam_pitch [-1, 1], 2.5)."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from conftest import REPO_ROOT
-from gravity_friction_comp.excitation import ExcitationConfig, JointLimits, excitation_profile
-from gravity_friction_comp.exceptions import ConfigError
-from gravity_friction_comp.robot_model import RobotModel
+from gravity_friction_comp.ident.excitation import ExcitationConfig, JointLimits, excitation_profile
+from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.model.robot_model import RobotModel
 
 NAMES = ("base_yaw", "shoulder_pitch", "beam_pitch")
 LIMITS = JointLimits(NAMES, np.array([-2.6, -0.6, -1.0]), np.array([2.6, 1.3, 1.0]),
@@ -78,8 +78,8 @@ def test_bad_config():
 
 
 def test_setpoint_player_csv_and_replay(tmp_path):
-    from gravity_friction_comp.excitation import to_replay_profile, write_setpoint_csv
-    from gravity_friction_comp.profiles import load_csv
+    from gravity_friction_comp.ident.excitation import to_replay_profile, write_setpoint_csv
+    from gravity_friction_comp.trajectory.profiles import load_csv
 
     cfg = ExcitationConfig(joints=("beam_pitch",), speeds=(0.2,), amplitude=0.2, chirp=False,
                            rate_hz=100.0)
@@ -97,7 +97,7 @@ def test_setpoint_player_csv_and_replay(tmp_path):
 
 
 def test_module_cli(tmp_path, capsys):
-    from gravity_friction_comp.excitation import main
+    from gravity_friction_comp.ident.excitation import main
 
     out = tmp_path / "e.csv"
     urdf = str(REPO_ROOT / "urdf" / "palletizer.urdf")

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 import yaml
 
-from gravity_friction_comp.bam import BamParameters
-from gravity_friction_comp.exceptions import ConfigError, DimensionError, InputError
-from gravity_friction_comp.friction import FRICTION_KEYWORDS, FrictionModel
+from gravity_friction_comp.friction.bam import BamParameters
+from gravity_friction_comp.errors import ConfigError, DimensionError, InputError
+from gravity_friction_comp.friction.models import FRICTION_KEYWORDS, FrictionModel
 
 MX64 = pathlib.Path(__file__).resolve().parent / "data" / "bam" / "mx64"
 
@@ -375,7 +375,7 @@ def test_bam_model_without_any_bam_file_is_rejected():
     (dict(breakaway_negative=[1.0, 1e7]), "breakaway_negative"),
 ])
 def test_implausible_coefficients_are_refused(kwargs, key):
-    from gravity_friction_comp.friction import MAX_COEFFICIENT
+    from gravity_friction_comp.friction.models import MAX_COEFFICIENT
 
     with pytest.raises(ConfigError, match="within") as info:
         FrictionModel(2, **kwargs)

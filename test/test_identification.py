@@ -1,4 +1,4 @@
-"""Tests of gravity_friction_comp.identification.
+"""Tests of gravity_friction_comp.ident.identification.
 
 The acceptance data come from the simulated arm (simulation.py, BAM-style sticking friction
 with known Coulomb/viscous/Stribeck per joint) driven by the excitation profile through a PD +
@@ -14,16 +14,16 @@ import numpy as np
 import pytest
 
 from conftest import REPO_ROOT, sweep_log
-from gravity_friction_comp.bam import BamParameters
-from gravity_friction_comp.excitation import ExcitationConfig, JointLimits, excitation_profile
-from gravity_friction_comp.friction import FrictionModel
-from gravity_friction_comp.identification import (IdentificationConfig, IdentificationError,
+from gravity_friction_comp.friction.bam import BamParameters
+from gravity_friction_comp.ident.excitation import ExcitationConfig, JointLimits, excitation_profile
+from gravity_friction_comp.friction.models import FrictionModel
+from gravity_friction_comp.ident.identification import (IdentificationConfig, IdentificationError,
                                                   JointStateLog, ModelFit, identify,
                                                   load_log, load_rosbag, select_model,
                                                   write_csv, write_outputs)
-from gravity_friction_comp.mit_codec import float_to_uint, uint_to_float
-from gravity_friction_comp.robot_model import RobotModel
-from gravity_friction_comp.simulation import SimConfig, SimulatedArm
+from gravity_friction_comp.mit.codec import float_to_uint, uint_to_float
+from gravity_friction_comp.model.robot_model import RobotModel
+from gravity_friction_comp.sim.arm import SimConfig, SimulatedArm
 
 URDF = str(REPO_ROOT / "urdf" / "palletizer.urdf")
 # base_yaw: Coulomb + viscous only; shoulder_pitch: with Stribeck (and gravity load)

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from conftest import REPO_ROOT, sweep_log
-from gravity_friction_comp.friction import FrictionModel
-from gravity_friction_comp.identification import JointStateLog, write_csv
-from gravity_friction_comp.robot_model import RobotModel
+from gravity_friction_comp.friction.models import FrictionModel
+from gravity_friction_comp.ident.identification import JointStateLog, write_csv
+from gravity_friction_comp.model.robot_model import RobotModel
 from gravity_friction_comp.tools.identify_friction import main
 
 URDF = str(REPO_ROOT / "urdf" / "palletizer.urdf")

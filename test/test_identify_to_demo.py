@@ -37,14 +37,14 @@ pytest.importorskip("rclpy")
 from conftest import REPO_ROOT  # noqa: E402
 from graph_helpers import fresh_domain_id  # noqa: E402
 
-from gravity_friction_comp import demo  # noqa: E402
-from gravity_friction_comp.can_io import bridge_config_from_values  # noqa: E402
-from gravity_friction_comp.excitation import (ExcitationConfig, JointLimits,  # noqa: E402
+from gravity_friction_comp.tools import demo  # noqa: E402
+from gravity_friction_comp.mit.bridge_config import bridge_config_from_values  # noqa: E402
+from gravity_friction_comp.ident.excitation import (ExcitationConfig, JointLimits,  # noqa: E402
                                               excitation_profile, record_simulated)
-from gravity_friction_comp.friction import FrictionModel  # noqa: E402
-from gravity_friction_comp.identification import identify, write_outputs  # noqa: E402
-from gravity_friction_comp.robot_model import RobotModel  # noqa: E402
-from gravity_friction_comp.simulation import SimConfig, SimulatedArm  # noqa: E402
+from gravity_friction_comp.friction.models import FrictionModel  # noqa: E402
+from gravity_friction_comp.ident.identification import identify, write_outputs  # noqa: E402
+from gravity_friction_comp.model.robot_model import RobotModel  # noqa: E402
+from gravity_friction_comp.sim.arm import SimConfig, SimulatedArm  # noqa: E402
 
 SIM_YAML = REPO_ROOT / "config" / "sim_palletizer.yaml"
 # slow, small leader motions where friction matters: 0.15 rad sines of the proximal joints

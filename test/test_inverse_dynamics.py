@@ -1,4 +1,4 @@
-"""Tests of gravity_friction_comp.inverse_dynamics (inverse-dynamics feedforward, ROS-free).
+"""Tests of gravity_friction_comp.stage.inverse_dynamics (inverse-dynamics feedforward, ROS-free).
 
 Independent routes: the closed-form steady-state response of the discrete filter
 (backward difference + backward-Euler RC) to a sampled sine, the continuous first-order
@@ -15,10 +15,10 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from gravity_friction_comp.actuator import ActuatorModel
-from gravity_friction_comp.exceptions import ConfigError, InputError
-from gravity_friction_comp.inverse_dynamics import InverseDynamicsFeedforward
-from gravity_friction_comp.robot_model import RobotModel
+from gravity_friction_comp.model.actuator import ActuatorModel
+from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.stage.inverse_dynamics import InverseDynamicsFeedforward
+from gravity_friction_comp.model.robot_model import RobotModel
 
 DT = 1e-3  # [s] 1 kHz setpoints
 CUTOFF = 20.0  # [Hz]
@@ -179,8 +179,8 @@ def test_glitched_velocity_is_clamped_to_the_urdf_limit():
     """One setpoint with q̇ = 1e150 must not saturate the feedforward for long: q̇ is clamped
     to <limit velocity>, so the filtered q̈ stays bounded by limit/dt and decays."""
     from conftest import REPO_ROOT
-    from gravity_friction_comp.inverse_dynamics import InverseDynamicsFeedforward
-    from gravity_friction_comp.robot_model import RobotModel
+    from gravity_friction_comp.stage.inverse_dynamics import InverseDynamicsFeedforward
+    from gravity_friction_comp.model.robot_model import RobotModel
 
     model = RobotModel.from_urdf(str(REPO_ROOT / "urdf" / "palletizer.urdf"))
     ff = InverseDynamicsFeedforward(model.copy(), 20.0)

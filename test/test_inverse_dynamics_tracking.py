@@ -21,10 +21,10 @@ import math
 import numpy as np
 import pytest
 
-from gravity_friction_comp.actuator import ActuatorModel
-from gravity_friction_comp.inverse_dynamics import InverseDynamicsFeedforward
-from gravity_friction_comp.robot_model import RobotModel
-from gravity_friction_comp.simulation import SimConfig, SimulatedArm
+from gravity_friction_comp.model.actuator import ActuatorModel
+from gravity_friction_comp.stage.inverse_dynamics import InverseDynamicsFeedforward
+from gravity_friction_comp.model.robot_model import RobotModel
+from gravity_friction_comp.sim.arm import SimConfig, SimulatedArm
 
 DT = 1e-3                  # control and physics period [s] (1 kHz)
 KP, KD = 30.0, 1.0         # MIT gains [N·m/rad], [N·m·s/rad]

@@ -23,8 +23,8 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Bool  # noqa: E402
 
 from gravity_friction_comp import Payload, RobotModel  # noqa: E402
-from gravity_friction_comp.can_io import CanSettings, open_bus  # noqa: E402
-from gravity_friction_comp.mit_codec import DISABLE_FRAME, unpack_command_codes  # noqa: E402
+from gravity_friction_comp.mit.bus import CanSettings, open_bus  # noqa: E402
+from gravity_friction_comp.mit.codec import DISABLE_FRAME, unpack_command_codes  # noqa: E402
 from graph_helpers import GraphClient, fresh_domain_id, graph_client, node_process, write_params  # noqa: E402
 
 NODE = "mit_bridge"
@@ -328,7 +328,7 @@ def test_destroy_sends_disable_to_every_motor(inproc):
 
 def test_position_setpoints_beyond_the_urdf_limits_are_clamped(inproc, models):
     """No position_lower/upper parameters + a URDF: the URDF's <limit> bounds the frames."""
-    from gravity_friction_comp.mit_codec import decode_command
+    from gravity_friction_comp.mit.codec import decode_command
 
     client, node, spy = inproc
     bare, _ = models

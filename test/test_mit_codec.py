@@ -1,4 +1,4 @@
-"""Tests for gravity_friction_comp.mit_codec against hand-computed frames and the vector file.
+"""Tests for gravity_friction_comp.mit.codec against hand-computed frames and the vector file.
 
 The vector file was produced with clamp-then-TRUNCATE (i2rt / openarm_can); our codec clamps
 then rounds to the nearest code. The vector test therefore checks, with exact rational
@@ -18,8 +18,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from gravity_friction_comp.exceptions import ConfigError, InputError
-from gravity_friction_comp.mit_codec import (
+from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.mit.codec import (
     CLEAR_ERROR_FRAME,
     DISABLE_FRAME,
     ENABLE_FRAME,
@@ -45,7 +45,7 @@ from gravity_friction_comp.mit_codec import (
     uint_to_float,
     unpack_command_codes,
 )
-from gravity_friction_comp.motor_table import MOTOR_TABLE, motor_limits
+from gravity_friction_comp.mit.motor_table import MOTOR_TABLE, motor_limits
 
 TEST_DATA = pathlib.Path(__file__).resolve().parent / "data"
 VECTORS = json.loads((TEST_DATA / "damiao_mit_codec_vectors.json").read_text())
@@ -356,7 +356,7 @@ def test_cubemars_error_codes(code, reason):
 
 @pytest.mark.parametrize("garbage", [None, "ffffffffffffffff", 8, 1.0, [256] * 8, [-1] * 8, object()])
 def test_decoders_reject_non_bytes_with_the_packages_error(garbage):
-    from gravity_friction_comp.mit_codec import (classify_special_frame, decode_command,
+    from gravity_friction_comp.mit.codec import (classify_special_frame, decode_command,
                                                  decode_feedback)
 
     limits = motor_limits("DM4310")
@@ -368,7 +368,7 @@ def test_decoders_reject_non_bytes_with_the_packages_error(garbage):
 
 
 def test_decoders_accept_bytes_like_payloads():
-    from gravity_friction_comp.mit_codec import decode_command, encode_command
+    from gravity_friction_comp.mit.codec import decode_command, encode_command
 
     limits = motor_limits("DM4310")
     frame = encode_command(0.5, -1.0, 10.0, 0.5, 1.25, limits)

@@ -1,11 +1,11 @@
-"""Tests for gravity_friction_comp.motor_emulator: frames in, torque law and feedback bytes out."""
+"""Tests for gravity_friction_comp.sim.motor_emulator: frames in, torque law and feedback bytes out."""
 
 from __future__ import annotations
 
 import pytest
 
-from gravity_friction_comp.exceptions import ConfigError, InputError
-from gravity_friction_comp.mit_codec import (
+from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.mit.codec import (
     CLEAR_ERROR_FRAME,
     DISABLE_FRAME,
     ENABLE_FRAME,
@@ -16,8 +16,8 @@ from gravity_friction_comp.mit_codec import (
     decode_feedback_damiao,
     encode_command,
 )
-from gravity_friction_comp.motor_emulator import EmulatedMotor
-from gravity_friction_comp.motor_table import motor_limits
+from gravity_friction_comp.sim.motor_emulator import EmulatedMotor
+from gravity_friction_comp.mit.motor_table import motor_limits
 
 
 def _q(x, lo, hi, bits):

@@ -1,4 +1,4 @@
-"""Tests for gravity_friction_comp.motor_table: ranges, overrides, Damiao registers, joint map."""
+"""Tests for gravity_friction_comp.mit.motor_table: ranges, overrides, Damiao registers, joint map."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import struct
 import numpy as np
 import pytest
 
-from gravity_friction_comp.exceptions import ConfigError, InputError
-from gravity_friction_comp.motor_table import (
+from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.mit.motor_table import (
     DAMIAO_PARAM_ARBITRATION_ID,
     MOTOR_TABLE,
     JointMotorMap,

@@ -3,7 +3,7 @@
 import pytest
 import yaml
 
-from gravity_friction_comp.exceptions import ConfigError
+from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.param_files import (first_node_parameters, flatten_parameters,
                                                node_parameters)
 

@@ -1,4 +1,4 @@
-"""Tests of gravity_friction_comp.payload: textbook inertias, orientation, validation.
+"""Tests of gravity_friction_comp.model.payload: textbook inertias, orientation, validation.
 
 Inertias are checked against the textbook solid-body formulas written out here; rotations
 against rotation matrices built by hand (URDF rpy: R = Rz(yaw)·Ry(pitch)·Rx(roll)).
@@ -12,8 +12,8 @@ import math
 import numpy as np
 import pytest
 
-from gravity_friction_comp.exceptions import ConfigError
-from gravity_friction_comp.payload import PAYLOAD_SHAPES, Payload
+from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.model.payload import PAYLOAD_SHAPES, Payload
 
 
 def rot_x(a):

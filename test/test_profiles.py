@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from gravity_friction_comp.exceptions import ConfigError, DimensionError, InputError
-from gravity_friction_comp.profiles import (
+from gravity_friction_comp.errors import ConfigError, DimensionError, InputError
+from gravity_friction_comp.trajectory.profiles import (
     PROFILE_NAMES,
     RampProfile,
     ReplayProfile,
@@ -223,7 +223,7 @@ def test_rosbag_replay_maps_by_name(tmp_path):
 
 # ---- durations, overflow, argument types, file encodings ---------------------------------
 def test_min_duration_and_overflowing_velocity():
-    from gravity_friction_comp.profiles import MIN_DURATION
+    from gravity_friction_comp.trajectory.profiles import MIN_DURATION
 
     assert MIN_DURATION == 1e-6
     with pytest.raises(ConfigError, match=r"period must be >= 1e-06") as info:

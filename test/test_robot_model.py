@@ -1,4 +1,4 @@
-"""Tests of gravity_friction_comp.robot_model against independent routes.
+"""Tests of gravity_friction_comp.model.robot_model against independent routes.
 
 Routes: closed-form pendulum gravity; plain Pinocchio on the *unreduced* model projected
 through a coupling matrix G written by hand in this file; ``pin.buildModelFromUrdf(mimic=True)``
@@ -16,9 +16,9 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from gravity_friction_comp.exceptions import ConfigError, InputError, ModelError
-from gravity_friction_comp.payload import Payload
-from gravity_friction_comp.robot_model import ModelWarning, RobotModel
+from gravity_friction_comp.errors import ConfigError, InputError, ModelError
+from gravity_friction_comp.model.payload import Payload
+from gravity_friction_comp.model.robot_model import ModelWarning, RobotModel
 
 G0 = 9.81
 SHARED_URDF = "urdf"  # under the shared_data fixture
@@ -595,7 +595,7 @@ def test_frame_jacobian_matches_finite_difference(repo_root):
 
 @pytest.mark.parametrize("bad", [{"a": 1.0}, "abc", [1.0, "x", 2.0], None, [[0.0, 0.0, 0.0]]])
 def test_gravity_non_numeric_input_raises_the_package_error(bad, repo_root):
-    from gravity_friction_comp.exceptions import InputError
+    from gravity_friction_comp.errors import InputError
 
     model = RobotModel.from_urdf(str(repo_root / "urdf" / "palletizer.urdf"))
     with pytest.raises(InputError) as info:

@@ -1,4 +1,4 @@
-"""Tests of gravity_friction_comp.simulation against closed forms and an independent pin.aba."""
+"""Tests of gravity_friction_comp.sim.arm against closed forms and an independent pin.aba."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from gravity_friction_comp.actuator import ActuatorModel
-from gravity_friction_comp.exceptions import ConfigError, DimensionError, InputError
-from gravity_friction_comp.payload import Payload
-from gravity_friction_comp.robot_model import RobotModel
-from gravity_friction_comp.simulation import JointSimParams, SimConfig, SimulatedArm
+from gravity_friction_comp.model.actuator import ActuatorModel
+from gravity_friction_comp.errors import ConfigError, DimensionError, InputError
+from gravity_friction_comp.model.payload import Payload
+from gravity_friction_comp.model.robot_model import RobotModel
+from gravity_friction_comp.sim.arm import JointSimParams, SimConfig, SimulatedArm
 
 G = 9.81
 M_LINK, L_COM, I_YY = 0.8, 0.2, 0.004  # pendulum: mass [kg], COM distance [m], inertia [kg·m²]

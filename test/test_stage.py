@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from gravity_friction_comp.exceptions import ConfigError, InputError
-from gravity_friction_comp.stage import (JointMap, StageSettings, Throttle, apply_stage,
+from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.stage.contract import (JointMap, StageSettings, Throttle, apply_stage,
                                          parse_setpoint)
 
 MODEL = ("a", "b", "c")
@@ -91,8 +91,8 @@ def test_throttle_per_key():
 
 
 def test_effort_limits_from_parameter():
-    from gravity_friction_comp.exceptions import DimensionError
-    from gravity_friction_comp.stage import effort_limits_from
+    from gravity_friction_comp.errors import DimensionError
+    from gravity_friction_comp.stage.contract import effort_limits_from
 
     assert effort_limits_from(None, 2).tolist() == [math.inf, math.inf]
     assert effort_limits_from(None, 2, np.array([1.0, 2.0])).tolist() == [1.0, 2.0]
@@ -190,7 +190,7 @@ def test_name_cache_takes_any_sequence_of_names():
 
 
 def test_clamp_free_scale_by_hand():
-    from gravity_friction_comp.stage import clamp_free_scale
+    from gravity_friction_comp.stage.contract import clamp_free_scale
 
     inf = math.inf
     # min(10/4, 28/7) = 2.5; a zero bound never clamps; an infinite bound proves nothing

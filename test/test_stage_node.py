@@ -9,7 +9,7 @@ pytest.importorskip("rclpy")
 
 from graph_helpers import fresh_domain_id, graph_client, node_process, warm_up, write_params  # noqa: E402
 
-from gravity_friction_comp.exceptions import ConfigError  # noqa: E402
+from gravity_friction_comp.errors import ConfigError  # noqa: E402
 from gravity_friction_comp.nodes.stage_node import (EXECUTOR_ENV, executor_choice,  # noqa: E402
                                                     make_executor)
 
@@ -58,7 +58,7 @@ def test_gravity_executable_on_each_executor(tmp_path, repo_root, executor):
     """Same effort as the core, parameter service answers, SIGINT exits 0 (no hang)."""
     from sensor_msgs.msg import JointState
 
-    from gravity_friction_comp.robot_model import RobotModel
+    from gravity_friction_comp.model.robot_model import RobotModel
 
     model = RobotModel.from_urdf(repo_root / "urdf/palletizer.urdf")
     domain = fresh_domain_id()

@@ -1,4 +1,4 @@
-"""Tests of gravity_friction_comp.urdf_source: reading URDF/xacro/text and parsing joints.
+"""Tests of gravity_friction_comp.model.urdf: reading URDF/xacro/text and parsing joints.
 
 Expected values are read off the URDF text by hand (the XML snippets are inline).
 """
@@ -9,8 +9,8 @@ import math
 
 import pytest
 
-from gravity_friction_comp.exceptions import ConfigError, ModelError
-from gravity_friction_comp.urdf_source import (
+from gravity_friction_comp.errors import ConfigError, ModelError
+from gravity_friction_comp.model.urdf import (
     MimicTag,
     load_description,
     parse_urdf,
@@ -131,8 +131,8 @@ def test_read_source_errors(tmp_path):
 ])
 def test_bad_inertial_values_rejected_naming_the_link(mass, inertia, needle):
     # urdfdom silently drops a NaN inertial (a massless link) and accepts a negative mass.
-    from gravity_friction_comp.exceptions import ModelError
-    from gravity_friction_comp.urdf_source import parse_urdf
+    from gravity_friction_comp.errors import ModelError
+    from gravity_friction_comp.model.urdf import parse_urdf
 
     xml = f"""<robot name="r"><link name="base"/>
       <link name="arm"><inertial><mass value="{mass}"/><inertia {inertia} ixy="0" ixz="0" iyz="0"/>

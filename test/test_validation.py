@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from gravity_friction_comp.exceptions import ConfigError, DimensionError
+from gravity_friction_comp.errors import ConfigError, DimensionError
 from gravity_friction_comp.validation import number, per_joint
 
 
@@ -55,7 +55,7 @@ def test_number_reads_text_only_when_asked():
 
 
 def test_frame_bytes_accepts_payload_types_and_refuses_the_rest():
-    from gravity_friction_comp.exceptions import InputError
+    from gravity_friction_comp.errors import InputError
     from gravity_friction_comp.validation import frame_bytes
 
     payload = b"\x01\x02\xff"
@@ -69,7 +69,7 @@ def test_frame_bytes_accepts_payload_types_and_refuses_the_rest():
 
 
 def test_frame_bytes_refuses_numpy_numbers_and_wide_arrays():
-    from gravity_friction_comp.exceptions import InputError
+    from gravity_friction_comp.errors import InputError
     from gravity_friction_comp.validation import frame_bytes
 
     assert frame_bytes(np.array([1, 2, 255], dtype=np.uint8)) == b"\x01\x02\xff"

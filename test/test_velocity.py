@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from gravity_friction_comp.exceptions import ConfigError
-from gravity_friction_comp.velocity import VelocityEstimator, apply_deadband
+from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.stage.velocity import VelocityEstimator, apply_deadband
 
 
 def test_ramp_converges_as_first_order_lag():
@@ -45,7 +45,7 @@ def test_deadband_zeroes_half_lsb_of_dm4340():
 
 
 def test_selector_sources_and_fallback():
-    from gravity_friction_comp.velocity import VelocitySelector
+    from gravity_friction_comp.stage.velocity import VelocitySelector
 
     sel = VelocitySelector(2, "setpoint", 1000.0, 0.001)
     assert sel.velocity(np.zeros(2), np.array([0.5, 0.0005]), 0.0).tolist() == [0.5, 0.0]
@@ -66,7 +66,7 @@ def test_selector_sources_and_fallback():
 
 def test_a_position_jump_restarts_the_filter_instead_of_ringing():
     """One absurd sample (1e300 rad) must not leave seconds of huge velocity behind."""
-    from gravity_friction_comp.velocity import VelocityEstimator
+    from gravity_friction_comp.stage.velocity import VelocityEstimator
 
     dt, fc = 1e-3, 20.0
     est = VelocityEstimator(2, fc, detect_jumps=True)
@@ -87,7 +87,7 @@ def test_a_position_jump_restarts_the_filter_instead_of_ringing():
 
 def test_bunched_samples_and_fast_real_motion_are_not_jumps():
     """A jump must be both large (> MIN_JUMP) and fast (> MAX_PLAUSIBLE_VELOCITY)."""
-    from gravity_friction_comp.velocity import MAX_PLAUSIBLE_VELOCITY, MIN_JUMP, VelocityEstimator
+    from gravity_friction_comp.stage.velocity import MAX_PLAUSIBLE_VELOCITY, MIN_JUMP, VelocityEstimator
 
     fc, speed = 20.0, 2.0  # rad/s, real motion
     bunched = VelocityEstimator(1, fc, detect_jumps=True)
@@ -110,7 +110,7 @@ def test_bunched_samples_and_fast_real_motion_are_not_jumps():
 
 def test_acceleration_filter_keeps_large_accelerations():
     """The inverse-dynamics q̈ filter differentiates velocities: no jump threshold there."""
-    from gravity_friction_comp.velocity import VelocityEstimator
+    from gravity_friction_comp.stage.velocity import VelocityEstimator
 
     dt, fc, w, amp = 1e-3, 20.0, 2 * math.pi * 12.0, 0.025  # peak q̈ = amp·w² ≈ 142 rad/s²
     accel = VelocityEstimator(1, fc)

@@ -14,7 +14,7 @@ Parameters:
     arm_config (string): per-arm YAML (``friction_comp`` block, or OpenArm leader/follower).
     enabled, model, breakaway, breakaway_positive, breakaway_negative, eps, viscous,
         stribeck_breakaway, stribeck_velocity, stribeck_exponent, offset, bam_files:
-        friction model values (:class:`~gravity_friction_comp.friction.FrictionModel`);
+        friction model values (:class:`~gravity_friction_comp.friction.models.FrictionModel`);
         unset ones come from ``arm_config``, set ones override it. Scalars or per joint.
     velocity_source (string): setpoint | measured | differentiated.
     velocity_cutoff_hz (double): low-pass cutoff of the differentiation [Hz].
@@ -33,11 +33,11 @@ import numpy as np
 from rcl_interfaces.msg import ParameterDescriptor
 from sensor_msgs.msg import JointState
 
-from ..exceptions import ConfigError, InputError
-from ..friction import FRICTION_KEYWORDS, FrictionModel
-from ..stage import JointMap, effort_limits_from
-from ..velocity import MAX_PLAUSIBLE_VELOCITY, MIN_JUMP, VelocitySelector
-from .stage_node import SETPOINT_QOS, FeedforwardStageNode, run_node
+from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.friction.models import FRICTION_KEYWORDS, FrictionModel
+from gravity_friction_comp.stage.contract import JointMap, effort_limits_from
+from gravity_friction_comp.stage.velocity import MAX_PLAUSIBLE_VELOCITY, MIN_JUMP, VelocitySelector
+from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, FeedforwardStageNode, run_node
 
 __all__ = ["FrictionFeedforwardNode", "main"]
 

@@ -19,7 +19,7 @@ payload parameters of :mod:`gravity_friction_comp.nodes.robot_params`, and
     effort_limit (double or double[]): |effort| limit per model joint [N·m], overriding the
         URDF's ``<limit effort>`` (for URDFs with placeholder limits); unset: the URDF's.
     arm_config (string): per-arm YAML whose ``actuators:`` block gives rotor inertia and gear
-        ratio (:class:`~gravity_friction_comp.actuator.ActuatorModel`); empty: none.
+        ratio (:class:`~gravity_friction_comp.model.actuator.ActuatorModel`); empty: none.
 
 All are settable at runtime, validated before they are accepted.
 """
@@ -34,12 +34,12 @@ from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Bool, String
 
-from ..actuator import ActuatorModel
-from ..exceptions import ConfigError
-from ..inverse_dynamics import InverseDynamicsFeedforward, validate_acceleration_cutoff
-from ..stage import clamp_free_scale, effort_limits_from
-from .robot_params import RobotModels, build_robot_models, declare_robot_parameters
-from .stage_node import SETPOINT_QOS, FeedforwardStageNode, run_node
+from gravity_friction_comp.model.actuator import ActuatorModel
+from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.stage.inverse_dynamics import InverseDynamicsFeedforward, validate_acceleration_cutoff
+from gravity_friction_comp.stage.contract import clamp_free_scale, effort_limits_from
+from gravity_friction_comp.nodes.robot_params import RobotModels, build_robot_models, declare_robot_parameters
+from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, FeedforwardStageNode, run_node
 
 __all__ = ["GravityCompensationNode", "main"]
 

@@ -1,8 +1,8 @@
 """mit_bridge_node: joint commands → MIT-mode CAN frames, motor replies → joint_states, safety.
 
 The decisions (clamping, timeouts, faults, stale replies, shutdown) live in the ROS-free
-:class:`~gravity_friction_comp.bridge_core.MitBridgeCore`; the bus plumbing in
-:mod:`gravity_friction_comp.can_io`. This node only translates parameters and messages and
+:class:`~gravity_friction_comp.mit.bridge_core.MitBridgeCore`; the bus plumbing in
+:mod:`gravity_friction_comp.sim.bus`. This node only translates parameters and messages and
 owns the clock: a timer at ``rate_hz`` drains the frames the python-can Notifier thread
 queued, feeds them to the core, sends the core's frames and publishes ``joint_states``.
 The Notifier thread never touches rclpy.
@@ -39,7 +39,7 @@ Parameters (read-only after start unless noted; per-joint arrays in ``joints`` o
     read_motor_limits (bool, false): read Damiao registers 21–23 at start, used over the table.
     simulate (bool, false): run emulated motors and the simulated arm on a private python-can
         ``virtual`` bus (channel ``<can.channel>/sim<node fqn>/<pid>``) in this process.
-    sim_config (string): sim YAML path (:class:`~gravity_friction_comp.simulation.SimConfig`),
+    sim_config (string): sim YAML path (:class:`~gravity_friction_comp.sim.arm.SimConfig`),
         empty = defaults (no friction).
     robot_description, urdf_path, xacro_args, gravity, payload.* : the robot parameters of
         :mod:`~gravity_friction_comp.nodes.robot_params` (the simulated arm; position limits).
@@ -60,21 +60,15 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool
 
-from ..bridge_core import MitBridgeCore, bus_load_fraction, mit_bus_load
-from ..can_io import (
-    BridgeCanIO,
-    CanSettings,
-    SimulatedMotorBus,
-    bridge_config_from_values,
-    fill_position_limits_from_urdf,
-    open_bus,
-    read_damiao_limits,
-)
-from ..exceptions import ConfigError, InputError
-from ..simulation import SimConfig, SimulatedArm
-from ..stage import Throttle, parse_setpoint
-from .robot_params import ROBOT_PARAMETERS, build_robot_models, declare_robot_parameters
-from .stage_node import SETPOINT_QOS, run_node
+from gravity_friction_comp.mit.bridge_core import MitBridgeCore, bus_load_fraction, mit_bus_load
+from gravity_friction_comp.mit.bus import BridgeCanIO, CanSettings, open_bus, read_damiao_limits
+from gravity_friction_comp.sim.bus import SimulatedMotorBus
+from gravity_friction_comp.mit.bridge_config import bridge_config_from_values, fill_position_limits_from_urdf
+from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.sim.arm import SimConfig, SimulatedArm
+from gravity_friction_comp.stage.contract import Throttle, parse_setpoint
+from gravity_friction_comp.nodes.robot_params import ROBOT_PARAMETERS, build_robot_models, declare_robot_parameters
+from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, run_node
 
 try:  # std_srvs is pinned in requirements.txt; keep the node usable without it
     from std_srvs.srv import Trigger

@@ -26,9 +26,9 @@ from typing import Any, Mapping
 import numpy as np
 from rcl_interfaces.msg import ParameterDescriptor
 
-from ..exceptions import ConfigError, InputError, ModelError
-from ..payload import PAYLOAD_SHAPES, Payload
-from ..robot_model import RobotModel
+from gravity_friction_comp.errors import ConfigError, InputError, ModelError
+from gravity_friction_comp.model.payload import PAYLOAD_SHAPES, Payload
+from gravity_friction_comp.model.robot_model import RobotModel
 
 __all__ = [
     "ROBOT_PARAMETERS",

@@ -6,7 +6,7 @@ Topics:
     gripper/holding (pub, std_msgs/Bool): the pick_place profile's gripper state, on every
         change and once per second (late subscribers catch up).
 
-Parameters (read at start; the profile math is :mod:`gravity_friction_comp.profiles`):
+Parameters (read at start; the profile math is :mod:`gravity_friction_comp.trajectory.profiles`):
     profile (string): sine | ramp | pick_place | csv | bag.
     joint_names (string[]): joints of the setpoint (csv/bag: joints to keep, empty = all).
     home (double[]): [rad] centre of sine/ramp, home pose of pick_place (one per joint).
@@ -31,9 +31,9 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool
 
-from ..exceptions import ConfigError
-from ..profiles import PROFILE_NAMES, Profile, profile_from_options
-from .stage_node import SETPOINT_QOS, run_node
+from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.trajectory.profiles import PROFILE_NAMES, Profile, profile_from_options
+from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, run_node
 
 __all__ = ["SetpointPlayerNode", "main"]
 
@@ -80,7 +80,7 @@ def profile_from_parameters(values) -> Profile:
 
 
 class SetpointPlayerNode(Node):
-    """Plays a :class:`~gravity_friction_comp.profiles.Profile` (node name ``setpoint_player``).
+    """Plays a :class:`~gravity_friction_comp.trajectory.profiles.Profile` (node name ``setpoint_player``).
 
     Args:
         **kwargs: passed to ``rclpy.node.Node`` (``parameter_overrides``, ``context``, …).

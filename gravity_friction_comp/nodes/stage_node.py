@@ -2,7 +2,7 @@
 
 A stage subscribes ``joint_setpoint`` and publishes ``joint_command`` (incoming effort +
 scale·term) and its term alone on ``~/effort``. The numbers live in the ROS-free core
-(:mod:`gravity_friction_comp.stage` and the model modules); this class only translates
+(:mod:`gravity_friction_comp.stage.contract` and the model modules); this class only translates
 messages and parameters, validates parameter changes before they are accepted (the reason
 is what ``ros2 param set`` prints), and republishes from the last setpoint whenever its
 output changes without a new setpoint.
@@ -19,8 +19,8 @@ from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy, HistoryPolicy
 from sensor_msgs.msg import JointState
 
-from ..exceptions import ConfigError, InputError
-from ..stage import StageSettings, Throttle, apply_stage, parse_setpoint
+from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.stage.contract import StageSettings, Throttle, apply_stage, parse_setpoint
 
 __all__ = ["EXECUTOR_ENV", "FeedforwardStageNode", "SETPOINT_QOS", "executor_choice",
            "make_executor", "run_node", "spin_node"]
@@ -104,7 +104,7 @@ class FeedforwardStageNode(Node):
     def term_within_limits(self, config, scale: float) -> bool:
         """True when ``|scale·term| <= effort_limits`` is guaranteed for every setpoint.
 
-        Lets :func:`~gravity_friction_comp.stage.apply_stage` skip the clamp (same result,
+        Lets :func:`~gravity_friction_comp.stage.contract.apply_stage` skip the clamp (same result,
         less time); the default promises nothing.
         """
         return False

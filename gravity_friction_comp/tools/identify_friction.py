@@ -17,7 +17,7 @@ Warnings (exit 0, ``identify_friction: warning: ...`` on stderr and in the YAML'
 ``identification`` section): no friction resolved above the noise for a joint, or identified
 friction above the joint's URDF effort limit (the log's effort is probably in other units or
 scaled; URDF limits are often placeholders, so this does not refuse).
-See :mod:`gravity_friction_comp.identification` for the method.
+See :mod:`gravity_friction_comp.ident.identification` for the method.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import argparse
 import sys
 from typing import Sequence
 
-from ..exceptions import ConfigError, GravityFrictionCompError
+from gravity_friction_comp.errors import ConfigError, GravityFrictionCompError
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -60,15 +60,15 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _payload(path: str):
-    """The :class:`~gravity_friction_comp.payload.Payload` of the first ``payload:`` mapping
+    """The :class:`~gravity_friction_comp.model.payload.Payload` of the first ``payload:`` mapping
     in the YAML file ``path`` (searched depth-first; ``attached`` is dropped).
 
     Raises:
         ConfigError: missing/unreadable/non-UTF-8/invalid YAML file, no ``payload:``
             mapping, a non-string key in it (``payload: {1: 2}``), or a bad payload value.
     """
-    from ..payload import Payload
-    from ..validation import read_yaml, string_keys
+    from gravity_friction_comp.model.payload import Payload
+    from gravity_friction_comp.validation import read_yaml, string_keys
 
     data = read_yaml(path, "payload YAML")
 
@@ -102,9 +102,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args) -> int:
-    from ..identification import (IdentificationConfig, identify, load_csv, load_rosbag,
+    from gravity_friction_comp.ident.identification import (IdentificationConfig, identify, load_csv, load_rosbag,
                                   text_progress, write_outputs)
-    from ..robot_model import RobotModel
+    from gravity_friction_comp.model.robot_model import RobotModel
 
     config = IdentificationConfig(validation_fraction=args.validation_fraction,
                                   block_duration=args.block_duration,

@@ -1,6 +1,6 @@
 """Per-arm YAML: the friction part (i2rt ``friction_comp`` block, OpenArm friction tables).
 
-Readers return plain keyword dicts for :class:`gravity_friction_comp.friction.FrictionModel`;
+Readers return plain keyword dicts for :class:`gravity_friction_comp.friction.models.FrictionModel`;
 values are checked for shape and type here and for range by the model. Sections other than
 the friction ones (``motor_list``, ``kp``, ``kd``, ``gravity_comp_factor``, ...) belong to
 other modules and are ignored.
@@ -34,9 +34,9 @@ import os
 import pathlib
 from typing import Any, Mapping
 
-from .exceptions import ConfigError, DimensionError
-from .friction import FRICTION_KEYWORDS
-from .validation import read_yaml, string_keys
+from gravity_friction_comp.errors import ConfigError, DimensionError
+from gravity_friction_comp.friction.models import FRICTION_KEYWORDS
+from gravity_friction_comp.validation import read_yaml, string_keys
 
 __all__ = [
     "FRICTION_BLOCK_KEYS",
@@ -81,7 +81,7 @@ def load_arm_yaml(path: str | os.PathLike) -> dict[str, Any]:
 def friction_params_from_arm_yaml(data_or_path: Mapping[str, Any] | str | os.PathLike,
                                   n_joints: int | None = None, *,
                                   base_dir: str | os.PathLike | None = None) -> dict[str, Any]:
-    """Friction keywords for :class:`~gravity_friction_comp.friction.FrictionModel`.
+    """Friction keywords for :class:`~gravity_friction_comp.friction.models.FrictionModel`.
 
     Args:
         data_or_path: parsed YAML mapping or a path to the YAML file.

@@ -2,7 +2,7 @@
 
 The setpoint gives q and q̇; q̈ comes from filtered differentiation of successive setpoint
 velocities (backward difference through a first-order low-pass,
-:class:`~gravity_friction_comp.velocity.VelocityEstimator` fed with velocities), so
+:class:`~gravity_friction_comp.stage.velocity.VelocityEstimator` fed with velocities), so
 
 .. math::
 
@@ -11,7 +11,7 @@ velocities (backward difference through a first-order low-pass,
 
 with the reflected rotor inertia n²·J of the model's actuator model (Featherstone,
 *Rigid Body Dynamics Algorithms*, ch. 5; reflected inertia: module doc of
-:mod:`gravity_friction_comp.actuator`).
+:mod:`gravity_friction_comp.model.actuator`).
 
 **Friction is excluded** (``include_friction=False``), even when the model's actuator model
 carries viscous/Coulomb values: in the pipeline friction belongs to the friction stage
@@ -29,10 +29,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .exceptions import ConfigError, InputError
-from .validation import number
-from .robot_model import RobotModel
-from .velocity import VelocityEstimator
+from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.validation import number
+from gravity_friction_comp.model.robot_model import RobotModel
+from gravity_friction_comp.stage.velocity import VelocityEstimator
 
 __all__ = ["DEFAULT_ACCELERATION_CUTOFF_HZ", "FeedforwardTerms", "InverseDynamicsFeedforward",
            "validate_acceleration_cutoff"]

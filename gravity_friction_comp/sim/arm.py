@@ -3,7 +3,7 @@
 The simulator's "true" parameters come from a sim YAML (:meth:`SimConfig.from_yaml`) and may
 differ on purpose from what the compensator believes (mass scale, friction), so the effect
 of model error can be studied on the same code path as the hardware (the bridge talks MIT
-frames to emulated motors that drive this arm, see :mod:`gravity_friction_comp.can_io`).
+frames to emulated motors that drive this arm, see :mod:`gravity_friction_comp.sim.bus`).
 
 Equation of motion per step (joint space, n = independent joints, mimic joints reduced):
 
@@ -11,13 +11,13 @@ Equation of motion per step (joint space, n = independent joints, mimic joints r
 
     (s\\,M(q) + A)\\,\\ddot q = \\tau_m - s\\,b(q, \\dot q) - \\tau_f
 
-- ``M``, ``b`` from :class:`~gravity_friction_comp.robot_model.RobotModel` (Pinocchio CRBA and
+- ``M``, ``b`` from :class:`~gravity_friction_comp.model.robot_model.RobotModel` (Pinocchio CRBA and
   RNEA, mimic-reduced: ``M = Gᵀ M_full G``, ``b = Gᵀ b_full``; FIELD_NOTES).
 - ``s`` = ``mass_scale``: every link's mass, first moment and rotational inertia scaled by
   the same factor (densities × s), payload included. M and b are linear in the inertial
   parameters, so this is exactly ``s·M`` and ``s·b`` — no model rebuild.
 - ``A = diag(n²·J_rotor)`` [kg·m²], joint side: reflected rotor inertia from an
-  :class:`~gravity_friction_comp.actuator.ActuatorModel` — the same class, folding (mimic
+  :class:`~gravity_friction_comp.model.actuator.ActuatorModel` — the same class, folding (mimic
   joints: k²·n²J onto the master) and YAML schema the compensator uses — taken from, first
   that applies: (1) the sim YAML's ``actuators:`` block (:attr:`SimConfig.actuators`, the
   sim's own "true" values, which may differ from the compensator's), else (2) the actuator
@@ -63,11 +63,11 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .actuator import ActuatorModel
-from .exceptions import ConfigError, DimensionError, InputError
-from .validation import number, read_yaml, string_keys
-from .payload import Payload
-from .robot_model import RobotModel
+from gravity_friction_comp.model.actuator import ActuatorModel
+from gravity_friction_comp.errors import ConfigError, DimensionError, InputError
+from gravity_friction_comp.validation import number, read_yaml, string_keys
+from gravity_friction_comp.model.payload import Payload
+from gravity_friction_comp.model.robot_model import RobotModel
 
 __all__ = [
     "JOINT_KEYS",
@@ -156,7 +156,7 @@ class SimConfig:
             the defaults (no friction, no armature, q(0) = 0).
         mass_scale: s [-] (1e-3..1e3): true inertial parameters = URDF's × s (payload included).
         physics_rate_hz: Integration rate [Hz] (≥ :data:`MIN_PHYSICS_RATE_HZ`).
-        actuators: The "true" :class:`~gravity_friction_comp.actuator.ActuatorModel` (named,
+        actuators: The "true" :class:`~gravity_friction_comp.model.actuator.ActuatorModel` (named,
             mimic joints allowed, or count-only in the model's joint order) whose reflected
             inertia n²·J the simulated arm uses, or ``None`` (then the model's attached one,
             if any). Its viscous and Coulomb must be 0: the sim's friction is the per-joint

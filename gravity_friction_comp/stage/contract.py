@@ -23,7 +23,7 @@ from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
-from .exceptions import InputError
+from gravity_friction_comp.errors import InputError
 
 __all__ = [
     "JointMap",
@@ -237,7 +237,7 @@ def effort_limits_from(value, n: int, default: np.ndarray | None = None) -> np.n
         DimensionError: a sequence whose length is not n (or 1).
         ConfigError: a value that is not > 0 or is NaN (key ``effort_limit``).
     """
-    from .validation import per_joint
+    from gravity_friction_comp.validation import per_joint
 
     if value is None:
         return np.full(n, np.inf) if default is None else np.array(default, dtype=float)
@@ -252,7 +252,7 @@ def clamp_free_scale(term_bound: np.ndarray, effort_limits: np.ndarray) -> float
     Args:
         term_bound: (n,) bound on |term| over every input [N·m] (e.g.
             :attr:`RobotModel.gravity_bound
-            <gravity_friction_comp.robot_model.RobotModel.gravity_bound>`; ``inf`` = none).
+            <gravity_friction_comp.model.robot_model.RobotModel.gravity_bound>`; ``inf`` = none).
         effort_limits: (n,) symmetric limits [N·m] (``inf`` = none).
 
     Returns:
@@ -312,7 +312,7 @@ def apply_stage(
         effort_limits: (n_model,) [N·m] symmetric limits (``inf`` for none).
         within_limits: The caller's guarantee that ``|scale·term| <= effort_limits`` for
             every finite term it can pass (e.g. from :attr:`RobotModel.gravity_bound
-            <gravity_friction_comp.robot_model.RobotModel.gravity_bound>`), so a setpoint
+            <gravity_friction_comp.model.robot_model.RobotModel.gravity_bound>`), so a setpoint
             without incoming effort cannot clamp and the clamp pass is skipped (the
             finiteness check is not). The result is identical either way; only the time
             differs.
@@ -397,7 +397,7 @@ class StageSettings:
     scale: float = 1.0
 
     def __post_init__(self):
-        from .exceptions import ConfigError
+        from gravity_friction_comp.errors import ConfigError
 
         if not isinstance(self.enabled, (bool, np.bool_)):
             raise ConfigError(f"enable must be a bool, got {self.enabled!r}", key="enable",

@@ -31,7 +31,7 @@ Outputs in ``--output`` (default ``demo_output/``): ``demo.png`` (setpoint vs me
 position per joint, off and on; effort terms of the on run), ``summary.json``.
 Exit status 0 when the acceptance holds, 1 when not, 2 on a configuration error.
 
-Run: ``bash scripts/demo.sh`` or ``python -m gravity_friction_comp.demo --help``.
+Run: ``bash scripts/demo.sh`` or ``python -m gravity_friction_comp.tools.demo --help``.
 """
 
 from __future__ import annotations
@@ -50,13 +50,13 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import yaml
 
-from .exceptions import ConfigError
-from .param_files import first_node_parameters
+from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.param_files import first_node_parameters
 
 __all__ = ["DemoSetup", "JointMetrics", "Recording", "evaluate", "load_node_parameters", "main",
            "run_phase"]
 
-REPO_SHARE = pathlib.Path(__file__).resolve().parents[1]
+REPO_SHARE = pathlib.Path(__file__).resolve().parents[2]
 
 #: Acceptance thresholds (issue 5).
 MIN_PROXIMAL_DROP = 0.50
@@ -227,11 +227,11 @@ def run_phase(setup: DemoSetup, compensate: bool, domain_id: int, log=print, *,
     from rclpy.executors import SingleThreadedExecutor
     from sensor_msgs.msg import JointState
 
-    from .nodes.friction_feedforward_node import FrictionFeedforwardNode
-    from .nodes.gravity_compensation_node import GravityCompensationNode
-    from .nodes.mit_bridge_node import MitBridgeNode
-    from .nodes.setpoint_player import SetpointPlayerNode
-    from .nodes.stage_node import SETPOINT_QOS
+    from gravity_friction_comp.nodes.friction_feedforward_node import FrictionFeedforwardNode
+    from gravity_friction_comp.nodes.gravity_compensation_node import GravityCompensationNode
+    from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode
+    from gravity_friction_comp.nodes.setpoint_player import SetpointPlayerNode
+    from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS
 
     context = Context()
     rclpy.init(args=[], context=context, domain_id=domain_id)
@@ -511,7 +511,7 @@ def _derived_sim_config(joints: Sequence[str], motor_types: Sequence[str], home:
     type (DM4340 0.012 kg·m², others 0.002 kg·m²). A YAML without a friction block gives a
     frictionless simulated arm. Initial positions: mid-range (the demo's default home).
     """
-    from .arm_config import friction_params_from_arm_yaml
+    from gravity_friction_comp.friction.arm_yaml import friction_params_from_arm_yaml
 
     params = friction_params_from_arm_yaml(arm_config, len(joints))
     per_joint = lambda key: np.broadcast_to(np.asarray(params.get(key, 0.0), dtype=float),  # noqa: E731
@@ -551,8 +551,8 @@ def _gravity_effort_limits(model, limits: Mapping[str, float], log=print) -> tup
 
 def build_setup(args, out: pathlib.Path) -> DemoSetup:
     """Resolve the command line into a :class:`DemoSetup` (defaults: the bundled palletizer)."""
-    from .robot_model import RobotModel
-    from .simulation import SimConfig
+    from gravity_friction_comp.model.robot_model import RobotModel
+    from gravity_friction_comp.sim.arm import SimConfig
 
     share = _share()
     urdf = args.urdf or str(share / "urdf" / "palletizer.urdf")
@@ -624,7 +624,7 @@ def build_setup(args, out: pathlib.Path) -> DemoSetup:
     ratios = bridge.get("gear_ratio") or [1.0] * len(joints)
     position_lsb = {}
     if len(types) == len(joints) and len(ratios) == len(joints):
-        from .motor_table import motor_limits
+        from gravity_friction_comp.mit.motor_table import motor_limits
 
         position_lsb = {j: 1e3 * 2.0 * motor_limits(t).p_max / 65535.0 / abs(float(r))
                         for j, t, r in zip(joints, types, ratios)}
@@ -676,7 +676,7 @@ def parse_args(argv=None):
 
 
 def main(argv=None) -> int:
-    """Entry point of ``gfc_demo`` / ``python -m gravity_friction_comp.demo``."""
+    """Entry point of ``gfc_demo`` / ``python -m gravity_friction_comp.tools.demo``."""
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"  # before rclpy loads
     args = parse_args(argv)
     out = pathlib.Path(args.output)

@@ -1,7 +1,7 @@
 """Load a robot description (URDF file, xacro file or URDF text) and read its joints.
 
 Pinocchio's URDF parser gives the kinematic tree and inertias; this module reads what
-:mod:`gravity_friction_comp.robot_model` needs beyond that, straight from the XML:
+:mod:`gravity_friction_comp.model.robot_model` needs beyond that, straight from the XML:
 ``<mimic>`` tags (Pinocchio's own mimic reduction refuses many real files, FIELD_NOTES),
 ``<limit>`` and ``<dynamics>`` of every joint, including mimic joints, whose values
 Pinocchio drops with ``mimic=True``.
@@ -18,7 +18,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Mapping, Union
 
-from .exceptions import ConfigError, ModelError
+from gravity_friction_comp.errors import ConfigError, ModelError
 
 __all__ = [
     "MimicTag",

@@ -36,9 +36,9 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple, Union
 
-from .exceptions import ConfigError, InputError
-from .motor_table import MotorLimits
-from .validation import frame_bytes
+from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.mit.motor_table import MotorLimits
+from gravity_friction_comp.validation import frame_bytes
 
 __all__ = [
     "CLEAR_ERROR_FRAME",

@@ -52,8 +52,8 @@ used to give an infinite reflected inertia and NaN dynamics.
 
 Friction here is the *rigid-body model's* joint friction (URDF ``<dynamics>`` meaning). The
 feedforward pipeline leaves friction to the friction stage
-(:mod:`gravity_friction_comp.friction`), so
-:class:`~gravity_friction_comp.inverse_dynamics.InverseDynamicsFeedforward` uses only the
+(:mod:`gravity_friction_comp.friction.models`), so
+:class:`~gravity_friction_comp.stage.inverse_dynamics.InverseDynamicsFeedforward` uses only the
 reflected inertia, never these friction terms.
 
 No rclpy import.
@@ -68,9 +68,9 @@ from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
-from .exceptions import ConfigError, DimensionError
-from .validation import per_joint as _per_joint
-from .validation import string_keys
+from gravity_friction_comp.errors import ConfigError, DimensionError
+from gravity_friction_comp.validation import per_joint as _per_joint
+from gravity_friction_comp.validation import string_keys
 
 __all__ = ["ACTUATOR_BLOCK_KEYS", "ACTUATOR_KEYWORDS", "ACTUATOR_LIMITS", "ActuatorModel",
            "ActuatorTerms"]
@@ -180,7 +180,7 @@ class ActuatorModel:
         Mimic joints are included (Pinocchio drops their ``<dynamics>``; folding keeps them).
 
         Args:
-            robot: a :class:`~gravity_friction_comp.robot_model.RobotModel` (uses its
+            robot: a :class:`~gravity_friction_comp.model.robot_model.RobotModel` (uses its
                 ``full_joint_names`` and ``urdf_joints``).
             **overrides: per-joint keywords over ``full_joint_names`` (e.g. ``rotor_inertia``).
 
@@ -209,7 +209,7 @@ class ActuatorModel:
 
         Args:
             data_or_path: parsed YAML mapping or a path to the file.
-            robot: the :class:`~gravity_friction_comp.robot_model.RobotModel` the file
+            robot: the :class:`~gravity_friction_comp.model.robot_model.RobotModel` the file
                 belongs to; needed when neither the block nor the file lists ``joints`` and
                 for ``urdf_dynamics: true``.
 
@@ -227,7 +227,7 @@ class ActuatorModel:
         if isinstance(data_or_path, Mapping):
             data = data_or_path
         else:
-            from .arm_config import load_arm_yaml
+            from gravity_friction_comp.friction.arm_yaml import load_arm_yaml
 
             data = load_arm_yaml(pathlib.Path(data_or_path))
         block = data.get("actuators")

@@ -34,8 +34,8 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-from .exceptions import ConfigError, DimensionError, InputError
-from .validation import number, per_joint, read_text
+from gravity_friction_comp.errors import ConfigError, DimensionError, InputError
+from gravity_friction_comp.validation import number, per_joint, read_text
 
 __all__ = [
     "MIN_DURATION",

@@ -2,7 +2,7 @@
 
 A :class:`Payload` is the mass, centre of mass and rotational inertia of what the arm holds,
 expressed in the frame of its parent (a joint's frame, including a mimic joint's, or a
-link/frame of the URDF). :meth:`gravity_friction_comp.robot_model.RobotModel.with_payload`
+link/frame of the URDF). :meth:`gravity_friction_comp.model.robot_model.RobotModel.with_payload`
 adds it to the parent body. Shape constructors use textbook solid-body inertias.
 
 Plausibility limits (generous, so no gripper payload is refused; they keep the gravity torque
@@ -20,8 +20,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pinocchio as pin
 
-from .exceptions import ConfigError
-from .validation import number, string_keys
+from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.validation import number, string_keys
 
 __all__ = ["PAYLOAD_MAX_INERTIA", "PAYLOAD_MAX_LENGTH", "PAYLOAD_MAX_MASS", "PAYLOAD_SHAPES",
            "Payload"]

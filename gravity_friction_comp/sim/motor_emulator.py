@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import math
 
-from .exceptions import ConfigError, InputError
-from .mit_codec import (
+from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.mit.codec import (
     CubeMarsError,
     DamiaoState,
     MitCommand,
@@ -31,8 +31,8 @@ from .mit_codec import (
     encode_feedback_cubemars,
     encode_feedback_damiao,
 )
-from .motor_table import MotorLimits
-from .validation import frame_bytes
+from gravity_friction_comp.mit.motor_table import MotorLimits
+from gravity_friction_comp.validation import frame_bytes
 
 __all__ = ["EmulatedMotor"]
 

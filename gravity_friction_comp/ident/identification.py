@@ -9,7 +9,7 @@ Pipeline per joint i (issue 7):
    velocity (SciPy ``savgol_filter``, cubic, ``savgol_window`` s), and the velocity
    regressor smoothed by the same filter (noise in a regressor biases least squares); the rigid-body torque
    ``τ_rb = M(q)a + b(q, v)`` (gravity inside b) from
-   :meth:`~gravity_friction_comp.robot_model.RobotModel.mass_matrix` and
+   :meth:`~gravity_friction_comp.model.robot_model.RobotModel.mass_matrix` and
    ``nonlinear_effects`` (Pinocchio CRBA/RNEA, mimic-reduced; with the actuator model's
    armature when one is attached, never its friction) — the inverse dynamics without friction. The friction sample is ``r = effort − τ_rb``.
 3. **Samples used**: joint moving (``|v| ≥ min_velocity``; at rest friction is anything within
@@ -45,7 +45,7 @@ Pipeline per joint i (issue 7):
    τ_e = −g(q)) are fitted only when the load is identifiable: the standard deviation of
    ``|τ_e − τ_m|`` over the training samples is at least ``min_load_spread`` [N·m];
    otherwise the result says so (``skipped``). ``τ_fm`` is BAM's friction budget evaluated by
-   :meth:`~gravity_friction_comp.bam.BamParameters.budget` (one definition for fitting,
+   :meth:`~gravity_friction_comp.friction.bam.BamParameters.budget` (one definition for fitting,
    evaluation and the written JSON). M4–M6 fit every coefficient of the BAM file (bounded
    ≥ 0; the motor-side load coefficients ``K_l, K_ls`` / ``K_m, K_ms`` each ≤ 0.495 so their
    sum stays below 1, the self-locking limit bam.py enforces) *and* the Stribeck velocity
@@ -62,7 +62,7 @@ Pipeline per joint i (issue 7):
    parameter count).
 7. **Output** (:func:`write_outputs`): ``friction_identified.yaml`` with a ``friction_comp``
    block (friction.py/arm_config.py schema, loads with
-   :meth:`~gravity_friction_comp.friction.FrictionModel.from_yaml` as is) and an
+   :meth:`~gravity_friction_comp.friction.models.FrictionModel.from_yaml` as is) and an
    ``identification`` report section; BAM JSON files (``<joint>_m1.json``, ``_m2``, and
    ``_m3``–``_m6`` when fitted) in BAM's key layout; one PNG per joint (data and fitted curves).
 
@@ -83,11 +83,11 @@ from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
-from .bam import _MODEL_KEYS as _BAM_KEYS
-from .bam import COEFFICIENT_LIMITS, BamParameters
-from .exceptions import ConfigError, InputError
-from .friction import DEFAULT_EPS, FrictionModel
-from .validation import read_text
+from gravity_friction_comp.friction.bam import _MODEL_KEYS as _BAM_KEYS
+from gravity_friction_comp.friction.bam import COEFFICIENT_LIMITS, BamParameters
+from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.friction.models import DEFAULT_EPS, FrictionModel
+from gravity_friction_comp.validation import read_text
 
 __all__ = [
     "CANDIDATE_MODELS",
@@ -489,7 +489,7 @@ class IdentificationResult:
     config: IdentificationConfig
 
     def friction_keywords(self) -> dict[str, Any]:
-        """``friction_comp`` keywords for :class:`~gravity_friction_comp.friction.FrictionModel`
+        """``friction_comp`` keywords for :class:`~gravity_friction_comp.friction.models.FrictionModel`
         from each joint's selected model (``bam_m3``–``bam_m6`` joints fall back to their
         coulomb_viscous fit here; :func:`write_outputs` writes BAM files for them).
 
@@ -868,7 +868,7 @@ def friction_samples(log: JointStateLog, model, cfg: IdentificationConfig | None
     Args:
         log: record whose joints are the model's joints in the same order (use
             :meth:`JointStateLog.select` with ``model.joint_names``).
-        model: :class:`~gravity_friction_comp.robot_model.RobotModel` (payload as during the
+        model: :class:`~gravity_friction_comp.model.robot_model.RobotModel` (payload as during the
             record).
         cfg: settings (savgol window).
 
@@ -912,7 +912,7 @@ def identify(log: JointStateLog, model, joints: Sequence[str] | None = None,
 
     Args:
         log: the record (may hold more joints than the model, in any order).
-        model: :class:`~gravity_friction_comp.robot_model.RobotModel` with the payload state
+        model: :class:`~gravity_friction_comp.model.robot_model.RobotModel` with the payload state
             of the record.
         joints: joints to identify (default: all model joints).
         config: settings.
@@ -1006,7 +1006,7 @@ def write_outputs(result: IdentificationResult, out_dir: str | os.PathLike, *,
 
     Raises:
         IdentificationError: ``reason="range"`` when the written YAML does not load with
-            :meth:`~gravity_friction_comp.friction.FrictionModel.from_yaml` (e.g. a
+            :meth:`~gravity_friction_comp.friction.models.FrictionModel.from_yaml` (e.g. a
             coefficient beyond friction.py's ±1e6 bound: the log's effort is in other
             units); the YAML is removed.
         OSError: ``out_dir`` cannot be created or written.
@@ -1079,7 +1079,7 @@ def write_outputs(result: IdentificationResult, out_dir: str | os.PathLike, *,
         },
     }
     yaml_path = out / "friction_identified.yaml"
-    header = ("# Identified by identify_friction (gravity_friction_comp.identification).\n"
+    header = ("# Identified by identify_friction (gravity_friction_comp.ident.identification).\n"
               "# friction_comp: tau = offset + viscous*v + (breakaway + stribeck_breakaway*"
               "exp(-|v/stribeck_velocity|^stribeck_exponent))*tanh(v/eps)\n")
     yaml_path.write_text(header + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, allow_unicode=True), encoding="utf-8")

@@ -18,7 +18,7 @@ coupling is read from the URDF XML here. For speed, gravity is evaluated on a Pi
 model built with ``pin.transformJointIntoMimic`` when Pinocchio accepts the coupling *and* it
 reproduces the projection at load time; otherwise on the full model with the projection.
 
-An optional :class:`~gravity_friction_comp.actuator.ActuatorModel` (:meth:`RobotModel.with_actuators`)
+An optional :class:`~gravity_friction_comp.model.actuator.ActuatorModel` (:meth:`RobotModel.with_actuators`)
 adds the reflected rotor inertia n²·J to the mass matrix diagonal and, in inverse dynamics,
 viscous·q̇ + Coulomb·sign(q̇) joint friction (mimic joints folded through G). Gravity is never
 affected; without an actuator model (or with an all-zero one) every number is unchanged.
@@ -38,10 +38,10 @@ from typing import Mapping, Sequence
 import numpy as np
 import pinocchio as pin
 
-from .actuator import ActuatorModel, ActuatorTerms
-from .exceptions import ConfigError, InputError, ModelError
-from .payload import Payload
-from .urdf_source import UrdfDescription, UrdfJoint, UrdfSource, load_description
+from gravity_friction_comp.model.actuator import ActuatorModel, ActuatorTerms
+from gravity_friction_comp.errors import ConfigError, InputError, ModelError
+from gravity_friction_comp.model.payload import Payload
+from gravity_friction_comp.model.urdf import UrdfDescription, UrdfJoint, UrdfSource, load_description
 
 __all__ = ["MIN_TOTAL_MASS", "MimicCoupling", "ModelWarning", "RobotModel"]
 
@@ -498,7 +498,7 @@ class RobotModel:
         A count-only ActuatorModel lists the independent joints in :attr:`joint_names` order;
         a named one may name any movable joint, mimic joints included (folded into their
         master: k²·n²J and k²·viscous on the diagonal, |k|·Coulomb; see
-        :mod:`gravity_friction_comp.actuator`).
+        :mod:`gravity_friction_comp.model.actuator`).
 
         Raises:
             ConfigError: not an ActuatorModel, or a joint name that is not a movable joint
@@ -686,7 +686,7 @@ class RobotModel:
         ``kernel(q)`` returns the same (n,) array [N·m or N] as ``gravity(q)``, bit for bit,
         but ``q`` must already be a finite float64 array of shape (n,) in
         :attr:`joint_names` order (as :meth:`Setpoint.model_position
-        <gravity_friction_comp.stage.Setpoint.model_position>` gives it): anything else is
+        <gravity_friction_comp.stage.contract.Setpoint.model_position>` gives it): anything else is
         undefined (Pinocchio may raise or return NaN). The kernel uses this model's
         ``pin.Data``, so the thread-safety note of the class applies.
         """
@@ -717,7 +717,7 @@ class RobotModel:
 
         From ``pin.crba`` on the full model (upper triangle, symmetrised here); A is the
         actuator model's folded reflected rotor inertia n²·J (no coupling terms; module doc of
-        :mod:`gravity_friction_comp.actuator`). No friction.
+        :mod:`gravity_friction_comp.model.actuator`). No friction.
 
         Raises:
             InputError: Bad q.

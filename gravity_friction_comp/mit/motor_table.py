@@ -20,8 +20,8 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Mapping, NamedTuple
 
-from .exceptions import ConfigError, InputError
-from .validation import frame_bytes, number, short_repr, string_keys
+from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.validation import frame_bytes, number, short_repr, string_keys
 
 __all__ = [
     "DAMIAO_LIMIT_REGISTERS",

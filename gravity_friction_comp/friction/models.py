@@ -26,7 +26,7 @@ With asymmetric breakaway the term is continuous at 0 but its slope jumps from
 ``F_c^-/ε`` to ``F_c^+/ε``; with symmetric values it is smooth (slope ``F_c/ε``).
 
 Model ``"bam"``: joints with a BAM parameter file use
-:meth:`gravity_friction_comp.bam.BamStack.feedforward` (M1–M6, load dependent), plus their
+:meth:`gravity_friction_comp.friction.bam.BamStack.feedforward` (M1–M6, load dependent), plus their
 ``offset``; their Coulomb/viscous/Stribeck coefficients must be 0 (no double counting).
 Joints without a BAM file use the ``"coulomb"`` terms above.
 
@@ -45,9 +45,9 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .bam import BamParameters, BamStack
-from .exceptions import ConfigError, DimensionError, InputError
-from .validation import per_joint
+from gravity_friction_comp.friction.bam import BamParameters, BamStack
+from gravity_friction_comp.errors import ConfigError, DimensionError, InputError
+from gravity_friction_comp.validation import per_joint
 
 __all__ = [
     "FRICTION_KEYWORDS",
@@ -284,7 +284,7 @@ class FrictionModel:
         parameters left at ``[]`` do not override the YAML).
 
         The YAML is read with
-        :func:`gravity_friction_comp.arm_config.friction_params_from_arm_yaml` (i2rt
+        :func:`gravity_friction_comp.friction.arm_yaml.friction_params_from_arm_yaml` (i2rt
         ``friction_comp`` block with our extensions, i2rt gripper ``friction_comp_breakaway``,
         or OpenArm ``LeaderArmParam``/``FollowerArmParam``).
         An explicit ``breakaway`` replaces the YAML's per-direction values too (unless those
@@ -299,7 +299,7 @@ class FrictionModel:
             ConfigError: unknown override keyword (valid ones listed), YAML problems, or any
                 validation error of the constructor. DimensionError for wrong lengths.
         """
-        from .arm_config import friction_params_from_arm_yaml
+        from gravity_friction_comp.friction.arm_yaml import friction_params_from_arm_yaml
 
         unknown = sorted(set(overrides) - set(FRICTION_KEYWORDS))
         if unknown:

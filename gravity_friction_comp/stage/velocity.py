@@ -11,8 +11,8 @@ import math
 
 import numpy as np
 
-from .exceptions import ConfigError
-from .validation import number
+from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.validation import number
 
 __all__ = [
     "MAX_PLAUSIBLE_VELOCITY",

@@ -60,8 +60,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .exceptions import ConfigError, InputError
-from .validation import number, read_text, short_repr, string_keys
+from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.validation import number, read_text, short_repr, string_keys
 
 __all__ = [
     "BAM_MODELS",

@@ -43,8 +43,8 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-from .exceptions import ConfigError, DimensionError, InputError
-from .mit_codec import (
+from gravity_friction_comp.errors import ConfigError, DimensionError, InputError
+from gravity_friction_comp.mit.codec import (
     DISABLE_FRAME,
     ENABLE_FRAME,
     DamiaoFeedback,
@@ -52,8 +52,8 @@ from .mit_codec import (
     decode_feedback,
     encode_command,
 )
-from .motor_table import JointMotorMap, MotorLimits, parse_damiao_register_reply
-from .validation import frame_bytes
+from gravity_friction_comp.mit.motor_table import JointMotorMap, MotorLimits, parse_damiao_register_reply
+from gravity_friction_comp.validation import frame_bytes
 
 __all__ = [
     "BEHAVIORS",
@@ -145,7 +145,7 @@ class MotorConfig:
         name: Joint name.
         can_id: Motor CAN id (commands are sent with it).
         master_id: Arbitration id of the motor's replies.
-        limits: Motor ranges (:func:`~gravity_friction_comp.motor_table.motor_limits`).
+        limits: Motor ranges (:func:`~gravity_friction_comp.mit.motor_table.motor_limits`).
         mapping: Joint ↔ motor map (direction, offset, gear ratio).
         kp: Joint stiffness [N·m/rad] (≥ 0). kd: Joint damping [N·m·s/rad] (≥ 0).
         effort_limit: |τ_ff| bound at the joint [N·m] (> 0; ``inf`` = only T_MAX).
@@ -633,7 +633,7 @@ class MitBridgeCore:
             Index of the motor updated, or ``None`` for a frame that is not a reply of ours
             (counted in :attr:`unknown_frames`; never raises on bad bytes) or a Damiao
             register read reply (counted in :attr:`register_frames`; parse those with
-            :func:`~gravity_friction_comp.motor_table.parse_damiao_register_reply`).
+            :func:`~gravity_friction_comp.mit.motor_table.parse_damiao_register_reply`).
         """
         try:
             raw = frame_bytes(data)

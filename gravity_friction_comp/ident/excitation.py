@@ -19,11 +19,11 @@ range to the URDF ``[lower, upper]`` shrunk by ``margin`` (URDF spec, ``<limit>`
 The output is a sampled setpoint stream (time, position, velocity, acceleration per joint)
 that a setpoint player or a simulation loop can replay: :func:`write_setpoint_csv` writes it
 in the ``setpoint_player`` CSV format (``profile:=csv csv_path:=...``, ``loop:=false``), and
-:func:`to_replay_profile` makes a :class:`gravity_friction_comp.profiles.ReplayProfile`.
+:func:`to_replay_profile` makes a :class:`gravity_friction_comp.trajectory.profiles.ReplayProfile`.
 
 Command line (writes the CSV)::
 
-    python -m gravity_friction_comp.excitation --urdf arm.urdf --start 0 0.3 0.2 \
+    python -m gravity_friction_comp.ident.excitation --urdf arm.urdf --start 0 0.3 0.2 \
         --joints shoulder_pitch beam_pitch --speeds 0.05 0.1 0.3 0.8 --out excitation.csv
 """
 
@@ -35,7 +35,7 @@ from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
-from .exceptions import ConfigError
+from gravity_friction_comp.errors import ConfigError
 
 __all__ = [
     "ExcitationConfig",
@@ -63,7 +63,7 @@ class JointLimits(NamedTuple):
 
     @classmethod
     def from_model(cls, model) -> JointLimits:
-        """Limits of a :class:`~gravity_friction_comp.robot_model.RobotModel` (URDF ``<limit>``)."""
+        """Limits of a :class:`~gravity_friction_comp.model.robot_model.RobotModel` (URDF ``<limit>``)."""
         return cls(tuple(model.joint_names), np.array(model.position_lower, dtype=float),
                    np.array(model.position_upper, dtype=float),
                    np.array(model.velocity_limits, dtype=float))
@@ -316,9 +316,9 @@ def write_setpoint_csv(profile: ExcitationProfile, path) -> None:
 
 
 def to_replay_profile(profile: ExcitationProfile, loop: bool = False):
-    """The excitation as a :class:`gravity_friction_comp.profiles.ReplayProfile` (linear
+    """The excitation as a :class:`gravity_friction_comp.trajectory.profiles.ReplayProfile` (linear
     interpolation, velocities as given), for the setpoint player or the demo."""
-    from .profiles import ReplayProfile
+    from gravity_friction_comp.trajectory.profiles import ReplayProfile
 
     return ReplayProfile(profile.time, profile.joint_names, profile.position, profile.velocity,
                          loop=loop)
@@ -332,9 +332,9 @@ def record_simulated(profile: ExcitationProfile, arm, bridge_config, *,
 
     Each bridge cycle (``1 / bridge_config.rate_hz``): the setpoint at that time (linear
     interpolation of the profile) goes to
-    :meth:`~gravity_friction_comp.bridge_core.MitBridgeCore.set_command` with ``tau_ff =
+    :meth:`~gravity_friction_comp.mit.bridge_core.MitBridgeCore.set_command` with ``tau_ff =
     feedforward(q_setpoint, v_setpoint)``; the core's MIT frames go over a python-can
-    ``virtual`` bus to :class:`~gravity_friction_comp.can_io.SimulatedMotorBus` (emulated
+    ``virtual`` bus to :class:`~gravity_friction_comp.sim.bus.SimulatedMotorBus` (emulated
     motors answer with quantized feedback frames, then the arm is stepped at its physics
     rate until the next cycle); the replies are decoded by the core, and its joint state is
     one log sample. So the log carries exactly the MIT feedback quantization (16-bit
@@ -345,25 +345,26 @@ def record_simulated(profile: ExcitationProfile, arm, bridge_config, *,
     Args:
         profile: from :func:`excitation_profile`; its joints must include the bridge's joints
             (other joints are ignored: passive in the arm).
-        arm: :class:`~gravity_friction_comp.simulation.SimulatedArm` (stepped: its state
+        arm: :class:`~gravity_friction_comp.sim.arm.SimulatedArm` (stepped: its state
             changes); its physics rate must be a multiple of the bridge rate.
-        bridge_config: :class:`~gravity_friction_comp.bridge_core.BridgeConfig` (motors,
+        bridge_config: :class:`~gravity_friction_comp.mit.bridge_core.BridgeConfig` (motors,
             kp [N·m/rad], kd [N·m·s/rad], rate_hz [Hz]).
         feedforward: ``(q (n,), v (n,)) → tau_ff (n,)`` [N·m] in the profile's joint order
             (e.g. the compensator's gravity ``model.gravity(q)``); ``None`` → 0.
         channel: virtual bus channel (unique per concurrent recording).
 
     Returns:
-        :class:`~gravity_friction_comp.identification.JointStateLog` of the bridge's joints
+        :class:`~gravity_friction_comp.ident.identification.JointStateLog` of the bridge's joints
         (motor-map order), time [s] from 0 at the bridge rate.
 
     Raises:
         ConfigError: a bridge joint missing from the profile (lists the profile's joints),
             or a physics rate that is not a multiple of the bridge rate.
     """
-    from .bridge_core import MitBridgeCore
-    from .can_io import CanSettings, SimulatedMotorBus, open_bus
-    from .identification import JointStateLog
+    from gravity_friction_comp.mit.bridge_core import MitBridgeCore
+    from gravity_friction_comp.mit.bus import CanSettings, open_bus
+    from gravity_friction_comp.sim.bus import SimulatedMotorBus
+    from gravity_friction_comp.ident.identification import JointStateLog
 
     import can
 
@@ -425,15 +426,15 @@ def record_simulated(profile: ExcitationProfile, arm, bridge_config, *,
 
 
 def main(argv=None) -> int:
-    """``python -m gravity_friction_comp.excitation``: write an excitation CSV.
+    """``python -m gravity_friction_comp.ident.excitation``: write an excitation CSV.
 
     Exit code 0, or 2 with a message on a bad URDF/option (no traceback)."""
     import argparse
     import sys
 
-    from .exceptions import GravityFrictionCompError
+    from gravity_friction_comp.errors import GravityFrictionCompError
 
-    p = argparse.ArgumentParser(prog="python -m gravity_friction_comp.excitation",
+    p = argparse.ArgumentParser(prog="python -m gravity_friction_comp.ident.excitation",
                                 description="Write friction-identification sweeps as a "
                                             "setpoint_player CSV.")
     p.add_argument("--urdf", required=True)
@@ -448,7 +449,7 @@ def main(argv=None) -> int:
     p.add_argument("--out", default="excitation.csv")
     args = p.parse_args(argv)
     try:
-        from .robot_model import RobotModel
+        from gravity_friction_comp.model.robot_model import RobotModel
 
         model = RobotModel.from_urdf(args.urdf)
         cfg = ExcitationConfig(joints=tuple(args.joints) if args.joints else None,

@@ -1,0 +1,1 @@
+"""Identification: excitation trajectories, friction fitting from joint logs, reports."""

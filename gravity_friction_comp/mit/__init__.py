@@ -1,0 +1,1 @@
+"""MIT-mode CAN: frame codec, motor tables, bridge core and config, and the python-can bus."""

@@ -1,0 +1,248 @@
+"""python-can plumbing of the MIT bridge: open a bus, queue received frames, send, read Damiao limits.
+
+The only module of the bridge that imports python-can (with sim.bus).
+"""
+
+from __future__ import annotations
+
+import queue
+import time
+from dataclasses import dataclass
+from typing import Any, NamedTuple, Sequence
+
+import can
+
+from gravity_friction_comp.mit.bridge_core import MotorConfig
+from gravity_friction_comp.errors import ConfigError, GravityFrictionCompError
+from gravity_friction_comp.mit.motor_table import (
+    DAMIAO_LIMIT_REGISTERS,
+    DAMIAO_PARAM_ARBITRATION_ID,
+    MotorLimits,
+    damiao_register_read_request,
+    limits_from_damiao_registers,
+    parse_damiao_register_reply,
+)
+
+
+
+
+class BusOpenError(ConfigError):
+    """The CAN bus could not be opened (no such interface/channel, missing driver, …)."""
+
+
+def can_interfaces() -> tuple[str, ...]:
+    """python-can interface names this installation knows, sorted."""
+    return tuple(sorted(can.VALID_INTERFACES))
+
+
+@dataclass(frozen=True)
+class CanSettings:
+    """Which bus to open.
+
+    Attributes:
+        interface: python-can interface (``socketcan``, ``virtual``, ``pcan``, …).
+        channel: Interface channel (``can0``; any name for ``virtual``).
+        bitrate: Nominal bitrate [bit/s] (> 0), also the bus-load reference.
+
+    Raises:
+        ConfigError: unknown interface (lists the valid ones), empty channel, bad bitrate.
+    """
+
+    interface: str = "socketcan"
+    channel: str = "can0"
+    bitrate: int = 1_000_000
+
+    def __post_init__(self) -> None:
+        if self.interface not in can.VALID_INTERFACES:
+            raise ConfigError(f"can.interface must be one of {', '.join(can_interfaces())}; "
+                              f"got {self.interface!r}", key="can.interface", value=self.interface)
+        if not isinstance(self.channel, str) or not self.channel:
+            raise ConfigError(f"can.channel must be a non-empty string, got {self.channel!r}",
+                              key="can.channel", value=self.channel)
+        if isinstance(self.bitrate, bool) or not isinstance(self.bitrate, int) or self.bitrate <= 0:
+            raise ConfigError(f"can.bitrate must be a positive integer [bit/s], got {self.bitrate!r}",
+                              key="can.bitrate", value=self.bitrate)
+
+
+def open_bus(settings: CanSettings, *, receive_own_messages: bool = False, **kwargs: Any) -> can.BusABC:
+    """Open ``settings``' bus: ``can.Bus(interface, channel, bitrate, ignore_config=True)``.
+
+    Args:
+        settings: :class:`CanSettings`.
+        receive_own_messages: Passed to python-can (False: a bus object does not see what
+            it sends).
+        **kwargs: Extra interface arguments.
+
+    Returns:
+        The bus; close it with ``shutdown()`` (idempotent) or use it as a context manager.
+
+    Raises:
+        BusOpenError: python-can failed (missing device, driver, permission); names the bus.
+    """
+    try:
+        return can.Bus(interface=settings.interface, channel=settings.channel, bitrate=settings.bitrate,
+                       receive_own_messages=receive_own_messages, ignore_config=True, **kwargs)
+    except (can.CanError, OSError, ImportError, ValueError, TypeError) as error:
+        raise BusOpenError(f"cannot open CAN bus {settings.interface}:{settings.channel} "
+                           f"@ {settings.bitrate} bit/s: {error}", key="can.channel",
+                           value=settings.channel) from None
+
+
+class ReceivedFrame(NamedTuple):
+    """A frame as the control loop sees it: ``time`` [s, time.monotonic], id, data bytes."""
+
+    time: float
+    arbitration_id: int
+    data: bytes
+
+
+class FrameQueue(can.Listener):
+    """Listener for a python-can Notifier: received frames → bounded thread-safe queue.
+
+    Runs on the Notifier's thread: it only stamps and enqueues. When the queue is full
+    (the loop stalled) the frame is dropped and counted in :attr:`dropped`.
+
+    Args:
+        maxsize: Queue capacity [frames].
+        accept: Arbitration ids to keep (``None``: all); others are counted in
+            :attr:`ignored` (cheap software filter, works on every interface).
+    """
+
+    def __init__(self, maxsize: int = 4096, accept: frozenset[int] | None = None):
+        self._queue: queue.Queue[ReceivedFrame] = queue.Queue(maxsize=maxsize)
+        self._accept = accept
+        self.dropped = 0
+        self.ignored = 0
+        self.received = 0
+        self.errors = 0
+        self.last_error: str = ""
+
+    def on_message_received(self, msg: can.Message) -> None:
+        if msg.is_error_frame or msg.is_remote_frame:
+            self.ignored += 1
+            return
+        if self._accept is not None and msg.arbitration_id not in self._accept:
+            self.ignored += 1
+            return
+        self.received += 1
+        try:
+            self._queue.put_nowait(ReceivedFrame(time.monotonic(), msg.arbitration_id, bytes(msg.data)))
+        except queue.Full:
+            self.dropped += 1
+
+    def on_error(self, exc: Exception) -> None:
+        # The Notifier would otherwise stop silently; keep the error for diagnostics.
+        self.errors += 1
+        self.last_error = str(exc)
+
+    def drain(self, limit: int | None = None) -> list[ReceivedFrame]:
+        """Everything queued now (at most ``limit`` frames), oldest first."""
+        out: list[ReceivedFrame] = []
+        while limit is None or len(out) < limit:
+            try:
+                out.append(self._queue.get_nowait())
+            except queue.Empty:
+                break
+        return out
+
+
+class BridgeCanIO:
+    """The bridge's bus: a Notifier feeding a :class:`FrameQueue`, and a send method.
+
+    Args:
+        bus: An open python-can bus (owned from now on: :meth:`close` shuts it down).
+        accept: Arbitration ids the listener keeps (the core's ``reply_ids``).
+        send_timeout: Per-frame send timeout [s] (a full TX queue must not block the loop).
+    """
+
+    def __init__(self, bus: can.BusABC, accept: frozenset[int] | None = None, send_timeout: float = 0.0005):
+        self.bus = bus
+        self.listener = FrameQueue(accept=accept)
+        self.send_timeout = float(send_timeout)
+        self.sent = 0
+        self.send_errors = 0
+        self.last_send_error = ""
+        self._notifier = can.Notifier(bus, [self.listener], timeout=0.1)
+        self._closed = False
+
+    def send(self, frames: Sequence[tuple[int, bytes]]) -> int:
+        """Send ``[(arbitration_id, data), ...]`` as classic 11-bit frames; returns how many went.
+
+        Failed sends are counted (:attr:`send_errors`), never raised: the loop must go on.
+        """
+        ok = 0
+        for arbitration_id, data in frames:
+            msg = can.Message(arbitration_id=arbitration_id, data=data, is_extended_id=False)
+            try:
+                self.bus.send(msg, timeout=self.send_timeout)
+                ok += 1
+            except (can.CanError, OSError) as error:
+                self.send_errors += 1
+                self.last_send_error = str(error)
+        self.sent += ok
+        return ok
+
+    def drain(self) -> list[ReceivedFrame]:
+        """Frames received since the last call, oldest first."""
+        return self.listener.drain()
+
+    def close(self) -> None:
+        """Stop the Notifier and shut the bus down (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._notifier.stop(timeout=0.5)
+        self.bus.shutdown()
+
+
+def read_damiao_limits(bus: can.BusABC, motors: Sequence[MotorConfig], timeout: float = 0.05
+                       ) -> dict[str, tuple[MotorLimits, str]]:
+    """Ask each Damiao motor for registers 21–23 and apply the answers over the table.
+
+    Call before a Notifier reads the bus (this function reads it directly), with the
+    motors disabled and at rest (see :func:`parse_damiao_register_reply`).
+
+    Args:
+        bus: Open bus.
+        motors: Motor configs; non-Damiao motors are skipped.
+        timeout: Wait per register [s].
+
+    Returns:
+        Joint name → ``(limits, note)``: limits with the reported registers applied (the
+        configured ones when nothing answered), note ``""`` when all three answered, else
+        what happened (for the log/diagnostics).
+
+    Raises:
+        Nothing for silent or bad motors (reported in the note).
+    """
+    out: dict[str, tuple[MotorLimits, str]] = {}
+    for m in motors:
+        if m.limits.family != "damiao":
+            continue
+        values: dict[int, float] = {}
+        for rid in DAMIAO_LIMIT_REGISTERS:
+            msg = can.Message(arbitration_id=DAMIAO_PARAM_ARBITRATION_ID,
+                              data=damiao_register_read_request(m.can_id, rid), is_extended_id=False)
+            try:
+                bus.send(msg, timeout=timeout)
+            except (can.CanError, OSError):
+                break
+            deadline = time.monotonic() + timeout
+            while (left := deadline - time.monotonic()) > 0:
+                reply = bus.recv(timeout=left)
+                if reply is None or reply.arbitration_id != m.master_id:
+                    continue
+                parsed = parse_damiao_register_reply(bytes(reply.data), m.can_id)
+                if parsed is not None and parsed.register_id == rid:
+                    values[rid] = parsed.value
+                    break
+        missing = [DAMIAO_LIMIT_REGISTERS[r] for r in DAMIAO_LIMIT_REGISTERS if r not in values]
+        try:
+            limits = limits_from_damiao_registers(m.limits, values)
+            note = "" if not missing else f"no answer for {missing}; table values kept for those"
+        except GravityFrictionCompError as error:
+            limits, note = m.limits, f"bad register value ({error}); table values kept"
+        out[m.name] = (limits, note)
+    return out
+
+

@@ -1,0 +1,1 @@
+"""Robot model: URDF reading, mimic coupling, RobotModel (Pinocchio), payload, actuator terms."""

@@ -1,0 +1,1 @@
+"""Simulation: the simulated arm, emulated MIT motors, and the simulated bus they answer on."""

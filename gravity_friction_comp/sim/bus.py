@@ -1,0 +1,237 @@
+"""Simulated motors behind a python-can ``virtual`` bus: emulated MIT motors driving a SimulatedArm.
+
+Simulation side: :class:`SimulatedMotorBus` owns one
+:class:`~gravity_friction_comp.sim.motor_emulator.EmulatedMotor` per joint and a
+:class:`~gravity_friction_comp.sim.arm.SimulatedArm` on its own ``virtual`` bus object,
+in its own thread at the arm's physics rate in real time. Motors live in motor space, the
+arm in joint space; :class:`~gravity_friction_comp.mit.motor_table.JointMotorMap` converts
+(θ = d·r·(q − q₀), τ_q = d·r·τ_θ). Each tick: answer every received frame at once (as a
+motor does, with the quantized feedback bytes), then compute each motor's MIT torque on the
+current shaft state, map it to the joint, and step the arm.
+
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+import threading
+import time
+from typing import NamedTuple, Sequence
+
+import can
+import numpy as np
+
+from gravity_friction_comp.mit.bridge_core import BridgeConfig
+from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.mit.bus import CanSettings, open_bus
+from gravity_friction_comp.sim.motor_emulator import EmulatedMotor
+from gravity_friction_comp.mit.motor_table import (
+    DAMIAO_LIMIT_REGISTERS,
+    DAMIAO_PARAM_ARBITRATION_ID,
+    JointMotorMap,
+)
+from gravity_friction_comp.sim.arm import SimulatedArm
+
+
+#: GIL switch interval [s] while a simulated arm runs (Python default: 5 ms).
+SIM_SWITCH_INTERVAL = 5e-4
+# --- simulated motors ----------------------------------------------------------------------------
+
+
+class SimulatedMotor(NamedTuple):
+    """One emulated motor and the joint it drives."""
+
+    joint: str
+    motor: EmulatedMotor
+    mapping: JointMotorMap
+
+
+class SimulatedMotorBus:
+    """Emulated MIT motors driving a :class:`SimulatedArm`, answering on a python-can bus.
+
+    Args:
+        arm: The simulated arm (joint space).
+        motors: One :class:`SimulatedMotor` per actuated joint; arm joints without one get
+            zero torque (passive).
+        settings: Bus to open (normally ``virtual`` with a channel unique to this arm).
+
+    Raises:
+        ConfigError: a motor for a joint the arm lacks (lists the arm's joints), two motors
+            on one joint or CAN id.
+        BusOpenError: the bus cannot be opened.
+
+    Thread model: :meth:`start` runs :meth:`run_once` every ``arm.dt`` in a daemon thread on a
+    monotonic deadline schedule; between ticks it blocks on the bus and answers each frame as
+    it arrives (a real motor replies within microseconds), with the motor state of the last
+    tick. After falling more than 50 ms
+    behind it re-anchors and counts an overrun, so simulated time then lags real time).
+    :meth:`inject_fault`, :meth:`set_muted`, :meth:`set_holding` and :meth:`snapshot` are
+    safe from other threads (one lock). Without :meth:`start`, call :meth:`run_once`
+    yourself (deterministic tests, faster than real time).
+    """
+
+    def __init__(self, arm: SimulatedArm, motors: Sequence[SimulatedMotor], settings: CanSettings):
+        if not isinstance(arm, SimulatedArm):
+            raise ConfigError("arm must be a SimulatedArm", key="arm", value=arm)
+        index = {n: i for i, n in enumerate(arm.joint_names)}
+        self.arm = arm
+        self.motors = tuple(motors)
+        self._joint_index = []
+        seen_joint, seen_id = set(), set()
+        for sm in self.motors:
+            if sm.joint not in index:
+                raise ConfigError(f"no joint {sm.joint!r} in the simulated arm; joints: {list(arm.joint_names)}",
+                                  key="joints", value=sm.joint)
+            if sm.joint in seen_joint or sm.motor.can_id in seen_id:
+                raise ConfigError(f"two simulated motors on joint {sm.joint!r} or can_id {sm.motor.can_id}",
+                                  key="can_id", value=sm.motor.can_id)
+            seen_joint.add(sm.joint)
+            seen_id.add(sm.motor.can_id)
+            self._joint_index.append(index[sm.joint])
+        self._by_can_id = {sm.motor.can_id: k for k, sm in enumerate(self.motors)}
+        self._muted = [False] * len(self.motors)
+        self.settings = settings
+        self.bus = open_bus(settings)
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.ticks = 0
+        self.overruns = 0
+        self.frames_received = 0
+        self.replies_sent = 0
+        self.send_errors = 0
+        self.max_lateness = 0.0
+        self._sync_shafts()
+
+    @classmethod
+    def for_bridge(cls, arm: SimulatedArm, config: BridgeConfig, settings: CanSettings) -> SimulatedMotorBus:
+        """One emulated motor per :class:`MotorConfig` of ``config`` (same ids, ranges, map)."""
+        motors = [SimulatedMotor(m.name, EmulatedMotor(m.limits, m.can_id, m.master_id), m.mapping)
+                  for m in config.motors]
+        return cls(arm, motors, settings)
+
+    # --- thread-safe controls ---------------------------------------------------------------
+    def _motor(self, joint: str) -> int:
+        for k, sm in enumerate(self.motors):
+            if sm.joint == joint:
+                return k
+        raise ConfigError(f"no simulated motor on joint {joint!r}; joints: {[m.joint for m in self.motors]}",
+                          key="joint", value=joint)
+
+    def inject_fault(self, joint: str, code: int) -> None:
+        """Latch fault ``code`` in the motor of ``joint`` (see EmulatedMotor.inject_fault)."""
+        with self._lock:
+            self.motors[self._motor(joint)].motor.inject_fault(code)
+
+    def set_muted(self, joint: str, muted: bool = True) -> None:
+        """Stop (True) or resume (False) the replies of ``joint``'s motor (it still obeys)."""
+        with self._lock:
+            self._muted[self._motor(joint)] = bool(muted)
+
+    def set_holding(self, holding: bool) -> None:
+        """Attach/release the payload in the simulated arm."""
+        with self._lock:
+            self.arm.set_holding(holding)
+
+    def snapshot(self):
+        """The arm's :class:`~gravity_friction_comp.sim.arm.SimState` (consistent copy)."""
+        with self._lock:
+            return self.arm.state()
+
+    def motor_state(self, joint: str) -> tuple[bool, int]:
+        """(enabled, fault_code) of ``joint``'s motor."""
+        with self._lock:
+            m = self.motors[self._motor(joint)].motor
+            return m.enabled, m.fault_code
+
+    # --- simulation ------------------------------------------------------------------------
+    def _sync_shafts(self) -> None:
+        q, v = self.arm.position, self.arm.velocity
+        for sm, j in zip(self.motors, self._joint_index):
+            sm.motor.set_shaft_state(sm.mapping.position_to_motor(q[j]), sm.mapping.velocity_to_motor(v[j]))
+
+    def _reply(self, arbitration_id: int, data: bytes) -> None:
+        try:
+            self.bus.send(can.Message(arbitration_id=arbitration_id, data=data, is_extended_id=False),
+                          timeout=0.001)
+            self.replies_sent += 1
+        except (can.CanError, OSError):
+            self.send_errors += 1
+
+    def _handle(self, msg: can.Message) -> None:
+        data = bytes(msg.data)
+        self.frames_received += 1
+        if msg.arbitration_id == DAMIAO_PARAM_ARBITRATION_ID and len(data) == 8 and data[2] == 0x33:
+            k = self._by_can_id.get(data[0] | (data[1] << 8))
+            if k is None or self._muted[k] or self.motors[k].motor.family != "damiao":
+                return
+            motor = self.motors[k].motor
+            field = DAMIAO_LIMIT_REGISTERS.get(data[3])
+            if field is not None:
+                self._reply(motor.master_id, data[:4] + struct.pack("<f", getattr(motor.limits, field)))
+            return
+        k = self._by_can_id.get(msg.arbitration_id)
+        if k is None:
+            return
+        reply = self.motors[k].motor.handle_frame(data)
+        if reply is not None and not self._muted[k]:
+            self._reply(self.motors[k].motor.master_id, reply)
+
+    def run_once(self, dt: float | None = None) -> None:
+        """Answer the frames received so far, then advance the arm one step of ``dt`` [s]."""
+        with self._lock:
+            while (msg := self.bus.recv(timeout=0.0)) is not None:
+                self._handle(msg)
+            tau = np.zeros(self.arm.n)
+            for sm, j in zip(self.motors, self._joint_index):
+                tau[j] = sm.mapping.torque_from_motor(sm.motor.torque())
+            self.arm.step(tau, dt)
+            self._sync_shafts()
+            self.ticks += 1
+
+    def _answer_until(self, deadline: float) -> None:
+        # Wait for frames instead of sleeping: a motor answers within microseconds, not at
+        # the next physics tick (a late reply would be counted against the wrong cycle).
+        while (left := deadline - time.monotonic()) > 0 and not self._stop.is_set():
+            msg = self.bus.recv(timeout=left)
+            if msg is not None:
+                with self._lock:
+                    self._handle(msg)
+
+    def _run(self) -> None:
+        period = self.arm.dt
+        next_t = time.monotonic()
+        while not self._stop.is_set():
+            self.run_once(period)
+            next_t += period
+            delay = next_t - time.monotonic()
+            if delay > 0:
+                self._answer_until(next_t)
+            else:
+                self.max_lateness = max(self.max_lateness, -delay)
+                if delay < -0.05:
+                    self.overruns += 1
+                    next_t = time.monotonic()
+
+    def start(self) -> None:
+        """Run the simulation in a daemon thread in real time (idempotent).
+
+        Also shortens the interpreter's GIL switch interval to :data:`SIM_SWITCH_INTERVAL`
+        while it runs (restored by :meth:`stop`): the 1 kHz physics thread shares the GIL with
+        the node's executor, and at Python's default 5 ms each side waits whole periods.
+        """
+        if self._thread is None:
+            self._switch_interval = sys.getswitchinterval()
+            sys.setswitchinterval(min(self._switch_interval, SIM_SWITCH_INTERVAL))
+            self._thread = threading.Thread(target=self._run, name="simulated_motor_bus", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        """Stop the thread and shut the bus down (idempotent)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2.0)
+            self._thread = None
+            sys.setswitchinterval(self._switch_interval)
+        self.bus.shutdown()
