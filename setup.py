@@ -1,4 +1,5 @@
 """ament_python build for gravity_friction_comp (works with colcon on a ROS install or in pip)."""
+
 from glob import glob
 
 from setuptools import find_packages, setup

@@ -41,9 +41,9 @@ from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
 from gravity_friction_comp.mit.bridge_core import CAN_FRAME_BITS_NOMINAL, CAN_FRAME_BITS_WORST_CASE  # noqa: E402
+from gravity_friction_comp.model.robot_model import RobotModel  # noqa: E402
 from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode  # noqa: E402
 from gravity_friction_comp.nodes.stage_node import make_executor  # noqa: E402
-from gravity_friction_comp.model.robot_model import RobotModel  # noqa: E402
 
 URDF = ROOT.parent / "shared" / "data" / "urdf" / "openarm" / "openarm_v10_single_nohand.urdf"
 BITRATE = 1_000_000
@@ -83,10 +83,17 @@ def bridge(rate: float, seconds: float) -> dict[str, float]:
     ctx = Context()
     rclpy.init(context=ctx, domain_id=int(os.environ["ROS_DOMAIN_ID"]))
     params = {
-        "joints": list(model.joint_names), "can_id": list(range(1, n + 1)),
-        "master_id": list(range(0x11, 0x11 + n)), "motor_type": MOTORS[:n],
-        "kp": [0.0] * n, "kd": [0.5] * n, "rate_hz": rate, "command_timeout": 0.1,
-        "simulate": True, "urdf_path": str(URDF), "can.bitrate": BITRATE,
+        "joints": list(model.joint_names),
+        "can_id": list(range(1, n + 1)),
+        "master_id": list(range(0x11, 0x11 + n)),
+        "motor_type": MOTORS[:n],
+        "kp": [0.0] * n,
+        "kd": [0.5] * n,
+        "rate_hz": rate,
+        "command_timeout": 0.1,
+        "simulate": True,
+        "urdf_path": str(URDF),
+        "can.bitrate": BITRATE,
     }
     node = MitBridgeNode(context=ctx, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
     client = rclpy.create_node("bench_commander", context=ctx)
@@ -117,10 +124,15 @@ def bridge(rate: float, seconds: float) -> dict[str, float]:
     frames = io.sent + io.listener.received - frames0
     periods = node.loop_periods()[n_periods0:] if n_periods0 < 4096 else node.loop_periods()
     sim = node._sim  # noqa: SLF001
-    out = stats_ms(periods[-int(rate * seconds):], 1.0 / rate)
-    out.update(fps=frames / elapsed, expected_fps=2 * n * rate, sim_overruns=sim.overruns,
-               sim_ticks_per_s=sim.ticks / max(sim.arm.time, 1e-9) if sim.arm.time else 0.0,
-               sim_realtime=sim.arm.time, missed=sum(s.total_missed_replies for s in node._core.status()))  # noqa: SLF001
+    out = stats_ms(periods[-int(rate * seconds) :], 1.0 / rate)
+    out.update(
+        fps=frames / elapsed,
+        expected_fps=2 * n * rate,
+        sim_overruns=sim.overruns,
+        sim_ticks_per_s=sim.ticks / max(sim.arm.time, 1e-9) if sim.arm.time else 0.0,
+        sim_realtime=sim.arm.time,
+        missed=sum(s.total_missed_replies for s in node._core.status()),
+    )  # noqa: SLF001
     ex.shutdown()
     client.destroy_node()
     node.destroy_node()
@@ -134,13 +146,14 @@ def main() -> None:
     parser.add_argument("--rates", type=float, nargs="+", default=[500.0, 1000.0])
     args = parser.parse_args()
     if not URDF.is_file():  # the project's shared data; a user's clone has none
-        print(f"skipped: {URDF} not found (the 7-DoF OpenArm URDF from the project's shared "
-              "data)")
+        print(f"skipped: {URDF} not found (the 7-DoF OpenArm URDF from the project's shared data)")
         return
     ceiling_worst = BITRATE / CAN_FRAME_BITS_WORST_CASE
     ceiling_nominal = BITRATE / CAN_FRAME_BITS_NOMINAL
-    print(f"7 simulated motors (OpenArm v10), {BITRATE} bit/s; ceiling {ceiling_worst:.0f} frames/s "
-          f"(135 bit, stuffing worst case) / {ceiling_nominal:.0f} frames/s (111 bit)")
+    print(
+        f"7 simulated motors (OpenArm v10), {BITRATE} bit/s; ceiling {ceiling_worst:.0f} frames/s "
+        f"(135 bit, stuffing worst case) / {ceiling_nominal:.0f} frames/s (111 bit)"
+    )
     print(f"machine load average: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     for rate in args.rates:
         base = baseline(rate, args.seconds)
@@ -148,16 +161,24 @@ def main() -> None:
         print(f"\n== {rate:g} Hz (nominal period {1e3 / rate:.3f} ms) ==")
         print(f"{'':10s} {'p50 ms':>8s} {'p99 ms':>8s} {'max ms':>8s} {'|dT| p99':>9s} {'n':>6s}")
         for label, r in (("baseline", base), ("bridge", res)):
-            print(f"{label:10s} {r['p50']:8.3f} {r['p99']:8.3f} {r['max']:8.3f} {r['jitter_p99']:9.3f} {r['n']:6d}")
-        print(f"{'ratio':10s} {res['p50'] / base['p50']:8.2f} {res['p99'] / base['p99']:8.2f} "
-              f"{res['max'] / base['max']:8.2f} {res['jitter_p99'] / max(base['jitter_p99'], 1e-6):9.2f}")
-        print(f"frames/s: {res['fps']:.0f} measured, {res['expected_fps']:.0f} expected (2 x 7 x rate); "
-              f"measured / ceiling = {res['fps'] / ceiling_worst:.2f} (worst case), "
-              f"{res['fps'] / ceiling_nominal:.2f} (no stuffing); expected / ceiling = "
-              f"{res['expected_fps'] / ceiling_worst:.2f}")
-        print(f"loop achieved {res['n'] / args.seconds:.0f} Hz of {rate:g}; missed replies {res['missed']}; "
-              f"simulated arm: {res['sim_ticks_per_s']:.0f} physics steps per simulated s, "
-              f"{res['sim_overruns']} overruns (>50 ms behind)")
+            print(
+                f"{label:10s} {r['p50']:8.3f} {r['p99']:8.3f} {r['max']:8.3f} {r['jitter_p99']:9.3f} {r['n']:6d}"
+            )
+        print(
+            f"{'ratio':10s} {res['p50'] / base['p50']:8.2f} {res['p99'] / base['p99']:8.2f} "
+            f"{res['max'] / base['max']:8.2f} {res['jitter_p99'] / max(base['jitter_p99'], 1e-6):9.2f}"
+        )
+        print(
+            f"frames/s: {res['fps']:.0f} measured, {res['expected_fps']:.0f} expected (2 x 7 x rate); "
+            f"measured / ceiling = {res['fps'] / ceiling_worst:.2f} (worst case), "
+            f"{res['fps'] / ceiling_nominal:.2f} (no stuffing); expected / ceiling = "
+            f"{res['expected_fps'] / ceiling_worst:.2f}"
+        )
+        print(
+            f"loop achieved {res['n'] / args.seconds:.0f} Hz of {rate:g}; missed replies {res['missed']}; "
+            f"simulated arm: {res['sim_ticks_per_s']:.0f} physics steps per simulated s, "
+            f"{res['sim_overruns']} overruns (>50 ms behind)"
+        )
 
 
 if __name__ == "__main__":

@@ -35,8 +35,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from gravity_friction_comp.model.actuator import ActuatorModel  # noqa: E402
-from gravity_friction_comp.stage.inverse_dynamics import InverseDynamicsFeedforward  # noqa: E402
 from gravity_friction_comp.model.robot_model import RobotModel  # noqa: E402
+from gravity_friction_comp.stage.inverse_dynamics import InverseDynamicsFeedforward  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data" / "urdf"
 MODELS = {
@@ -64,8 +64,13 @@ def bench_model(label: str, path: pathlib.Path, repeat: int, number: int) -> dic
     bare = RobotModel.from_urdf(path)
     rng = np.random.default_rng(0)
     nf = len(bare.full_joint_names)
-    act = ActuatorModel(bare.full_joint_names, rotor_inertia=rng.uniform(1e-5, 1e-4, nf),
-                        gear_ratio=rng.uniform(6.0, 50.0, nf), viscous=0.05, coulomb=0.2)
+    act = ActuatorModel(
+        bare.full_joint_names,
+        rotor_inertia=rng.uniform(1e-5, 1e-4, nf),
+        gear_ratio=rng.uniform(6.0, 50.0, nf),
+        viscous=0.05,
+        coulomb=0.2,
+    )
     model = bare.with_actuators(act)
     q, v, a = (rng.uniform(-0.5, 0.5, model.n) for _ in range(3))
 
@@ -74,23 +79,28 @@ def bench_model(label: str, path: pathlib.Path, repeat: int, number: int) -> dic
     g = model.coupling
     qf, vf, af = model.full_configuration(q), g @ v, g @ a
     # same numbers as the bare call, projected (sanity check, not timed)
-    np.testing.assert_allclose(bare.inverse_dynamics(q, v, a), g.T @ pin.rnea(full, data, qf, vf, af),
-                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        bare.inverse_dynamics(q, v, a), g.T @ pin.rnea(full, data, qf, vf, af), rtol=1e-12, atol=1e-12
+    )
 
     ff = InverseDynamicsFeedforward(model.copy(), cutoff_hz=20.0)
     clock = (k * 1e-3 for k in itertools.count())  # 1 kHz setpoint stamps [s]
     ff.update(q, v, next(clock))
 
-    t = interleaved_median_us({
-        "rnea": lambda: pin.rnea(full, data, qf, vf, af),
-        "crba": lambda: pin.crba(full, data, qf),
-        "id": lambda: model.inverse_dynamics(q, v, a),
-        "id_nf": lambda: model.inverse_dynamics(q, v, a, include_friction=False),
-        "id_bare": lambda: bare.inverse_dynamics(q, v, a),
-        "mm": lambda: model.mass_matrix(q),
-        "mm_bare": lambda: bare.mass_matrix(q),
-        "ff": lambda: ff.update(q, v, next(clock)),
-    }, repeat, number)
+    t = interleaved_median_us(
+        {
+            "rnea": lambda: pin.rnea(full, data, qf, vf, af),
+            "crba": lambda: pin.crba(full, data, qf),
+            "id": lambda: model.inverse_dynamics(q, v, a),
+            "id_nf": lambda: model.inverse_dynamics(q, v, a, include_friction=False),
+            "id_bare": lambda: bare.inverse_dynamics(q, v, a),
+            "mm": lambda: model.mass_matrix(q),
+            "mm_bare": lambda: bare.mass_matrix(q),
+            "ff": lambda: ff.update(q, v, next(clock)),
+        },
+        repeat,
+        number,
+    )
     r, c = t["rnea"], t["crba"]
     print(f"{label}")
     print(f"  pin.rnea (full model)                 {r:7.2f} µs   1.00x")
@@ -109,8 +119,10 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--number", type=int, default=2000)
     args = parser.parse_args()
-    print(f"pinocchio {pin.__version__}, numpy {np.__version__}; median of {args.repeat} x "
-          f"{args.number} calls; ratios against the bare call on the full model")
+    print(
+        f"pinocchio {pin.__version__}, numpy {np.__version__}; median of {args.repeat} x "
+        f"{args.number} calls; ratios against the bare call on the full model"
+    )
     for label, path in MODELS.items():
         if not path.is_file():
             print(f"{label}: skipped, {path} not found")

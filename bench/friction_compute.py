@@ -12,9 +12,8 @@ from __future__ import annotations
 import argparse
 import pathlib
 import statistics
-import timeit
-
 import sys
+import timeit
 
 import numpy as np
 
@@ -33,18 +32,25 @@ def build_models() -> dict[str, FrictionModel]:
     breakaway = [1.2, 1.8, 1.6, 0.4, 0.1, 0.1, 0.05]
     models = {
         "coulomb tanh": FrictionModel(N_JOINTS, breakaway=breakaway, eps=0.005),
-        "asymmetric": FrictionModel(N_JOINTS, breakaway_positive=breakaway,
-                                    breakaway_negative=[0.8 * b for b in breakaway], eps=0.005),
+        "asymmetric": FrictionModel(
+            N_JOINTS, breakaway_positive=breakaway, breakaway_negative=[0.8 * b for b in breakaway], eps=0.005
+        ),
         "+viscous+Stribeck+offset": FrictionModel(
-            N_JOINTS, breakaway_positive=breakaway,
-            breakaway_negative=[0.8 * b for b in breakaway], eps=0.005, viscous=0.05,
-            stribeck_breakaway=0.3, stribeck_velocity=0.1, stribeck_exponent=2.0, offset=0.01),
+            N_JOINTS,
+            breakaway_positive=breakaway,
+            breakaway_negative=[0.8 * b for b in breakaway],
+            eps=0.005,
+            viscous=0.05,
+            stribeck_breakaway=0.3,
+            stribeck_velocity=0.1,
+            stribeck_exponent=2.0,
+            offset=0.01,
+        ),
         "disabled (is_zero)": FrictionModel(N_JOINTS, breakaway=breakaway, enabled=False),
     }
     for k in range(1, 7):
         params = BamParameters.from_json(BAM_DIR / f"m{k}.json")
-        models[f"BAM M{k}"] = FrictionModel(N_JOINTS, model="bam", bam=[params] * N_JOINTS,
-                                            eps=0.005)
+        models[f"BAM M{k}"] = FrictionModel(N_JOINTS, model="bam", bam=[params] * N_JOINTS, eps=0.005)
     return models
 
 
@@ -59,8 +65,9 @@ def main() -> None:
     load = rng.uniform(-10.0, 10.0, N_JOINTS)  # gravity feedforward [N·m]
     results = {}
     for name, model in build_models().items():
-        times = timeit.repeat(lambda m=model: m.torque(velocity, load),
-                              repeat=args.repeat, number=args.number)
+        times = timeit.repeat(
+            lambda m=model: m.torque(velocity, load), repeat=args.repeat, number=args.number
+        )
         results[name] = statistics.median(times) / args.number
     base = results["coulomb tanh"]
     print(f"friction torque(), {N_JOINTS} joints, median of {args.repeat}×{args.number} calls")

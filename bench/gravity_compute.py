@@ -50,9 +50,12 @@ sys.path.insert(0, str(ROOT))
 
 from gravity_friction_comp.model.payload import Payload  # noqa: E402
 from gravity_friction_comp.model.robot_model import RobotModel  # noqa: E402
-
-from gravity_friction_comp.stage.contract import (JointMap, apply_stage, clamp_free_scale,  # noqa: E402
-                                         parse_setpoint)
+from gravity_friction_comp.stage.contract import (
+    JointMap,
+    apply_stage,
+    clamp_free_scale,  # noqa: E402
+    parse_setpoint,
+)
 
 SHARED = ROOT.parent / "shared" / "data" / "urdf"
 MODELS = {
@@ -159,14 +162,18 @@ def bench_model(path: pathlib.Path, payload_parent: str | None, rounds: int, num
         np.testing.assert_array_equal(minimal_path(), expected)
         assert fused_path().tobytes() == node_path().tobytes()
 
-        results[layout] = fastest_us({
-            "bare": lambda: pin.computeGeneralizedGravity(bare_model, bare_data, q_bare),
-            "kernel": lambda: kernel(q_model),
-            "minimal": minimal_path,
-            "fused": fused_path,
-            "node": node_path,
-            "numpy call": lambda: np.frombuffer(position),
-        }, rounds, number)
+        results[layout] = fastest_us(
+            {
+                "bare": lambda: pin.computeGeneralizedGravity(bare_model, bare_data, q_bare),
+                "kernel": lambda: kernel(q_model),
+                "minimal": minimal_path,
+                "fused": fused_path,
+                "node": node_path,
+                "numpy call": lambda: np.frombuffer(position),
+            },
+            rounds,
+            number,
+        )
     return results, within
 
 
@@ -175,8 +182,10 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--number", type=int, default=4000)
     args = parser.parse_args()
-    print(f"pinocchio {pin.__version__}, numpy {np.__version__}; fastest of {args.rounds} "
-          f"interleaved rounds x {args.number} calls; ratios to bare")
+    print(
+        f"pinocchio {pin.__version__}, numpy {np.__version__}; fastest of {args.rounds} "
+        f"interleaved rounds x {args.number} calls; ratios to bare"
+    )
     worst = {}
     for label, (path, parent) in MODELS.items():
         if not path.is_file():
@@ -188,11 +197,13 @@ def main() -> int:
         for layout, t in results.items():
             bare = t["bare"]
             ratio = {k: v / bare for k, v in t.items()}
-            print(f"{label:36s} {layout:11s} bare {bare:5.2f} µs | kernel {t['kernel']:5.2f} "
-                  f"({ratio['kernel']:4.2f}x) | minimal {t['minimal']:5.2f} "
-                  f"({ratio['minimal']:4.2f}x) | fused {t['fused']:5.2f} ({ratio['fused']:4.2f}x) | node {t['node']:5.2f} ({ratio['node']:4.2f}x, "
-                  f"clamp {'skipped' if within else 'run'}) | numpy call "
-                  f"{t['numpy call']:4.2f} µs")
+            print(
+                f"{label:36s} {layout:11s} bare {bare:5.2f} µs | kernel {t['kernel']:5.2f} "
+                f"({ratio['kernel']:4.2f}x) | minimal {t['minimal']:5.2f} "
+                f"({ratio['minimal']:4.2f}x) | fused {t['fused']:5.2f} ({ratio['fused']:4.2f}x) | node {t['node']:5.2f} ({ratio['node']:4.2f}x, "
+                f"clamp {'skipped' if within else 'run'}) | numpy call "
+                f"{t['numpy call']:4.2f} µs"
+            )
             worst[layout] = max(worst.get(layout, 0.0), ratio["node"])
     for layout, ratio in worst.items():
         print(f"worst node-path ratio, {layout}: {ratio:.2f}x (goal <= 3x)")

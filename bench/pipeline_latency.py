@@ -88,14 +88,22 @@ def _stop(procs):
 
 
 def _stats(lat_us: np.ndarray) -> dict:
-    return {"n": int(lat_us.size), "p50": float(np.percentile(lat_us, 50)),
-            "p99": float(np.percentile(lat_us, 99)), "max": float(lat_us.max()),
-            "mean": float(lat_us.mean())}
+    return {
+        "n": int(lat_us.size),
+        "p50": float(np.percentile(lat_us, 50)),
+        "p99": float(np.percentile(lat_us, 99)),
+        "max": float(lat_us.max()),
+        "mean": float(lat_us.mean()),
+    }
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--duration", type=float, default=30.0, help="seconds measured per chain (≥ 30 for the record)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--duration", type=float, default=30.0, help="seconds measured per chain (≥ 30 for the record)"
+    )
     parser.add_argument("--rate", type=float, default=1000.0, help="setpoint rate [Hz]")
     parser.add_argument("--block", type=float, default=5.0, help="length of one measurement block [s]")
     parser.add_argument("--relay", nargs=2, metavar=("IN", "OUT"), help=argparse.SUPPRESS)
@@ -110,23 +118,49 @@ def main(argv=None) -> int:
     env = dict(os.environ, PYTHONPATH=f"{REPO}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="gfc_bench_"))
     gravity_params = yaml.safe_load((REPO / "config/gravity_compensation.yaml").read_text())
-    gravity_params["gravity_compensation"]["ros__parameters"]["urdf_path"] = str(REPO / "urdf/palletizer.urdf")
+    gravity_params["gravity_compensation"]["ros__parameters"]["urdf_path"] = str(
+        REPO / "urdf/palletizer.urdf"
+    )
     friction_params = yaml.safe_load((REPO / "config/friction_feedforward.yaml").read_text())
-    friction_params["friction_feedforward"]["ros__parameters"]["arm_config"] = str(REPO / "config/palletizer_arm.yaml")
+    friction_params["friction_feedforward"]["ros__parameters"]["arm_config"] = str(
+        REPO / "config/palletizer_arm.yaml"
+    )
     (tmp / "g.yaml").write_text(yaml.safe_dump(gravity_params))
     (tmp / "f.yaml").write_text(yaml.safe_dump(friction_params))
     py = sys.executable
     node = lambda m: [py, "-m", f"gravity_friction_comp.nodes.{m}", "--ros-args"]  # noqa: E731
     procs = [
-        _start(node("gravity_compensation_node") + ["--params-file", str(tmp / "g.yaml"),
-               "-r", "joint_setpoint:=bench/setpoint", "-r", "joint_command:=bench/gravity"], env),
-        _start(node("friction_feedforward_node") + ["--params-file", str(tmp / "f.yaml"),
-               "-r", "joint_setpoint:=bench/gravity", "-r", "joint_command:=bench/command"], env),
+        _start(
+            node("gravity_compensation_node")
+            + [
+                "--params-file",
+                str(tmp / "g.yaml"),
+                "-r",
+                "joint_setpoint:=bench/setpoint",
+                "-r",
+                "joint_command:=bench/gravity",
+            ],
+            env,
+        ),
+        _start(
+            node("friction_feedforward_node")
+            + [
+                "--params-file",
+                str(tmp / "f.yaml"),
+                "-r",
+                "joint_setpoint:=bench/gravity",
+                "-r",
+                "joint_command:=bench/command",
+            ],
+            env,
+        ),
     ]
     for prefix, executor in (("relay", "single"), ("relay_events", "events")):
         relay_env = dict(env, GRAVITY_FRICTION_COMP_EXECUTOR=executor)
-        procs += [_start([py, __file__, "--relay", f"bench/{prefix}_in", f"bench/{prefix}_mid"], relay_env),
-                  _start([py, __file__, "--relay", f"bench/{prefix}_mid", f"bench/{prefix}_out"], relay_env)]
+        procs += [
+            _start([py, __file__, "--relay", f"bench/{prefix}_in", f"bench/{prefix}_mid"], relay_env),
+            _start([py, __file__, "--relay", f"bench/{prefix}_mid", f"bench/{prefix}_out"], relay_env),
+        ]
     try:
         return _measure(args, domain, procs)
     finally:
@@ -143,9 +177,11 @@ def _measure(args, domain, procs) -> int:
 
     rclpy.init()
     node = rclpy.create_node("pipeline_latency_bench")
-    chains = {"pipeline": ("bench/setpoint", "bench/command"),
-              "relay": ("bench/relay_in", "bench/relay_out"),
-              "relay_events": ("bench/relay_events_in", "bench/relay_events_out")}
+    chains = {
+        "pipeline": ("bench/setpoint", "bench/command"),
+        "relay": ("bench/relay_in", "bench/relay_out"),
+        "relay_events": ("bench/relay_events_in", "bench/relay_events_out"),
+    }
     pubs = {k: node.create_publisher(JointState, a, SETPOINT_QOS) for k, (a, _) in chains.items()}
     received = {k: {} for k in chains}  # seq → latency [ns]
 
@@ -156,6 +192,7 @@ def _measure(args, domain, procs) -> int:
             now = time.time_ns()
             stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
             box[msg.header.frame_id] = now - stamp
+
         return cb
 
     for k, (_, out) in chains.items():
@@ -231,22 +268,30 @@ def _measure(args, domain, procs) -> int:
         results[k]["sent"] = len(sent[k])
         results[k]["dropped"] = len(sent[k]) - lat.size
     p = results["pipeline"]
-    print(f"pipeline_latency: {args.rate:g} Hz, {args.duration:g} s per chain in {n_blocks} alternating "
-          f"blocks, ROS_DOMAIN_ID={domain}, stage executor: {executor_choice()}")
+    print(
+        f"pipeline_latency: {args.rate:g} Hz, {args.duration:g} s per chain in {n_blocks} alternating "
+        f"blocks, ROS_DOMAIN_ID={domain}, stage executor: {executor_choice()}"
+    )
     print(f"{'chain':44s} {'sent':>7s} {'dropped':>7s} {'p50 µs':>8s} {'p99 µs':>8s} {'max µs':>8s}")
-    for label, k in (("gravity → friction (2 processes)", "pipeline"),
-                     ("bare relay × 2, rclpy.spin", "relay"),
-                     ("bare relay × 2, the stages' executor", "relay_events")):
+    for label, k in (
+        ("gravity → friction (2 processes)", "pipeline"),
+        ("bare relay × 2, rclpy.spin", "relay"),
+        ("bare relay × 2, the stages' executor", "relay_events"),
+    ):
         s = results[k]
         print(f"{label:44s} {s['sent']:7d} {s['dropped']:7d} {s['p50']:8.0f} {s['p99']:8.0f} {s['max']:8.0f}")
     for label, k in (("bare rclpy.spin relay", "relay"), ("relay on the stages' executor", "relay_events")):
         r = results[k]
-        print(f"ratio pipeline / {label}: p50 {p['p50'] / r['p50']:.2f}x, "
-              f"p99 {p['p99'] / r['p99']:.2f}x, max {p['max'] / r['max']:.2f}x")
+        print(
+            f"ratio pipeline / {label}: p50 {p['p50'] / r['p50']:.2f}x, "
+            f"p99 {p['p99'] / r['p99']:.2f}x, max {p['max'] / r['max']:.2f}x"
+        )
     r = results["relay"]
     ok = p["p50"] <= 1.25 * r["p50"] and p["p99"] <= 1.25 * r["p99"] and p["dropped"] == 0
-    print(f"goal (issue 5: p50, p99 ≤ 1.25x the bare rclpy.spin relay, 0 drops): "
-          f"{'met' if ok else 'NOT met'}; the same-executor ratio is the stages' own cost")
+    print(
+        f"goal (issue 5: p50, p99 ≤ 1.25x the bare rclpy.spin relay, 0 drops): "
+        f"{'met' if ok else 'NOT met'}; the same-executor ratio is the stages' own cost"
+    )
     return 0
 
 

@@ -101,17 +101,56 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # static checkers see the eager imports
-    from gravity_friction_comp.errors import ConfigError, DimensionError, GravityFrictionCompError, InputError, ModelError
-    from gravity_friction_comp.friction.arm_yaml import friction_params_from_arm_yaml, friction_params_from_openarm_yaml, load_arm_yaml
+    from gravity_friction_comp.errors import (
+        ConfigError,
+        DimensionError,
+        GravityFrictionCompError,
+        InputError,
+        ModelError,
+    )
+    from gravity_friction_comp.friction.arm_yaml import (
+        friction_params_from_arm_yaml,
+        friction_params_from_openarm_yaml,
+        load_arm_yaml,
+    )
     from gravity_friction_comp.friction.bam import BAM_MODELS, BamParameters
-    from gravity_friction_comp.friction.models import FRICTION_KEYWORDS, FRICTION_MODELS, FrictionModel, FrictionParams
-    from gravity_friction_comp.ident.excitation import ExcitationConfig, JointLimits, excitation_profile, record_simulated
-    from gravity_friction_comp.ident.identification import IdentificationConfig, IdentificationError, IdentificationResult, identify, load_log, write_outputs
+    from gravity_friction_comp.friction.models import (
+        FRICTION_KEYWORDS,
+        FRICTION_MODELS,
+        FrictionModel,
+        FrictionParams,
+    )
+    from gravity_friction_comp.ident.excitation import (
+        ExcitationConfig,
+        JointLimits,
+        excitation_profile,
+        record_simulated,
+    )
+    from gravity_friction_comp.ident.identification import (
+        IdentificationConfig,
+        IdentificationError,
+        IdentificationResult,
+        identify,
+        load_log,
+        write_outputs,
+    )
     from gravity_friction_comp.mit.bridge_config import bridge_config_from_values
     from gravity_friction_comp.mit.bridge_core import BridgeConfig, MitBridgeCore, MotorConfig, MotorStatus
-    from gravity_friction_comp.mit.bus import BridgeCanIO, BusOpenError, CanSettings, open_bus, read_damiao_limits
+    from gravity_friction_comp.mit.bus import (
+        BridgeCanIO,
+        BusOpenError,
+        CanSettings,
+        open_bus,
+        read_damiao_limits,
+    )
     from gravity_friction_comp.mit.codec import decode_command, decode_feedback, encode_command
-    from gravity_friction_comp.mit.motor_table import JointMotorMap, MOTOR_TABLE, MotorLimits, motor_limits, motor_types
+    from gravity_friction_comp.mit.motor_table import (
+        MOTOR_TABLE,
+        JointMotorMap,
+        MotorLimits,
+        motor_limits,
+        motor_types,
+    )
     from gravity_friction_comp.model.actuator import ActuatorModel, ActuatorTerms
     from gravity_friction_comp.model.payload import Payload
     from gravity_friction_comp.model.robot_model import ModelWarning, RobotModel

@@ -6,7 +6,8 @@ values as attributes so callers (and the nodes' parameter callbacks) can act on 
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 
 class GravityFrictionCompError(Exception):

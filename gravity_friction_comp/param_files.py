@@ -9,7 +9,8 @@ Shared by the launch files and the demo, so a parameter file means the same thin
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.validation import read_yaml, string_keys
@@ -58,8 +59,11 @@ def _section(path: str | os.PathLike, node: str, body: Any) -> dict[str, Any]:
     if params is None:
         return {}
     if not isinstance(params, Mapping):
-        raise _fail(path, f"'{node}: ros__parameters' must be a mapping of parameter names, "
-                          f"got {type(params).__name__} {params!r}")
+        raise _fail(
+            path,
+            f"'{node}: ros__parameters' must be a mapping of parameter names, "
+            f"got {type(params).__name__} {params!r}",
+        )
     try:
         return flatten_parameters(params)
     except ConfigError as error:
@@ -87,9 +91,13 @@ def node_parameters(path: str | os.PathLike, node_name: str, namespace: str = ""
         keys += [f"{ns}/{node_name}", f"/{ns}/{node_name}"]
     found = [(k, data[k]) for k in keys if isinstance(data, Mapping) and k in data]
     if not found:
-        raise ConfigError(f"{path}: no parameters for node {node_name!r} "
-                          f"(keys {sorted(data) if isinstance(data, Mapping) else data!r}; "
-                          f"expected one of {keys})", key="params", value=str(path))
+        raise ConfigError(
+            f"{path}: no parameters for node {node_name!r} "
+            f"(keys {sorted(data) if isinstance(data, Mapping) else data!r}; "
+            f"expected one of {keys})",
+            key="params",
+            value=str(path),
+        )
     params: dict[str, Any] = {}
     for key, body in found:
         params.update(_section(path, key, body))

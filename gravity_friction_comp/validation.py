@@ -11,18 +11,26 @@ import math
 import numbers
 import os
 import pathlib
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
 from gravity_friction_comp.errors import ConfigError, DimensionError, InputError
 
-__all__ = ["frame_bytes", "number", "per_joint", "read_text", "read_yaml", "short_repr",
-           "string_keys"]
+__all__ = ["frame_bytes", "number", "per_joint", "read_text", "read_yaml", "short_repr", "string_keys"]
 
 
-def per_joint(key: str, value: Any, n: int, *, positive: bool = False, nonneg: bool = False,
-              nonzero: bool = False, bound: float | None = None) -> np.ndarray:
+def per_joint(
+    key: str,
+    value: Any,
+    n: int,
+    *,
+    positive: bool = False,
+    nonneg: bool = False,
+    nonzero: bool = False,
+    bound: float | None = None,
+) -> np.ndarray:
     """A scalar (broadcast) or one number per joint → read-only float array.
 
     Args:
@@ -43,40 +51,46 @@ def per_joint(key: str, value: Any, n: int, *, positive: bool = False, nonneg: b
         DimensionError: a sequence whose length is not n.
     """
     if isinstance(value, (str, bytes, bool, np.bool_, Mapping)) or (
-            isinstance(value, (list, tuple)) and any(isinstance(x, (str, bytes, bool, np.bool_))
-                                                     for x in value)):
-        raise ConfigError(f"{key}: expected a number or a list of numbers, got {value!r}",
-                          key=key, value=value)
+        isinstance(value, (list, tuple)) and any(isinstance(x, (str, bytes, bool, np.bool_)) for x in value)
+    ):
+        raise ConfigError(
+            f"{key}: expected a number or a list of numbers, got {value!r}", key=key, value=value
+        )
     try:
         arr = np.array(value, dtype=float)
     except (TypeError, ValueError, OverflowError):  # OverflowError: an int beyond float
-        raise ConfigError(f"{key}: expected a number or a list of numbers, got {value!r}",
-                          key=key, value=value) from None
+        raise ConfigError(
+            f"{key}: expected a number or a list of numbers, got {value!r}", key=key, value=value
+        ) from None
     if arr.ndim == 0:
         arr = np.full(n, float(arr))
     elif arr.ndim != 1:
-        raise ConfigError(f"{key}: expected a scalar or a flat list, got shape {arr.shape}",
-                          key=key, value=value)
+        raise ConfigError(
+            f"{key}: expected a scalar or a flat list, got shape {arr.shape}", key=key, value=value
+        )
     elif arr.size != n:
         raise DimensionError(key, n, arr.size)
     if not np.all(np.isfinite(arr)):
-        raise ConfigError(f"{key}: values must be finite, got {arr.tolist()}", key=key,
-                          value=value)
-    for wanted, bad, text in ((positive, arr <= 0.0, "> 0"), (nonneg, arr < 0.0, ">= 0"),
-                              (nonzero, arr == 0.0, "!= 0")):
+        raise ConfigError(f"{key}: values must be finite, got {arr.tolist()}", key=key, value=value)
+    for wanted, bad, text in (
+        (positive, arr <= 0.0, "> 0"),
+        (nonneg, arr < 0.0, ">= 0"),
+        (nonzero, arr == 0.0, "!= 0"),
+    ):
         if wanted and np.any(bad):
-            raise ConfigError(f"{key}: values must be {text}, got {arr.tolist()}", key=key,
-                              value=value)
+            raise ConfigError(f"{key}: values must be {text}, got {arr.tolist()}", key=key, value=value)
     if bound is not None and np.any(np.abs(arr) > bound):
-        raise ConfigError(f"{key}: values must be within ±{bound:g}, got {arr.tolist()}",
-                          key=key, value=value)
+        raise ConfigError(
+            f"{key}: values must be within ±{bound:g}, got {arr.tolist()}", key=key, value=value
+        )
     arr = arr + 0.0  # no -0.0 coefficients
     arr.setflags(write=False)
     return arr
 
 
-def number(key: str, value: Any, *, positive: bool = False, nonneg: bool = False,
-           unit: str = "", text: bool = False) -> float:
+def number(
+    key: str, value: Any, *, positive: bool = False, nonneg: bool = False, unit: str = "", text: bool = False
+) -> float:
     """One finite real number (int or float; bools are rejected).
 
     Args:
@@ -92,18 +106,15 @@ def number(key: str, value: Any, *, positive: bool = False, nonneg: bool = False
         ConfigError: not a number, not finite, or outside the required sign.
     """
     unit = f" {unit}" if unit else ""
-    numeric = isinstance(value, (int, float, np.integer, np.floating)) or (
-        text and isinstance(value, str))
+    numeric = isinstance(value, (int, float, np.integer, np.floating)) or (text and isinstance(value, str))
     if isinstance(value, (bool, np.bool_)) or not numeric:
         raise ConfigError(f"{key} must be a number{unit}, got {value!r}", key=key, value=value)
     try:
         x = float(value)
     except ValueError:
-        raise ConfigError(f"{key} must be a number{unit}, got {value!r}", key=key,
-                          value=value) from None
+        raise ConfigError(f"{key} must be a number{unit}, got {value!r}", key=key, value=value) from None
     except OverflowError:  # an int beyond the float range
-        raise ConfigError(f"{key} must be finite{unit}, got {value!r}", key=key,
-                          value=value) from None
+        raise ConfigError(f"{key} must be finite{unit}, got {value!r}", key=key, value=value) from None
     if not math.isfinite(x):
         raise ConfigError(f"{key} must be finite{unit}, got {value!r}", key=key, value=value)
     if positive and not x > 0.0:
@@ -133,18 +144,17 @@ def frame_bytes(data: Any, what: str = "CAN frame data") -> bytes:
     if isinstance(data, bytes):
         return data
     if data is None or isinstance(data, (numbers.Number, np.generic, str)):
-        raise InputError(f"{what} must be bytes, got {type(data).__name__} {data!r}",
-                         reason="type")
+        raise InputError(f"{what} must be bytes, got {type(data).__name__} {data!r}", reason="type")
     if isinstance(data, np.ndarray) and data.dtype != np.uint8:
         raise InputError(f"{what} must be bytes, got a {data.dtype} array", reason="type")
     if isinstance(data, memoryview) and data.itemsize != 1:
-        raise InputError(f"{what} must be bytes, got a memoryview of {data.format!r} items",
-                         reason="type")
+        raise InputError(f"{what} must be bytes, got a memoryview of {data.format!r} items", reason="type")
     try:
         return bytes(data)
     except Exception as error:  # whatever a foreign object's __bytes__/__iter__ raises
-        raise InputError(f"{what} must be bytes (or ints 0-255), got {data!r}: {error}",
-                         reason="type") from None
+        raise InputError(
+            f"{what} must be bytes (or ints 0-255), got {data!r}: {error}", reason="type"
+        ) from None
 
 
 def read_text(path: str | os.PathLike, key: str) -> str:
@@ -162,11 +172,13 @@ def read_text(path: str | os.PathLike, key: str) -> str:
     try:
         return p.read_text(encoding="utf-8")
     except OSError as error:
-        raise ConfigError(f"{key} {str(p)!r}: cannot read ({error.strerror or error})",
-                          key=key, value=str(p)) from None
+        raise ConfigError(
+            f"{key} {str(p)!r}: cannot read ({error.strerror or error})", key=key, value=str(p)
+        ) from None
     except UnicodeDecodeError as error:
-        raise ConfigError(f"{key} {str(p)!r}: not UTF-8 text (byte {error.start}: "
-                          f"{error.reason})", key=key, value=str(p)) from None
+        raise ConfigError(
+            f"{key} {str(p)!r}: not UTF-8 text (byte {error.start}: {error.reason})", key=key, value=str(p)
+        ) from None
 
 
 def read_yaml(path: str | os.PathLike, key: str) -> Any:
@@ -186,8 +198,9 @@ def read_yaml(path: str | os.PathLike, key: str) -> Any:
     try:
         return yaml.safe_load(text)
     except (yaml.YAMLError, RecursionError) as error:
-        raise ConfigError(f"{key} {str(pathlib.Path(path))!r}: invalid YAML ({error})",
-                          key=key, value=str(path)) from None
+        raise ConfigError(
+            f"{key} {str(pathlib.Path(path))!r}: invalid YAML ({error})", key=key, value=str(path)
+        ) from None
 
 
 def string_keys(key: str, value: Any) -> Mapping[str, Any]:
@@ -204,12 +217,12 @@ def string_keys(key: str, value: Any) -> Mapping[str, Any]:
         ConfigError: not a mapping, or a key that is not a string (listed).
     """
     if not isinstance(value, Mapping):
-        raise ConfigError(f"{key}: expected a mapping, got {type(value).__name__} {value!r}",
-                          key=key, value=value)
+        raise ConfigError(
+            f"{key}: expected a mapping, got {type(value).__name__} {value!r}", key=key, value=value
+        )
     bad = [k for k in value if not isinstance(k, str)]
     if bad:
-        raise ConfigError(f"{key}: keys must be names (strings), got {bad}", key=key,
-                          value=value)
+        raise ConfigError(f"{key}: keys must be names (strings), got {bad}", key=key, value=value)
     return value
 
 
@@ -217,4 +230,4 @@ def short_repr(value: Any, limit: int = 40) -> str:
     """``repr(value)``, cut to about ``limit`` characters for error messages (a 400-digit
     integer or a huge list would otherwise fill the terminal)."""
     text = repr(value)
-    return text if len(text) <= limit else text[:limit // 2] + f"...({len(text)} characters)"
+    return text if len(text) <= limit else text[: limit // 2] + f"...({len(text)} characters)"

@@ -111,8 +111,9 @@ def _setup(context, *args, **kwargs):
     player_params = cfg("player_params") or str(share / "config" / "setpoint_player.yaml")
     player = cfg("player")
     if player not in PLAYER_PROFILES:
-        raise ValueError(f"launch argument player must be one of {', '.join(PLAYER_PROFILES)}, "
-                         f"got {player!r}")
+        raise ValueError(
+            f"launch argument player must be one of {', '.join(PLAYER_PROFILES)}, got {player!r}"
+        )
     simulate = _bool(context, "simulate")
     remaps = chain_topics(_bool(context, "use_gravity"), _bool(context, "use_friction"))
     namespace = cfg("namespace")
@@ -121,34 +122,57 @@ def _setup(context, *args, **kwargs):
     if namespace:
         actions.append(PushRosNamespace(namespace))
     if "gravity" in remaps:
-        actions.append(Node(
-            package=PACKAGE, executable="gravity_compensation_node", name="gravity_compensation",
-            output="screen",
-            parameters=[params(gravity_params, "gravity_compensation") | {"urdf_path": urdf}],
-            remappings=list(remaps["gravity"].items())))
+        actions.append(
+            Node(
+                package=PACKAGE,
+                executable="gravity_compensation_node",
+                name="gravity_compensation",
+                output="screen",
+                parameters=[params(gravity_params, "gravity_compensation") | {"urdf_path": urdf}],
+                remappings=list(remaps["gravity"].items()),
+            )
+        )
     if "friction" in remaps:
-        actions.append(Node(
-            package=PACKAGE, executable="friction_feedforward_node", name="friction_feedforward",
-            output="screen",
-            parameters=[params(friction_params, "friction_feedforward")
-                        | {"arm_config": arm_config}],
-            remappings=list(remaps["friction"].items())))
-    bridge_overrides = {"simulate": simulate, "can.interface": cfg("can_interface"),
-                        "can.channel": cfg("can_channel")}
+        actions.append(
+            Node(
+                package=PACKAGE,
+                executable="friction_feedforward_node",
+                name="friction_feedforward",
+                output="screen",
+                parameters=[params(friction_params, "friction_feedforward") | {"arm_config": arm_config}],
+                remappings=list(remaps["friction"].items()),
+            )
+        )
+    bridge_overrides = {
+        "simulate": simulate,
+        "can.interface": cfg("can_interface"),
+        "can.channel": cfg("can_channel"),
+    }
     if cfg("urdf"):  # on hardware too: the bridge clamps commanded positions to its <limit>s
         bridge_overrides["urdf_path"] = urdf
     if simulate:
         bridge_overrides.update(robot_parameters(gravity_params, namespace))
-        bridge_overrides.update({"urdf_path": urdf, "sim_config": sim_config,
-                                 "read_motor_limits": False})
-    actions.append(Node(
-        package=PACKAGE, executable="mit_bridge_node", name="mit_bridge", output="screen",
-        parameters=[params(bridge_params, "mit_bridge") | bridge_overrides],
-        remappings=list(remaps["bridge"].items())))
+        bridge_overrides.update({"urdf_path": urdf, "sim_config": sim_config, "read_motor_limits": False})
+    actions.append(
+        Node(
+            package=PACKAGE,
+            executable="mit_bridge_node",
+            name="mit_bridge",
+            output="screen",
+            parameters=[params(bridge_params, "mit_bridge") | bridge_overrides],
+            remappings=list(remaps["bridge"].items()),
+        )
+    )
     if player != "none":
-        actions.append(Node(
-            package=PACKAGE, executable="setpoint_player", name="setpoint_player", output="screen",
-            parameters=[params(player_params, "setpoint_player") | {"profile": player}]))
+        actions.append(
+            Node(
+                package=PACKAGE,
+                executable="setpoint_player",
+                name="setpoint_player",
+                output="screen",
+                parameters=[params(player_params, "setpoint_player") | {"profile": player}],
+            )
+        )
     return [GroupAction(actions, scoped=True)]
 
 
@@ -157,39 +181,70 @@ def launch_arguments() -> list:
     from launch.actions import DeclareLaunchArgument
 
     return [
-        DeclareLaunchArgument("urdf", default_value="",
-                              description="URDF or .xacro path (default: the bundled palletizer xacro)"),
-        DeclareLaunchArgument("arm_config", default_value="",
-                              description="per-arm YAML for the friction stage (default config/palletizer_arm.yaml)"),
-        DeclareLaunchArgument("simulate", default_value="true",
-                              description="true: simulated arm on a private virtual CAN bus"),
-        DeclareLaunchArgument("sim_config", default_value="",
-                              description="simulated arm's true values (default config/sim_palletizer.yaml)"),
-        DeclareLaunchArgument("use_gravity", default_value="true",
-                              description="false: no gravity stage in the chain"),
-        DeclareLaunchArgument("use_friction", default_value="true",
-                              description="false: no friction stage in the chain"),
-        DeclareLaunchArgument("namespace", default_value="",
-                              description="namespace of this arm's nodes and topics"),
-        DeclareLaunchArgument("can_interface", default_value="socketcan",
-                              description="python-can interface of the real bus (simulate:=false)"),
-        DeclareLaunchArgument("can_channel", default_value="can0",
-                              description="CAN channel of the real bus (simulate:=false)"),
-        DeclareLaunchArgument("player", default_value="none",
-                              description=f"setpoint source: {' | '.join(PLAYER_PROFILES)}"),
-        DeclareLaunchArgument("gravity_params", default_value="",
-                              description="gravity node parameter file (default config/gravity_compensation.yaml)"),
-        DeclareLaunchArgument("friction_params", default_value="",
-                              description="friction node parameter file (default config/friction_feedforward.yaml)"),
-        DeclareLaunchArgument("bridge_params", default_value="",
-                              description="bridge parameter file, the motor map (default config/mit_bridge.yaml)"),
-        DeclareLaunchArgument("player_params", default_value="",
-                              description="setpoint_player parameter file (default config/setpoint_player.yaml)"),
+        DeclareLaunchArgument(
+            "urdf",
+            default_value="",
+            description="URDF or .xacro path (default: the bundled palletizer xacro)",
+        ),
+        DeclareLaunchArgument(
+            "arm_config",
+            default_value="",
+            description="per-arm YAML for the friction stage (default config/palletizer_arm.yaml)",
+        ),
+        DeclareLaunchArgument(
+            "simulate", default_value="true", description="true: simulated arm on a private virtual CAN bus"
+        ),
+        DeclareLaunchArgument(
+            "sim_config",
+            default_value="",
+            description="simulated arm's true values (default config/sim_palletizer.yaml)",
+        ),
+        DeclareLaunchArgument(
+            "use_gravity", default_value="true", description="false: no gravity stage in the chain"
+        ),
+        DeclareLaunchArgument(
+            "use_friction", default_value="true", description="false: no friction stage in the chain"
+        ),
+        DeclareLaunchArgument(
+            "namespace", default_value="", description="namespace of this arm's nodes and topics"
+        ),
+        DeclareLaunchArgument(
+            "can_interface",
+            default_value="socketcan",
+            description="python-can interface of the real bus (simulate:=false)",
+        ),
+        DeclareLaunchArgument(
+            "can_channel", default_value="can0", description="CAN channel of the real bus (simulate:=false)"
+        ),
+        DeclareLaunchArgument(
+            "player", default_value="none", description=f"setpoint source: {' | '.join(PLAYER_PROFILES)}"
+        ),
+        DeclareLaunchArgument(
+            "gravity_params",
+            default_value="",
+            description="gravity node parameter file (default config/gravity_compensation.yaml)",
+        ),
+        DeclareLaunchArgument(
+            "friction_params",
+            default_value="",
+            description="friction node parameter file (default config/friction_feedforward.yaml)",
+        ),
+        DeclareLaunchArgument(
+            "bridge_params",
+            default_value="",
+            description="bridge parameter file, the motor map (default config/mit_bridge.yaml)",
+        ),
+        DeclareLaunchArgument(
+            "player_params",
+            default_value="",
+            description="setpoint_player parameter file (default config/setpoint_player.yaml)",
+        ),
     ]
 
 
 def generate_launch_description():
-    from launch import LaunchDescription
     from launch.actions import OpaqueFunction
+
+    from launch import LaunchDescription
 
     return LaunchDescription([*launch_arguments(), OpaqueFunction(function=_setup)])

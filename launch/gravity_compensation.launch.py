@@ -21,7 +21,8 @@ PACKAGE = "gravity_friction_comp"
 def _arm_launch():
     """``arm.launch.py`` beside this file: its helpers serve both launch files."""
     spec = importlib.util.spec_from_file_location(
-        "gfc_arm_launch", pathlib.Path(__file__).with_name("arm.launch.py"))
+        "gfc_arm_launch", pathlib.Path(__file__).with_name("arm.launch.py")
+    )
     arm = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(arm)
     return arm
@@ -51,27 +52,44 @@ def _setup(context, *args, **kwargs):
     params = cfg("params") or str(share / "config" / "gravity_compensation.yaml")
     namespace = cfg("namespace")
     actions = [PushRosNamespace(namespace)] if namespace else []
-    actions.append(Node(
-        package=PACKAGE, executable="gravity_compensation_node", name="gravity_compensation",
-        output="screen", parameters=[node_parameters(params, "gravity_compensation", namespace)
-                    | {"urdf_path": urdf}],
-        remappings=[("joint_setpoint", cfg("input")), ("joint_command", cfg("output"))]))
+    actions.append(
+        Node(
+            package=PACKAGE,
+            executable="gravity_compensation_node",
+            name="gravity_compensation",
+            output="screen",
+            parameters=[node_parameters(params, "gravity_compensation", namespace) | {"urdf_path": urdf}],
+            remappings=[("joint_setpoint", cfg("input")), ("joint_command", cfg("output"))],
+        )
+    )
     return [GroupAction(actions, scoped=True)]
 
 
 def generate_launch_description():
-    from launch import LaunchDescription
     from launch.actions import DeclareLaunchArgument, OpaqueFunction
 
-    return LaunchDescription([
-        DeclareLaunchArgument("urdf", default_value="",
-                              description="URDF or .xacro path (default: the bundled palletizer xacro)"),
-        DeclareLaunchArgument("use_topic", default_value="false",
-                              description="true: no urdf_path, read the robot_description topic"),
-        DeclareLaunchArgument("params", default_value="",
-                              description="parameter file (default config/gravity_compensation.yaml)"),
-        DeclareLaunchArgument("namespace", default_value="", description="namespace of the node"),
-        DeclareLaunchArgument("input", default_value="joint_setpoint", description="setpoint topic"),
-        DeclareLaunchArgument("output", default_value="joint_command", description="command topic"),
-        OpaqueFunction(function=_setup),
-    ])
+    from launch import LaunchDescription
+
+    return LaunchDescription(
+        [
+            DeclareLaunchArgument(
+                "urdf",
+                default_value="",
+                description="URDF or .xacro path (default: the bundled palletizer xacro)",
+            ),
+            DeclareLaunchArgument(
+                "use_topic",
+                default_value="false",
+                description="true: no urdf_path, read the robot_description topic",
+            ),
+            DeclareLaunchArgument(
+                "params",
+                default_value="",
+                description="parameter file (default config/gravity_compensation.yaml)",
+            ),
+            DeclareLaunchArgument("namespace", default_value="", description="namespace of the node"),
+            DeclareLaunchArgument("input", default_value="joint_setpoint", description="setpoint topic"),
+            DeclareLaunchArgument("output", default_value="joint_command", description="command topic"),
+            OpaqueFunction(function=_setup),
+        ]
+    )

@@ -11,8 +11,9 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 
@@ -31,17 +32,26 @@ def write_params(path, node_name: str, params: dict[str, Any]) -> str:
 
 
 @contextmanager
-def node_process(module: str, domain_id: int, params_file: str | None = None,
-                 ros_args: list[str] | None = None, env: dict[str, str] | None = None):
+def node_process(
+    module: str,
+    domain_id: int,
+    params_file: str | None = None,
+    ros_args: list[str] | None = None,
+    env: dict[str, str] | None = None,
+):
     """Run ``python -m gravity_friction_comp.nodes.<module>`` for the duration of a test."""
-    env = dict(os.environ, **(env or {}), ROS_DOMAIN_ID=str(domain_id),
-               ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST", PYTHONUNBUFFERED="1")
+    env = dict(
+        os.environ,
+        **(env or {}),
+        ROS_DOMAIN_ID=str(domain_id),
+        ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
+        PYTHONUNBUFFERED="1",
+    )
     cmd = [sys.executable, "-m", f"gravity_friction_comp.nodes.{module}", "--ros-args"]
     if params_file:
         cmd += ["--params-file", params_file]
     cmd += ros_args or []
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True)
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         yield proc
     finally:
@@ -87,8 +97,9 @@ class GraphClient:
 
         return self.node.create_publisher(msg_type, topic, qos or SETPOINT_QOS)
 
-    def spin_until(self, predicate: Callable[[], bool], timeout: float = 10.0,
-                   proc: subprocess.Popen | None = None) -> bool:
+    def spin_until(
+        self, predicate: Callable[[], bool], timeout: float = 10.0, proc: subprocess.Popen | None = None
+    ) -> bool:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if predicate():
@@ -104,8 +115,9 @@ class GraphClient:
             self.executor.spin_once(timeout_sec=0.01)
 
     def wait_for_subscriber(self, pub, timeout: float = 10.0, proc=None) -> None:
-        assert self.spin_until(lambda: pub.get_subscription_count() > 0, timeout, proc), \
+        assert self.spin_until(lambda: pub.get_subscription_count() > 0, timeout, proc), (
             f"no subscriber on {pub.topic_name}"
+        )
 
     def set_parameters(self, node_name: str, **values):
         """Call ``/<node>/set_parameters`` (the service ``ros2 param set`` uses).
@@ -119,8 +131,9 @@ class GraphClient:
         client = self.node.create_client(SetParameters, f"/{node_name}/set_parameters")
         assert self.spin_until(client.service_is_ready, 10.0), "parameter service not ready"
         request = SetParameters.Request()
-        request.parameters = [Parameter(k.replace("__", "."), value=v).to_parameter_msg()
-                              for k, v in values.items()]
+        request.parameters = [
+            Parameter(k.replace("__", "."), value=v).to_parameter_msg() for k, v in values.items()
+        ]
         future = client.call_async(request)
         assert self.spin_until(future.done, 10.0), "set_parameters timed out"
         self.node.destroy_client(client)
@@ -136,8 +149,7 @@ def graph_client(domain_id: int):
         client.close()
 
 
-def warm_up(client: GraphClient, publisher, msg, received: list, proc=None,
-            timeout: float = 15.0) -> None:
+def warm_up(client: GraphClient, publisher, msg, received: list, proc=None, timeout: float = 15.0) -> None:
     """Publish ``msg`` until something arrives in ``received`` (discovery complete end to
     end), then let stragglers land and clear ``received``."""
     import time as _time

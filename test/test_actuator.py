@@ -14,8 +14,8 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from gravity_friction_comp.model.actuator import ACTUATOR_BLOCK_KEYS, ActuatorModel
 from gravity_friction_comp.errors import ConfigError, DimensionError
+from gravity_friction_comp.model.actuator import ACTUATOR_BLOCK_KEYS, ActuatorModel
 from gravity_friction_comp.model.robot_model import RobotModel
 
 G0 = 9.81
@@ -26,14 +26,18 @@ LIMIT = '<limit lower="-3" upper="3" effort="50" velocity="2"/>'
 def link(name, mass=None, com="0 0 0"):
     if mass is None:
         return f'<link name="{name}"/>'
-    return (f'<link name="{name}"><inertial><origin xyz="{com}"/><mass value="{mass}"/>'
-            f"{INERTIA}</inertial></link>")
+    return (
+        f'<link name="{name}"><inertial><origin xyz="{com}"/><mass value="{mass}"/>'
+        f"{INERTIA}</inertial></link>"
+    )
 
 
 def joint(name, parent, child, xyz="0 0 0", axis="0 1 0", extra=""):
-    return (f'<joint name="{name}" type="revolute"><parent link="{parent}"/>'
-            f'<child link="{child}"/><origin xyz="{xyz}"/><axis xyz="{axis}"/>{LIMIT}{extra}'
-            "</joint>")
+    return (
+        f'<joint name="{name}" type="revolute"><parent link="{parent}"/>'
+        f'<child link="{child}"/><origin xyz="{xyz}"/><axis xyz="{axis}"/>{LIMIT}{extra}'
+        "</joint>"
+    )
 
 
 def robot(*parts):
@@ -50,8 +54,11 @@ def dynamics(damping, friction):
 
 # chain: j1 (master) -> j2 (mimic of j1, k=-1) -> j3 (mimic of j1, k=2) -> j4 (independent)
 MIMIC_URDF = robot(
-    link("base"), link("l1", 1.0, "0.1 0 0"), link("l2", 0.7, "0.15 0 0"),
-    link("l3", 0.5, "0.05 0 0.1"), link("l4", 0.3, "0.1 0 0"),
+    link("base"),
+    link("l1", 1.0, "0.1 0 0"),
+    link("l2", 0.7, "0.15 0 0"),
+    link("l3", 0.5, "0.05 0 0.1"),
+    link("l4", 0.3, "0.1 0 0"),
     joint("j1", "base", "l1", extra=dynamics(0.1, 0.3)),
     joint("j2", "l1", "l2", "0.2 0 0", extra=mimic("j1", -1) + dynamics(0.2, 0.5)),
     joint("j3", "l2", "l3", "0.3 0 0", "0 0 1", extra=mimic("j1", 2) + dynamics(0.05, 0.7)),
@@ -59,8 +66,12 @@ MIMIC_URDF = robot(
 )
 # full-model rows j1..j4, columns (j1, j4): written by hand from the <mimic> tags above
 G_HAND = np.array([[1.0, 0.0], [-1.0, 0.0], [2.0, 0.0], [0.0, 1.0]])
-MIMIC_ACT = dict(rotor_inertia=[2e-5, 3e-5, 5e-5, 7e-5], gear_ratio=[10.0, -6.0, 4.0, 50.0],
-                 viscous=[0.01, 0.02, 0.03, 0.04], coulomb=[0.1, 0.2, 0.3, 0.4])
+MIMIC_ACT = dict(
+    rotor_inertia=[2e-5, 3e-5, 5e-5, 7e-5],
+    gear_ratio=[10.0, -6.0, 4.0, 50.0],
+    viscous=[0.01, 0.02, 0.03, 0.04],
+    coulomb=[0.1, 0.2, 0.3, 0.4],
+)
 
 
 @pytest.fixture(scope="module")
@@ -71,24 +82,33 @@ def palletizer(request):
 
 def shared_models(shared_data):
     urdf = shared_data / "urdf"
-    return [RobotModel.from_urdf(urdf / rel) for rel in (
-        "xarm/xarm7_gripper.urdf", "interbotix/wx250s.urdf", "openarm/openarm_v10_bimanual_hand.urdf")]
+    return [
+        RobotModel.from_urdf(urdf / rel)
+        for rel in (
+            "xarm/xarm7_gripper.urdf",
+            "interbotix/wx250s.urdf",
+            "openarm/openarm_v10_bimanual_hand.urdf",
+        )
+    ]
 
 
 # ---------------------------------------------------------------- validation
-@pytest.mark.parametrize("key, value", [
-    ("rotor_inertia", [1e-5, -1e-6, 0.0]),
-    ("gear_ratio", [9.0, 0.0, 6.0]),
-    ("gear_ratio", 0.0),
-    ("viscous", [0.0, 0.0, -0.01]),
-    ("coulomb", -0.1),
-    ("coulomb", [0.1, math.nan, 0.1]),
-    ("viscous", math.inf),
-    ("rotor_inertia", "1e-5"),
-    ("gear_ratio", True),
-    ("coulomb", [0.1, True, 0.1]),
-    ("viscous", [[0.1, 0.1, 0.1]]),
-])
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("rotor_inertia", [1e-5, -1e-6, 0.0]),
+        ("gear_ratio", [9.0, 0.0, 6.0]),
+        ("gear_ratio", 0.0),
+        ("viscous", [0.0, 0.0, -0.01]),
+        ("coulomb", -0.1),
+        ("coulomb", [0.1, math.nan, 0.1]),
+        ("viscous", math.inf),
+        ("rotor_inertia", "1e-5"),
+        ("gear_ratio", True),
+        ("coulomb", [0.1, True, 0.1]),
+        ("viscous", [[0.1, 0.1, 0.1]]),
+    ],
+)
 def test_invalid_values_raise_config_error_naming_key(key, value):
     with pytest.raises(ConfigError) as err:
         ActuatorModel(3, **{key: value})
@@ -137,24 +157,33 @@ def _outputs(model, seed):
     for _ in range(4):
         q, v, a, tau = (rng.uniform(-1.0, 1.0, model.n) for _ in range(4))
         v[0] = -0.0  # -0.0 must survive as it does without actuators
-        out += [model.gravity(q), model.mass_matrix(q), model.inverse_dynamics(q, v, a),
-                model.inverse_dynamics(q, v, a, include_friction=False),
-                model.nonlinear_effects(q, v), model.forward_dynamics(q, v, tau)]
+        out += [
+            model.gravity(q),
+            model.mass_matrix(q),
+            model.inverse_dynamics(q, v, a),
+            model.inverse_dynamics(q, v, a, include_friction=False),
+            model.nonlinear_effects(q, v),
+            model.forward_dynamics(q, v, tau),
+        ]
     return out
 
 
 def test_default_actuator_model_is_bit_identical(palletizer, shared_data):
     for model in [palletizer, palletizer.with_gravity((1.0, 0.5, -9.7))] + shared_models(shared_data):
         bare = _outputs(model, 3)
-        for act in (ActuatorModel(model.n), ActuatorModel(model.full_joint_names),
-                    ActuatorModel(model.n, gear_ratio=-40.0)):  # gear ratio alone reflects 0·n²
+        for act in (
+            ActuatorModel(model.n),
+            ActuatorModel(model.full_joint_names),
+            ActuatorModel(model.n, gear_ratio=-40.0),
+        ):  # gear ratio alone reflects 0·n²
             got = _outputs(model.with_actuators(act), 3)
             for x, y in zip(bare, got):
                 assert np.array_equal(x, y) and x.tobytes() == y.tobytes(), (model.name, act)
     # removing the actuator model restores the bare numbers too
     heavy = palletizer.with_actuators(ActuatorModel(3, rotor_inertia=1e-4, gear_ratio=20.0))
-    assert [x.tobytes() for x in _outputs(heavy.with_actuators(None), 3)] == \
-        [x.tobytes() for x in _outputs(palletizer, 3)]
+    assert [x.tobytes() for x in _outputs(heavy.with_actuators(None), 3)] == [
+        x.tobytes() for x in _outputs(palletizer, 3)
+    ]
 
 
 def test_actuators_survive_payload_gravity_copy(palletizer):
@@ -162,8 +191,11 @@ def test_actuators_survive_payload_gravity_copy(palletizer):
 
     act = ActuatorModel(3, rotor_inertia=1e-4, gear_ratio=20.0, viscous=0.1)
     model = palletizer.with_actuators(act)
-    for derived in (model.with_payload(Payload.cylinder(0.2, 0.03, 0.1, parent="tool")),
-                    model.with_gravity((0.0, 0.0, -9.7)), model.copy()):
+    for derived in (
+        model.with_payload(Payload.cylinder(0.2, 0.03, 0.1, parent="tool")),
+        model.with_gravity((0.0, 0.0, -9.7)),
+        model.copy(),
+    ):
         assert derived.actuators is act
         assert derived.actuator_terms.reflected_inertia.tolist() == [0.04, 0.04, 0.04]
     assert palletizer.actuators is None  # original unchanged
@@ -191,17 +223,18 @@ def test_reflected_inertia_only_on_the_diagonal(palletizer, shared_data):
 def test_single_pendulum_with_geared_rotor_closed_form():
     m, l, izz_about_y = 2.0, 0.3, 0.02  # INERTIA: iyy = 0.02 about the joint axis (y)
     jr, n, b, c = 3e-5, 36.0, 0.05, 0.2
-    model = RobotModel.from_urdf(robot(link("base"), link("arm", m, f"{l} 0 0"),
-                                       joint("j", "base", "arm")))
-    act = model.with_actuators(ActuatorModel(1, rotor_inertia=jr, gear_ratio=n, viscous=b,
-                                             coulomb=c))
+    model = RobotModel.from_urdf(robot(link("base"), link("arm", m, f"{l} 0 0"), joint("j", "base", "arm")))
+    act = model.with_actuators(ActuatorModel(1, rotor_inertia=jr, gear_ratio=n, viscous=b, coulomb=c))
     inertia = m * l * l + izz_about_y + n * n * jr  # parallel-axis + reflected rotor
     for q, v, a in ((0.3, 1.5, -4.0), (-1.2, -0.7, 2.5), (2.0, 0.0, 1.0), (0.0, -0.0, -3.0)):
         sign = (v > 0) - (v < 0)
         expected = inertia * a + b * v + c * sign - m * G0 * l * math.cos(q)
         np.testing.assert_allclose(act.inverse_dynamics([q], [v], [a]), [expected], rtol=1e-13)
-        np.testing.assert_allclose(act.inverse_dynamics([q], [v], [a], include_friction=False),
-                                   [inertia * a - m * G0 * l * math.cos(q)], rtol=1e-13)
+        np.testing.assert_allclose(
+            act.inverse_dynamics([q], [v], [a], include_friction=False),
+            [inertia * a - m * G0 * l * math.cos(q)],
+            rtol=1e-13,
+        )
         np.testing.assert_allclose(act.mass_matrix([q]), [[inertia]], rtol=1e-14)
         # forward dynamics inverts it
         tau = act.inverse_dynamics([q], [v], [a])
@@ -209,16 +242,16 @@ def test_single_pendulum_with_geared_rotor_closed_form():
 
 
 def test_coulomb_at_plus_and_minus_zero_is_exactly_zero(palletizer):
-    fric = palletizer.with_actuators(ActuatorModel(3, rotor_inertia=1e-5, gear_ratio=10.0,
-                                                   viscous=0.3, coulomb=0.5))
-    no_coulomb = palletizer.with_actuators(ActuatorModel(3, rotor_inertia=1e-5, gear_ratio=10.0,
-                                                         viscous=0.3))
+    fric = palletizer.with_actuators(
+        ActuatorModel(3, rotor_inertia=1e-5, gear_ratio=10.0, viscous=0.3, coulomb=0.5)
+    )
+    no_coulomb = palletizer.with_actuators(ActuatorModel(3, rotor_inertia=1e-5, gear_ratio=10.0, viscous=0.3))
     q, a = np.array([0.2, 0.4, -0.3]), np.array([1.0, -2.0, 0.5])
     for zero in (0.0, -0.0):
         v = np.full(3, zero)
         ref = no_coulomb.inverse_dynamics(q, v, a)
         got = fric.inverse_dynamics(q, v, a)
-        assert np.array_equal(got, ref), (got - ref)
+        assert np.array_equal(got, ref), got - ref
         terms = fric.actuator_terms.friction(v)
         assert terms.tobytes() == np.zeros(3).tobytes()  # +0.0 exactly, not -0.0
     # and a tiny velocity of either sign gives the full level
@@ -248,7 +281,8 @@ def test_mimic_folding_hand_computed():
 def test_mimic_inverse_dynamics_matches_full_model_projection():
     """τ = Gᵀ[RNEA_full + diag(n²J)·a_full + b·v_full + c·sign(v_full)] on the unreduced model."""
     model = RobotModel.from_urdf(MIMIC_URDF).with_actuators(
-        ActuatorModel(("j1", "j2", "j3", "j4"), **MIMIC_ACT))
+        ActuatorModel(("j1", "j2", "j3", "j4"), **MIMIC_ACT)
+    )
     full = pin.buildModelFromXML(MIMIC_URDF)
     data = full.createData()
     jr, n = np.array(MIMIC_ACT["rotor_inertia"]), np.array(MIMIC_ACT["gear_ratio"])
@@ -258,12 +292,12 @@ def test_mimic_inverse_dynamics_matches_full_model_projection():
         q, v, a = (rng.uniform(-1.5, 1.5, 2) for _ in range(3))
         qf, vf, af = G_HAND @ q, G_HAND @ v, G_HAND @ a
         full_tau = pin.rnea(full, data, qf, vf, af) + n * n * jr * af + b * vf + c * np.sign(vf)
-        np.testing.assert_allclose(model.inverse_dynamics(q, v, a), G_HAND.T @ full_tau,
-                                   rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(
+            model.inverse_dynamics(q, v, a), G_HAND.T @ full_tau, rtol=1e-12, atol=1e-12
+        )
         m_full = pin.crba(full, data, qf)
         m_full = np.triu(m_full) + np.triu(m_full, 1).T + np.diag(n * n * jr)
-        np.testing.assert_allclose(model.mass_matrix(q), G_HAND.T @ m_full @ G_HAND,
-                                   rtol=1e-13, atol=1e-15)
+        np.testing.assert_allclose(model.mass_matrix(q), G_HAND.T @ m_full @ G_HAND, rtol=1e-13, atol=1e-15)
 
 
 # ---------------------------------------------------------------- CRBA vs RNEA columns
@@ -272,16 +306,18 @@ def test_mass_matrix_crba_equals_rnea_columns(palletizer, shared_data):
     models = [palletizer, RobotModel.from_urdf(MIMIC_URDF)] + shared_models(shared_data)
     measured = []
     for model in models:
-        act = ActuatorModel(model.full_joint_names,
-                            rotor_inertia=rng.uniform(1e-6, 1e-4, len(model.full_joint_names)),
-                            gear_ratio=rng.uniform(5.0, 50.0, len(model.full_joint_names)),
-                            viscous=0.1, coulomb=0.2)  # friction must not leak into M
+        act = ActuatorModel(
+            model.full_joint_names,
+            rotor_inertia=rng.uniform(1e-6, 1e-4, len(model.full_joint_names)),
+            gear_ratio=rng.uniform(5.0, 50.0, len(model.full_joint_names)),
+            viscous=0.1,
+            coulomb=0.2,
+        )  # friction must not leak into M
         for variant in (model, model.with_actuators(act)):
             no_gravity = variant.with_gravity((0.0, 0.0, 0.0))
             q = rng.uniform(-1.0, 1.0, model.n)
             zero = np.zeros(model.n)
-            columns = np.column_stack([no_gravity.inverse_dynamics(q, zero, e)
-                                       for e in np.eye(model.n)])
+            columns = np.column_stack([no_gravity.inverse_dynamics(q, zero, e) for e in np.eye(model.n)])
             crba = variant.mass_matrix(q)
             ulp = np.spacing(np.abs(crba).max())
             worst = np.abs(columns - crba).max()
@@ -290,7 +326,8 @@ def test_mass_matrix_crba_equals_rnea_columns(palletizer, shared_data):
             bound = 2 * len(model.full_joint_names)
             assert worst <= bound * ulp, (
                 f"{model.name}: max |M_rnea - M_crba| = {worst:.3g} = {worst / ulp:.2f} ULP of "
-                f"max |M| = {np.abs(crba).max():.3g} (bound {bound} ULP)")
+                f"max |M| = {np.abs(crba).max():.3g} (bound {bound} ULP)"
+            )
             measured.append(f"{model.name}: {worst / ulp:.1f} ULP")
     print("CRBA vs RNEA columns:", "; ".join(measured))
 
@@ -303,7 +340,8 @@ def test_arm_yaml_block(palletizer, tmp_path):
         "actuators:\n"
         "  rotor_inertia: [1.0e-5, 4.0e-5, 2.0e-5]\n"
         "  gear_ratio: [9, 36, -10]\n"
-        "  viscous: 0.02\n")
+        "  viscous: 0.02\n"
+    )
     act = ActuatorModel.from_arm_yaml(path, palletizer)
     assert act.joint_names == ("base_yaw", "shoulder_pitch", "beam_pitch")
     assert act.reflected_inertia.tolist() == [81 * 1.0e-5, 1296 * 4.0e-5, 100 * 2.0e-5]
@@ -311,8 +349,13 @@ def test_arm_yaml_block(palletizer, tmp_path):
     # the repository's palletizer YAML (no actuators block yet) gives an all-zero model
     assert ActuatorModel.from_arm_yaml(palletizer_yaml(), palletizer).is_zero
     # joints inside the block, a mimic joint among them
-    data = {"actuators": {"joints": ["shoulder_pitch", "crank_parallel"],
-                          "rotor_inertia": 1e-5, "gear_ratio": 10.0}}
+    data = {
+        "actuators": {
+            "joints": ["shoulder_pitch", "crank_parallel"],
+            "rotor_inertia": 1e-5,
+            "gear_ratio": 10.0,
+        }
+    }
     terms = palletizer.with_actuators(ActuatorModel.from_arm_yaml(data, palletizer)).actuator_terms
     np.testing.assert_allclose(terms.reflected_inertia, [0.0, 2 * 100 * 1e-5, 0.0], rtol=1e-15)
 
@@ -332,14 +375,17 @@ def test_arm_yaml_urdf_dynamics_merge():
     assert act.coulomb.tolist() == [0.3, 0.0, 0.7, 0.11]  # j2 overridden by the YAML
 
 
-@pytest.mark.parametrize("data, key", [
-    ({"actuators": [1, 2]}, "actuators"),
-    ({"actuators": {"armature": 0.1}}, "actuators.armature"),
-    ({"actuators": {"urdf_dynamics": "yes"}}, "actuators.urdf_dynamics"),
-    ({"actuators": {"gear_ratio": [1, 0, 1, 1]}}, "actuators.gear_ratio"),
-    ({"actuators": {"joints": ["j1", "nope"]}}, "actuators.joints"),
-    ({"actuators": {"rotor_inertia": -1.0}}, "actuators.rotor_inertia"),
-])
+@pytest.mark.parametrize(
+    "data, key",
+    [
+        ({"actuators": [1, 2]}, "actuators"),
+        ({"actuators": {"armature": 0.1}}, "actuators.armature"),
+        ({"actuators": {"urdf_dynamics": "yes"}}, "actuators.urdf_dynamics"),
+        ({"actuators": {"gear_ratio": [1, 0, 1, 1]}}, "actuators.gear_ratio"),
+        ({"actuators": {"joints": ["j1", "nope"]}}, "actuators.joints"),
+        ({"actuators": {"rotor_inertia": -1.0}}, "actuators.rotor_inertia"),
+    ],
+)
 def test_arm_yaml_errors(data, key):
     model = RobotModel.from_urdf(MIMIC_URDF)
     with pytest.raises(ConfigError) as err:
@@ -360,22 +406,26 @@ def test_arm_yaml_needs_a_joint_list():
 
 
 def test_negative_urdf_damping_names_joint():
-    bad = RobotModel.from_urdf(robot(link("base"), link("arm", 1.0, "0.1 0 0"),
-                                     joint("j", "base", "arm", extra=dynamics(-0.1, 0.0))))
+    bad = RobotModel.from_urdf(
+        robot(link("base"), link("arm", 1.0, "0.1 0 0"), joint("j", "base", "arm", extra=dynamics(-0.1, 0.0)))
+    )
     with pytest.raises(ConfigError, match="'j'") as err:
         ActuatorModel.from_urdf_dynamics(bad)
     assert err.value.key == "j.damping"
 
 
 # ---------------------------------------------------------------- plausibility limits
-@pytest.mark.parametrize("key, value, fragment", [
-    ("gear_ratio", [9.0, 1e200, 6.0], "outside the plausible range"),
-    ("gear_ratio", -2e4, "1e-3..1e4"),
-    ("gear_ratio", [9.0, 1e-200, 6.0], "0.001 <= |value| <= 10000"),
-    ("rotor_inertia", [1e-5, 1e3, 0.0], "[0, 100] kg·m²"),
-    ("viscous", 1e300, "[0, 1e+06] N·m·s/rad"),
-    ("coulomb", [0.1, 0.1, 2e6], "[0, 1e+06] N·m"),
-])
+@pytest.mark.parametrize(
+    "key, value, fragment",
+    [
+        ("gear_ratio", [9.0, 1e200, 6.0], "outside the plausible range"),
+        ("gear_ratio", -2e4, "1e-3..1e4"),
+        ("gear_ratio", [9.0, 1e-200, 6.0], "0.001 <= |value| <= 10000"),
+        ("rotor_inertia", [1e-5, 1e3, 0.0], "[0, 100] kg·m²"),
+        ("viscous", 1e300, "[0, 1e+06] N·m·s/rad"),
+        ("coulomb", [0.1, 0.1, 2e6], "[0, 1e+06] N·m"),
+    ],
+)
 def test_implausible_values_raise_config_error_naming_key(key, value, fragment):
     # gear_ratio 1e200 with J = 1 gave reflected inertia inf → NaN dynamics and simulation
     with pytest.raises(ConfigError) as err:
@@ -384,17 +434,18 @@ def test_implausible_values_raise_config_error_naming_key(key, value, fragment):
 
 
 def test_limits_accept_extremes_and_reflect_exactly():
-    act = ActuatorModel(3, rotor_inertia=[100.0, 1e-7, 0.0], gear_ratio=[1e4, -1e-3, 1e4],
-                        viscous=1e6, coulomb=1e6)
+    act = ActuatorModel(
+        3, rotor_inertia=[100.0, 1e-7, 0.0], gear_ratio=[1e4, -1e-3, 1e4], viscous=1e6, coulomb=1e6
+    )
     # n²·J by hand: 1e8·100, 1e-6·1e-7, 0
     np.testing.assert_allclose(act.reflected_inertia, [1e10, 1e-13, 0.0], rtol=1e-15)
 
 
 def test_arm_yaml_huge_gear_ratio_names_block_key():
     with pytest.raises(ConfigError, match="actuators.gear_ratio: .*plausible") as err:
-        ActuatorModel.from_arm_yaml({"actuators": {"joints": ["base_yaw"],
-                                                   "rotor_inertia": [1.0],
-                                                   "gear_ratio": [1e200]}})
+        ActuatorModel.from_arm_yaml(
+            {"actuators": {"joints": ["base_yaw"], "rotor_inertia": [1.0], "gear_ratio": [1e200]}}
+        )
     assert err.value.key == "actuators.gear_ratio"
 
 

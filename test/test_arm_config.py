@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 import yaml
 
+from gravity_friction_comp.errors import ConfigError, DimensionError
 from gravity_friction_comp.friction.arm_yaml import (
     FRICTION_BLOCK_KEYS,
     friction_params_from_arm_yaml,
     friction_params_from_openarm_yaml,
     load_arm_yaml,
 )
-from gravity_friction_comp.errors import ConfigError, DimensionError
 from gravity_friction_comp.friction.models import FrictionModel
 
 DATA = pathlib.Path(__file__).resolve().parent / "data"
@@ -64,8 +64,7 @@ def test_every_i2rt_pr_file_loads(shared_data):
         if "friction_comp" in raw:  # arms: 6 joints
             m = FrictionModel.from_yaml(path, 6)
             assert m.enabled == raw["friction_comp"]["enable"]
-            np.testing.assert_array_equal(m.params.breakaway_positive,
-                                          raw["friction_comp"]["breakaway"])
+            np.testing.assert_array_equal(m.params.breakaway_positive, raw["friction_comp"]["breakaway"])
             np.testing.assert_array_equal(m.params.eps, [raw["friction_comp"]["eps"]] * 6)
         elif "friction_comp_breakaway" in raw:  # grippers: 1 joint
             assert kw == {"breakaway": raw["friction_comp_breakaway"]}
@@ -87,10 +86,17 @@ def test_other_sections_ignored_and_extensions_read(tmp_path):
         "kp": [80.0, 40.0],
         "gravity_comp_factor": [1.3, 1.1],
         "friction_comp": {
-            "enabled": True, "model": "bam", "breakaway": [0.0, 0.3],
-            "breakaway_positive": [0.0, 0.4], "eps": [0.01, 0.02], "viscous": 0.0,
-            "stribeck_breakaway": [0.0, 0.1], "stribeck_velocity": 0.05,
-            "stribeck_exponent": 1.5, "offset": [0.0, -0.02], "bam_files": ["bam/m1.json", None],
+            "enabled": True,
+            "model": "bam",
+            "breakaway": [0.0, 0.3],
+            "breakaway_positive": [0.0, 0.4],
+            "eps": [0.01, 0.02],
+            "viscous": 0.0,
+            "stribeck_breakaway": [0.0, 0.1],
+            "stribeck_velocity": 0.05,
+            "stribeck_exponent": 1.5,
+            "offset": [0.0, -0.02],
+            "bam_files": ["bam/m1.json", None],
         },
     }
     path = _write(tmp_path, data)
@@ -100,7 +106,7 @@ def test_other_sections_ignored_and_extensions_read(tmp_path):
     m = FrictionModel.from_yaml(path, 2)
     v = np.array([1.0, 0.01])
     j0 = math.tanh(100.0) * (0.09038677246291783 + 0.011691602145974832 * 1.0)
-    j1 = (0.4 + 0.1 * math.exp(-(0.01 / 0.05) ** 1.5)) * math.tanh(0.5) - 0.02
+    j1 = (0.4 + 0.1 * math.exp(-((0.01 / 0.05) ** 1.5))) * math.tanh(0.5) - 0.02
     np.testing.assert_allclose(m.torque(v), [j0, j1], rtol=1e-14)
 
 
@@ -119,7 +125,7 @@ def test_unknown_key_in_block_lists_valid_keys(tmp_path):
         ({"enable": True, "enabled": True}, "either enabled or enable"),
         ({"enable": "yes"}, "true or false"),
         ({"breakaway": "strong"}, "number"),
-        ({"breakaway": 10 ** 400}, "finite"),
+        ({"breakaway": 10**400}, "finite"),
         ({1: 2, "foo": 3}, "keys must be names"),
         ({"breakaway": [1.0, True]}, "number"),
         ({"model": 3}, "string"),
@@ -153,9 +159,12 @@ def test_no_block_and_empty_block(tmp_path):
 # -- OpenArm ---------------------------------------------------------------------------------
 def _openarm_by_hand(table, v):
     """openarm_teleop's code: Fo + Fv·v + Fc·tanh(0.1·k·v), per joint."""
-    return np.array([fo + fv * vi + fc * math.tanh(0.1 * k * vi)
-                     for fc, k, fv, fo, vi in zip(table["Fc"], table["k"], table["Fv"],
-                                                  table["Fo"], v)])
+    return np.array(
+        [
+            fo + fv * vi + fc * math.tanh(0.1 * k * vi)
+            for fc, k, fv, fo, vi in zip(table["Fc"], table["k"], table["Fv"], table["Fo"], v)
+        ]
+    )
 
 
 @pytest.mark.parametrize("v", [0.0, 0.01, -0.05, 0.3, -2.0])
@@ -181,8 +190,7 @@ def test_openarm_leader_and_follower_shared(shared_data):
         v = rng.uniform(-1.0, 1.0, 8)
         np.testing.assert_allclose(m.torque(v), _openarm_by_hand(table, v), rtol=1e-13)
         with pytest.raises(ConfigError, match="not found"):
-            friction_params_from_openarm_yaml(path, role="follower" if role == "leader"
-                                              else "leader")
+            friction_params_from_openarm_yaml(path, role="follower" if role == "leader" else "leader")
 
 
 def test_openarm_errors(tmp_path):
@@ -196,8 +204,7 @@ def test_openarm_errors(tmp_path):
     with pytest.raises(ConfigError, match="exactly one"):
         friction_params_from_arm_yaml({"LeaderArmParam": table, "FollowerArmParam": table})
     with pytest.raises(ConfigError, match="missing Fo"):
-        friction_params_from_openarm_yaml(
-            {"LeaderArmParam": {k: table[k] for k in ("Fc", "k", "Fv")}})
+        friction_params_from_openarm_yaml({"LeaderArmParam": {k: table[k] for k in ("Fc", "k", "Fv")}})
     with pytest.raises(ConfigError, match=">= 0"):
         friction_params_from_openarm_yaml({"LeaderArmParam": {**table, "k": [-1.0, 1.0]}})
     with pytest.raises(DimensionError, match="expected 2 .* got 1"):
@@ -217,8 +224,10 @@ def test_yaml_exponents_without_a_dot_are_numbers(tmp_path):
 
 
 def test_openarm_nan_is_refused_not_read_as_no_friction(tmp_path):
-    for table in ({"Fc": [1.0], "k": [".nan"], "Fv": [0.1], "Fo": [0.0]},
-                  {"Fc": [".nan"], "k": [0.0], "Fv": [0.1], "Fo": [0.0]}):
+    for table in (
+        {"Fc": [1.0], "k": [".nan"], "Fv": [0.1], "Fo": [0.0]},
+        {"Fc": [".nan"], "k": [0.0], "Fv": [0.1], "Fo": [0.0]},
+    ):
         path = tmp_path / "leader.yaml"
         body = ", ".join(f"{k}: [{v[0]}]" for k, v in table.items())
         path.write_text(f"LeaderArmParam: {{{body}}}\n")

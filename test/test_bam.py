@@ -15,8 +15,8 @@ import pathlib
 import numpy as np
 import pytest
 
-from gravity_friction_comp.friction.bam import BAM_MODELS, BamParameters, BamStack
 from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.friction.bam import BAM_MODELS, BamParameters, BamStack
 
 MX64 = pathlib.Path(__file__).resolve().parent / "data" / "bam" / "mx64"
 
@@ -30,7 +30,7 @@ def _ref_budget(d: dict, dtheta: float, tau_m: float, tau_e: float) -> float:
     m = d["model"]
     s = 0.0
     if m in ("m2", "m4", "m5", "m6"):
-        s = math.exp(-abs(dtheta / d["dtheta_stribeck"]) ** d["alpha"])
+        s = math.exp(-(abs(dtheta / d["dtheta_stribeck"]) ** d["alpha"]))
     out = d["friction_base"] + d["friction_viscous"] * abs(dtheta)
     if m in ("m2", "m4", "m5", "m6"):
         out += s * d["friction_stribeck"]
@@ -40,11 +40,11 @@ def _ref_budget(d: dict, dtheta: float, tau_m: float, tau_e: float) -> float:
         out += s * d["load_friction_stribeck"] * abs(tau_e - tau_m)
     if m in ("m5", "m6"):
         out += abs(d["load_friction_external"] * tau_e - d["load_friction_motor"] * tau_m)
-        out += s * abs(d["load_friction_external_stribeck"] * tau_e
-                       - d["load_friction_motor_stribeck"] * tau_m)
+        out += s * abs(
+            d["load_friction_external_stribeck"] * tau_e - d["load_friction_motor_stribeck"] * tau_m
+        )
     if m == "m6":
-        opposite = (tau_e > 0 and tau_m < 0) or (tau_e < 0 and tau_m > 0) or (
-            (tau_e == 0) != (tau_m == 0))
+        opposite = (tau_e > 0 and tau_m < 0) or (tau_e < 0 and tau_m > 0) or ((tau_e == 0) != (tau_m == 0))
         if opposite and abs(tau_e) < abs(tau_m):
             out += s * d["load_friction_external_quad"] * tau_e**2
         elif opposite and abs(tau_e) > abs(tau_m):
@@ -79,22 +79,33 @@ def test_mx64_fields_are_the_file_values():
     [
         ("{not json", "malformed JSON"),
         ("[1, 2]", "expected a JSON object"),
-        ('{"model": "m7", "actuator": "x", "friction_base": 0.1, "friction_viscous": 0.1}',
-         "m1, m2, m3, m4, m5, m6"),
+        (
+            '{"model": "m7", "actuator": "x", "friction_base": 0.1, "friction_viscous": 0.1}',
+            "m1, m2, m3, m4, m5, m6",
+        ),
         ('{"model": "m1", "actuator": "x", "friction_base": 0.1}', "friction_viscous"),
         ('{"actuator": "x", "friction_base": 0.1, "friction_viscous": 0.1}', "missing key"),
-        ('{"model": "m1", "actuator": "x", "friction_base": 0.1, "friction_viscous": 0.1,'
-         ' "frictoin_stribeck": 0.2}', "unknown keys"),
-        ('{"model": "m1", "actuator": "x", "friction_base": 0.1, "friction_viscous": 0.1,'
-         ' "load_friction_base": 0.2}', "not parameters of model m1"),
-        ('{"model": "m1", "actuator": "x", "friction_base": -0.1, "friction_viscous": 0.1}',
-         ">= 0"),
-        ('{"model": "m1", "actuator": "x", "friction_base": NaN, "friction_viscous": 0.1}',
-         "finite"),
-        ('{"model": "m1", "actuator": "x", "friction_base": "0.1", "friction_viscous": 0.1}',
-         "finite number"),
-        ('{"model": "m3", "actuator": "x", "friction_base": 0.1, "friction_viscous": 0.1,'
-         ' "load_friction_base": 1.2}', "self-locking"),
+        (
+            '{"model": "m1", "actuator": "x", "friction_base": 0.1, "friction_viscous": 0.1,'
+            ' "frictoin_stribeck": 0.2}',
+            "unknown keys",
+        ),
+        (
+            '{"model": "m1", "actuator": "x", "friction_base": 0.1, "friction_viscous": 0.1,'
+            ' "load_friction_base": 0.2}',
+            "not parameters of model m1",
+        ),
+        ('{"model": "m1", "actuator": "x", "friction_base": -0.1, "friction_viscous": 0.1}', ">= 0"),
+        ('{"model": "m1", "actuator": "x", "friction_base": NaN, "friction_viscous": 0.1}', "finite"),
+        (
+            '{"model": "m1", "actuator": "x", "friction_base": "0.1", "friction_viscous": 0.1}',
+            "finite number",
+        ),
+        (
+            '{"model": "m3", "actuator": "x", "friction_base": 0.1, "friction_viscous": 0.1,'
+            ' "load_friction_base": 1.2}',
+            "self-locking",
+        ),
     ],
 )
 def test_malformed_files_rejected(tmp_path, text, match):
@@ -137,8 +148,12 @@ def test_budget_m3_m4_use_abs_of_external_minus_motor():
     m3b = 0.10216727649779266 + 0.0006300275797440622 * 0.2 + 0.07580074806755707 * 0.5
     assert _load("m3").budget(-0.2, 0.4, 0.9) == pytest.approx(m3b, rel=1e-15)
     s = math.exp(-((0.5 / 1.5205782308422509) ** 1.3344007931759223))
-    m4 = (0.061549466501679174 + 0.014754905791636505 * 0.5 + 1.9611119490261663e-10 * 1.9
-          + s * (0.02389528618121147 + 0.23428996680337053 * 1.9))
+    m4 = (
+        0.061549466501679174
+        + 0.014754905791636505 * 0.5
+        + 1.9611119490261663e-10 * 1.9
+        + s * (0.02389528618121147 + 0.23428996680337053 * 1.9)
+    )
     assert _load("m4").budget(0.5, 1.2, -0.7) == pytest.approx(m4, rel=1e-15)
 
 
@@ -157,19 +172,19 @@ def test_budget_m6_quadratic_branches():
 
     def common(v, tm, te):
         s = math.exp(-((abs(v) / 2.575277366960116) ** 0.8409018066017007))
-        lin = (6.217919698787649e-07 + 0.02533701181690149 * abs(v)
-               + abs(2.0462014258729542e-08 * te - 0.3114720375111298 * tm))
-        return s, lin + s * (0.12269525980968875
-                             + abs(0.014065853481003015 * te - 0.18774381222411038 * tm))
+        lin = (
+            6.217919698787649e-07
+            + 0.02533701181690149 * abs(v)
+            + abs(2.0462014258729542e-08 * te - 0.3114720375111298 * tm)
+        )
+        return s, lin + s * (0.12269525980968875 + abs(0.014065853481003015 * te - 0.18774381222411038 * tm))
 
     # opposite signs, |tau_e| < |tau_m| → s·K_eq·tau_e²
     s, c = common(0.5, 1.2, -0.7)
-    assert p.budget(0.5, 1.2, -0.7) == pytest.approx(c + s * 0.009999980627672081 * 0.49,
-                                                     rel=1e-15)
+    assert p.budget(0.5, 1.2, -0.7) == pytest.approx(c + s * 0.009999980627672081 * 0.49, rel=1e-15)
     # opposite signs, |tau_e| > |tau_m| → s·K_mq·tau_m²
     s, c = common(-0.3, 0.4, -0.9)
-    assert p.budget(-0.3, 0.4, -0.9) == pytest.approx(c + s * 0.006908512882777861 * 0.16,
-                                                      rel=1e-15)
+    assert p.budget(-0.3, 0.4, -0.9) == pytest.approx(c + s * 0.006908512882777861 * 0.16, rel=1e-15)
     # same signs → no quadratic term; equal magnitudes → none either (BAM's strict <, >)
     s, c = common(0.2, 0.4, 0.9)
     assert p.budget(0.2, 0.4, 0.9) == pytest.approx(c, rel=1e-15)
@@ -283,8 +298,10 @@ _M1 = '{"model": "m1", "actuator": "x", "friction_base": 0.1, "friction_viscous"
         (b"\xff\xfe{}", "not UTF-8"),
         (b"[" * 100000 + b"]" * 100000, "nested too deeply"),
         ((_M1 + ', "kt": ' + "9" * 400 + "}").encode(), "kt: expected a finite number"),
-        (_M1.replace("0.1,", "1" + "0" * 400 + ",", 1).encode() + b"}",
-         "friction_base: expected a finite number >= 0"),
+        (
+            _M1.replace("0.1,", "1" + "0" * 400 + ",", 1).encode() + b"}",
+            "friction_base: expected a finite number >= 0",
+        ),
     ],
 )
 def test_hostile_files_give_config_error(tmp_path, data, match):
@@ -296,17 +313,32 @@ def test_hostile_files_give_config_error(tmp_path, data, match):
 
 
 def _m6(quad: float) -> dict:
-    return {"model": "m6", "actuator": "x", "friction_base": 0.1, "friction_viscous": 0.01,
-            "load_friction_motor": 0.2, "load_friction_external": 0.2,
-            "load_friction_motor_stribeck": 0.1, "load_friction_external_stribeck": 0.1,
-            "friction_stribeck": 0.05, "dtheta_stribeck": 0.2, "alpha": 1.5,
-            "load_friction_motor_quad": quad, "load_friction_external_quad": quad}
+    return {
+        "model": "m6",
+        "actuator": "x",
+        "friction_base": 0.1,
+        "friction_viscous": 0.01,
+        "load_friction_motor": 0.2,
+        "load_friction_external": 0.2,
+        "load_friction_motor_stribeck": 0.1,
+        "load_friction_external_stribeck": 0.1,
+        "friction_stribeck": 0.05,
+        "dtheta_stribeck": 0.2,
+        "alpha": 1.5,
+        "load_friction_motor_quad": quad,
+        "load_friction_external_quad": quad,
+    }
 
 
-@pytest.mark.parametrize("key, value", [("load_friction_motor_quad", 1e300),
-                                        ("load_friction_external_quad", 1e5),
-                                        ("friction_base", 1e308),
-                                        ("load_friction_external", 101.0)])
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("load_friction_motor_quad", 1e300),
+        ("load_friction_external_quad", 1e5),
+        ("friction_base", 1e308),
+        ("load_friction_external", 101.0),
+    ],
+)
 def test_implausible_coefficients_rejected(key, value):
     # quad = 1e300 gave a feedforward of 0.0 (solver tolerance from an overflowing bracket)
     with pytest.raises(ConfigError, match=f"{key}: .* above the plausible maximum") as info:
@@ -322,8 +354,12 @@ def test_feedforward_residual_with_large_quadratic_coefficients(quad):
     v = np.concatenate([rng.uniform(-3, 3, 1500), rng.uniform(-0.05, 0.05, 500)])
     tau_e = np.concatenate([rng.uniform(-100, 100, 1500), rng.uniform(-3, 3, 500)])
     tau_f = p.feedforward(v, tau_e, 0.01)
-    res = np.array([abs(tf - math.tanh(vi / 0.01) * _ref_budget(d, vi, -te + tf, te))
-                    for vi, te, tf in zip(v, tau_e, tau_f)])
+    res = np.array(
+        [
+            abs(tf - math.tanh(vi / 0.01) * _ref_budget(d, vi, -te + tf, te))
+            for vi, te, tf in zip(v, tau_e, tau_f)
+        ]
+    )
     small = np.abs(tau_f) < 1e4
     assert small.sum() > 1000
     # 1e-9 N·m for answers below 10 kN·m (the tolerance used to follow the bracket bound:
@@ -337,7 +373,7 @@ def test_feedforward_at_the_quadratic_limit_hand_computed():
     # Q = s·K_eq·400 and |a| = 0.2·20 + 0.2·(20 + y), |b| = 0.1·20 + 0.1·(20 + y):
     # y = 0.11 + 8 + 0.2y + s·(0.05 + 4 + 0.1y + 400·K)  →  solve the linear equation.
     quad = 1e4
-    s = math.exp(-(5.0 ** 1.5))
+    s = math.exp(-(5.0**1.5))
     y = (8.11 + s * (4.05 + 400 * quad)) / (1.0 - 0.2 - 0.1 * s)
     p = BamParameters.from_dict(_m6(quad))
     assert p.feedforward(1.0, -20.0, 0.01) == pytest.approx(y, rel=1e-13)

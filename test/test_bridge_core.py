@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from gravity_friction_comp.errors import ConfigError, DimensionError, InputError
 from gravity_friction_comp.mit.bridge_core import (
     CAN_FRAME_BITS_NOMINAL,
     CAN_FRAME_BITS_WORST_CASE,
@@ -15,7 +16,6 @@ from gravity_friction_comp.mit.bridge_core import (
     bus_load_fraction,
     mit_bus_load,
 )
-from gravity_friction_comp.errors import ConfigError, DimensionError, InputError
 from gravity_friction_comp.mit.codec import (
     CLEAR_ERROR_FRAME,
     DISABLE_FRAME,
@@ -24,8 +24,8 @@ from gravity_friction_comp.mit.codec import (
     decode_command,
     encode_feedback_damiao,
 )
-from gravity_friction_comp.sim.motor_emulator import EmulatedMotor
 from gravity_friction_comp.mit.motor_table import JointMotorMap, motor_limits
+from gravity_friction_comp.sim.motor_emulator import EmulatedMotor
 
 RATE = 500.0
 T = 1.0 / RATE
@@ -35,13 +35,21 @@ TIMEOUT = 0.05
 def _config(behavior="damp", **kw):
     motors = (
         MotorConfig("j1", 0x01, 0x11, motor_limits("DM4340"), kp=40.0, kd=1.0, effort_limit=20.0),
-        MotorConfig("j2", 0x02, 0x12, motor_limits("DM4310"),
-                    mapping=JointMotorMap(direction=-1, offset=0.1, gear_ratio=2.0), kp=40.0, kd=2.0,
-                    damp_kd=0.8),
+        MotorConfig(
+            "j2",
+            0x02,
+            0x12,
+            motor_limits("DM4310"),
+            mapping=JointMotorMap(direction=-1, offset=0.1, gear_ratio=2.0),
+            kp=40.0,
+            kd=2.0,
+            damp_kd=0.8,
+        ),
         MotorConfig("j3", 0x03, 0x00, motor_limits("AK80-9"), kp=10.0, kd=0.5),
     )
-    return BridgeConfig(motors, rate_hz=RATE, command_timeout=TIMEOUT, timeout_behavior=behavior,
-                        stale_cycles=5, **kw)
+    return BridgeConfig(
+        motors, rate_hz=RATE, command_timeout=TIMEOUT, timeout_behavior=behavior, stale_cycles=5, **kw
+    )
 
 
 def _emulators(cfg):
@@ -373,8 +381,11 @@ def test_garbage_frame_data_is_counted_never_raised(garbage):
 def test_garbage_command_is_the_packages_error_and_keeps_the_last(garbage):
     core = MitBridgeCore(_config())
     core.set_command([0.7, 0, 0], None, None, 0.0)
-    for position, velocity, effort in ((garbage, None, None), ([0, 0, 0], garbage, None),
-                                       ([0, 0, 0], None, garbage)):
+    for position, velocity, effort in (
+        (garbage, None, None),
+        ([0, 0, 0], garbage, None),
+        ([0, 0, 0], None, garbage),
+    ):
         with pytest.raises((InputError, DimensionError)):
             core.set_command(position, velocity, effort, 0.01)
     frames = core.step(0.02)

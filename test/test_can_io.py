@@ -16,16 +16,16 @@ import can
 import numpy as np
 import pytest
 
+from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.mit.bridge_config import bridge_config_from_values
 from gravity_friction_comp.mit.bridge_core import MitBridgeCore
 from gravity_friction_comp.mit.bus import BridgeCanIO, BusOpenError, CanSettings, open_bus, read_damiao_limits
-from gravity_friction_comp.sim.bus import SimulatedMotor, SimulatedMotorBus
-from gravity_friction_comp.mit.bridge_config import bridge_config_from_values
-from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.mit.codec import DISABLE_FRAME, ENABLE_FRAME, unpack_command_codes
-from gravity_friction_comp.sim.motor_emulator import EmulatedMotor
 from gravity_friction_comp.mit.motor_table import JointMotorMap, motor_limits
 from gravity_friction_comp.model.robot_model import RobotModel
 from gravity_friction_comp.sim.arm import SimConfig, SimulatedArm
+from gravity_friction_comp.sim.bus import SimulatedMotor, SimulatedMotorBus
+from gravity_friction_comp.sim.motor_emulator import EmulatedMotor
 
 _CHANNELS = itertools.count()
 RATE = 500.0
@@ -82,8 +82,11 @@ class Loop:
         self.sim.stop()
 
     def _deliver(self, frames):
-        answering = {sm.motor.can_id for sm, muted in zip(self.sim.motors, self.sim._muted)  # noqa: SLF001
-                     if not muted}
+        answering = {
+            sm.motor.can_id
+            for sm, muted in zip(self.sim.motors, self.sim._muted)  # noqa: SLF001
+            if not muted
+        }
         expected = self.io.listener.received + sum(1 for cid, _ in frames if cid in answering)
         self.io.send(frames)
         self.sim.run_once()  # answers now, then steps physics
@@ -168,7 +171,9 @@ def test_hand_computed_frame_reaches_emulated_motor(palletizer):
     sim = SimulatedMotorBus(arm, [SimulatedMotor("beam_pitch", motor, JointMotorMap())], settings)
     try:
         with open_bus(settings) as bus:
-            bus.send(can.Message(arbitration_id=3, data=bytes.fromhex("8000800000000800"), is_extended_id=False))
+            bus.send(
+                can.Message(arbitration_id=3, data=bytes.fromhex("8000800000000800"), is_extended_id=False)
+            )
             sim.run_once()
             reply = bus.recv(timeout=1.0)
         # decoded on the motor side: +½ LSB of each symmetric range (rounding to nearest)
@@ -185,10 +190,17 @@ def test_hand_computed_frame_reaches_emulated_motor(palletizer):
 
 
 def test_round_trip_through_emulated_motors(loop_factory):
-    loop = loop_factory(config=SimConfig(joints={"base_yaw": {"coulomb": 5.0, "initial_position": 0.1},
-                                                 "shoulder_pitch": {"coulomb": 5.0, "initial_position": 0.3},
-                                                 "beam_pitch": {"coulomb": 5.0, "initial_position": -0.2}}),
-                        kp=[10.0, 20.0, 5.0], kd=[0.5, 1.0, 0.2])
+    loop = loop_factory(
+        config=SimConfig(
+            joints={
+                "base_yaw": {"coulomb": 5.0, "initial_position": 0.1},
+                "shoulder_pitch": {"coulomb": 5.0, "initial_position": 0.3},
+                "beam_pitch": {"coulomb": 5.0, "initial_position": -0.2},
+            }
+        ),
+        kp=[10.0, 20.0, 5.0],
+        kd=[0.5, 1.0, 0.2],
+    )
     q_des = np.array([0.2, 0.4, -0.1])
     loop.cycle(q_des, [0.5, -0.25, 0.0], [0.3, -1.0, 0.2])
     # motor side: the shoulder (direction −1, offset 0.1, ratio 2) sees θ = −2·(q − 0.1),
@@ -209,8 +221,11 @@ def test_round_trip_through_emulated_motors(loop_factory):
 
 
 def test_zero_gains_zero_torque_falls(loop_factory, palletizer):
-    loop = loop_factory(config=SimConfig(joints={"shoulder_pitch": {"initial_position": 0.3},
-                                                 "beam_pitch": {"initial_position": 0.2}}))
+    loop = loop_factory(
+        config=SimConfig(
+            joints={"shoulder_pitch": {"initial_position": 0.3}, "beam_pitch": {"initial_position": 0.2}}
+        )
+    )
     q0 = loop.arm.position
     for _ in range(25):  # 50 ms
         loop.cycle(q0, None, None)
@@ -303,9 +318,15 @@ def test_register_read_uses_motor_values(palletizer):
     arm = SimulatedArm(palletizer, SimConfig())
     cfg = bridge_config_from_values(VALUES)
     old = motor_limits("DM4340", {"v_max": 8.0})
-    motors = [SimulatedMotor(m.name, EmulatedMotor(old if m.name == "shoulder_pitch" else m.limits,
-                                                   m.can_id, m.master_id), m.mapping)
-              for m in cfg.motors if m.name != "beam_pitch"]  # beam_pitch never answers
+    motors = [
+        SimulatedMotor(
+            m.name,
+            EmulatedMotor(old if m.name == "shoulder_pitch" else m.limits, m.can_id, m.master_id),
+            m.mapping,
+        )
+        for m in cfg.motors
+        if m.name != "beam_pitch"
+    ]  # beam_pitch never answers
     sim = SimulatedMotorBus(arm, motors, settings)
     sim.start()
     try:
@@ -339,8 +360,11 @@ def test_simulated_bus_rejects_unknown_joint(palletizer):
     arm = SimulatedArm(palletizer, SimConfig())
     motor = EmulatedMotor(motor_limits("DM4310"), 1, 0x11)
     with pytest.raises(ConfigError, match="base_yaw"):
-        SimulatedMotorBus(arm, [SimulatedMotor("elbow", motor, JointMotorMap())],
-                          CanSettings("virtual", _channel(), 1_000_000))
+        SimulatedMotorBus(
+            arm,
+            [SimulatedMotor("elbow", motor, JointMotorMap())],
+            CanSettings("virtual", _channel(), 1_000_000),
+        )
 
 
 def test_position_limits_from_urdf_fill_only_what_is_empty():
@@ -349,11 +373,12 @@ def test_position_limits_from_urdf_fill_only_what_is_empty():
     from gravity_friction_comp.mit.bridge_config import fill_position_limits_from_urdf
     from gravity_friction_comp.model.urdf import UrdfJoint
 
-    urdf = {"a": UrdfJoint("a", "revolute", "base", "l1", lower=-0.5, upper=0.7),
-            "wheel": UrdfJoint("wheel", "continuous", "l1", "l2"),
-            "bad": UrdfJoint("bad", "revolute", "l2", "l3", lower=0.2, upper=-0.2)}
-    values = {"joints": ["a", "wheel", "bad", "ghost"], "position_lower": None,
-              "position_upper": []}
+    urdf = {
+        "a": UrdfJoint("a", "revolute", "base", "l1", lower=-0.5, upper=0.7),
+        "wheel": UrdfJoint("wheel", "continuous", "l1", "l2"),
+        "bad": UrdfJoint("bad", "revolute", "l2", "l3", lower=0.2, upper=-0.2),
+    }
+    values = {"joints": ["a", "wheel", "bad", "ghost"], "position_lower": None, "position_upper": []}
     unbounded = fill_position_limits_from_urdf(values, urdf)
     assert values["position_lower"] == [-0.5, -math.inf, -math.inf, -math.inf]
     assert values["position_upper"] == [0.7, math.inf, math.inf, math.inf]

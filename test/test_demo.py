@@ -23,11 +23,21 @@ from graph_helpers import fresh_domain_id  # noqa: E402
 
 def run_demo(repo_root, out, *extra):
     env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST", PYTHONUNBUFFERED="1")
-    cmd = [sys.executable, "-m", "gravity_friction_comp.tools.demo", "--output", str(out),
-           "--domain-id", str(fresh_domain_id()), *extra]
+    cmd = [
+        sys.executable,
+        "-m",
+        "gravity_friction_comp.tools.demo",
+        "--output",
+        str(out),
+        "--domain-id",
+        str(fresh_domain_id()),
+        *extra,
+    ]
     proc = subprocess.run(cmd, cwd=repo_root, env=env, capture_output=True, text=True, timeout=170)
     summary_path = out / "summary.json"
-    assert summary_path.is_file(), f"no summary (exit {proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    assert summary_path.is_file(), (
+        f"no summary (exit {proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    )
     return proc, json.loads(summary_path.read_text())
 
 
@@ -60,8 +70,12 @@ def only_sag_missed(proc, summary) -> bool:
     in 13 missed it (2.3–3.4 mrad), with this code and with the previous session's alike.
     """
     lines = [line for line in proc.stdout.splitlines() if "[FAIL]" in line]
-    return (proc.returncode != 0 and len(lines) == 1 and "sag while holding" in lines[0]
-            and summary["passed"] is False)
+    return (
+        proc.returncode != 0
+        and len(lines) == 1
+        and "sag while holding" in lines[0]
+        and summary["passed"] is False
+    )
 
 
 def run_demo_once_more_on_sag(repo_root, out, *extra):
@@ -91,16 +105,36 @@ def test_demo_yam_ultra(repo_root, tmp_path, shared_data):
     joints = [f"dof_joint{i + 1}" for i in range(len(motors))]
     limits = {"DM4340": 28.0, "DM4310": 10.0}  # T_MAX [N·m] (FIELD_NOTES)
     motor_map = tmp_path / "yam_bridge.yaml"
-    motor_map.write_text(yaml.safe_dump({"mit_bridge": {"ros__parameters": {
-        "joints": joints, "can_id": [int(m[0]) for m in motors],
-        "master_id": [0x10 + int(m[0]) for m in motors], "motor_type": [m[1] for m in motors],
-        "direction": [int(d) for d in data["directions"]], "kp": [float(k) for k in data["kp"]],
-        "kd": [float(k) for k in data["kd"]], "effort_limit": [limits[m[1]] for m in motors],
-        "rate_hz": 500.0}}}))
+    motor_map.write_text(
+        yaml.safe_dump(
+            {
+                "mit_bridge": {
+                    "ros__parameters": {
+                        "joints": joints,
+                        "can_id": [int(m[0]) for m in motors],
+                        "master_id": [0x10 + int(m[0]) for m in motors],
+                        "motor_type": [m[1] for m in motors],
+                        "direction": [int(d) for d in data["directions"]],
+                        "kp": [float(k) for k in data["kp"]],
+                        "kd": [float(k) for k in data["kd"]],
+                        "effort_limit": [limits[m[1]] for m in motors],
+                        "rate_hz": 500.0,
+                    }
+                }
+            }
+        )
+    )
     out = tmp_path / "out"
     proc, summary, out = run_demo_once_more_on_sag(
-        repo_root, out, "--urdf", str(shared_data / "urdf/i2rt_yam/yam_ultra.urdf"),
-        "--arm-config", str(arm), "--motor-map", str(motor_map))
+        repo_root,
+        out,
+        "--urdf",
+        str(shared_data / "urdf/i2rt_yam/yam_ultra.urdf"),
+        "--arm-config",
+        str(arm),
+        "--motor-map",
+        str(motor_map),
+    )
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert summary["joints"] == joints
     check_acceptance(summary, out)
@@ -108,8 +142,21 @@ def test_demo_yam_ultra(repo_root, tmp_path, shared_data):
 
 def test_demo_bad_file_is_a_clear_error(repo_root, tmp_path):
     env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
-    proc = subprocess.run([sys.executable, "-m", "gravity_friction_comp.tools.demo", "--output", str(tmp_path),
-                           "--urdf", str(tmp_path / "missing.urdf")], cwd=repo_root, env=env,
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gravity_friction_comp.tools.demo",
+            "--output",
+            str(tmp_path),
+            "--urdf",
+            str(tmp_path / "missing.urdf"),
+        ],
+        cwd=repo_root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2
     assert "missing.urdf" in proc.stderr

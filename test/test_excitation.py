@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import REPO_ROOT
-from gravity_friction_comp.ident.excitation import ExcitationConfig, JointLimits, excitation_profile
+
 from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.ident.excitation import ExcitationConfig, JointLimits, excitation_profile
 from gravity_friction_comp.model.robot_model import RobotModel
 
 NAMES = ("base_yaw", "shoulder_pitch", "beam_pitch")
-LIMITS = JointLimits(NAMES, np.array([-2.6, -0.6, -1.0]), np.array([2.6, 1.3, 1.0]),
-                     np.array([3.0, 2.5, 2.5]))
+LIMITS = JointLimits(
+    NAMES, np.array([-2.6, -0.6, -1.0]), np.array([2.6, 1.3, 1.0]), np.array([3.0, 2.5, 2.5])
+)
 
 
 def test_limits_from_model_match_urdf_text():
@@ -26,8 +27,14 @@ def test_limits_from_model_match_urdf_text():
 
 
 def test_sweeps_one_joint_at_a_time_both_directions_at_each_speed():
-    cfg = ExcitationConfig(joints=("shoulder_pitch",), speeds=(0.1, 0.4), amplitude=0.4,
-                           chirp=False, rate_hz=500.0, max_sweep_duration=10.0)
+    cfg = ExcitationConfig(
+        joints=("shoulder_pitch",),
+        speeds=(0.1, 0.4),
+        amplitude=0.4,
+        chirp=False,
+        rate_hz=500.0,
+        max_sweep_duration=10.0,
+    )
     prof = excitation_profile(LIMITS, [0.0, 0.3, 0.2], cfg)
     # other joints held exactly at the start
     np.testing.assert_array_equal(prof.position[:, 0], 0.0)
@@ -49,9 +56,16 @@ def test_sweeps_one_joint_at_a_time_both_directions_at_each_speed():
 
 
 def test_clipped_to_velocity_and_position_limits():
-    cfg = ExcitationConfig(speeds=(0.5, 5.0), amplitude=10.0, velocity_scale=0.5,
-                           margin=0.05, chirp=True, chirp_duration=4.0, chirp_f1=2.0,
-                           rate_hz=200.0)
+    cfg = ExcitationConfig(
+        speeds=(0.5, 5.0),
+        amplitude=10.0,
+        velocity_scale=0.5,
+        margin=0.05,
+        chirp=True,
+        chirp_duration=4.0,
+        chirp_f1=2.0,
+        rate_hz=200.0,
+    )
     prof = excitation_profile(LIMITS, [0.0, 1.3, -1.0], cfg)
     lo, hi = LIMITS.lower + 0.05, LIMITS.upper - 0.05
     assert np.all(prof.position >= lo - 1e-12) and np.all(prof.position <= hi + 1e-12)
@@ -81,8 +95,7 @@ def test_setpoint_player_csv_and_replay(tmp_path):
     from gravity_friction_comp.ident.excitation import to_replay_profile, write_setpoint_csv
     from gravity_friction_comp.trajectory.profiles import load_csv
 
-    cfg = ExcitationConfig(joints=("beam_pitch",), speeds=(0.2,), amplitude=0.2, chirp=False,
-                           rate_hz=100.0)
+    cfg = ExcitationConfig(joints=("beam_pitch",), speeds=(0.2,), amplitude=0.2, chirp=False, rate_hz=100.0)
     prof = excitation_profile(LIMITS, [0.0, 0.3, 0.2], cfg)
     path = tmp_path / "exc.csv"
     write_setpoint_csv(prof, path)
@@ -101,8 +114,24 @@ def test_module_cli(tmp_path, capsys):
 
     out = tmp_path / "e.csv"
     urdf = str(REPO_ROOT / "urdf" / "palletizer.urdf")
-    assert main(["--urdf", urdf, "--start", "0", "0.3", "0.2", "--joints", "beam_pitch",
-                 "--no-chirp", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "--urdf",
+                urdf,
+                "--start",
+                "0",
+                "0.3",
+                "0.2",
+                "--joints",
+                "beam_pitch",
+                "--no-chirp",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert out.read_text().splitlines()[0].startswith("time,position.base_yaw")
     assert main(["--urdf", urdf, "--start", "0", "0.3", "--out", str(out)]) == 2
     assert "start_position" in capsys.readouterr().err

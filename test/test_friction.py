@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 import yaml
 
-from gravity_friction_comp.friction.bam import BamParameters
 from gravity_friction_comp.errors import ConfigError, DimensionError, InputError
+from gravity_friction_comp.friction.bam import BamParameters
 from gravity_friction_comp.friction.models import FRICTION_KEYWORDS, FrictionModel
 
 MX64 = pathlib.Path(__file__).resolve().parent / "data" / "bam" / "mx64"
@@ -64,8 +64,7 @@ def test_signed_zero_velocity_gives_positive_zero():
 
 
 def test_asymmetric_breakaway_per_direction():
-    m = FrictionModel(2, breakaway_positive=[1.2, 0.0], breakaway_negative=[0.4, 0.9],
-                      eps=0.01)
+    m = FrictionModel(2, breakaway_positive=[1.2, 0.0], breakaway_negative=[0.4, 0.9], eps=0.01)
     np.testing.assert_array_equal(m.torque([1.0, 1.0]), [1.2, 0.0])
     np.testing.assert_array_equal(m.torque([-1.0, -1.0]), [-0.4, -0.9])
     # continuous at 0, one-sided slopes F+/eps and F-/eps
@@ -87,11 +86,18 @@ def test_per_joint_eps():
 
 # -- viscous, Stribeck, offset ---------------------------------------------------------------
 def test_viscous_stribeck_offset_hand_computed():
-    m = FrictionModel(2, breakaway=[0.5, 0.2], eps=[0.01, 0.02], viscous=[0.1, 0.3],
-                      stribeck_breakaway=[0.4, 0.1], stribeck_velocity=[0.1, 0.05],
-                      stribeck_exponent=[2.0, 1.0], offset=[0.05, -0.02])
+    m = FrictionModel(
+        2,
+        breakaway=[0.5, 0.2],
+        eps=[0.01, 0.02],
+        viscous=[0.1, 0.3],
+        stribeck_breakaway=[0.4, 0.1],
+        stribeck_velocity=[0.1, 0.05],
+        stribeck_exponent=[2.0, 1.0],
+        offset=[0.05, -0.02],
+    )
     v = np.array([0.05, -0.03])
-    j0 = (0.5 + 0.4 * math.exp(-(0.05 / 0.1) ** 2)) * math.tanh(0.05 / 0.01) + 0.1 * 0.05 + 0.05
+    j0 = (0.5 + 0.4 * math.exp(-((0.05 / 0.1) ** 2))) * math.tanh(0.05 / 0.01) + 0.1 * 0.05 + 0.05
     j1 = (0.2 + 0.1 * math.exp(-(0.03 / 0.05))) * math.tanh(-0.03 / 0.02) + 0.3 * -0.03 - 0.02
     np.testing.assert_allclose(m.torque(v), [j0, j1], rtol=1e-14)
     # offset applies at rest too (OpenArm's Fo)
@@ -99,8 +105,7 @@ def test_viscous_stribeck_offset_hand_computed():
 
 
 def test_stribeck_peak_above_coulomb_near_zero_speed():
-    m = FrictionModel(1, breakaway=0.5, stribeck_breakaway=0.3, stribeck_velocity=0.2,
-                      eps=1e-4)
+    m = FrictionModel(1, breakaway=0.5, stribeck_breakaway=0.3, stribeck_velocity=0.2, eps=1e-4)
     # just above eps: level ≈ F_c + F_s; far above v_s: level → F_c
     assert m.torque([0.002])[0] == pytest.approx(0.8, abs=1e-3)
     assert m.torque([5.0])[0] == pytest.approx(0.5, abs=1e-12)
@@ -109,8 +114,12 @@ def test_stribeck_peak_above_coulomb_near_zero_speed():
 # -- switching off ---------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "kwargs",
-    [dict(enabled=False, breakaway=1.0, viscous=0.2, offset=0.1), dict(breakaway=[]),
-     dict(), dict(breakaway=[0.0, 0.0, 0.0], viscous=0.0, offset=[0.0, 0.0, 0.0])],
+    [
+        dict(enabled=False, breakaway=1.0, viscous=0.2, offset=0.1),
+        dict(breakaway=[]),
+        dict(),
+        dict(breakaway=[0.0, 0.0, 0.0], viscous=0.0, offset=[0.0, 0.0, 0.0]),
+    ],
 )
 def test_is_zero_gives_exact_zeros(kwargs):
     m = FrictionModel(3, **kwargs)
@@ -227,8 +236,13 @@ def _write(tmp_path, data, name="arm.yml"):
 
 
 def test_from_yaml_round_trip_with_block(tmp_path):
-    block = {"enable": True, "breakaway": [1.2, 1.8, 0.0], "eps": 0.005,
-             "viscous": [0.1, 0.0, 0.0], "offset": 0.01}
+    block = {
+        "enable": True,
+        "breakaway": [1.2, 1.8, 0.0],
+        "eps": 0.005,
+        "viscous": [0.1, 0.0, 0.0],
+        "offset": 0.01,
+    }
     path = _write(tmp_path, {"kp": [1, 2, 3], "friction_comp": block})
     m = FrictionModel.from_yaml(path, 3)
     v = np.array([0.002, -1.0, 0.5])
@@ -242,9 +256,15 @@ def test_from_yaml_without_block_is_zero(tmp_path):
     assert m.is_zero and np.array_equal(m.torque([1.0, -1.0]), [0.0, 0.0])
 
 
-@pytest.mark.parametrize("block", [{"enabled": False, "breakaway": [1.0, 1.0]},
-                                   {"enable": True, "breakaway": [0.0, 0.0]},
-                                   {"enable": True, "breakaway": []}, None])
+@pytest.mark.parametrize(
+    "block",
+    [
+        {"enabled": False, "breakaway": [1.0, 1.0]},
+        {"enable": True, "breakaway": [0.0, 0.0]},
+        {"enable": True, "breakaway": []},
+        None,
+    ],
+)
 def test_from_yaml_disabled_or_zero_block(tmp_path, block):
     path = _write(tmp_path, {"friction_comp": block})
     m = FrictionModel.from_yaml(path, 2)
@@ -254,9 +274,17 @@ def test_from_yaml_disabled_or_zero_block(tmp_path, block):
 
 
 def test_explicit_keywords_override_yaml(tmp_path):
-    path = _write(tmp_path, {"friction_comp": {"enable": False, "breakaway": [1.0, 2.0],
-                                               "breakaway_negative": [0.1, 0.1],
-                                               "eps": 0.01}})
+    path = _write(
+        tmp_path,
+        {
+            "friction_comp": {
+                "enable": False,
+                "breakaway": [1.0, 2.0],
+                "breakaway_negative": [0.1, 0.1],
+                "eps": 0.01,
+            }
+        },
+    )
     m = FrictionModel.from_yaml(path, 2, enabled=True, eps=None)
     np.testing.assert_array_equal(m.torque([1.0, -1.0]), [1.0, -0.1])  # YAML values kept
     m = FrictionModel.from_yaml(path, 2, enabled=True, breakaway=0.5)
@@ -280,23 +308,23 @@ def test_from_yaml_i2rt_yam_ultra():
     assert m.enabled and not m.is_zero
     np.testing.assert_array_equal(m.params.breakaway_positive, [1.2, 1.8, 1.6, 0.1, 0.0, 0.0])
     np.testing.assert_array_equal(m.params.eps, [0.005] * 6)
-    np.testing.assert_allclose(m.torque([0.0025] * 6),
-                               np.array([1.2, 1.8, 1.6, 0.1, 0.0, 0.0]) * math.tanh(0.5),
-                               rtol=1e-15)
+    np.testing.assert_allclose(
+        m.torque([0.0025] * 6), np.array([1.2, 1.8, 1.6, 0.1, 0.0, 0.0]) * math.tanh(0.5), rtol=1e-15
+    )
 
 
 # -- BAM joints ------------------------------------------------------------------------------
 def _ref_m3(v, tau_m, tau_e):
     # mx64 m3.json: K_c + K_v·|v| + K_l·|tau_e - tau_m|
-    return (0.10216727649779266 + 0.0006300275797440622 * abs(v)
-            + 0.07580074806755707 * abs(tau_e - tau_m))
+    return 0.10216727649779266 + 0.0006300275797440622 * abs(v) + 0.07580074806755707 * abs(tau_e - tau_m)
 
 
 def test_bam_joints_with_gravity_load(tmp_path):
     m3 = BamParameters.from_json(MX64 / "m3.json")
     m1 = BamParameters.from_json(MX64 / "m1.json")
-    m = FrictionModel(3, model="bam", bam=[m3, None, m1], breakaway=[0.0, 0.7, 0.0],
-                      offset=[0.01, 0.0, 0.0], eps=0.01)
+    m = FrictionModel(
+        3, model="bam", bam=[m3, None, m1], breakaway=[0.0, 0.7, 0.0], offset=[0.01, 0.0, 0.0], eps=0.01
+    )
     assert m.uses_load
     v = np.array([0.004, -1.0, -0.5])
     load = np.array([2.0, 5.0, -1.0])  # gravity torque the motor applies
@@ -306,8 +334,7 @@ def test_bam_joints_with_gravity_load(tmp_path):
     tau_m = 2.0 + x
     assert abs(x - math.tanh(0.4) * _ref_m3(0.004, tau_m, -2.0)) <= 1e-9
     assert out[1] == -0.7  # Coulomb joint, saturated
-    assert out[2] == pytest.approx(-(0.09038677246291783 + 0.011691602145974832 * 0.5),
-                                   rel=1e-14)
+    assert out[2] == pytest.approx(-(0.09038677246291783 + 0.011691602145974832 * 0.5), rel=1e-14)
     # load None → tau_e = 0: same equation with tau_m = x
     x0 = m.torque(v)[0] - 0.01
     assert abs(x0 - math.tanh(0.4) * _ref_m3(0.004, x0, 0.0)) <= 1e-9
@@ -347,8 +374,7 @@ def test_empty_overrides_keep_yaml_and_current_values(tmp_path):
     path = _write(tmp_path, {"friction_comp": {"breakaway": [1.0, 2.0], "eps": 0.01}})
     m = FrictionModel.from_yaml(path, 2, breakaway=[], viscous=[], bam_files=[])
     np.testing.assert_array_equal(m.torque([1.0, -1.0]), [1.0, -2.0])
-    np.testing.assert_array_equal(m.with_updates(breakaway=[]).torque([1.0, -1.0]),
-                                  [1.0, -2.0])
+    np.testing.assert_array_equal(m.with_updates(breakaway=[]).torque([1.0, -1.0]), [1.0, -2.0])
 
 
 def test_ros_array_values_accepted():
@@ -367,13 +393,16 @@ def test_bam_model_without_any_bam_file_is_rejected():
     assert info.value.key == "bam_files"
 
 
-@pytest.mark.parametrize("kwargs, key", [
-    (dict(breakaway=1e308, stribeck_breakaway=1e308), "breakaway"),  # their sum was inf → NaN
-    (dict(viscous=1e308), "viscous"),
-    (dict(stribeck_breakaway=2e6), "stribeck_breakaway"),
-    (dict(offset=-2e6), "offset"),
-    (dict(breakaway_negative=[1.0, 1e7]), "breakaway_negative"),
-])
+@pytest.mark.parametrize(
+    "kwargs, key",
+    [
+        (dict(breakaway=1e308, stribeck_breakaway=1e308), "breakaway"),  # their sum was inf → NaN
+        (dict(viscous=1e308), "viscous"),
+        (dict(stribeck_breakaway=2e6), "stribeck_breakaway"),
+        (dict(offset=-2e6), "offset"),
+        (dict(breakaway_negative=[1.0, 1e7]), "breakaway_negative"),
+    ],
+)
 def test_implausible_coefficients_are_refused(kwargs, key):
     from gravity_friction_comp.friction.models import MAX_COEFFICIENT
 
@@ -382,8 +411,13 @@ def test_implausible_coefficients_are_refused(kwargs, key):
     assert info.value.key == key
     # the limit itself is accepted and gives finite torque at any finite velocity up to
     # 1e300 rad/s: |τ| <= 3·MAX·(1 + |v|) by hand from the module equation
-    top = FrictionModel(2, breakaway=MAX_COEFFICIENT, stribeck_breakaway=MAX_COEFFICIENT,
-                        viscous=MAX_COEFFICIENT, offset=-MAX_COEFFICIENT)
+    top = FrictionModel(
+        2,
+        breakaway=MAX_COEFFICIENT,
+        stribeck_breakaway=MAX_COEFFICIENT,
+        viscous=MAX_COEFFICIENT,
+        offset=-MAX_COEFFICIENT,
+    )
     for v in (0.0, 1e-3, -5.0, 1e300):
         with np.errstate(over="ignore"):  # (v/v_s)**2 overflows to inf: exp(-inf) = 0
             tau = top.torque([v, -v])

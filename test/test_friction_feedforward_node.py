@@ -8,12 +8,16 @@ import numpy as np
 import pytest
 
 rclpy = pytest.importorskip("rclpy")
+from conftest import REPO_ROOT  # noqa: E402
+from graph_helpers import (
+    fresh_domain_id,
+    graph_client,
+    node_process,
+    warm_up,  # noqa: E402
+    write_params,
+)
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Bool  # noqa: E402
-
-from conftest import REPO_ROOT  # noqa: E402
-from graph_helpers import (fresh_domain_id, graph_client, node_process, warm_up,  # noqa: E402
-                           write_params)
 
 NODE = "friction_feedforward"
 JOINTS = ["base_yaw", "shoulder_pitch", "beam_pitch"]
@@ -40,10 +44,10 @@ def _js(names, q, v=(), effort=()):
 @pytest.fixture(scope="module")
 def friction(tmp_path_factory):
     domain = fresh_domain_id()
-    path = write_params(tmp_path_factory.mktemp("friction") / "p.yaml", NODE,
-                        {"joints": JOINTS, "arm_config": str(ARM_YAML)})
-    with node_process("friction_feedforward_node", domain, path) as proc, \
-            graph_client(domain) as client:
+    path = write_params(
+        tmp_path_factory.mktemp("friction") / "p.yaml", NODE, {"joints": JOINTS, "arm_config": str(ARM_YAML)}
+    )
+    with node_process("friction_feedforward_node", domain, path) as proc, graph_client(domain) as client:
         commands = client.subscribe(JointState, "joint_command")
         setpoints = client.publisher(JointState, "joint_setpoint")
         states = client.publisher(JointState, "joint_states")
@@ -63,12 +67,18 @@ def _exchange(client, proc, pub, commands, msg):
 def test_friction_added_from_arm_yaml_and_extra_joint_passes(friction):
     client, proc, setpoints, _, commands = friction
     v = np.array([0.3, -0.01, 0.0])
-    out = _exchange(client, proc, setpoints, commands,
-                    _js(["gripper", *JOINTS], [0.0] * 4, [1.0, *v], [0.7, 1.0, 2.0, 3.0]))
+    out = _exchange(
+        client,
+        proc,
+        setpoints,
+        commands,
+        _js(["gripper", *JOINTS], [0.0] * 4, [1.0, *v], [0.7, 1.0, 2.0, 3.0]),
+    )
     eff = dict(zip(out.name, out.effort))
     assert eff["gripper"] == 0.7
-    np.testing.assert_allclose([eff[j] for j in JOINTS],
-                               np.array([1.0, 2.0, 3.0]) + _hand_friction(v), atol=1e-12)
+    np.testing.assert_allclose(
+        [eff[j] for j in JOINTS], np.array([1.0, 2.0, 3.0]) + _hand_friction(v), atol=1e-12
+    )
     assert eff["beam_pitch"] == 3.0  # v = 0 → exactly no friction
 
 
@@ -80,12 +90,14 @@ def test_runtime_parameters_override_yaml_and_reject_bad_values(friction):
         assert client.set_parameters(NODE, **{name: value})[0].successful
     out = _exchange(client, proc, setpoints, commands, msg)
     np.testing.assert_allclose(out.effort, _hand_friction(v, [0.5, 0.6, 0.7], 0.05), atol=1e-12)
-    for bad, needle in (({"breakaway": [0.1, 0.2]}, "expected 3"),
-                        ({"breakaway": [0.1, -0.2, 0.1]}, "breakaway"),
-                        ({"eps": 0.0}, "eps"),
-                        ({"model": "magic"}, "valid choices"),
-                        ({"velocity_source": "psychic"}, "valid choices"),
-                        ({"scale": math.nan}, "scale")):
+    for bad, needle in (
+        ({"breakaway": [0.1, 0.2]}, "expected 3"),
+        ({"breakaway": [0.1, -0.2, 0.1]}, "breakaway"),
+        ({"eps": 0.0}, "eps"),
+        ({"model": "magic"}, "valid choices"),
+        ({"velocity_source": "psychic"}, "valid choices"),
+        ({"scale": math.nan}, "scale"),
+    ):
         result = client.set_parameters(NODE, **bad)[0]
         assert not result.successful and needle in result.reason, (bad, result.reason)
     out = _exchange(client, proc, setpoints, commands, msg)  # last good model kept
@@ -118,8 +130,12 @@ def test_measured_velocity_with_deadband_gives_no_dither(friction):
 def test_bad_messages_survived(friction):
     client, proc, setpoints, _, commands = friction
     n0 = len(commands)
-    for msg in (_js(JOINTS, [0.0, math.nan, 0.0]), _js(JOINTS[:2], [0.0] * 2),
-                _js(JOINTS, [0.0] * 3, [0.0, 0.0]), _js(JOINTS, [0.0] * 3, [math.inf] * 3)):
+    for msg in (
+        _js(JOINTS, [0.0, math.nan, 0.0]),
+        _js(JOINTS[:2], [0.0] * 2),
+        _js(JOINTS, [0.0] * 3, [0.0, 0.0]),
+        _js(JOINTS, [0.0] * 3, [math.inf] * 3),
+    ):
         setpoints.publish(msg)
     client.spin_for(0.3)
     assert len(commands) == n0 and proc.poll() is None
@@ -128,17 +144,37 @@ def test_bad_messages_survived(friction):
 
 def test_chain_command_is_sum_of_terms_and_holding_propagates(tmp_path):
     domain = fresh_domain_id()
-    gravity_params = write_params(tmp_path / "g.yaml", "gravity_compensation", {
-        "urdf_path": str(REPO_ROOT / "urdf" / "palletizer.urdf"),
-        "payload": {"mass": 0.13, "shape": "cylinder", "radius": 0.033, "length": 0.12,
-                    "com": [0.0, 0.0, -0.07], "parent": "tool"}})
-    friction_params = write_params(tmp_path / "f.yaml", NODE,
-                                   {"joints": JOINTS, "arm_config": str(ARM_YAML)})
-    with node_process("gravity_compensation_node", domain, gravity_params,
-                      ["-r", "joint_command:=gravity/joint_command"]) as gproc, \
-            node_process("friction_feedforward_node", domain, friction_params,
-                         ["-r", "joint_setpoint:=gravity/joint_command"]) as fproc, \
-            graph_client(domain) as client:
+    gravity_params = write_params(
+        tmp_path / "g.yaml",
+        "gravity_compensation",
+        {
+            "urdf_path": str(REPO_ROOT / "urdf" / "palletizer.urdf"),
+            "payload": {
+                "mass": 0.13,
+                "shape": "cylinder",
+                "radius": 0.033,
+                "length": 0.12,
+                "com": [0.0, 0.0, -0.07],
+                "parent": "tool",
+            },
+        },
+    )
+    friction_params = write_params(tmp_path / "f.yaml", NODE, {"joints": JOINTS, "arm_config": str(ARM_YAML)})
+    with (
+        node_process(
+            "gravity_compensation_node",
+            domain,
+            gravity_params,
+            ["-r", "joint_command:=gravity/joint_command"],
+        ) as gproc,
+        node_process(
+            "friction_feedforward_node",
+            domain,
+            friction_params,
+            ["-r", "joint_setpoint:=gravity/joint_command"],
+        ) as fproc,
+        graph_client(domain) as client,
+    ):
         commands = client.subscribe(JointState, "joint_command")
         g_terms = client.subscribe(JointState, "/gravity_compensation/effort")
         f_terms = client.subscribe(JointState, "/friction_feedforward/effort")
@@ -166,8 +202,10 @@ def test_chain_command_is_sum_of_terms_and_holding_propagates(tmp_path):
         from gravity_friction_comp import Payload, RobotModel
 
         bare = RobotModel.from_urdf(str(REPO_ROOT / "urdf" / "palletizer.urdf"))
-        loaded = bare.with_payload(Payload.cylinder(0.13, 0.033, 0.12, com=(0, 0, -0.07),
-                                                    parent="tool"))
+        loaded = bare.with_payload(Payload.cylinder(0.13, 0.033, 0.12, com=(0, 0, -0.07), parent="tool"))
         q = np.array(commands[-1].position)
-        np.testing.assert_allclose(np.subtract(commands[-1].effort, commands[-2].effort),
-                                   loaded.gravity(q) - bare.gravity(q), atol=1e-12)
+        np.testing.assert_allclose(
+            np.subtract(commands[-1].effort, commands[-2].effort),
+            loaded.gravity(q) - bare.gravity(q),
+            atol=1e-12,
+        )

@@ -9,16 +9,20 @@ import numpy as np
 import pytest
 
 rclpy = pytest.importorskip("rclpy")
+from graph_helpers import (
+    fresh_domain_id,
+    graph_client,
+    node_process,
+    warm_up,  # noqa: E402
+    write_params,
+)
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Bool  # noqa: E402
 
 from gravity_friction_comp import Payload, RobotModel  # noqa: E402
-from graph_helpers import (fresh_domain_id, graph_client, node_process, warm_up,  # noqa: E402
-                           write_params)
 
 NODE = "gravity_compensation"
-PAYLOAD = dict(mass=0.13, shape="cylinder", radius=0.033, length=0.12, com=[0.0, 0.0, -0.07],
-               parent="tool")
+PAYLOAD = dict(mass=0.13, shape="cylinder", radius=0.033, length=0.12, com=[0.0, 0.0, -0.07], parent="tool")
 
 
 @pytest.fixture(scope="module")
@@ -31,8 +35,13 @@ def urdf_path(request):
 @pytest.fixture(scope="module")
 def models(urdf_path):
     bare = RobotModel.from_urdf(urdf_path)
-    payload = Payload.cylinder(PAYLOAD["mass"], PAYLOAD["radius"], PAYLOAD["length"],
-                               com=tuple(PAYLOAD["com"]), parent=PAYLOAD["parent"])
+    payload = Payload.cylinder(
+        PAYLOAD["mass"],
+        PAYLOAD["radius"],
+        PAYLOAD["length"],
+        com=tuple(PAYLOAD["com"]),
+        parent=PAYLOAD["parent"],
+    )
     return bare, bare.with_payload(payload)
 
 
@@ -41,16 +50,20 @@ def running(tmp_path_factory, urdf_path):
     domain = fresh_domain_id()
     params = {"urdf_path": urdf_path, **{f"payload.{k}": v for k, v in PAYLOAD.items()}}
     path = write_params(tmp_path_factory.mktemp("gravity") / "params.yaml", NODE, params)
-    with node_process("gravity_compensation_node", domain, path) as proc, \
-            graph_client(domain) as client:
+    with node_process("gravity_compensation_node", domain, path) as proc, graph_client(domain) as client:
         commands = client.subscribe(JointState, "joint_command")
         terms = client.subscribe(JointState, f"/{NODE}/effort")
         setpoints = client.publisher(JointState, "joint_setpoint")
         holding = client.publisher(Bool, "gripper/holding")
         client.wait_for_subscriber(setpoints, proc=proc)
         client.wait_for_subscriber(holding, proc=proc)
-        warm_up(client, setpoints, _setpoint(["base_yaw", "shoulder_pitch", "beam_pitch"],
-                                             [0.0] * 3), commands, proc)
+        warm_up(
+            client,
+            setpoints,
+            _setpoint(["base_yaw", "shoulder_pitch", "beam_pitch"], [0.0] * 3),
+            commands,
+            proc,
+        )
         client.spin_for(0.1)
         terms.clear()
         yield client, proc, setpoints, holding, commands, terms
@@ -92,8 +105,7 @@ def test_effort_equals_core_gravity_any_order_extra_joint(running, models):
         np.testing.assert_allclose([got[j] for j in bare.joint_names], expected, atol=1e-12)
         assert list(out.name) == names and list(out.position) == list(msg.position)
         term = _by_name(running[5][-1])
-        np.testing.assert_allclose([term[j] for j in bare.joint_names], expected - 0.25,
-                                   atol=1e-12)
+        np.testing.assert_allclose([term[j] for j in bare.joint_names], expected - 0.25, atol=1e-12)
         assert term["gripper"] == 0.0
 
 
@@ -132,16 +144,18 @@ def test_parameters_change_output_and_bad_values_are_rejected(running, models):
     assert set_and_wait(enable=False).tolist() == [0.0, 0.0, 0.0]
     set_and_wait(enable=True, scale=1.0)
     # A heavier payload, attached through the parameter: output follows the new model.
-    heavy = bare.with_payload(Payload.cylinder(0.5, 0.033, 0.12, com=(0.0, 0.0, -0.07),
-                                               parent="tool"))
-    np.testing.assert_allclose(set_and_wait(**{"payload.mass": 0.5, "payload.attached": True}),
-                               heavy.gravity(q), atol=1e-12)
+    heavy = bare.with_payload(Payload.cylinder(0.5, 0.033, 0.12, com=(0.0, 0.0, -0.07), parent="tool"))
+    np.testing.assert_allclose(
+        set_and_wait(**{"payload.mass": 0.5, "payload.attached": True}), heavy.gravity(q), atol=1e-12
+    )
     before = list(commands[-1].effort)
-    for bad, needle in (({"scale": math.nan}, "scale"),
-                        ({"payload.mass": -1.0}, "mass"),
-                        ({"payload.parent": "no_such_link"}, "no_such_link"),
-                        ({"robot_description": "<robot name='x'><link"}, "robot description"),
-                        ({"gravity": [0.0, math.inf, -9.81]}, "gravity")):
+    for bad, needle in (
+        ({"scale": math.nan}, "scale"),
+        ({"payload.mass": -1.0}, "mass"),
+        ({"payload.parent": "no_such_link"}, "no_such_link"),
+        ({"robot_description": "<robot name='x'><link"}, "robot description"),
+        ({"gravity": [0.0, math.inf, -9.81]}, "gravity"),
+    ):
         results = client.set_parameters(NODE, **bad)
         assert not results[0].successful, bad
         assert needle in results[0].reason, results[0].reason
@@ -156,12 +170,14 @@ def test_bad_messages_are_survived_and_clamped(running, models):
     bare, _ = models
     names = list(bare.joint_names)
     n0 = len(commands)
-    for msg in (_setpoint(names, [0.0, math.nan, 0.0]),
-                _setpoint(names[:2], [0.0, 0.0]),
-                _setpoint(names, [0.0, 0.0]),
-                _setpoint([*names, names[0]], [0.0] * 4),
-                _setpoint(names, [0.0, 0.0, 0.0], effort=[0.0, math.inf, 0.0]),
-                _setpoint(names, [1e200, 0.0, 0.0])):  # finite but absurd (|q| > ~1e154)
+    for msg in (
+        _setpoint(names, [0.0, math.nan, 0.0]),
+        _setpoint(names[:2], [0.0, 0.0]),
+        _setpoint(names, [0.0, 0.0]),
+        _setpoint([*names, names[0]], [0.0] * 4),
+        _setpoint(names, [0.0, 0.0, 0.0], effort=[0.0, math.inf, 0.0]),
+        _setpoint(names, [1e200, 0.0, 0.0]),
+    ):  # finite but absurd (|q| > ~1e154)
         setpoints.publish(msg)
     client.spin_for(0.3)
     assert len(commands) == n0, f"a bad setpoint produced output: {commands[n0:]}"
@@ -209,8 +225,7 @@ def test_inverse_dynamics_mode(running, models):
 
         full = bare.full_model
         data = full.createData()
-        tau_full = pin.rnea(full, data, bare.full_configuration(q), bare.coupling @ v0,
-                            np.zeros(full.nv))
+        tau_full = pin.rnea(full, data, bare.full_configuration(q), bare.coupling @ v0, np.zeros(full.nv))
         expected = bare.coupling.T @ tau_full
         np.testing.assert_allclose(out.effort, expected, atol=1e-10)
         assert not np.allclose(expected, bare.gravity(q), atol=1e-3)  # C(q,q̇)q̇ matters
@@ -232,9 +247,11 @@ def test_hostile_parameter_changes_are_refused(running, models):
     assert client.spin_until(future.done, 10.0)
     result = future.result().results[0]
     assert not result.successful and "cannot be deleted" in result.reason
-    for bad, needle in (({"urdf_path": ""}, "no robot description"),
-                        ({"payload.com": [1e300, 0.0, 0.0]}, "within 100 m"),
-                        ({"payload.shape": "cone"}, "cone")):
+    for bad, needle in (
+        ({"urdf_path": ""}, "no robot description"),
+        ({"payload.com": [1e300, 0.0, 0.0]}, "within 100 m"),
+        ({"payload.shape": "cone"}, "cone"),
+    ):
         result = client.set_parameters(NODE, **bad)[0]
         assert not result.successful and needle in result.reason, (bad, result.reason)
     # still computing with the last good model, and later changes still work
@@ -247,15 +264,15 @@ def test_hostile_parameter_changes_are_refused(running, models):
 
 def test_empty_robot_description_topic_is_ignored(tmp_path):
     """A node fed by the robot_description topic survives an empty message."""
-    from std_msgs.msg import String
-    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-
     from conftest import REPO_ROOT
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from std_msgs.msg import String
 
     domain = fresh_domain_id()
     xml = (REPO_ROOT / "urdf" / "palletizer.urdf").read_text()
-    latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    latched = QoSProfile(
+        depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+    )
     with node_process("gravity_compensation_node", domain) as proc, graph_client(domain) as client:
         commands = client.subscribe(JointState, "joint_command")
         description = client.publisher(String, "robot_description", latched)
@@ -273,5 +290,4 @@ def test_empty_robot_description_topic_is_ignored(tmp_path):
         setpoints.publish(_setpoint(names, [0.0, 0.4, 0.2]))
         assert client.spin_until(lambda: len(commands) > n0, 5.0, proc)
         bare = RobotModel.from_urdf(xml)
-        np.testing.assert_allclose(commands[-1].effort, bare.gravity(np.array([0.0, 0.4, 0.2])),
-                                   atol=1e-12)
+        np.testing.assert_allclose(commands[-1].effort, bare.gravity(np.array([0.0, 0.4, 0.2])), atol=1e-12)

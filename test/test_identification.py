@@ -12,15 +12,23 @@ import json
 
 import numpy as np
 import pytest
-
 from conftest import REPO_ROOT, sweep_log
+
 from gravity_friction_comp.friction.bam import BamParameters
-from gravity_friction_comp.ident.excitation import ExcitationConfig, JointLimits, excitation_profile
 from gravity_friction_comp.friction.models import FrictionModel
-from gravity_friction_comp.ident.identification import (IdentificationConfig, IdentificationError,
-                                                  JointStateLog, ModelFit, identify,
-                                                  load_log, load_rosbag, select_model,
-                                                  write_csv, write_outputs)
+from gravity_friction_comp.ident.excitation import ExcitationConfig, JointLimits, excitation_profile
+from gravity_friction_comp.ident.identification import (
+    IdentificationConfig,
+    IdentificationError,
+    JointStateLog,
+    ModelFit,
+    identify,
+    load_log,
+    load_rosbag,
+    select_model,
+    write_csv,
+    write_outputs,
+)
 from gravity_friction_comp.mit.codec import float_to_uint, uint_to_float
 from gravity_friction_comp.model.robot_model import RobotModel
 from gravity_friction_comp.sim.arm import SimConfig, SimulatedArm
@@ -29,9 +37,15 @@ URDF = str(REPO_ROOT / "urdf" / "palletizer.urdf")
 # base_yaw: Coulomb + viscous only; shoulder_pitch: with Stribeck (and gravity load)
 TRUTH = {
     "base_yaw": dict(coulomb=0.10, viscous=0.03, armature=0.002),
-    "shoulder_pitch": dict(coulomb=0.20, stribeck_breakaway=0.10, stribeck_velocity=0.05,
-                           stribeck_exponent=2.0, viscous=0.08, armature=0.012,
-                           initial_position=0.3),
+    "shoulder_pitch": dict(
+        coulomb=0.20,
+        stribeck_breakaway=0.10,
+        stribeck_velocity=0.05,
+        stribeck_exponent=2.0,
+        viscous=0.08,
+        armature=0.012,
+        initial_position=0.3,
+    ),
     "beam_pitch": dict(coulomb=0.10, viscous=0.03, armature=0.002, initial_position=0.2),
 }
 # MIT feedback ranges: base_yaw/beam_pitch DM4310 (V 30, T 10), shoulder DM4340 (V 10, T 28)
@@ -50,9 +64,16 @@ def record(seed=0, log_every=5):
     """Simulate the excitation run; returns (model, log) with quantized noisy feedback."""
     model = RobotModel.from_urdf(URDF)
     arm = SimulatedArm(model, SimConfig(joints=TRUTH, physics_rate_hz=1000.0))
-    cfg = ExcitationConfig(joints=EXCITED, speeds=SPEEDS, amplitude=0.5,
-                           max_sweep_duration=1.0, chirp=False, hold_time=0.1, rate_hz=1000.0,
-                           acceleration=3.0)
+    cfg = ExcitationConfig(
+        joints=EXCITED,
+        speeds=SPEEDS,
+        amplitude=0.5,
+        max_sweep_duration=1.0,
+        chirp=False,
+        hold_time=0.1,
+        rate_hz=1000.0,
+        acceleration=3.0,
+    )
     prof = excitation_profile(JointLimits.from_model(model), arm.position, cfg)
     rng = np.random.default_rng(seed)
     kp, kd = np.array([40.0, 80.0, 40.0]), np.array([2.0, 4.0, 2.0])
@@ -65,12 +86,9 @@ def record(seed=0, log_every=5):
         if k % log_every == 0:
             t.append(prof.time[k])
             q_log.append([_quantize(x + rng.normal(0, 1e-4), -12.5, 12.5, 16) for x in q])
-            v_log.append([_quantize(x + rng.normal(0, V_NOISE), -vm, vm, 12)
-                          for x, vm in zip(v, V_MAX)])
-            e_log.append([_quantize(x + rng.normal(0, 5e-3), -tm, tm, 12)
-                          for x, tm in zip(tau, T_MAX)])
-    log = JointStateLog(model.joint_names, np.array(t), np.array(q_log), np.array(v_log),
-                        np.array(e_log))
+            v_log.append([_quantize(x + rng.normal(0, V_NOISE), -vm, vm, 12) for x, vm in zip(v, V_MAX)])
+            e_log.append([_quantize(x + rng.normal(0, 5e-3), -tm, tm, 12) for x, tm in zip(tau, T_MAX)])
+    log = JointStateLog(model.joint_names, np.array(t), np.array(q_log), np.array(v_log), np.array(e_log))
     return model, log
 
 
@@ -118,8 +136,11 @@ def test_report_and_skips(sim_run):
     m3 = shoulder.fits["bam_m3"]
     assert abs(m3.params["load_friction_base"]) < 0.01
     # parameter counts: every BAM coefficient + θ̇_s, α + offset
-    assert {n: shoulder.fits[n].n_params for n in ("bam_m4", "bam_m5", "bam_m6")} == \
-        {"bam_m4": 8, "bam_m5": 10, "bam_m6": 12}
+    assert {n: shoulder.fits[n].n_params for n in ("bam_m4", "bam_m5", "bam_m6")} == {
+        "bam_m4": 8,
+        "bam_m5": 10,
+        "bam_m6": 12,
+    }
     assert shoulder.fits["bam_m4"].params["load_friction_base"] < 0.01
     assert shoulder.selected == "stribeck"
 
@@ -194,14 +215,32 @@ def test_bam_m3_fitted_when_load_varies(tmp_path):
 
 
 # BAM truths for the load-varying synthetic logs (Stribeck velocity inside the swept speeds)
-BAM_M4 = dict(model="m4", actuator="truth", friction_base=0.15, friction_viscous=0.05,
-              friction_stribeck=0.12, load_friction_base=0.06, load_friction_stribeck=0.10,
-              dtheta_stribeck=0.15, alpha=1.5)
-BAM_M6 = dict(model="m6", actuator="truth", friction_base=0.15, friction_viscous=0.05,
-              friction_stribeck=0.12, load_friction_motor=0.10, load_friction_external=0.04,
-              load_friction_motor_stribeck=0.12, load_friction_external_stribeck=0.05,
-              load_friction_motor_quad=0.08, load_friction_external_quad=0.03,
-              dtheta_stribeck=0.15, alpha=1.5)
+BAM_M4 = dict(
+    model="m4",
+    actuator="truth",
+    friction_base=0.15,
+    friction_viscous=0.05,
+    friction_stribeck=0.12,
+    load_friction_base=0.06,
+    load_friction_stribeck=0.10,
+    dtheta_stribeck=0.15,
+    alpha=1.5,
+)
+BAM_M6 = dict(
+    model="m6",
+    actuator="truth",
+    friction_base=0.15,
+    friction_viscous=0.05,
+    friction_stribeck=0.12,
+    load_friction_motor=0.10,
+    load_friction_external=0.04,
+    load_friction_motor_stribeck=0.12,
+    load_friction_external_stribeck=0.05,
+    load_friction_motor_quad=0.08,
+    load_friction_external_quad=0.03,
+    dtheta_stribeck=0.15,
+    alpha=1.5,
+)
 
 
 def _bam_log(truth, seed=4, constant_load=False):
@@ -233,8 +272,11 @@ def _bam_log(truth, seed=4, constant_load=False):
 def _check_bam_fit(jf, truth, name, rel):
     p = jf.fits[name].params
     errors = {k: (p[k] - x) / x for k, x in truth.items() if k not in ("model", "actuator")}
-    print(name, {k: f"{100 * e:+.2f} %" for k, e in errors.items()},
-          {n: round(f.validation_rms, 5) for n, f in jf.fits.items()})
+    print(
+        name,
+        {k: f"{100 * e:+.2f} %" for k, e in errors.items()},
+        {n: round(f.validation_rms, 5) for n, f in jf.fits.items()},
+    )
     for k, e in errors.items():
         assert abs(e) < rel, (k, p[k], truth[k])
 
@@ -292,9 +334,11 @@ def test_selection_criterion_closed_form():
     def fit(name, n, rms):
         return ModelFit(name, {}, n, rms, rms)
 
-    fits = {"coulomb_viscous": fit("coulomb_viscous", 3, 1.0),
-            "coulomb_tanh": fit("coulomb_tanh", 4, 0.96),
-            "stribeck": fit("stribeck", 7, 0.90)}
+    fits = {
+        "coulomb_viscous": fit("coulomb_viscous", 3, 1.0),
+        "coulomb_tanh": fit("coulomb_tanh", 4, 0.96),
+        "stribeck": fit("stribeck", 7, 0.90),
+    }
     assert select_model(fits) == "stribeck"  # 0.90 < 0.95 · 1.0
     fits["stribeck"] = fit("stribeck", 7, 0.951)
     assert select_model(fits) == "coulomb_viscous"  # 4 % and 4.9 % gains are not enough
@@ -327,8 +371,13 @@ def _write_bag(path, names, t, q, v, e, topic="/joint_states", storage="sqlite3"
         conn = writer.add_connection(topic, JointState.__msgtype__, typestore=store)
         for k in range(t.size):
             ns = int(round((100.0 + t[k]) * 1e9))
-            msg = JointState(Header(Time(ns // 10**9, ns % 10**9), ""), list(names),
-                             np.array(q[k]), np.array(v[k]), np.array(e[k]))
+            msg = JointState(
+                Header(Time(ns // 10**9, ns % 10**9), ""),
+                list(names),
+                np.array(q[k]),
+                np.array(v[k]),
+                np.array(e[k]),
+            )
             writer.write(conn, ns, store.serialize_cdr(msg, JointState.__msgtype__))
 
 
@@ -401,17 +450,21 @@ def test_identified_yaml_recovers_tracking_improvement(sim_run, tmp_path):
     paths = write_outputs(result, tmp_path, plots=False, all_joints=names)
     identified = FrictionModel.from_yaml(paths["yaml"], names)
     truth = FrictionModel(
-        names, breakaway=[TRUTH[n]["coulomb"] for n in names],
+        names,
+        breakaway=[TRUTH[n]["coulomb"] for n in names],
         viscous=[TRUTH[n]["viscous"] for n in names],
         stribeck_breakaway=[TRUTH[n].get("stribeck_breakaway", 0.0) for n in names],
-        stribeck_velocity=[TRUTH[n].get("stribeck_velocity", 0.1) for n in names])
+        stribeck_velocity=[TRUTH[n].get("stribeck_velocity", 0.1) for n in names],
+    )
     off = _tracking_rms(model, None)
     on_true = _tracking_rms(model, truth)
     on_ident = _tracking_rms(model, identified)
     recovered = (off - on_ident) / (off - on_true)
-    print(f"tracking RMS [mrad]: off {1e3 * off:.2f}, true friction {1e3 * on_true:.2f}, "
-          f"identified {1e3 * on_ident:.2f}; recovered {100 * recovered:.1f} % of the "
-          "improvement")
+    print(
+        f"tracking RMS [mrad]: off {1e3 * off:.2f}, true friction {1e3 * on_true:.2f}, "
+        f"identified {1e3 * on_ident:.2f}; recovered {100 * recovered:.1f} % of the "
+        "improvement"
+    )
     assert off - on_true > 0.3 * off  # the feedforward matters on this trajectory
     assert recovered >= 0.9
 
@@ -443,12 +496,15 @@ def test_csv_not_utf8_names_the_file(tmp_path):
     assert err.value.reason == "file"
 
 
-@pytest.mark.parametrize("rows, fragment", [
-    ("0,1,2,3\n1,1,2\n2,1,2,3\n", "line 3 has 3 cells, the header has 4"),  # ragged
-    ("0,1,2\n1,1,2\n", "line 2 has 3 cells, the header has 4"),  # all short
-    ("0,1,2,3\n1,1,2,3,4\n", "line 3 has 5 cells"),  # long
-    ("0,1,2,3\n\n1,1,x,3\n", "line 4, column 'a/velocity': not a number: 'x'"),
-])
+@pytest.mark.parametrize(
+    "rows, fragment",
+    [
+        ("0,1,2,3\n1,1,2\n2,1,2,3\n", "line 3 has 3 cells, the header has 4"),  # ragged
+        ("0,1,2\n1,1,2\n", "line 2 has 3 cells, the header has 4"),  # all short
+        ("0,1,2,3\n1,1,2,3,4\n", "line 3 has 5 cells"),  # long
+        ("0,1,2,3\n\n1,1,x,3\n", "line 4, column 'a/velocity': not a number: 'x'"),
+    ],
+)
 def test_csv_bad_rows_name_the_line(tmp_path, rows, fragment):
     with pytest.raises(IdentificationError, match=fragment) as err:
         load_log(_csv(tmp_path, _HEADER + rows))
@@ -457,8 +513,10 @@ def test_csv_bad_rows_name_the_line(tmp_path, rows, fragment):
 
 def test_csv_other_columns_are_ignored(tmp_path):
     # "temp/celsius" and "a/command" are not joint columns; "mode" is text: none is read
-    text = ("time,temp/celsius,a/position,mode,a/velocity,a/effort,a/command\n"
-            "0,25,1,idle,2,3,9\n0.1,26,4,run,5,6,9\n")
+    text = (
+        "time,temp/celsius,a/position,mode,a/velocity,a/effort,a/command\n"
+        "0,25,1,idle,2,3,9\n0.1,26,4,run,5,6,9\n"
+    )
     log = load_log(_csv(tmp_path, text))
     assert log.joint_names == ("a",)
     np.testing.assert_array_equal(log.position[:, 0], [1.0, 4.0])
@@ -467,8 +525,9 @@ def test_csv_other_columns_are_ignored(tmp_path):
     with pytest.raises(IdentificationError, match="joint 'b' has no column 'b/effort'"):
         load_log(_csv(tmp_path, "time,b/position,b/velocity\n0,1,2\n", name="b.csv"))
     with pytest.raises(IdentificationError, match=r"\['a/position'\] appear more than once"):
-        load_log(_csv(tmp_path, "time,a/position,a/position,a/velocity,a/effort\n0,1,1,2,3\n",
-                      name="dup.csv"))
+        load_log(
+            _csv(tmp_path, "time,a/position,a/position,a/velocity,a/effort\n0,1,1,2,3\n", name="dup.csv")
+        )
 
 
 @pytest.mark.parametrize("field", ["position", "velocity", "effort"])
@@ -478,10 +537,8 @@ def test_rosbag_short_arrays_are_errors(tmp_path, field, length):
     arrays = {f: [[0.0, 0.0]] * n for f in ("position", "velocity", "effort")}
     arrays[field] = [[0.0] * length] * n
     bag = tmp_path / "bag"
-    _write_bag(bag, ("a", "b"), np.arange(n) * 0.01, arrays["position"], arrays["velocity"],
-               arrays["effort"])
-    with pytest.raises(IdentificationError,
-                       match=f"2 joint names but {length} {field} values") as err:
+    _write_bag(bag, ("a", "b"), np.arange(n) * 0.01, arrays["position"], arrays["velocity"], arrays["effort"])
+    with pytest.raises(IdentificationError, match=f"2 joint names but {length} {field} values") as err:
         load_log(bag)
     assert err.value.reason == "format"
 
@@ -494,16 +551,17 @@ def test_rosbag_duplicate_joint_name_is_an_error(tmp_path):
         load_log(bag)
 
 
-@pytest.mark.parametrize("time, fragment", [
-    (np.arange(40) * 1e-320, "median time step 1e-320 s is below 1e-06 s"),
-    (np.arange(40) * 1e6, r"log spans 3.9e\+07 s, above 1e\+07 s"),
-    (np.r_[np.arange(20), np.arange(19, 39)] * 0.01, "sample 20 has t = 0.19 s after "
-                                                      "t = 0.19 s"),
-])
+@pytest.mark.parametrize(
+    "time, fragment",
+    [
+        (np.arange(40) * 1e-320, "median time step 1e-320 s is below 1e-06 s"),
+        (np.arange(40) * 1e6, r"log spans 3.9e\+07 s, above 1e\+07 s"),
+        (np.r_[np.arange(20), np.arange(19, 39)] * 0.01, "sample 20 has t = 0.19 s after t = 0.19 s"),
+    ],
+)
 def test_time_column_checks(sim_run, time, fragment):
     model, log, _ = sim_run
-    short = JointStateLog(log.joint_names, time, log.position[:40], log.velocity[:40],
-                          log.effort[:40])
+    short = JointStateLog(log.joint_names, time, log.position[:40], log.velocity[:40], log.effort[:40])
     with pytest.raises(IdentificationError, match=fragment) as err:
         identify(short, model, ["base_yaw"])
     assert err.value.reason == "format"
@@ -544,8 +602,9 @@ def test_negative_linear_coefficient_is_bounded_and_rms_is_of_written_model(tmp_
     (note,) = cv.notes
     assert note.startswith("bounded (unconstrained fit: viscous ")
     assert float(note.split("viscous ")[1].rstrip(")")) == pytest.approx(-0.05, abs=2e-3)
-    result = identify(log, model, ["base_yaw"],
-                      IdentificationConfig(improvement_threshold=0.99))  # force cv selected
+    result = identify(
+        log, model, ["base_yaw"], IdentificationConfig(improvement_threshold=0.99)
+    )  # force cv selected
     assert result.fits[0].selected == "coulomb_viscous"
     paths = write_outputs(result, tmp_path, plots=False, all_joints=list(model.joint_names))
     fm = FrictionModel.from_yaml(paths["yaml"], list(model.joint_names))

@@ -13,8 +13,8 @@ import sys
 
 import numpy as np
 import pytest
-
 from conftest import REPO_ROOT, sweep_log
+
 from gravity_friction_comp.friction.models import FrictionModel
 from gravity_friction_comp.ident.identification import JointStateLog, write_csv
 from gravity_friction_comp.model.robot_model import RobotModel
@@ -40,14 +40,16 @@ def csv_path(tmp_path_factory):
 
 def test_identifies_and_writes_loadable_yaml(csv_path, tmp_path, capsys):
     out = tmp_path / "out"
-    code = main(["--csv", str(csv_path), "--urdf", URDF, "--joints", "base_yaw",
-                 "--out-dir", str(out), "--no-plots"])
+    code = main(
+        ["--csv", str(csv_path), "--urdf", URDF, "--joints", "base_yaw", "--out-dir", str(out), "--no-plots"]
+    )
     assert code == 0
     captured = capsys.readouterr()
     assert "<- selected" in captured.out and "base_yaw" in captured.out
     assert "[" in captured.err and "]" in captured.err  # progress bar on stderr
-    model = FrictionModel.from_yaml(out / "friction_identified.yaml",
-                                    ["base_yaw", "shoulder_pitch", "beam_pitch"])
+    model = FrictionModel.from_yaml(
+        out / "friction_identified.yaml", ["base_yaw", "shoulder_pitch", "beam_pitch"]
+    )
     tau = model.torque(np.array([0.5, 0.5, 0.5]))
     assert tau[0] == pytest.approx(FC + FV * 0.5, abs=0.005)  # closed form of the truth
     assert tau[1] == 0.0 and tau[2] == 0.0  # not identified → no friction
@@ -63,8 +65,9 @@ def _run_err(argv, capsys):
 
 
 def test_missing_joint(csv_path, tmp_path, capsys):
-    err = _run_err(["--csv", str(csv_path), "--urdf", URDF, "--joints", "elbow",
-                    "--out-dir", str(tmp_path)], capsys)
+    err = _run_err(
+        ["--csv", str(csv_path), "--urdf", URDF, "--joints", "elbow", "--out-dir", str(tmp_path)], capsys
+    )
     assert "elbow" in err and "base_yaw" in err  # names the valid joints
 
 
@@ -79,8 +82,9 @@ def test_log_lacks_model_joint(tmp_path, capsys):
 def test_too_little_motion(tmp_path, capsys):
     path = tmp_path / "still.csv"
     write_csv(path, _log(moving=False))
-    err = _run_err(["--csv", str(path), "--urdf", URDF, "--joints", "base_yaw",
-                    "--out-dir", str(tmp_path)], capsys)
+    err = _run_err(
+        ["--csv", str(path), "--urdf", URDF, "--joints", "base_yaw", "--out-dir", str(tmp_path)], capsys
+    )
     assert "too little motion" in err and "base_yaw" in err
 
 
@@ -92,8 +96,15 @@ def test_missing_files_and_topic(tmp_path, capsys):
     from test_identification import _write_bag
 
     bag = tmp_path / "bag"
-    _write_bag(bag, ["base_yaw"], np.arange(3) * 0.1, np.zeros((3, 1)), np.zeros((3, 1)),
-               np.zeros((3, 1)), topic="/arm/joint_states")
+    _write_bag(
+        bag,
+        ["base_yaw"],
+        np.arange(3) * 0.1,
+        np.zeros((3, 1)),
+        np.zeros((3, 1)),
+        np.zeros((3, 1)),
+        topic="/arm/joint_states",
+    )
     err = _run_err(["--bag", str(bag), "--urdf", URDF], capsys)
     assert "/joint_states" in err and "/arm/joint_states" in err
 
@@ -105,9 +116,23 @@ def test_nan_data_exit_code_2_in_a_subprocess(tmp_path):
     path = tmp_path / "nan.csv"
     write_csv(path, log._replace(effort=eff))
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
-    proc = subprocess.run([sys.executable, "-m", "gravity_friction_comp.tools.identify_friction",
-                           "--csv", str(path), "--urdf", URDF, "--out-dir", str(tmp_path)],
-                          capture_output=True, text=True, env=env, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gravity_friction_comp.tools.identify_friction",
+            "--csv",
+            str(path),
+            "--urdf",
+            URDF,
+            "--out-dir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert proc.returncode == 2
     assert "NaN" in proc.stderr and "sample 50" in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -118,8 +143,10 @@ def test_reversed_sign_convention_exits_2(tmp_path, capsys):
     path = tmp_path / "neg.csv"
     write_csv(path, _log(friction=lambda v: -FC * np.sign(v) - FV * v))
     out = tmp_path / "out"
-    err = _run_err(["--csv", str(path), "--urdf", URDF, "--joints", "base_yaw",
-                    "--out-dir", str(out), "--no-plots"], capsys)
+    err = _run_err(
+        ["--csv", str(path), "--urdf", URDF, "--joints", "base_yaw", "--out-dir", str(out), "--no-plots"],
+        capsys,
+    )
     assert "base_yaw" in err and "sign convention" in err and "reversed" in err
     assert not (out / "friction_identified.yaml").exists()
     assert err.count("\n") == 2  # the progress bar's line is ended, then one error line
@@ -131,8 +158,9 @@ def test_friction_above_effort_limit_warns(tmp_path, capsys):
     path = tmp_path / "scaled.csv"
     write_csv(path, _log(friction=lambda v: 100.0 * np.sign(v)))
     out = tmp_path / "out"
-    code = main(["--csv", str(path), "--urdf", URDF, "--joints", "base_yaw",
-                 "--out-dir", str(out), "--no-plots"])
+    code = main(
+        ["--csv", str(path), "--urdf", URDF, "--joints", "base_yaw", "--out-dir", str(out), "--no-plots"]
+    )
     err = capsys.readouterr().err
     assert code == 0
     assert "warning: joint base_yaw" in err and "effort limit 10 N·m" in err
@@ -148,32 +176,56 @@ def test_friction_beyond_friction_yaml_range_exits_2(tmp_path, capsys):
     path = tmp_path / "huge.csv"
     write_csv(path, _log(friction=lambda v: 1e7 * np.sign(v)))
     out = tmp_path / "out"
-    err = _run_err(["--csv", str(path), "--urdf", URDF, "--joints", "base_yaw",
-                    "--out-dir", str(out), "--no-plots"], capsys)
+    err = _run_err(
+        ["--csv", str(path), "--urdf", URDF, "--joints", "base_yaw", "--out-dir", str(out), "--no-plots"],
+        capsys,
+    )
     assert "warning: joint base_yaw" in err  # the effort-limit warning comes first
     assert "not a valid friction_comp block" in err and "breakaway" in err
     assert not (out / "friction_identified.yaml").exists()
 
 
-@pytest.mark.parametrize("text, fragment", [
-    ("payload: {1: 2}\n", "keys must be names"),
-    ("other: 1\n", "no 'payload:' mapping"),
-    ("payload: [\n", "invalid YAML"),
-])
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("payload: {1: 2}\n", "keys must be names"),
+        ("other: 1\n", "no 'payload:' mapping"),
+        ("payload: [\n", "invalid YAML"),
+    ],
+)
 def test_bad_payload_yaml(csv_path, tmp_path, capsys, text, fragment):
     pl = tmp_path / "payload.yaml"
     pl.write_text(text)
-    err = _run_err(["--csv", str(csv_path), "--urdf", URDF, "--joints", "base_yaw",
-                    "--payload-attached", str(pl), "--out-dir", str(tmp_path / "o"),
-                    "--no-plots"], capsys)
+    err = _run_err(
+        [
+            "--csv",
+            str(csv_path),
+            "--urdf",
+            URDF,
+            "--joints",
+            "base_yaw",
+            "--payload-attached",
+            str(pl),
+            "--out-dir",
+            str(tmp_path / "o"),
+            "--no-plots",
+        ],
+        capsys,
+    )
     assert fragment in err and err.count("\n") == 1
 
 
-@pytest.mark.parametrize("name, body, fragment", [
-    ("short.csv", "time,a/position,a/velocity,a/effort\n0,0,0\n1,0,0\n",
-     "line 2 has 3 cells, the header has 4"),
-    ("tiny_dt.csv", None, "median time step 1e-320 s is below 1e-06 s"),
-])
+@pytest.mark.parametrize(
+    "name, body, fragment",
+    [
+        (
+            "short.csv",
+            "time,a/position,a/velocity,a/effort\n0,0,0\n1,0,0\n",
+            "line 2 has 3 cells, the header has 4",
+        ),
+        ("tiny_dt.csv", None, "median time step 1e-320 s is below 1e-06 s"),
+    ],
+)
 def test_bad_csv_exits_2(tmp_path, capsys, name, body, fragment):
     path = tmp_path / name
     if body is None:  # time steps of 1e-320 s used to overflow the savgol window
@@ -181,6 +233,7 @@ def test_bad_csv_exits_2(tmp_path, capsys, name, body, fragment):
         write_csv(path, log._replace(time=np.arange(log.time.size) * 1e-320))
     else:
         path.write_text(body)
-    err = _run_err(["--csv", str(path), "--urdf", URDF, "--out-dir", str(tmp_path / "o"),
-                    "--no-plots"], capsys)
+    err = _run_err(
+        ["--csv", str(path), "--urdf", URDF, "--out-dir", str(tmp_path / "o"), "--no-plots"], capsys
+    )
     assert fragment in err

@@ -37,20 +37,36 @@ pytest.importorskip("rclpy")
 from conftest import REPO_ROOT  # noqa: E402
 from graph_helpers import fresh_domain_id  # noqa: E402
 
-from gravity_friction_comp.tools import demo  # noqa: E402
-from gravity_friction_comp.mit.bridge_config import bridge_config_from_values  # noqa: E402
-from gravity_friction_comp.ident.excitation import (ExcitationConfig, JointLimits,  # noqa: E402
-                                              excitation_profile, record_simulated)
 from gravity_friction_comp.friction.models import FrictionModel  # noqa: E402
+from gravity_friction_comp.ident.excitation import (
+    ExcitationConfig,
+    JointLimits,  # noqa: E402
+    excitation_profile,
+    record_simulated,
+)
 from gravity_friction_comp.ident.identification import identify, write_outputs  # noqa: E402
+from gravity_friction_comp.mit.bridge_config import bridge_config_from_values  # noqa: E402
 from gravity_friction_comp.model.robot_model import RobotModel  # noqa: E402
 from gravity_friction_comp.sim.arm import SimConfig, SimulatedArm  # noqa: E402
+from gravity_friction_comp.tools import demo  # noqa: E402
 
 SIM_YAML = REPO_ROOT / "config" / "sim_palletizer.yaml"
 # slow, small leader motions where friction matters: 0.15 rad sines of the proximal joints
 # (period 8 s, peak 0.12 rad/s), the distal joint held
-DEMO_OPTIONS = ["--profile", "sine", "--amplitude", "0.15", "--distal-amplitude", "0",
-                "--period", "8", "--cycles", "1", "--start-delay", "1.0"]
+DEMO_OPTIONS = [
+    "--profile",
+    "sine",
+    "--amplitude",
+    "0.15",
+    "--distal-amplitude",
+    "0",
+    "--period",
+    "8",
+    "--cycles",
+    "1",
+    "--start-delay",
+    "1.0",
+]
 MIN_RECOVERY = 0.9
 # A run whose joint_command stream pauses longer than this is starved of CPU by other
 # processes (data quality, judged before any error is computed) and is run again.
@@ -63,12 +79,15 @@ def true_friction_yaml(sim: SimConfig, joints, path) -> str:
     """The sim's friction in the friction_comp schema: breakaway = Coulomb level, the
     Stribeck level above it, v_s, exponent, viscous (eps: the model default)."""
     p = [sim.joint(j) for j in joints]
-    block = {"enabled": True, "model": "coulomb",
-             "breakaway": [x.coulomb for x in p],
-             "stribeck_breakaway": [x.stribeck_breakaway for x in p],
-             "stribeck_velocity": [x.stribeck_velocity for x in p],
-             "stribeck_exponent": [x.stribeck_exponent for x in p],
-             "viscous": [x.viscous for x in p]}
+    block = {
+        "enabled": True,
+        "model": "coulomb",
+        "breakaway": [x.coulomb for x in p],
+        "stribeck_breakaway": [x.stribeck_breakaway for x in p],
+        "stribeck_velocity": [x.stribeck_velocity for x in p],
+        "stribeck_exponent": [x.stribeck_exponent for x in p],
+        "viscous": [x.viscous for x in p],
+    }
     path.write_text(yaml.safe_dump({"joints": list(joints), "friction_comp": block}))
     return str(path)
 
@@ -98,12 +117,24 @@ def identified(tmp_path_factory):
     _, bridge_values = demo.load_node_parameters(REPO_ROOT / "config" / "mit_bridge.yaml")
     bridge = bridge_config_from_values(bridge_values)
     joints = tuple(m.name for m in bridge.motors)
-    ex = ExcitationConfig(joints=joints, speeds=(0.03, 0.06, 0.12, 0.3, 0.8), amplitude=0.5,
-                          max_sweep_duration=1.0, chirp=False, hold_time=0.1, rate_hz=500.0,
-                          acceleration=3.0)
+    ex = ExcitationConfig(
+        joints=joints,
+        speeds=(0.03, 0.06, 0.12, 0.3, 0.8),
+        amplitude=0.5,
+        max_sweep_duration=1.0,
+        chirp=False,
+        hold_time=0.1,
+        rate_hz=500.0,
+        acceleration=3.0,
+    )
     profile = excitation_profile(JointLimits.from_model(model), arm.position, ex)
-    log = record_simulated(profile, arm, bridge, feedforward=lambda q, v: model.gravity(q),
-                           channel=f"identify_to_demo/{fresh_domain_id()}")
+    log = record_simulated(
+        profile,
+        arm,
+        bridge,
+        feedforward=lambda q, v: model.gravity(q),
+        channel=f"identify_to_demo/{fresh_domain_id()}",
+    )
     result = identify(log, model, joints)
     paths = write_outputs(result, out, plots=False, all_joints=list(model.joint_names))
     for jf in result.fits:
@@ -148,9 +179,11 @@ def test_identified_yaml_recovers_demo_tracking_improvement(identified, tmp_path
                 if gap <= MAX_COMMAND_GAP:
                     break
             else:
-                pytest.skip(f"{label} run starved of CPU {MAX_ATTEMPTS} times (joint_command "
-                            f"pause {1e3 * gap:.0f} ms > {1e3 * MAX_COMMAND_GAP:.0f} ms): "
-                            "machine overloaded")
+                pytest.skip(
+                    f"{label} run starved of CPU {MAX_ATTEMPTS} times (joint_command "
+                    f"pause {1e3 * gap:.0f} ms > {1e3 * MAX_COMMAND_GAP:.0f} ms): "
+                    "machine overloaded"
+                )
             runs[label] = demo.evaluate(s, rec)
             errors[label].append(proximal_rms(setup, runs[label]))
             if friction_on:  # the friction stage really ran and published its term
@@ -158,15 +191,16 @@ def test_identified_yaml_recovers_demo_tracking_improvement(identified, tmp_path
     err = {k: float(np.median(v)) for k, v in errors.items()}
     print("\nsine tracking on the demo (gravity on), proximal aggregate RMS error [mrad] per run:")
     for label, values in errors.items():
-        print(f"  {label:10s} " + " ".join(f"{x:6.2f}" for x in values)
-              + f"   median {err[label]:6.2f}")
+        print(f"  {label:10s} " + " ".join(f"{x:6.2f}" for x in values) + f"   median {err[label]:6.2f}")
     print(f"last run per joint: {'joint':16s} {'off':>8s} {'true':>8s} {'ident.':>8s}")
     for j in setup.joints:
         print(f"{j:16s} " + " ".join(f"{runs[k][j].rms:8.2f}" for k in ("off", "true", "identified")))
     recovered = (err["off"] - err["identified"]) / (err["off"] - err["true"])
-    print(f"proximal aggregate {list(setup.proximal)} (medians): off {err['off']:.2f}, true "
-          f"{err['true']:.2f}, identified {err['identified']:.2f} mrad; identified recovers "
-          f"{100 * recovered:.1f} % of the true-friction improvement")
+    print(
+        f"proximal aggregate {list(setup.proximal)} (medians): off {err['off']:.2f}, true "
+        f"{err['true']:.2f}, identified {err['identified']:.2f} mrad; identified recovers "
+        f"{100 * recovered:.1f} % of the true-friction improvement"
+    )
     # the friction feedforward matters on this profile, else the ratio means nothing
     assert err["off"] - err["true"] > 0.3 * err["off"], err
     assert err["off"] - err["identified"] >= MIN_RECOVERY * (err["off"] - err["true"]), err

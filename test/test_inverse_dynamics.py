@@ -15,10 +15,10 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from gravity_friction_comp.model.actuator import ActuatorModel
 from gravity_friction_comp.errors import ConfigError, InputError
-from gravity_friction_comp.stage.inverse_dynamics import InverseDynamicsFeedforward
+from gravity_friction_comp.model.actuator import ActuatorModel
 from gravity_friction_comp.model.robot_model import RobotModel
+from gravity_friction_comp.stage.inverse_dynamics import InverseDynamicsFeedforward
 
 DT = 1e-3  # [s] 1 kHz setpoints
 CUTOFF = 20.0  # [Hz]
@@ -38,9 +38,15 @@ def palletizer(request):
 @pytest.fixture
 def geared(palletizer):
     # large gear ratios; friction values present to check they are left out
-    return palletizer.with_actuators(ActuatorModel(
-        3, rotor_inertia=[1.8e-5, 5.4e-5, 1.8e-5], gear_ratio=[10.0, 40.0, -10.0],
-        viscous=[0.3, 0.5, 0.2], coulomb=[0.4, 0.9, 0.3]))
+    return palletizer.with_actuators(
+        ActuatorModel(
+            3,
+            rotor_inertia=[1.8e-5, 5.4e-5, 1.8e-5],
+            gear_ratio=[10.0, 40.0, -10.0],
+            viscous=[0.3, 0.5, 0.2],
+            coulomb=[0.4, 0.9, 0.3],
+        )
+    )
 
 
 def sine_setpoints(k):
@@ -80,8 +86,9 @@ def test_filtered_acceleration_of_a_sine(geared):
     settle = 300  # transient (1-α)^k with α = 0.112: below 1e-15 after 300 samples
     for t, _, _, res in results[settle:]:
         # exact discrete response: only rounding differs
-        np.testing.assert_allclose(res.acceleration, discrete_steady_state(t), rtol=0,
-                                   atol=1e-10 * (AMP * OMEGA).max())
+        np.testing.assert_allclose(
+            res.acceleration, discrete_steady_state(t), rtol=0, atol=1e-10 * (AMP * OMEGA).max()
+        )
         # continuous first-order low-pass of the analytic derivative Aω cos(ωt):
         # gain 1/√(1+(ωτ)²), lag atan(ωτ); sampling adds a lag of ~ωΔt/2 (backward difference)
         # and O((ωΔt)²) gain error, so allow 1.5·ωΔt of the amplitude per joint
@@ -97,8 +104,10 @@ def test_effort_is_rigid_body_plus_reflected_inertia_without_friction(geared, re
     ff = InverseDynamicsFeedforward(geared, cutoff_hz=CUTOFF)
     for t, q, v, res in run(ff, 200)[::20]:
         a = res.acceleration
-        expected = G_PALLETIZER.T @ pin.rnea(full, data, G_PALLETIZER @ q, G_PALLETIZER @ v,
-                                             G_PALLETIZER @ a) + refl * a
+        expected = (
+            G_PALLETIZER.T @ pin.rnea(full, data, G_PALLETIZER @ q, G_PALLETIZER @ v, G_PALLETIZER @ a)
+            + refl * a
+        )
         np.testing.assert_allclose(res.effort, expected, rtol=1e-12, atol=1e-12)
         np.testing.assert_array_equal(res.velocity, v)
         # friction is left to the friction stage: the model with friction would differ
@@ -141,14 +150,16 @@ def test_time_handling_reset_and_set_model(geared, palletizer):
     t, q, v = sine_setpoints(51)
     res = ff.update(q, v, t)
     assert np.any(res.acceleration)
-    np.testing.assert_allclose(res.effort, palletizer.inverse_dynamics(q, v, res.acceleration),
-                               rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(
+        res.effort, palletizer.inverse_dynamics(q, v, res.acceleration), rtol=1e-13, atol=1e-13
+    )
     ff.reset()
     assert not np.any(ff.update(q, v, t + DT).acceleration)
     other = RobotModel.from_urdf(
         '<robot name="o"><link name="b"/><link name="l"><inertial><mass value="1"/>'
         '<inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>'
-        '<joint name="j" type="continuous"><parent link="b"/><child link="l"/></joint></robot>')
+        '<joint name="j" type="continuous"><parent link="b"/><child link="l"/></joint></robot>'
+    )
     with pytest.raises(ConfigError):
         ff.set_model(other)
 
@@ -165,8 +176,12 @@ def test_bad_inputs_leave_the_filter_unchanged(geared):
     run(ff, 20)
     run(ref, 20)
     t, q, v = sine_setpoints(20)
-    for bad_q, bad_v, bad_t, reason in (([0.1, 0.2], v, t, "shape"), (q, [0.0, math.nan, 0.0], t, "nan"),
-                                        (q, v, math.inf, "nan"), (q, ["x", 1, 2], t, "shape")):
+    for bad_q, bad_v, bad_t, reason in (
+        ([0.1, 0.2], v, t, "shape"),
+        (q, [0.0, math.nan, 0.0], t, "nan"),
+        (q, v, math.inf, "nan"),
+        (q, ["x", 1, 2], t, "shape"),
+    ):
         with pytest.raises(InputError) as err:
             ff.update(bad_q, bad_v, bad_t)
         assert err.value.reason == reason
@@ -179,8 +194,9 @@ def test_glitched_velocity_is_clamped_to_the_urdf_limit():
     """One setpoint with q̇ = 1e150 must not saturate the feedforward for long: q̇ is clamped
     to <limit velocity>, so the filtered q̈ stays bounded by limit/dt and decays."""
     from conftest import REPO_ROOT
-    from gravity_friction_comp.stage.inverse_dynamics import InverseDynamicsFeedforward
+
     from gravity_friction_comp.model.robot_model import RobotModel
+    from gravity_friction_comp.stage.inverse_dynamics import InverseDynamicsFeedforward
 
     model = RobotModel.from_urdf(str(REPO_ROOT / "urdf" / "palletizer.urdf"))
     ff = InverseDynamicsFeedforward(model.copy(), 20.0)

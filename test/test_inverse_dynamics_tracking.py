@@ -22,13 +22,13 @@ import numpy as np
 import pytest
 
 from gravity_friction_comp.model.actuator import ActuatorModel
-from gravity_friction_comp.stage.inverse_dynamics import InverseDynamicsFeedforward
 from gravity_friction_comp.model.robot_model import RobotModel
 from gravity_friction_comp.sim.arm import SimConfig, SimulatedArm
+from gravity_friction_comp.stage.inverse_dynamics import InverseDynamicsFeedforward
 
-DT = 1e-3                  # control and physics period [s] (1 kHz)
-KP, KD = 30.0, 1.0         # MIT gains [N·m/rad], [N·m·s/rad]
-ROTOR_INERTIA = 4.0e-5     # [kg·m²] motor side (43xx-size gimbal rotor, illustrative)
+DT = 1e-3  # control and physics period [s] (1 kHz)
+KP, KD = 30.0, 1.0  # MIT gains [N·m/rad], [N·m·s/rad]
+ROTOR_INERTIA = 4.0e-5  # [kg·m²] motor side (43xx-size gimbal rotor, illustrative)
 GEAR = [36.0, 40.0, 40.0]  # θ_motor/θ_joint
 Q0 = np.array([0.0, 0.3, 0.2])  # [rad] base_yaw, shoulder_pitch, beam_pitch
 STEP, DURATION, HOLD = 0.1, 0.25, 0.25  # [rad], [s], [s]
@@ -55,9 +55,14 @@ def _minimum_jerk(t: float) -> tuple[np.ndarray, np.ndarray]:
 
 def _track(palletizer, actuators, feedforward) -> np.ndarray:
     """Run the move; returns the tracking error q_des − q (steps, 3) [rad] after each step."""
-    arm = SimulatedArm(palletizer, SimConfig(
-        joints={n: {"initial_position": float(q)} for n, q in zip(palletizer.joint_names, Q0)},
-        physics_rate_hz=1.0 / DT, actuators=actuators))
+    arm = SimulatedArm(
+        palletizer,
+        SimConfig(
+            joints={n: {"initial_position": float(q)} for n, q in zip(palletizer.joint_names, Q0)},
+            physics_rate_hz=1.0 / DT,
+            actuators=actuators,
+        ),
+    )
     errors = []
     for k in range(int(round((DURATION + HOLD) / DT))):
         t = k * DT
@@ -77,8 +82,9 @@ def test_reflected_inertia_rivals_link_inertia(palletizer, actuators):
     # peak setpoint acceleration of the move, closed form 10/√3·D/T²
     t = np.linspace(0, DURATION, 2001)
     vel = np.array([_minimum_jerk(x)[1][0] for x in t])
-    assert np.max(np.abs(np.gradient(vel, t))) == pytest.approx(10 / math.sqrt(3) * STEP / DURATION**2,
-                                                                rel=1e-3)
+    assert np.max(np.abs(np.gradient(vel, t))) == pytest.approx(
+        10 / math.sqrt(3) * STEP / DURATION**2, rel=1e-3
+    )
 
 
 def test_inverse_dynamics_tracks_fast_move_better_than_gravity(palletizer, actuators):
@@ -95,9 +101,11 @@ def test_inverse_dynamics_tracks_fast_move_better_than_gravity(palletizer, actua
         err = _track(palletizer, actuators, feedforward)
         stats[name] = (np.sqrt(np.mean(err**2, axis=0)), np.max(np.abs(err), axis=0))
     names = palletizer.joint_names
-    lines = [f"tracking error [mrad], {STEP} rad min-jerk in {DURATION} s, kp={KP:g} kd={KD:g}, "
-             f"n²J={id_model.actuator_terms.reflected_inertia.round(4).tolist()} kg·m²",
-             f"{'mode':<38}" + "".join(f"{n + ' rms/max':>26}" for n in names)]
+    lines = [
+        f"tracking error [mrad], {STEP} rad min-jerk in {DURATION} s, kp={KP:g} kd={KD:g}, "
+        f"n²J={id_model.actuator_terms.reflected_inertia.round(4).tolist()} kg·m²",
+        f"{'mode':<38}" + "".join(f"{n + ' rms/max':>26}" for n in names),
+    ]
     for name, (rms, peak) in stats.items():
         lines.append(f"{name:<38}" + "".join(f"{1e3 * r:>17.2f} / {1e3 * p:6.2f}" for r, p in zip(rms, peak)))
     table = "\n".join(lines)

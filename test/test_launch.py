@@ -31,11 +31,13 @@ def load_launch_module(repo_root, name):
 def require_launch_ros():
     """Skip unless the real launch and launch_ros are importable (a ROS 2 install)."""
     try:
-        from launch import LaunchDescription  # noqa: F401  (not the repo's launch/ folder)
         import launch_ros.actions  # noqa: F401
+
+        from launch import LaunchDescription  # noqa: F401  (not the repo's launch/ folder)
     except ImportError as error:
-        pytest.skip(f"launch/launch_ros not importable ({error}): they come with a ROS 2 "
-                    "install, not from PyPI")
+        pytest.skip(
+            f"launch/launch_ros not importable ({error}): they come with a ROS 2 install, not from PyPI"
+        )
 
 
 def console_scripts(repo_root) -> set[str]:
@@ -62,8 +64,12 @@ def test_launch_file_compiles(repo_root, name, tmp_path):
 @pytest.mark.parametrize("name", LAUNCH_FILES)
 def test_executables_and_parameter_files_exist(repo_root, name):
     scripts = console_scripts(repo_root)
-    assert {"gravity_compensation_node", "friction_feedforward_node", "mit_bridge_node",
-            "setpoint_player"} <= scripts
+    assert {
+        "gravity_compensation_node",
+        "friction_feedforward_node",
+        "mit_bridge_node",
+        "setpoint_player",
+    } <= scripts
     source = (repo_root / "launch" / name).read_text()
     calls = node_calls(repo_root / "launch" / name)
     assert calls
@@ -78,7 +84,7 @@ def test_executables_and_parameter_files_exist(repo_root, name):
         assert path.is_file(), f"config/{file_name} missing"
         data = yaml.safe_load(path.read_text())
         if "ros__parameters" in str(data):
-            (key, body), = data.items()
+            ((key, body),) = data.items()
             assert key in node_names and "ros__parameters" in body, file_name
     for urdf in re.findall(r'"urdf" / "([\w.]+)"', source):
         assert (repo_root / "urdf" / urdf).is_file()
@@ -87,16 +93,13 @@ def test_executables_and_parameter_files_exist(repo_root, name):
 def test_chain_wiring_by_remapping(repo_root):
     arm = load_launch_module(repo_root, "arm.launch.py")
     full = arm.chain_topics(True, True)
-    assert full["gravity"] == {"joint_setpoint": "joint_setpoint",
-                               "joint_command": "gravity/joint_command"}
-    assert full["friction"] == {"joint_setpoint": "gravity/joint_command",
-                                "joint_command": "joint_command"}
+    assert full["gravity"] == {"joint_setpoint": "joint_setpoint", "joint_command": "gravity/joint_command"}
+    assert full["friction"] == {"joint_setpoint": "gravity/joint_command", "joint_command": "joint_command"}
     assert full["bridge"] == {}
     no_friction = arm.chain_topics(True, False)
     assert no_friction["gravity"]["joint_command"] == "joint_command" and "friction" not in no_friction
     no_gravity = arm.chain_topics(False, True)
-    assert no_gravity["friction"] == {"joint_setpoint": "joint_setpoint",
-                                      "joint_command": "joint_command"}
+    assert no_gravity["friction"] == {"joint_setpoint": "joint_setpoint", "joint_command": "joint_command"}
     assert "gravity" not in no_gravity
     assert arm.chain_topics(False, False) == {"bridge": {"joint_command": "joint_setpoint"}}
 
@@ -117,24 +120,32 @@ def test_parameter_files_apply_under_a_namespace(repo_root, tmp_path):
     """A file keyed by the bare node name must still reach ``/left/gravity_compensation``
     (ROS itself would match it only to ``/gravity_compensation``)."""
     arm = load_launch_module(repo_root, "arm.launch.py")
-    params = arm.node_parameters(str(repo_root / "config" / "gravity_compensation.yaml"),
-                                 "gravity_compensation", "left")
+    params = arm.node_parameters(
+        str(repo_root / "config" / "gravity_compensation.yaml"), "gravity_compensation", "left"
+    )
     # values written in config/gravity_compensation.yaml
     assert params["payload.mass"] == 0.13 and params["enable"] is True
     assert params["gravity"] == [0.0, 0.0, -9.81]
-    assert arm.robot_parameters(str(repo_root / "config" / "gravity_compensation.yaml"),
-                                "left")["payload.parent"] == "tool"
+    assert (
+        arm.robot_parameters(str(repo_root / "config" / "gravity_compensation.yaml"), "left")[
+            "payload.parent"
+        ]
+        == "tool"
+    )
     path = tmp_path / "p.yaml"
-    path.write_text(yaml.safe_dump({"/**": {"ros__parameters": {"scale": 0.5, "enable": True}},
-                                    "/left/gravity_compensation": {"ros__parameters": {"scale": 0.8}},
-                                    "/right/gravity_compensation": {"ros__parameters": {"scale": 0.2}}}))
-    assert arm.node_parameters(str(path), "gravity_compensation", "left") == {"scale": 0.8,
-                                                                              "enable": True}
-    assert arm.node_parameters(str(path), "gravity_compensation", "") == {"scale": 0.5,
-                                                                          "enable": True}
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "/**": {"ros__parameters": {"scale": 0.5, "enable": True}},
+                "/left/gravity_compensation": {"ros__parameters": {"scale": 0.8}},
+                "/right/gravity_compensation": {"ros__parameters": {"scale": 0.2}},
+            }
+        )
+    )
+    assert arm.node_parameters(str(path), "gravity_compensation", "left") == {"scale": 0.8, "enable": True}
+    assert arm.node_parameters(str(path), "gravity_compensation", "") == {"scale": 0.5, "enable": True}
     with pytest.raises(ValueError, match="friction_feedforward"):
-        arm.node_parameters(str(repo_root / "config" / "gravity_compensation.yaml"),
-                            "friction_feedforward")
+        arm.node_parameters(str(repo_root / "config" / "gravity_compensation.yaml"), "friction_feedforward")
 
 
 def test_default_player_parameters_build_a_profile(repo_root):
@@ -157,23 +168,36 @@ def test_default_player_parameters_build_a_profile(repo_root):
 
 def test_launch_description_builds(repo_root):
     require_launch_ros()
-    from launch import LaunchContext, LaunchDescription
     from launch.actions import DeclareLaunchArgument
+
+    from launch import LaunchContext, LaunchDescription
 
     arm = load_launch_module(repo_root, "arm.launch.py")
     description = arm.generate_launch_description()
     assert isinstance(description, LaunchDescription)
     names = {a.name for a in description.entities if isinstance(a, DeclareLaunchArgument)}
-    assert {"urdf", "arm_config", "simulate", "use_gravity", "use_friction", "namespace",
-            "can_interface", "can_channel", "player"} <= names
+    assert {
+        "urdf",
+        "arm_config",
+        "simulate",
+        "use_gravity",
+        "use_friction",
+        "namespace",
+        "can_interface",
+        "can_channel",
+        "player",
+    } <= names
     context = LaunchContext()
     for entity in description.entities:
         entity.visit(context)
     context.launch_configurations.update(use_friction="false", namespace="left", player="sine")
     groups = arm._setup(context)
     nodes = [a for a in groups[0].get_sub_entities() if type(a).__name__ == "Node"]
-    assert [n.node_executable for n in nodes] == ["gravity_compensation_node", "mit_bridge_node",
-                                                  "setpoint_player"]
+    assert [n.node_executable for n in nodes] == [
+        "gravity_compensation_node",
+        "mit_bridge_node",
+        "setpoint_player",
+    ]
     gravity_module = load_launch_module(repo_root, "gravity_compensation.launch.py")
     assert isinstance(gravity_module.generate_launch_description(), LaunchDescription)
 
@@ -186,11 +210,11 @@ def test_launch_runs_and_data_flows(repo_root):
 
         get_package_prefix("gravity_friction_comp")
     except Exception as error:  # noqa: BLE001 - any lookup failure means not installed
-        pytest.skip(f"gravity_friction_comp is not installed in an ament index ({error}); "
-                    "run under colcon test")
-    from sensor_msgs.msg import JointState
-
+        pytest.skip(
+            f"gravity_friction_comp is not installed in an ament index ({error}); run under colcon test"
+        )
     from graph_helpers import fresh_domain_id, graph_client
+    from sensor_msgs.msg import JointState
 
     domain = fresh_domain_id()
     # LaunchService must run in a main thread: run it as `ros2 launch` does, in a process of
@@ -205,12 +229,19 @@ def test_launch_runs_and_data_flows(repo_root):
         "service.include_launch_description(LaunchDescription([IncludeLaunchDescription(\n"
         "    PythonLaunchDescriptionSource(sys.argv[1]),\n"
         "    launch_arguments=[('namespace', 'launch_test'), ('player', 'sine')])]))\n"
-        "sys.exit(service.run())\n")
-    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
-               PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen([sys.executable, "-c", script, str(repo_root / "launch" / "arm.launch.py")],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+        "sys.exit(service.run())\n"
+    )
+    env = dict(
+        os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST", PYTHONUNBUFFERED="1"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script, str(repo_root / "launch" / "arm.launch.py")],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         with graph_client(domain) as client:
             commands = client.subscribe(JointState, "/launch_test/joint_command")

@@ -18,6 +18,7 @@ import yaml
 
 rclpy = pytest.importorskip("rclpy")
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
+from graph_helpers import GraphClient, fresh_domain_id, graph_client, node_process, write_params  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Bool  # noqa: E402
@@ -25,7 +26,6 @@ from std_msgs.msg import Bool  # noqa: E402
 from gravity_friction_comp import Payload, RobotModel  # noqa: E402
 from gravity_friction_comp.mit.bus import CanSettings, open_bus  # noqa: E402
 from gravity_friction_comp.mit.codec import DISABLE_FRAME, unpack_command_codes  # noqa: E402
-from graph_helpers import GraphClient, fresh_domain_id, graph_client, node_process, write_params  # noqa: E402
 
 NODE = "mit_bridge"
 JOINTS = ["base_yaw", "shoulder_pitch", "beam_pitch"]
@@ -44,11 +44,20 @@ def _urdf():
 
 def _params(sim_yaml: str, **extra):
     params = {
-        "joints": JOINTS, "can_id": [1, 2, 3], "master_id": [17, 18, 19],
-        "motor_type": ["DM4310", "DM4340", "DM4310"], "kp": [0.0, 0.0, 0.0], "kd": [0.0, 0.0, 0.0],
-        "damp_kd": [2.0, 2.0, 2.0], "effort_limit": [10.0, 28.0, 10.0], "rate_hz": RATE,
-        "command_timeout": TIMEOUT, "diagnostics_rate_hz": 20.0, "simulate": True,
-        "sim_config": sim_yaml, "urdf_path": _urdf(),
+        "joints": JOINTS,
+        "can_id": [1, 2, 3],
+        "master_id": [17, 18, 19],
+        "motor_type": ["DM4310", "DM4340", "DM4310"],
+        "kp": [0.0, 0.0, 0.0],
+        "kd": [0.0, 0.0, 0.0],
+        "damp_kd": [2.0, 2.0, 2.0],
+        "effort_limit": [10.0, 28.0, 10.0],
+        "rate_hz": RATE,
+        "command_timeout": TIMEOUT,
+        "diagnostics_rate_hz": 20.0,
+        "simulate": True,
+        "sim_config": sim_yaml,
+        "urdf_path": _urdf(),
         **{f"payload.{k}": v for k, v in PAYLOAD.items()},
     }
     params.update(extra)
@@ -57,16 +66,20 @@ def _params(sim_yaml: str, **extra):
 
 def _sim_yaml(path) -> str:
     joints = {n: dict(FRICTION, initial_position=q) for n, q in Q0.items()}
-    path.write_text(yaml.safe_dump({"simulation": {"version": 1, "physics_rate_hz": 1000.0,
-                                                   "mass_scale": 1.0, "joints": joints}}))
+    path.write_text(
+        yaml.safe_dump(
+            {"simulation": {"version": 1, "physics_rate_hz": 1000.0, "mass_scale": 1.0, "joints": joints}}
+        )
+    )
     return str(path)
 
 
 @pytest.fixture(scope="module")
 def models():
     bare = RobotModel.from_urdf(_urdf())
-    return bare, bare.with_payload(Payload.point(PAYLOAD["mass"], com=tuple(PAYLOAD["com"]),
-                                                 parent=PAYLOAD["parent"]))
+    return bare, bare.with_payload(
+        Payload.point(PAYLOAD["mass"], com=tuple(PAYLOAD["com"]), parent=PAYLOAD["parent"])
+    )
 
 
 def _command(q, effort):
@@ -152,7 +165,8 @@ def test_gravity_feedforward_holds_then_timeout_then_recovery(running, models):
     n0 = len(diags)
     stopped = time.monotonic()
     assert client.spin_until(
-        lambda: _motor_status(diags[n0:], "beam_pitch")[1].get("reason") == "command timeout", 2.0, proc)
+        lambda: _motor_status(diags[n0:], "beam_pitch")[1].get("reason") == "command timeout", 2.0, proc
+    )
     assert time.monotonic() - stopped < TIMEOUT + 1 / RATE + 1 / 20.0 + 0.15
     st, values = _motor_status(diags, "beam_pitch")
     assert st.level == DiagnosticStatus.WARN and values["behavior"] == "damp"
@@ -200,8 +214,11 @@ def test_sigint_exits_cleanly(tmp_path):
 
 def test_bad_configuration_exits_with_reason(tmp_path):
     domain = fresh_domain_id()
-    path = write_params(tmp_path / "p.yaml", NODE,
-                        _params(_sim_yaml(tmp_path / "sim.yaml"), motor_type=["DM4310", "DM9", "DM4310"]))
+    path = write_params(
+        tmp_path / "p.yaml",
+        NODE,
+        _params(_sim_yaml(tmp_path / "sim.yaml"), motor_type=["DM4310", "DM9", "DM4310"]),
+    )
     with node_process("mit_bridge_node", domain, path) as proc:
         out, _ = proc.communicate(timeout=20)
         assert proc.returncode == 2
@@ -217,8 +234,9 @@ def inproc(tmp_path):
 
     client = GraphClient(fresh_domain_id())
     params = _params(_sim_yaml(tmp_path / "sim.yaml"), kp=[20.0, 30.0, 15.0], kd=[0.5, 1.0, 0.3])
-    node = MitBridgeNode(context=client.context,
-                         parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
+    node = MitBridgeNode(
+        context=client.context, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]
+    )
     client.executor.add_node(node)
     spy = open_bus(CanSettings("virtual", node.settings.channel, 1_000_000))
     try:
@@ -334,8 +352,10 @@ def test_position_setpoints_beyond_the_urdf_limits_are_clamped(inproc, models):
     bare, _ = models
     urdf = bare.urdf_joints
     for motor in node.config.motors:  # read from the URDF, not typed into a test value
-        assert (motor.position_lower, motor.position_upper) == (urdf[motor.name].lower,
-                                                                urdf[motor.name].upper)
+        assert (motor.position_lower, motor.position_upper) == (
+            urdf[motor.name].lower,
+            urdf[motor.name].upper,
+        )
     diags = client.subscribe(DiagnosticArray, "diagnostics")
     commands = client.publisher(JointState, "joint_command")
     q = np.array([Q0[n] for n in JOINTS])
@@ -347,7 +367,8 @@ def test_position_setpoints_beyond_the_urdf_limits_are_clamped(inproc, models):
     sent = [decode_command(d, shoulder.limits).position for _, _, d in _frames(spy, can_id=2)]
     assert sent and max(sent) == pytest.approx(urdf["shoulder_pitch"].upper, abs=4e-4)
     assert client.spin_until(
-        lambda: _motor_status(diags, "shoulder_pitch")[1].get("position_clamped") == "True", 2.0)
+        lambda: _motor_status(diags, "shoulder_pitch")[1].get("position_clamped") == "True", 2.0
+    )
     assert _motor_status(diags, "shoulder_pitch")[0].level == DiagnosticStatus.WARN
     assert _motor_status(diags, "base_yaw")[1].get("position_clamped") == "False"
 
@@ -356,21 +377,30 @@ def test_urdf_limits_on_hardware_and_a_malformed_urdf_leaves_the_joint_unbounded
     """simulate:=false on a (virtual) bus: URDF limits apply; inverted ones are not used."""
     from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode
 
-    urdf = ('<robot name="t"><link name="base"/><link name="a"><inertial><mass value="1"/>'
-            '<inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>'
-            '<link name="b"><inertial><mass value="1"/>'
-            '<inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>'
-            '<joint name="ok" type="revolute"><parent link="base"/><child link="a"/>'
-            '<axis xyz="0 0 1"/><limit lower="-0.5" upper="0.7" effort="5" velocity="1"/></joint>'
-            '<joint name="inverted" type="revolute"><parent link="a"/><child link="b"/>'
-            '<axis xyz="0 1 0"/><limit lower="0.2" upper="-0.2" effort="5" velocity="1"/></joint>'
-            '</robot>')
+    urdf = (
+        '<robot name="t"><link name="base"/><link name="a"><inertial><mass value="1"/>'
+        '<inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>'
+        '<link name="b"><inertial><mass value="1"/>'
+        '<inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>'
+        '<joint name="ok" type="revolute"><parent link="base"/><child link="a"/>'
+        '<axis xyz="0 0 1"/><limit lower="-0.5" upper="0.7" effort="5" velocity="1"/></joint>'
+        '<joint name="inverted" type="revolute"><parent link="a"/><child link="b"/>'
+        '<axis xyz="0 1 0"/><limit lower="0.2" upper="-0.2" effort="5" velocity="1"/></joint>'
+        "</robot>"
+    )
     client = GraphClient(fresh_domain_id())
-    params = {"joints": ["ok", "inverted"], "can_id": [1, 2], "master_id": [17, 18],
-              "motor_type": ["DM4310", "DM4310"], "robot_description": urdf,
-              "can.interface": "virtual", "can.channel": f"hw_test_{os.getpid()}"}
-    node = MitBridgeNode(context=client.context,
-                         parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
+    params = {
+        "joints": ["ok", "inverted"],
+        "can_id": [1, 2],
+        "master_id": [17, 18],
+        "motor_type": ["DM4310", "DM4310"],
+        "robot_description": urdf,
+        "can.interface": "virtual",
+        "can.channel": f"hw_test_{os.getpid()}",
+    }
+    node = MitBridgeNode(
+        context=client.context, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]
+    )
     try:
         ok, inverted = node.config.motors
         assert (ok.position_lower, ok.position_upper) == (-0.5, 0.7)

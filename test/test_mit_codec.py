@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import itertools
 import json
-import pathlib
 import math
+import pathlib
 from fractions import Fraction
 
 import numpy as np
@@ -128,7 +128,8 @@ def test_hand_computed_frame_dm8009():
     # τ: (-12 + 54)·4095/108  = 1592.5  -> 1593  = 0x639
     # bytes: 6B 85 | 7D 2|7 AE | 99 9|6 39
     assert encode_command(-2.0, -1.0, 240, 3.0, -12.0, motor_limits("DM8009")) == bytes.fromhex(
-        "6B857D27AE999639")
+        "6B857D27AE999639"
+    )
 
 
 # --- vector file ------------------------------------------------------------------------------
@@ -168,8 +169,16 @@ def test_feedback_vectors_decode_exactly(vec):
     assert (fb.t_mos, fb.t_rotor) == (exp["t_mos"], exp["t_rotor"])
     assert fb.state is DamiaoState.ENABLED and not fb.is_fault
     # feedback p/v/τ are round-trip stable: re-encoding the decoded values gives the same bytes
-    again = encode_feedback_damiao(fb.motor_id, fb.state_code, fb.position, fb.velocity, fb.torque,
-                                   fb.t_mos, fb.t_rotor, motor_limits(vec["motor"]))
+    again = encode_feedback_damiao(
+        fb.motor_id,
+        fb.state_code,
+        fb.position,
+        fb.velocity,
+        fb.torque,
+        fb.t_mos,
+        fb.t_rotor,
+        motor_limits(vec["motor"]),
+    )
     assert again == data
 
 
@@ -181,16 +190,24 @@ def test_command_round_trip_within_half_lsb(motor):
     lim = MOTOR_TABLE[motor]
     rng = np.random.default_rng(sorted(MOTOR_TABLE).index(motor))
     lsb = {
-        "p": 2 * lim.p_max / 65535, "v": 2 * lim.v_max / 4095, "kp": lim.kp_max / 4095,
-        "kd": lim.kd_max / 4095, "t": 2 * lim.t_max / 4095,
+        "p": 2 * lim.p_max / 65535,
+        "v": 2 * lim.v_max / 4095,
+        "kp": lim.kp_max / 4095,
+        "kd": lim.kd_max / 4095,
+        "t": 2 * lim.t_max / 4095,
     }
     for _ in range(300):
         p = rng.uniform(-lim.p_max, lim.p_max - 2 * lsb["p"])
         v, t = rng.uniform(-lim.v_max, lim.v_max), rng.uniform(-lim.t_max, lim.t_max)
         kp, kd = rng.uniform(0, lim.kp_max), rng.uniform(0, lim.kd_max)
         cmd = decode_command(encode_command(p, v, kp, kd, t, lim), lim)
-        for got, want, key in ((cmd.position, p, "p"), (cmd.velocity, v, "v"), (cmd.kp, kp, "kp"),
-                               (cmd.kd, kd, "kd"), (cmd.tau_ff, t, "t")):
+        for got, want, key in (
+            (cmd.position, p, "p"),
+            (cmd.velocity, v, "v"),
+            (cmd.kp, kp, "kp"),
+            (cmd.kd, kd, "kd"),
+            (cmd.tau_ff, t, "t"),
+        ):
             assert abs(got - want) <= lsb[key] / 2 * (1 + 1e-9), key
 
 
@@ -249,8 +266,9 @@ def test_saturated_commands_never_equal_special_frames(motor):
     kps = near(0.0, lim.kp_max, 12)
     kds = near(0.0, lim.kd_max, 12)
     # τ values landing on every top code, 0xFF8..0xFFF, plus the generic set
-    ts = near(-lim.t_max, lim.t_max, 12) + tuple(uint_to_float(c, -lim.t_max, lim.t_max, 12)
-                                                 for c in range(0xFF8, 0x1000))
+    ts = near(-lim.t_max, lim.t_max, 12) + tuple(
+        uint_to_float(c, -lim.t_max, lim.t_max, 12) for c in range(0xFF8, 0x1000)
+    )
     seen_top = set()
     for p, v, kp, kd, t in itertools.product(ps, vs, kps, kds, ts):
         data = encode_command(p, v, kp, kd, t, lim)
@@ -291,9 +309,17 @@ def test_damiao_state_nibbles(nibble):
         assert fb.state is None and fb.fault_reason.startswith("unknown")
     else:
         assert int(fb.state) == nibble
-    expected = {0: "", 1: "", 8: "over-voltage", 9: "under-voltage", 10: "over-current",
-                11: "MOSFET over-temperature", 12: "coil over-temperature", 13: "lost communication",
-                14: "overload"}
+    expected = {
+        0: "",
+        1: "",
+        8: "over-voltage",
+        9: "under-voltage",
+        10: "over-current",
+        11: "MOSFET over-temperature",
+        12: "coil over-temperature",
+        13: "lost communication",
+        14: "overload",
+    }
     if nibble in expected:
         assert fb.fault_reason == expected[nibble]
 
@@ -302,8 +328,11 @@ def test_damiao_feedback_round_trip_and_errors():
     lim = motor_limits("DM8009")
     rng = np.random.default_rng(3)
     for _ in range(200):
-        p, v, t = rng.uniform(-lim.p_max, lim.p_max), rng.uniform(-lim.v_max, lim.v_max), rng.uniform(
-            -lim.t_max, lim.t_max)
+        p, v, t = (
+            rng.uniform(-lim.p_max, lim.p_max),
+            rng.uniform(-lim.v_max, lim.v_max),
+            rng.uniform(-lim.t_max, lim.t_max),
+        )
         fb = decode_feedback_damiao(encode_feedback_damiao(5, 1, p, v, t, 41.4, 39.6, lim), lim)
         assert abs(fb.position - p) <= lim.p_max / 65535 * (1 + 1e-9)
         assert abs(fb.velocity - v) <= lim.v_max / 4095 * (1 + 1e-9)
@@ -343,11 +372,19 @@ def test_cubemars_old_firmware_six_bytes():
         encode_feedback_cubemars(7, 0.0, 0.0, 0.0, lim, temperature=30)
 
 
-@pytest.mark.parametrize("code, reason", [
-    (0, ""), (1, "over-temperature"), (2, "over-current"), (3, "over-voltage"), (4, "under-voltage"),
-    (5, "encoder fault"), (6, "phase current unbalance (hardware may be damaged)"),
-    (9, "unknown error code 9"),
-])
+@pytest.mark.parametrize(
+    "code, reason",
+    [
+        (0, ""),
+        (1, "over-temperature"),
+        (2, "over-current"),
+        (3, "over-voltage"),
+        (4, "under-voltage"),
+        (5, "encoder fault"),
+        (6, "phase current unbalance (hardware may be damaged)"),
+        (9, "unknown error code 9"),
+    ],
+)
 def test_cubemars_error_codes(code, reason):
     lim = motor_limits("AK60-6")
     fb = decode_feedback_cubemars(encode_feedback_cubemars(1, 0.3, 0.1, -2.0, lim, 30, code), lim)
@@ -356,12 +393,15 @@ def test_cubemars_error_codes(code, reason):
 
 @pytest.mark.parametrize("garbage", [None, "ffffffffffffffff", 8, 1.0, [256] * 8, [-1] * 8, object()])
 def test_decoders_reject_non_bytes_with_the_packages_error(garbage):
-    from gravity_friction_comp.mit.codec import (classify_special_frame, decode_command,
-                                                 decode_feedback)
+    from gravity_friction_comp.mit.codec import classify_special_frame, decode_command, decode_feedback
 
     limits = motor_limits("DM4310")
-    for decode in (lambda d: decode_command(d, limits), lambda d: decode_feedback(d, limits),
-                   lambda d: decode_feedback(d, motor_limits("AK80-9")), classify_special_frame):
+    for decode in (
+        lambda d: decode_command(d, limits),
+        lambda d: decode_feedback(d, limits),
+        lambda d: decode_feedback(d, motor_limits("AK80-9")),
+        classify_special_frame,
+    ):
         with pytest.raises(InputError) as info:
             decode(garbage)
         assert info.value.reason == "type"

@@ -16,8 +16,8 @@ from gravity_friction_comp.mit.codec import (
     decode_feedback_damiao,
     encode_command,
 )
-from gravity_friction_comp.sim.motor_emulator import EmulatedMotor
 from gravity_friction_comp.mit.motor_table import motor_limits
+from gravity_friction_comp.sim.motor_emulator import EmulatedMotor
 
 
 def _q(x, lo, hi, bits):

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import pathlib
 import math
+import pathlib
 import re
 import struct
 
@@ -51,7 +51,12 @@ def test_table_matches_vector_file_limits():
     for name, d in limits.items():
         lim = motor_limits(name)
         assert (lim.p_max, lim.v_max, lim.t_max, lim.kp_max, lim.kd_max) == (
-            d["P_MAX"], d["V_MAX"], d["T_MAX"], d["KP_MAX"], d["KD_MAX"])
+            d["P_MAX"],
+            d["V_MAX"],
+            d["T_MAX"],
+            d["KP_MAX"],
+            d["KD_MAX"],
+        )
 
 
 def test_unknown_type_lists_valid_types():
@@ -141,22 +146,32 @@ def test_joint_motor_map_power_and_gain_consistency():
     mapped gains gives the joint PD law with the joint gains."""
     rng = np.random.default_rng(4)
     for _ in range(50):
-        m = JointMotorMap(direction=int(rng.choice([-1, 1])), offset=rng.uniform(-1, 1),
-                          gear_ratio=rng.uniform(0.3, 50))
+        m = JointMotorMap(
+            direction=int(rng.choice([-1, 1])), offset=rng.uniform(-1, 1), gear_ratio=rng.uniform(0.3, 50)
+        )
         qd, tau_q = rng.uniform(-3, 3, 2)
         assert tau_q * qd == pytest.approx(m.torque_to_motor(tau_q) * m.velocity_to_motor(qd), rel=1e-12)
         kp, kd, q_des, q, v_des, v = rng.uniform(0, 50), rng.uniform(0, 3), *rng.uniform(-2, 2, 4)
-        tau_motor = (m.kp_to_motor(kp) * (m.position_to_motor(q_des) - m.position_to_motor(q))
-                     + m.kd_to_motor(kd) * (m.velocity_to_motor(v_des) - m.velocity_to_motor(v)))
-        assert m.torque_from_motor(tau_motor) == pytest.approx(kp * (q_des - q) + kd * (v_des - v),
-                                                               rel=1e-9, abs=1e-12)
+        tau_motor = m.kp_to_motor(kp) * (m.position_to_motor(q_des) - m.position_to_motor(q)) + m.kd_to_motor(
+            kd
+        ) * (m.velocity_to_motor(v_des) - m.velocity_to_motor(v))
+        assert m.torque_from_motor(tau_motor) == pytest.approx(
+            kp * (q_des - q) + kd * (v_des - v), rel=1e-9, abs=1e-12
+        )
 
 
-@pytest.mark.parametrize("kwargs, key", [
-    ({"direction": 0}, "direction"), ({"direction": 2}, "direction"), ({"direction": True}, "direction"),
-    ({"gear_ratio": 0.0}, "gear_ratio"), ({"gear_ratio": -2.0}, "gear_ratio"),
-    ({"gear_ratio": math.inf}, "gear_ratio"), ({"offset": math.nan}, "offset"),
-])
+@pytest.mark.parametrize(
+    "kwargs, key",
+    [
+        ({"direction": 0}, "direction"),
+        ({"direction": 2}, "direction"),
+        ({"direction": True}, "direction"),
+        ({"gear_ratio": 0.0}, "gear_ratio"),
+        ({"gear_ratio": -2.0}, "gear_ratio"),
+        ({"gear_ratio": math.inf}, "gear_ratio"),
+        ({"offset": math.nan}, "offset"),
+    ],
+)
 def test_joint_motor_map_validation(kwargs, key):
     with pytest.raises(ConfigError) as err:
         JointMotorMap(**kwargs)
@@ -164,13 +179,16 @@ def test_joint_motor_map_validation(kwargs, key):
 
 
 # -- hostile overrides and maps ----------------------------------------------------------------
-@pytest.mark.parametrize("overrides, key, fragment", [
-    (5, "overrides", "must be a mapping"),  # was TypeError: 'int' object is not iterable
-    ([("v_max", 1)], "overrides", "must be a mapping"),  # was TypeError from indexing a list
-    ({1: 2, "v_max": 3}, "overrides", "keys must be names"),
-    ({"v_max": 10**400}, "v_max", "finite number > 0"),  # was OverflowError
-    ({"v_max": True}, "v_max", "got True"),  # was taken as 1.0
-])
+@pytest.mark.parametrize(
+    "overrides, key, fragment",
+    [
+        (5, "overrides", "must be a mapping"),  # was TypeError: 'int' object is not iterable
+        ([("v_max", 1)], "overrides", "must be a mapping"),  # was TypeError from indexing a list
+        ({1: 2, "v_max": 3}, "overrides", "keys must be names"),
+        ({"v_max": 10**400}, "v_max", "finite number > 0"),  # was OverflowError
+        ({"v_max": True}, "v_max", "got True"),  # was taken as 1.0
+    ],
+)
 def test_bad_overrides_raise_config_error(overrides, key, fragment):
     with pytest.raises(ConfigError) as err:
         motor_limits("DM4340", overrides)
@@ -182,13 +200,16 @@ def test_empty_and_string_overrides_still_work():
     assert motor_limits("DM4340", {"v_max": "8"}).v_max == 8.0  # YAML may give strings
 
 
-@pytest.mark.parametrize("kwargs, key, fragment", [
-    ({"offset": 10**400}, "offset", "finite number"),  # was OverflowError
-    ({"offset": True}, "offset", "got True"),
-    ({"gear_ratio": 1e-200}, "gear_ratio", "plausible range"),  # kp_to_motor divided by 0.0
-    ({"gear_ratio": 2e4}, "gear_ratio", "0.001..10000"),
-    ({"gear_ratio": True}, "gear_ratio", "got True"),
-])
+@pytest.mark.parametrize(
+    "kwargs, key, fragment",
+    [
+        ({"offset": 10**400}, "offset", "finite number"),  # was OverflowError
+        ({"offset": True}, "offset", "got True"),
+        ({"gear_ratio": 1e-200}, "gear_ratio", "plausible range"),  # kp_to_motor divided by 0.0
+        ({"gear_ratio": 2e4}, "gear_ratio", "0.001..10000"),
+        ({"gear_ratio": True}, "gear_ratio", "got True"),
+    ],
+)
 def test_joint_motor_map_rejects_implausible_values(kwargs, key, fragment):
     with pytest.raises(ConfigError) as err:
         JointMotorMap(**kwargs)

@@ -4,24 +4,34 @@ import pytest
 import yaml
 
 from gravity_friction_comp.errors import ConfigError
-from gravity_friction_comp.param_files import (first_node_parameters, flatten_parameters,
-                                               node_parameters)
+from gravity_friction_comp.param_files import first_node_parameters, flatten_parameters, node_parameters
 
 
 def test_flatten():
-    assert flatten_parameters({"a": 1, "payload": {"mass": 0.1, "com": [0, 0, 1]}}) == \
-        {"a": 1, "payload.mass": 0.1, "payload.com": [0, 0, 1]}
+    assert flatten_parameters({"a": 1, "payload": {"mass": 0.1, "com": [0, 0, 1]}}) == {
+        "a": 1,
+        "payload.mass": 0.1,
+        "payload.com": [0, 0, 1],
+    }
 
 
 def test_sections_and_namespace_precedence(tmp_path):
     path = tmp_path / "p.yaml"
-    path.write_text(yaml.safe_dump({
-        "/**": {"ros__parameters": {"scale": 0.5, "enable": True}},
-        "gravity_compensation": {"ros__parameters": {"scale": 0.7, "payload": {"mass": 0.2}}},
-        "left/gravity_compensation": {"ros__parameters": {"scale": 0.9}},
-        "other": {"ros__parameters": {"scale": 9.0}}}))
-    assert node_parameters(path, "gravity_compensation") == \
-        {"scale": 0.7, "enable": True, "payload.mass": 0.2}
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "/**": {"ros__parameters": {"scale": 0.5, "enable": True}},
+                "gravity_compensation": {"ros__parameters": {"scale": 0.7, "payload": {"mass": 0.2}}},
+                "left/gravity_compensation": {"ros__parameters": {"scale": 0.9}},
+                "other": {"ros__parameters": {"scale": 9.0}},
+            }
+        )
+    )
+    assert node_parameters(path, "gravity_compensation") == {
+        "scale": 0.7,
+        "enable": True,
+        "payload.mass": 0.2,
+    }
     assert node_parameters(path, "gravity_compensation", "/left")["scale"] == 0.9
     assert first_node_parameters(path) == ("/**", {"scale": 0.5, "enable": True})
     bare = tmp_path / "bare.yaml"
@@ -40,15 +50,18 @@ def test_bad_files(tmp_path, text):
         first_node_parameters(tmp_path / "missing.yaml")
 
 
-@pytest.mark.parametrize("text, fragment", [
-    ("gravity_compensation: [1, 2]\n", "ros__parameters"),
-    ("gravity_compensation: 5\n", "ros__parameters"),
-    ("gravity_compensation: {scale: 0.7}\n", "ros__parameters"),  # forgot ros__parameters
-    ("gravity_compensation:\n  ros__parameters: [1, 2]\n", "must be a mapping"),
-    ("gravity_compensation:\n  ros__parameters: 5\n", "must be a mapping"),
-    ("gravity_compensation:\n  ros__parameters:\n    payload: {1: 2}\n", "payload: keys must be"),
-    ("1: a\nfoo: b\n", "node names must be strings"),
-])
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("gravity_compensation: [1, 2]\n", "ros__parameters"),
+        ("gravity_compensation: 5\n", "ros__parameters"),
+        ("gravity_compensation: {scale: 0.7}\n", "ros__parameters"),  # forgot ros__parameters
+        ("gravity_compensation:\n  ros__parameters: [1, 2]\n", "must be a mapping"),
+        ("gravity_compensation:\n  ros__parameters: 5\n", "must be a mapping"),
+        ("gravity_compensation:\n  ros__parameters:\n    payload: {1: 2}\n", "payload: keys must be"),
+        ("1: a\nfoo: b\n", "node names must be strings"),
+    ],
+)
 def test_malformed_sections(tmp_path, text, fragment):
     path = tmp_path / "p.yaml"
     path.write_text(text)
@@ -63,8 +76,7 @@ def test_malformed_sections(tmp_path, text, fragment):
 
 def test_empty_section_and_empty_parameters_give_nothing(tmp_path):
     path = tmp_path / "p.yaml"
-    path.write_text("/**:\n  ros__parameters:\ngravity_compensation:\n"
-                    "  ros__parameters: {scale: 0.7}\n")
+    path.write_text("/**:\n  ros__parameters:\ngravity_compensation:\n  ros__parameters: {scale: 0.7}\n")
     assert node_parameters(path, "gravity_compensation") == {"scale": 0.7}
     assert first_node_parameters(path) == ("/**", {})
 
@@ -72,8 +84,7 @@ def test_empty_section_and_empty_parameters_give_nothing(tmp_path):
 def test_non_utf8_file(tmp_path):
     path = tmp_path / "latin1.yaml"
     path.write_bytes("gravity_compensation:\n  ros__parameters: {name: 'é'}\n".encode("latin-1"))
-    for read in (lambda: node_parameters(path, "gravity_compensation"),
-                 lambda: first_node_parameters(path)):
+    for read in (lambda: node_parameters(path, "gravity_compensation"), lambda: first_node_parameters(path)):
         with pytest.raises(ConfigError, match="not UTF-8") as info:
             read()
         assert str(path) in str(info.value)

@@ -43,7 +43,9 @@ def test_cylinder_textbook():
 def test_box_sphere_point_textbook():
     b = Payload.box(2.0, (0.1, 0.2, 0.3), parent="link")
     np.testing.assert_allclose(
-        b.inertia, np.diag([2 * (0.04 + 0.09) / 12, 2 * (0.01 + 0.09) / 12, 2 * (0.01 + 0.04) / 12]), rtol=1e-15
+        b.inertia,
+        np.diag([2 * (0.04 + 0.09) / 12, 2 * (0.01 + 0.09) / 12, 2 * (0.01 + 0.04) / 12]),
+        rtol=1e-15,
     )
     s = Payload.sphere(3.0, 0.05, parent="link")
     np.testing.assert_allclose(s.inertia, np.eye(3) * 0.4 * 3.0 * 0.0025, rtol=1e-15)
@@ -117,8 +119,15 @@ def test_frozen_readonly_equal_hashable():
 
 
 def test_from_params_every_shape():
-    base = {"mass": 0.13, "com": [0.0, 0.0, -0.07], "parent": "tool", "rpy": [0.0, 0.0, 0.0],
-            "radius": 0.033, "length": 0.12, "size": [0.1, 0.2, 0.3]}
+    base = {
+        "mass": 0.13,
+        "com": [0.0, 0.0, -0.07],
+        "parent": "tool",
+        "rpy": [0.0, 0.0, 0.0],
+        "radius": 0.033,
+        "length": 0.12,
+        "size": [0.1, 0.2, 0.3],
+    }
     assert Payload.from_params({**base, "shape": "cylinder"}) == Payload.cylinder(
         0.13, 0.033, 0.12, com=(0, 0, -0.07), parent="tool"
     )
@@ -128,7 +137,9 @@ def test_from_params_every_shape():
     assert Payload.from_params({**base, "shape": "sphere"}) == Payload.sphere(
         0.13, 0.033, com=(0, 0, -0.07), parent="tool"
     )
-    assert Payload.from_params({**base, "shape": "point"}) == Payload.point(0.13, com=(0, 0, -0.07), parent="tool")
+    assert Payload.from_params({**base, "shape": "point"}) == Payload.point(
+        0.13, com=(0, 0, -0.07), parent="tool"
+    )
     assert Payload.from_params({"mass": 1.0, "parent": "j"}).shape == "point"  # default shape
     assert set(PAYLOAD_SHAPES) == {"cylinder", "box", "sphere", "point"}
 
@@ -173,8 +184,11 @@ def test_spatial_inertia_round_trip():
         ({"mass": 1e300, "parent": "j"}, "payload.mass", "<= 100000"),
         ({"mass": 10**400, "parent": "j"}, "payload.mass", "finite"),
         ({"mass": 1.0, "parent": "j", "shape": "sphere", "radius": 1e200}, "payload.radius", "<= 100"),
-        ({"mass": 1.0, "parent": "j", "shape": "cylinder", "radius": 0.1, "length": 101.0},
-         "payload.length", "<= 100"),
+        (
+            {"mass": 1.0, "parent": "j", "shape": "cylinder", "radius": 0.1, "length": 101.0},
+            "payload.length",
+            "<= 100",
+        ),
         ({"mass": 1.0, "parent": "j", "shape": "box", "size": [0.1, 1e300, 0.1]}, "payload.size", "<= 100"),
     ],
 )
@@ -205,8 +219,12 @@ def test_largest_plausible_payload_is_accepted():
 
 @pytest.mark.parametrize(
     "params, fragment",
-    [({1: 2}, "strings"), ({1: 2, "mass": 1.0, "parent": "j"}, "strings"),
-     (["mass"], "expected a mapping"), (None, "expected a mapping")],
+    [
+        ({1: 2}, "strings"),
+        ({1: 2, "mass": 1.0, "parent": "j"}, "strings"),
+        (["mass"], "expected a mapping"),
+        (None, "expected a mapping"),
+    ],
 )
 def test_from_params_malformed_mapping(params, fragment):
     with pytest.raises(ConfigError, match=fragment) as info:

@@ -57,7 +57,7 @@ def test_sine_loops_and_holds():
 def test_ramp_triangle_corners_and_speed():
     p = RampProfile(NAMES, [0.0, 0.3, 0.2], [0.2, 0.1, 0.0], period=8.0)
     np.testing.assert_allclose(p.sample(0.0).position, [0.0, 0.3, 0.2])
-    np.testing.assert_allclose(p.sample(2.0).position, [0.2, 0.4, 0.2])   # T/4: +A
+    np.testing.assert_allclose(p.sample(2.0).position, [0.2, 0.4, 0.2])  # T/4: +A
     np.testing.assert_allclose(p.sample(6.0).position, [-0.2, 0.2, 0.2])  # 3T/4: −A
     np.testing.assert_allclose(p.sample(8.0 - 1e-12).position, [0.0, 0.3, 0.2], atol=1e-12)
     # speed 4A/T with the sign of the leg
@@ -98,10 +98,10 @@ def test_pick_place_cycle_poses_holding_and_velocity():
         np.testing.assert_allclose(s.position, pick)
         np.testing.assert_allclose(s.velocity, 0.0, atol=1e-12)
         assert s.holding is holding, t
-    assert p.sample(5.0).holding is True          # carried to place
+    assert p.sample(5.0).holding is True  # carried to place
     s = p.sample(7.0)
     np.testing.assert_allclose(s.position, place)
-    assert s.holding is False                      # released on arrival
+    assert s.holding is False  # released on arrival
     np.testing.assert_allclose(p.sample(10.2).position, home)
     assert p.segment_times(1) == pytest.approx((3.0, 3.5, 4.5))
     for t in (0.3, 5.7, 8.9):
@@ -137,9 +137,10 @@ def test_bad_options_fail_clearly():
 
 
 def test_options_defaults_pick_place_from_amplitude():
-    p = profile_from_options("pick_place", NAMES, home=[0.0, 0.3, 0.2], amplitude=[0.4, 0.1, 0.0],
-                             move_time=1.0, dwell_time=0.5)
-    np.testing.assert_allclose(p.sample(1.2).position, [0.4, 0.4, 0.2])   # pick = home + A
+    p = profile_from_options(
+        "pick_place", NAMES, home=[0.0, 0.3, 0.2], amplitude=[0.4, 0.1, 0.0], move_time=1.0, dwell_time=0.5
+    )
+    np.testing.assert_allclose(p.sample(1.2).position, [0.4, 0.4, 0.2])  # pick = home + A
     np.testing.assert_allclose(p.sample(3.4).position, [-0.4, 0.2, 0.2])  # place = home − A
 
 
@@ -160,9 +161,9 @@ def test_replay_interpolation_and_slope():
 
 def test_csv_replay(tmp_path):
     path = tmp_path / "rec.csv"
-    path.write_text("time,position.b,position.a,velocity.a,velocity.b\n"
-                    "0.0,1.0,0.0,0.0,0.0\n"
-                    "1.0,3.0,2.0,4.0,2.0\n")
+    path.write_text(
+        "time,position.b,position.a,velocity.a,velocity.b\n0.0,1.0,0.0,0.0,0.0\n1.0,3.0,2.0,4.0,2.0\n"
+    )
     p = load_csv(path)
     assert p.joint_names == ("b", "a")
     s = p.sample(0.5)
@@ -192,23 +193,32 @@ def _write_bag(folder, samples):
         other = writer.add_connection("/other", "std_msgs/msg/Header", typestore=store)
         for i, (stamp, names, pos, vel) in enumerate(samples):
             sec = int(stamp)
-            msg = JointState(header=Header(stamp=Time(sec=sec, nanosec=int(round((stamp - sec) * 1e9))),
-                                           frame_id=""),
-                             name=list(names), position=np.array(pos, dtype=float),
-                             velocity=np.array(vel, dtype=float), effort=np.array([], dtype=float))
+            msg = JointState(
+                header=Header(stamp=Time(sec=sec, nanosec=int(round((stamp - sec) * 1e9))), frame_id=""),
+                name=list(names),
+                position=np.array(pos, dtype=float),
+                velocity=np.array(vel, dtype=float),
+                effort=np.array([], dtype=float),
+            )
             writer.write(conn, 1000 + i, store.serialize_cdr(msg, JointState.__msgtype__))
-        writer.write(other, 5000, store.serialize_cdr(Header(stamp=Time(sec=0, nanosec=0), frame_id="x"),
-                                                      "std_msgs/msg/Header"))
+        writer.write(
+            other,
+            5000,
+            store.serialize_cdr(Header(stamp=Time(sec=0, nanosec=0), frame_id="x"), "std_msgs/msg/Header"),
+        )
 
 
 def test_rosbag_replay_maps_by_name(tmp_path):
     bag = tmp_path / "bag"
-    _write_bag(bag, [
-        (100.0, ["j1", "j2"], [0.0, 1.0], [0.0, 0.0]),
-        (100.5, ["j2", "j1"], [2.0, 1.0], [4.0, 2.0]),   # other order: mapped by name
-        (100.7, ["j1"], [9.0], [9.0]),                    # lacks j2: skipped
-        (101.0, ["j1", "j2"], [2.0, 2.0], [0.0, 0.0]),
-    ])
+    _write_bag(
+        bag,
+        [
+            (100.0, ["j1", "j2"], [0.0, 1.0], [0.0, 0.0]),
+            (100.5, ["j2", "j1"], [2.0, 1.0], [4.0, 2.0]),  # other order: mapped by name
+            (100.7, ["j1"], [9.0], [9.0]),  # lacks j2: skipped
+            (101.0, ["j1", "j2"], [2.0, 2.0], [0.0, 0.0]),
+        ],
+    )
     p = load_rosbag(bag, "leader/joint_states")
     assert p.joint_names == ("j1", "j2")
     np.testing.assert_allclose(p.times, [0.0, 0.5, 1.0])
@@ -242,11 +252,13 @@ def test_min_duration_and_overflowing_velocity():
 
 
 def test_pick_place_times_validated_by_key():
-    for kwargs, key, fragment in (({"move_time": 1e-320}, "move_time", ">= 1e-06"),
-                                  ({"grip_time": 0.0}, "grip_time", "> 0"),
-                                  ({"dwell_time": "x"}, "dwell_time", "must be a number"),
-                                  ({"dwell_time": None}, "dwell_time", "must be a number"),
-                                  ({"dwell_time": -1.0}, "dwell_time", ">= 0")):
+    for kwargs, key, fragment in (
+        ({"move_time": 1e-320}, "move_time", ">= 1e-06"),
+        ({"grip_time": 0.0}, "grip_time", "> 0"),
+        ({"dwell_time": "x"}, "dwell_time", "must be a number"),
+        ({"dwell_time": None}, "dwell_time", "must be a number"),
+        ({"dwell_time": -1.0}, "dwell_time", ">= 0"),
+    ):
         with pytest.raises(ConfigError, match=fragment) as info:
             pick_place_profile(["a"], [0.0], [1.0], [2.0], **kwargs)
         assert info.value.key == key, kwargs
@@ -262,8 +274,9 @@ def test_pick_place_times_validated_by_key():
 
 def test_options_argument_types():
     # a scalar pick is broadcast: at the end of the first move every joint is at 0.3
-    p = profile_from_options("pick_place", ["a", "b"], home=[0.0, 0.0], pick=0.3,
-                             move_time=1.0, dwell_time=0.5)
+    p = profile_from_options(
+        "pick_place", ["a", "b"], home=[0.0, 0.0], pick=0.3, move_time=1.0, dwell_time=0.5
+    )
     np.testing.assert_allclose(p.sample(1.0).position, [0.3, 0.3])
     for names in (None, "ab", ["a", 1]):
         for profile in ("sine", "csv", "bag"):
@@ -298,14 +311,17 @@ def test_replay_minimum_step_and_overflowing_slope():
         ReplayProfile([-1e308, 1e308], ["a"], [[0.0], [1.0]])
 
 
-@pytest.mark.parametrize("data, fragment", [
-    (b"time,position.a\n0,0\n1e-320,1\n", "1e-06"),
-    (b"time,position.a\n0,\xff\n1,2\n", "not UTF-8"),
-    (b"time,position.a\n", "no data rows"),
-    (b"time,position.a\n0,1\n1,2,3\n", "line 3 has 3 cells"),
-    (b"time,position.a\n0,1\n1,x\n", "line 3: non-numeric"),
-    (b"time,time,position.a\n0,0,1\n1,1,2\n", "repeated column"),
-])
+@pytest.mark.parametrize(
+    "data, fragment",
+    [
+        (b"time,position.a\n0,0\n1e-320,1\n", "1e-06"),
+        (b"time,position.a\n0,\xff\n1,2\n", "not UTF-8"),
+        (b"time,position.a\n", "no data rows"),
+        (b"time,position.a\n0,1\n1,2,3\n", "line 3 has 3 cells"),
+        (b"time,position.a\n0,1\n1,x\n", "line 3: non-numeric"),
+        (b"time,time,position.a\n0,0,1\n1,1,2\n", "repeated column"),
+    ],
+)
 def test_csv_errors_name_the_file(tmp_path, data, fragment):
     path = tmp_path / "rec.csv"
     path.write_bytes(data)
@@ -331,11 +347,14 @@ def test_rosbag_argument_types_and_repeated_stamps(tmp_path):
     with pytest.raises(ConfigError, match="list of joint names"):
         load_rosbag(tmp_path / "bag", "joint_states", "ab")
     bag = tmp_path / "bag"
-    _write_bag(bag, [
-        (100.0, ["j1"], [0.0], [0.0]),
-        (100.0000005, ["j1"], [5.0], [0.0]),  # 0.5 µs later: a repeated stamp, dropped
-        (101.0, ["j1"], [2.0], [0.0]),
-    ])
+    _write_bag(
+        bag,
+        [
+            (100.0, ["j1"], [0.0], [0.0]),
+            (100.0000005, ["j1"], [5.0], [0.0]),  # 0.5 µs later: a repeated stamp, dropped
+            (101.0, ["j1"], [2.0], [0.0]),
+        ],
+    )
     p = load_rosbag(bag, "leader/joint_states", ["j1"])
     np.testing.assert_allclose(p.times, [0.0, 1.0])
     np.testing.assert_allclose(p.positions, [[0.0], [2.0]])

@@ -119,7 +119,9 @@ def test_single_pendulum_closed_form():
 def test_continuous_and_prismatic_closed_form():
     m, l = 1.5, 0.2
     urdf = robot(
-        link("base"), link("wheel", m, f"{l} 0 0"), link("slider", 0.7),
+        link("base"),
+        link("wheel", m, f"{l} 0 0"),
+        link("slider", 0.7),
         joint("c", "base", "wheel", "continuous"),
         joint("p", "base", "slider", "prismatic", axis="0 0 1"),
     )
@@ -138,8 +140,11 @@ def test_continuous_and_prismatic_closed_form():
 def test_double_pendulum_closed_form():
     m1, m2, l1, c1, c2 = 1.2, 0.8, 0.4, 0.15, 0.25
     urdf = robot(
-        link("base"), link("a", m1, f"{c1} 0 0"), link("b", m2, f"{c2} 0 0"),
-        joint("j1", "base", "a"), joint("j2", "a", "b", xyz=f"{l1} 0 0"),
+        link("base"),
+        link("a", m1, f"{c1} 0 0"),
+        link("b", m2, f"{c2} 0 0"),
+        joint("j1", "base", "a"),
+        joint("j2", "a", "b", xyz=f"{l1} 0 0"),
     )
     model = RobotModel.from_urdf(urdf)
     for q1, q2 in [(0.0, 0.0), (0.3, -1.1), (-2.0, 0.7), (1.2, 2.9)]:
@@ -161,7 +166,8 @@ HAND_COUPLINGS = {
     "synthetic/mimic_before_master.urdf": (["b_master"], {"b_master": (1.0, 0.0), "a_follower": (1.0, 0.0)}),
     "synthetic/mimic_continuous_of_revolute.urdf": (["j1"], {"j1": (1.0, 0.0), "j2": (-1.0, 0.0)}),
     "synthetic/mimic_defaults_and_offset.urdf": (
-        ["j1"], {"j1": (1.0, 0.0), "j2": (1.0, 0.0), "j3": (-0.276, -0.1)}
+        ["j1"],
+        {"j1": (1.0, 0.0), "j2": (1.0, 0.0), "j3": (-0.276, -0.1)},
     ),
     "synthetic/palletizer_parallelogram_mimic.urdf": (
         ["j1", "j2", "j3", "j4"],
@@ -252,18 +258,26 @@ def test_matches_pinocchio_mimic_parser_where_it_loads(shared_data, rel):
     rng = np.random.default_rng(11)
     for q in random_q(model, seed=7):
         qr = pin_config(ref, dict(zip(model.joint_names, q)))
-        np.testing.assert_allclose(model.gravity(q), pin.computeGeneralizedGravity(ref, data, qr), rtol=0, atol=1e-12)
+        np.testing.assert_allclose(
+            model.gravity(q), pin.computeGeneralizedGravity(ref, data, qr), rtol=0, atol=1e-12
+        )
         v, a = rng.normal(size=model.n), rng.normal(size=model.n)
         # reference M from the mimic model's RNEA columns (unit accelerations, v = 0, no gravity):
         # pin 4.1.0's CRBA on mimic models is wrong for some trees (see the palletizer test below)
         no_grav = pin.Model(ref)
         no_grav.gravity = pin.Motion.Zero()
         ng_data = no_grav.createData()
-        m_ref = np.column_stack([pin.rnea(no_grav, ng_data, qr, np.zeros(model.n), e) for e in np.eye(model.n)])
+        m_ref = np.column_stack(
+            [pin.rnea(no_grav, ng_data, qr, np.zeros(model.n), e) for e in np.eye(model.n)]
+        )
         np.testing.assert_allclose(model.mass_matrix(q), m_ref, rtol=1e-10, atol=1e-12)
         if rel not in PIN_MIMIC_CRBA_WRONG:
-            np.testing.assert_allclose(model.mass_matrix(q), sym(pin.crba(ref, data, qr)), rtol=1e-10, atol=1e-12)
-        np.testing.assert_allclose(model.inverse_dynamics(q, v, a), pin.rnea(ref, data, qr, v, a), rtol=1e-10, atol=1e-10)
+            np.testing.assert_allclose(
+                model.mass_matrix(q), sym(pin.crba(ref, data, qr)), rtol=1e-10, atol=1e-12
+            )
+        np.testing.assert_allclose(
+            model.inverse_dynamics(q, v, a), pin.rnea(ref, data, qr, v, a), rtol=1e-10, atol=1e-10
+        )
         np.testing.assert_allclose(
             model.nonlinear_effects(q, v), pin.nonLinearEffects(ref, data, qr, v), rtol=1e-10, atol=1e-10
         )
@@ -317,7 +331,9 @@ def test_every_shared_urdf_loads_or_fails_as_documented(shared_data, rel):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         model = RobotModel.from_urdf(path)
-    mass_warnings = [w for w in caught if issubclass(w.category, ModelWarning) and "total moving mass" in str(w.message)]
+    mass_warnings = [
+        w for w in caught if issubclass(w.category, ModelWarning) and "total moving mass" in str(w.message)
+    ]
     assert bool(mass_warnings) == (rel in EXPECTED_MASS_WARNING)
     assert model.n >= 1 and len(model.effort_limits) == model.n
     for q in random_q(model, seed=3):
@@ -341,7 +357,10 @@ def test_missing_master_names_joints(shared_data):
 # ---------------------------------------------------------------- mimic edge cases inline
 def three_links(m2: str, m3: str, j3type: str = "revolute"):
     return robot(
-        link("base"), link("a", 1.0, "0.1 0 0"), link("b", 1.0, "0.1 0 0"), link("c", 1.0, "0.1 0 0"),
+        link("base"),
+        link("a", 1.0, "0.1 0 0"),
+        link("b", 1.0, "0.1 0 0"),
+        link("c", 1.0, "0.1 0 0"),
         joint("j1", "base", "a"),
         joint("j2", "a", "b", xyz="0.2 0 0", extra=m2),
         joint("j3", "b", "c", jtype=j3type, xyz="0.2 0 0", extra=m3),
@@ -362,7 +381,7 @@ def test_self_mimic_names_joint():
 
 
 def test_mimic_of_fixed_joint_is_an_error():
-    urdf = three_links("", '<mimic joint="jf"/>') .replace(
+    urdf = three_links("", '<mimic joint="jf"/>').replace(
         "</robot>", link("d") + joint("jf", "c", "d", jtype="fixed") + "</robot>"
     )
     with pytest.raises(ModelError, match="fixed") as info:
@@ -403,7 +422,9 @@ PAYLOAD_PARENTS = ["shoulder_pitch", "crank_parallel", "beam", "tool"]
 def test_payload_matches_frame_jacobian(repo_root, parent):
     path = repo_root / "urdf/palletizer.urdf"
     model = RobotModel.from_urdf(path)
-    payload = Payload.box(0.4, (0.05, 0.08, 0.12), com=(0.03, -0.02, -0.07), parent=parent, rpy=(0.3, -0.5, 1.1))
+    payload = Payload.box(
+        0.4, (0.05, 0.08, 0.12), com=(0.03, -0.02, -0.07), parent=parent, rpy=(0.3, -0.5, 1.1)
+    )
     loaded = model.with_payload(payload)
     assert loaded.payload is payload and model.payload is None
     assert loaded.total_mass == pytest.approx(model.total_mass + 0.4, rel=1e-14)
@@ -423,8 +444,13 @@ def test_payload_matches_frame_jacobian(repo_root, parent):
     g_mat[idx["shoulder_pitch"], 1], g_mat[idx["crank_parallel"], 1] = 1, -1
     g_mat[idx["beam_pitch"], 2], g_mat[idx["beam_parallel"], 2] = 1, -1
     for q in random_q(model, seed=8):
-        angles = {"base_yaw": q[0], "shoulder_pitch": q[1], "crank_parallel": -q[1],
-                  "beam_pitch": q[2], "beam_parallel": -q[2]}
+        angles = {
+            "base_yaw": q[0],
+            "shoulder_pitch": q[1],
+            "crank_parallel": -q[1],
+            "beam_pitch": q[2],
+            "beam_parallel": -q[2],
+        }
         qf = pin_config(full, angles)
         jac = pin.computeFrameJacobian(full, data, qf, fid, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED) @ g_mat
         a_grav = np.array([0.0, 0.0, -G0])
@@ -439,7 +465,9 @@ def test_payload_matches_frame_jacobian(repo_root, parent):
         np.testing.assert_allclose(loaded.mass_matrix(q) - model.mass_matrix(q), dm, rtol=1e-10, atol=1e-14)
     # swapping payloads replaces, does not accumulate; None removes
     np.testing.assert_array_equal(loaded.with_payload(None).gravity(q), model.gravity(q))
-    np.testing.assert_array_equal(model.with_payload(payload).with_payload(payload).gravity(q), loaded.gravity(q))
+    np.testing.assert_array_equal(
+        model.with_payload(payload).with_payload(payload).gravity(q), loaded.gravity(q)
+    )
 
 
 def test_payload_with_tilted_gravity_keeps_both(repo_root):
@@ -487,7 +515,9 @@ def test_gravity_matches_mujoco(shared_data, rel):
     path = shared_data / SHARED_URDF / rel
     model = RobotModel.from_urdf(path)
     for q in random_q(model, seed=9, count=3):
-        np.testing.assert_allclose(model.gravity(q), mujoco_gravity(path, model.joint_names, q), rtol=0, atol=1e-12)
+        np.testing.assert_allclose(
+            model.gravity(q), mujoco_gravity(path, model.joint_names, q), rtol=0, atol=1e-12
+        )
 
 
 # ---------------------------------------------------------------- sources
@@ -506,8 +536,13 @@ def test_sources_text_xacro_args_and_errors(repo_root, tmp_path):
     with pytest.raises(ModelError, match="malformed"):
         RobotModel.from_urdf("<robot name='x'><link name='a'></robot>")
     with pytest.raises(ModelError, match="Pinocchio cannot build"):  # revolute without <limit>
-        RobotModel.from_urdf(robot(link("base"), link("a", 1.0),
-                                   '<joint name="j" type="revolute"><parent link="base"/><child link="a"/></joint>'))
+        RobotModel.from_urdf(
+            robot(
+                link("base"),
+                link("a", 1.0),
+                '<joint name="j" type="revolute"><parent link="base"/><child link="a"/></joint>',
+            )
+        )
     with pytest.raises(ConfigError) as info:
         RobotModel.from_urdf(urdf_path, gravity=(0, 0, float("nan")))
     assert info.value.key == "gravity"
@@ -530,7 +565,8 @@ def test_palletizer_design(repo_root):
     model = RobotModel.from_urdf(path)
     assert model.joint_names == ("base_yaw", "shoulder_pitch", "beam_pitch")
     assert {n: (c.master, c.multiplier, c.offset) for n, c in model.mimic_joints.items()} == {
-        "crank_parallel": ("shoulder_pitch", -1.0, 0.0), "beam_parallel": ("beam_pitch", -1.0, 0.0)
+        "crank_parallel": ("shoulder_pitch", -1.0, 0.0),
+        "beam_parallel": ("beam_pitch", -1.0, 0.0),
     }
     root = ET.parse(path).getroot()
     total = sum(float(lk.find("inertial/mass").get("value")) for lk in root.findall("link"))
@@ -550,7 +586,9 @@ def test_palletizer_design(repo_root):
         pin.framesForwardKinematics(ref, data, pin_config(ref, dict(zip(model.joint_names, q))))
         c, s = math.cos(q[0]), math.sin(q[0])
         np.testing.assert_allclose(data.oMf[fid].rotation, [[c, -s, 0], [s, c, 0], [0, 0, 1]], atol=1e-14)
-        np.testing.assert_allclose(model.frame_placement(q, "tool").homogeneous, data.oMf[fid].homogeneous, atol=1e-14)
+        np.testing.assert_allclose(
+            model.frame_placement(q, "tool").homogeneous, data.oMf[fid].homogeneous, atol=1e-14
+        )
     # effort limits leave >= 5x margin over gravity with the default 0.13 kg can 7 cm below the tool
     loaded = model.with_payload(Payload.cylinder(0.13, 0.033, 0.12, com=(0, 0, -0.07), parent="tool"))
     grid = np.stack(np.meshgrid(np.linspace(-0.6, 1.3, 20), np.linspace(-1, 1, 20)), -1).reshape(-1, 2)
@@ -589,7 +627,10 @@ def test_frame_jacobian_matches_finite_difference(repo_root):
     for i in range(3):
         dq = np.zeros(3)
         dq[i] = eps
-        dp = (model.frame_placement(q + dq, "tool").translation - model.frame_placement(q - dq, "tool").translation) / (2 * eps)
+        dp = (
+            model.frame_placement(q + dq, "tool").translation
+            - model.frame_placement(q - dq, "tool").translation
+        ) / (2 * eps)
         np.testing.assert_allclose(jac[:3, i], dp, atol=1e-8)
 
 
@@ -607,38 +648,54 @@ def test_gravity_non_numeric_input_raises_the_package_error(bad, repo_root):
 def test_gravity_bound_is_attained_by_a_horizontal_pendulum():
     # |g(q)| = m·|a|·l·|cos q| (closed form above): the bound must be m·|a|·l, reached at q = 0
     m, l = 2.0, 0.3
-    model = RobotModel.from_urdf(robot(link("base"), link("arm", m, f"{l} 0 0"),
-                                       joint("j", "base", "arm")))
+    model = RobotModel.from_urdf(robot(link("base"), link("arm", m, f"{l} 0 0"), joint("j", "base", "arm")))
     bound = model.gravity_bound
     np.testing.assert_allclose(bound, [m * G0 * l], rtol=2e-9)
     assert bound[0] >= abs(model.gravity([0.0])[0])
     # double pendulum: joint 1 carries m1·c1 + m2·(l1 + c2) when stretched out horizontally
     m1, m2, l1, c1, c2 = 1.2, 0.8, 0.4, 0.15, 0.25
-    double = RobotModel.from_urdf(robot(
-        link("base"), link("a", m1, f"{c1} 0 0"), link("b", m2, f"{c2} 0 0"),
-        joint("j1", "base", "a"), joint("j2", "a", "b", xyz=f"{l1} 0 0")))
+    double = RobotModel.from_urdf(
+        robot(
+            link("base"),
+            link("a", m1, f"{c1} 0 0"),
+            link("b", m2, f"{c2} 0 0"),
+            joint("j1", "base", "a"),
+            joint("j2", "a", "b", xyz=f"{l1} 0 0"),
+        )
+    )
     expected = [G0 * (m1 * c1 + m2 * (l1 + c2)), G0 * m2 * c2]
     np.testing.assert_allclose(double.gravity_bound, expected, rtol=2e-9)
     np.testing.assert_allclose(np.abs(double.gravity([0.0, 0.0])), expected, rtol=1e-12)
     # tilted gravity scales with |a|
     a = (3.0, 1.0, -9.0)
-    np.testing.assert_allclose(model.with_gravity(a).gravity_bound, [m * l * math.dist(a, (0, 0, 0))],
-                               rtol=2e-9)
+    np.testing.assert_allclose(
+        model.with_gravity(a).gravity_bound, [m * l * math.dist(a, (0, 0, 0))], rtol=2e-9
+    )
 
 
 def test_gravity_bound_prismatic_and_zero_gravity():
-    urdf = robot(link("base"), link("slider", 0.7), link("arm", 1.0, "0.2 0 0"),
-                 joint("p", "base", "slider", "prismatic", axis="0 0 1"),
-                 joint("r", "slider", "arm"))
+    urdf = robot(
+        link("base"),
+        link("slider", 0.7),
+        link("arm", 1.0, "0.2 0 0"),
+        joint("p", "base", "slider", "prismatic", axis="0 0 1"),
+        joint("r", "slider", "arm"),
+    )
     model = RobotModel.from_urdf(urdf)
     ip, ir = model.joint_names.index("p"), model.joint_names.index("r")
     # a prismatic joint carries at most the weight downstream [N]; nothing else is unbounded here
     np.testing.assert_allclose(model.gravity_bound[ip], 1.7 * G0, rtol=2e-9)
     np.testing.assert_allclose(model.gravity_bound[ir], 0.2 * G0, rtol=2e-9)
     # a revolute joint *above* a prismatic one: the lever grows with q_p, so no finite bound
-    above = RobotModel.from_urdf(robot(
-        link("base"), link("arm", 0.5, "0.1 0 0"), link("slider", 0.7, "0 0 0"),
-        joint("r", "base", "arm"), joint("p", "arm", "slider", "prismatic", axis="1 0 0")))
+    above = RobotModel.from_urdf(
+        robot(
+            link("base"),
+            link("arm", 0.5, "0.1 0 0"),
+            link("slider", 0.7, "0 0 0"),
+            joint("r", "base", "arm"),
+            joint("p", "arm", "slider", "prismatic", axis="1 0 0"),
+        )
+    )
     assert above.gravity_bound[above.joint_names.index("r")] == math.inf
     assert np.all(model.with_gravity((0, 0, 0)).gravity_bound == 0.0)
 
@@ -671,10 +728,12 @@ def test_gravity_bound_includes_payload_on_the_mimic_palletizer(repo_root):
 
 
 def test_gravity_kernel_is_bit_identical_to_gravity(repo_root, shared_data):
-    paths = [repo_root / "urdf/palletizer.urdf",
-             shared_data / SHARED_URDF / "synthetic/mimic_of_mimic.urdf",
-             shared_data / SHARED_URDF / "synthetic/mimic_continuous_of_revolute.urdf",
-             shared_data / SHARED_URDF / "openarm/openarm_v10_bimanual_hand.urdf"]
+    paths = [
+        repo_root / "urdf/palletizer.urdf",
+        shared_data / SHARED_URDF / "synthetic/mimic_of_mimic.urdf",
+        shared_data / SHARED_URDF / "synthetic/mimic_continuous_of_revolute.urdf",
+        shared_data / SHARED_URDF / "openarm/openarm_v10_bimanual_hand.urdf",
+    ]
     for path in paths:
         model = RobotModel.from_urdf(path)
         kernel = model.gravity_kernel()

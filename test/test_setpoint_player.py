@@ -32,9 +32,12 @@ def test_sine_setpoints_lie_on_the_ellipse(tmp_path):
     """(q−c)²/A² + (q̇/(Aω))² = 1 on every moving joint; still joints stay at home."""
     amp, period = [0.0, 0.1, 0.05], 2.0
     home = [0.0, 0.3, 0.2]
-    boxes = _collect(tmp_path, dict(profile="sine", joint_names=NAMES, home=home, amplitude=amp,
-                                    period=period, rate_hz=200.0),
-                     ["joint_setpoint"], lambda b: len(b["joint_setpoint"]) >= 40)
+    boxes = _collect(
+        tmp_path,
+        dict(profile="sine", joint_names=NAMES, home=home, amplitude=amp, period=period, rate_hz=200.0),
+        ["joint_setpoint"],
+        lambda b: len(b["joint_setpoint"]) >= 40,
+    )
     w = 2 * math.pi / period
     for msg in boxes["joint_setpoint"]:
         assert list(msg.name) == NAMES
@@ -58,10 +61,19 @@ def test_pick_place_toggles_holding(tmp_path):
     home, pick, place = [0.0, 0.3, 0.2], [0.4, 0.5, 0.3], [-0.4, 0.4, 0.25]
     boxes = _collect(
         tmp_path,
-        dict(profile="pick_place", joint_names=NAMES, home=home, pick=pick, place=place,
-             move_time=0.3, dwell_time=0.2, rate_hz=200.0),
+        dict(
+            profile="pick_place",
+            joint_names=NAMES,
+            home=home,
+            pick=pick,
+            place=place,
+            move_time=0.3,
+            dwell_time=0.2,
+            rate_hz=200.0,
+        ),
         ["joint_setpoint", "gripper/holding"],
-        lambda b: _changes([m.data for m in b["gripper/holding"]])[-3:] == [True, False, True])
+        lambda b: _changes([m.data for m in b["gripper/holding"]])[-3:] == [True, False, True],
+    )
     states = [m.data for m in boxes["gripper/holding"]]
     assert True in states and False in states
     # setpoints at rest (dwells) sit exactly on the waypoint poses, and pick/place are visited
@@ -75,8 +87,11 @@ def test_pick_place_toggles_holding(tmp_path):
 
 def test_bad_profile_exits_with_the_valid_names(tmp_path):
     domain = fresh_domain_id()
-    params_file = write_params(tmp_path / "player.yaml", "setpoint_player",
-                               dict(profile="circle", joint_names=NAMES, home=[0.0, 0.0, 0.0]))
+    params_file = write_params(
+        tmp_path / "player.yaml",
+        "setpoint_player",
+        dict(profile="circle", joint_names=NAMES, home=[0.0, 0.0, 0.0]),
+    )
     with node_process("setpoint_player", domain, params_file) as proc:
         out, _ = proc.communicate(timeout=20)
     assert proc.returncode == 2

@@ -8,8 +8,8 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from gravity_friction_comp.model.actuator import ActuatorModel
 from gravity_friction_comp.errors import ConfigError, DimensionError, InputError
+from gravity_friction_comp.model.actuator import ActuatorModel
 from gravity_friction_comp.model.payload import Payload
 from gravity_friction_comp.model.robot_model import RobotModel
 from gravity_friction_comp.sim.arm import JointSimParams, SimConfig, SimulatedArm
@@ -97,9 +97,13 @@ def test_yam_falls_as_independent_aba(shared_data):
     rng = np.random.default_rng(3)
     lo, hi = model.position_lower, model.position_upper
     q0 = lo + (hi - lo) * rng.uniform(0.3, 0.7, model.n)
-    arm = SimulatedArm(model, SimConfig(joints={n: {"initial_position": float(q)}
-                                                for n, q in zip(model.joint_names, q0)},
-                                        physics_rate_hz=4000))
+    arm = SimulatedArm(
+        model,
+        SimConfig(
+            joints={n: {"initial_position": float(q)} for n, q in zip(model.joint_names, q0)},
+            physics_rate_hz=4000,
+        ),
+    )
     qp = np.zeros(pmodel.nq)
     for n, q in zip(model.joint_names, q0):
         qp[pmodel.idx_qs[pmodel.getJointId(n)]] = q
@@ -127,8 +131,12 @@ def test_exact_gravity_holds_for_two_seconds(palletizer):
 
 def test_mass_scale_and_armature_closed_form(pendulum):
     q0, s, arm_j = 0.5, 1.3, 0.01
-    arm = SimulatedArm(pendulum, SimConfig(joints={"hinge": {"initial_position": q0, "armature": arm_j}},
-                                           mass_scale=s, physics_rate_hz=4000))
+    arm = SimulatedArm(
+        pendulum,
+        SimConfig(
+            joints={"hinge": {"initial_position": q0, "armature": arm_j}}, mass_scale=s, physics_rate_hz=4000
+        ),
+    )
     arm.step([0.0])
     # first step: q̇₁ = dt·a0 exactly
     assert arm.velocity[0] / arm.dt == pytest.approx(_pendulum_accel(q0, s, arm_j), rel=1e-9)
@@ -157,8 +165,12 @@ def _first_step_accel(arm, tau=0.0):
 def test_actuators_from_config_closed_form(pendulum):
     q0, s = 0.5, 1.3
     act = ActuatorModel(["hinge"], rotor_inertia=J_ROTOR, gear_ratio=-GEAR)  # sign of n irrelevant
-    arm = SimulatedArm(pendulum, SimConfig(joints={"hinge": {"initial_position": q0}}, mass_scale=s,
-                                           physics_rate_hz=4000, actuators=act))
+    arm = SimulatedArm(
+        pendulum,
+        SimConfig(
+            joints={"hinge": {"initial_position": q0}}, mass_scale=s, physics_rate_hz=4000, actuators=act
+        ),
+    )
     # n²J is not scaled by mass_scale (the rotor is not a link)
     assert _first_step_accel(arm) == pytest.approx(_pendulum_accel(q0, s, GEAR**2 * J_ROTOR), rel=1e-9)
     assert arm.armature[0] == pytest.approx(0.048, rel=1e-12)
@@ -172,15 +184,17 @@ def test_actuators_from_model_counted_once_friction_ignored(pendulum):
     cfg = SimConfig(joints={"hinge": {"initial_position": q0}}, physics_rate_hz=4000)
     # the model's actuator model gives n²J; its viscous/Coulomb are not added as smooth
     # friction (the sim's friction is its sticking model: here none)
-    model = pendulum.with_actuators(ActuatorModel(1, rotor_inertia=J_ROTOR, gear_ratio=GEAR,
-                                                  viscous=0.5, coulomb=0.2))
+    model = pendulum.with_actuators(
+        ActuatorModel(1, rotor_inertia=J_ROTOR, gear_ratio=GEAR, viscous=0.5, coulomb=0.2)
+    )
     arm = SimulatedArm(model, cfg)
     assert _first_step_accel(arm, 0.3) == pytest.approx(expected, rel=1e-9)
     assert arm.state().friction[0] == 0.0
     # the same n²J from the sim config and on the model: once, not twice
     same = ActuatorModel(["hinge"], rotor_inertia=J_ROTOR, gear_ratio=GEAR)
-    arm = SimulatedArm(pendulum.with_actuators(same), SimConfig(joints=cfg.joints, physics_rate_hz=4000,
-                                                                  actuators=same))
+    arm = SimulatedArm(
+        pendulum.with_actuators(same), SimConfig(joints=cfg.joints, physics_rate_hz=4000, actuators=same)
+    )
     assert _first_step_accel(arm, 0.3) == pytest.approx(expected, rel=1e-9)
     # the sim config's "true" actuators replace the model's (compensator's) belief
     believed = pendulum.with_actuators(ActuatorModel(1, rotor_inertia=1e-3, gear_ratio=GEAR))
@@ -202,24 +216,29 @@ def test_armature_and_actuator_on_one_joint_rejected(pendulum):
 
 def test_sim_yaml_actuators_block(tmp_path, pendulum):
     path = tmp_path / "sim.yaml"
-    path.write_text("simulation:\n  actuators:\n    joints: [hinge]\n    rotor_inertia: 3.0e-5\n"
-                    "    gear_ratio: [40]\n  joints:\n    hinge: {initial_position: 0.5}\n")
+    path.write_text(
+        "simulation:\n  actuators:\n    joints: [hinge]\n    rotor_inertia: 3.0e-5\n"
+        "    gear_ratio: [40]\n  joints:\n    hinge: {initial_position: 0.5}\n"
+    )
     cfg = SimConfig.from_yaml(path)
     assert cfg.actuators.joint_names == ("hinge",)
     arm = SimulatedArm(pendulum, cfg)
     assert arm.armature[0] == pytest.approx(40.0**2 * 3.0e-5, rel=1e-12)
 
 
-@pytest.mark.parametrize("block, key, error", [
-    ({"rotor_inertia": 1e-5, "gear_ratio": 10}, "actuators.joints", ConfigError),
-    ({"joints": ["hinge"], "viscous": 0.1}, "actuators.viscous", ConfigError),
-    ({"joints": ["hinge"], "coulomb": [0.1]}, "actuators.coulomb", ConfigError),
-    ({"joints": ["hinge"], "urdf_dynamics": True}, "actuators.urdf_dynamics", ConfigError),
-    ({"joints": ["hinge"], "rotor_inertia": -1e-5}, "actuators.rotor_inertia", ConfigError),
-    ({"joints": ["hinge"], "gear_ratio": 0}, "actuators.gear_ratio", ConfigError),
-    ({"joints": ["hinge"], "armature": 0.01}, "actuators.armature", ConfigError),
-    ({"joints": ["hinge"], "gear_ratio": [10, 20]}, "actuators.gear_ratio", DimensionError),
-])
+@pytest.mark.parametrize(
+    "block, key, error",
+    [
+        ({"rotor_inertia": 1e-5, "gear_ratio": 10}, "actuators.joints", ConfigError),
+        ({"joints": ["hinge"], "viscous": 0.1}, "actuators.viscous", ConfigError),
+        ({"joints": ["hinge"], "coulomb": [0.1]}, "actuators.coulomb", ConfigError),
+        ({"joints": ["hinge"], "urdf_dynamics": True}, "actuators.urdf_dynamics", ConfigError),
+        ({"joints": ["hinge"], "rotor_inertia": -1e-5}, "actuators.rotor_inertia", ConfigError),
+        ({"joints": ["hinge"], "gear_ratio": 0}, "actuators.gear_ratio", ConfigError),
+        ({"joints": ["hinge"], "armature": 0.01}, "actuators.armature", ConfigError),
+        ({"joints": ["hinge"], "gear_ratio": [10, 20]}, "actuators.gear_ratio", DimensionError),
+    ],
+)
 def test_sim_yaml_actuators_errors(block, key, error):
     with pytest.raises(error) as err:
         SimConfig.from_mapping({"simulation": {"actuators": block}})
@@ -252,8 +271,9 @@ def test_payload_when_holding(pendulum):
 
 # --- friction ------------------------------------------------------------------------------------
 
-FRICTION = dict(coulomb=0.2, stribeck_breakaway=0.1, stribeck_velocity=0.05, stribeck_exponent=2.0,
-                viscous=0.05)
+FRICTION = dict(
+    coulomb=0.2, stribeck_breakaway=0.1, stribeck_velocity=0.05, stribeck_exponent=2.0, viscous=0.05
+)
 
 
 @pytest.mark.parametrize("direction", [1.0, -1.0])
@@ -328,8 +348,9 @@ def test_sim_yaml_of_the_example_arm(repo_root, palletizer):
     assert arm.joint_names == ("base_yaw", "shoulder_pitch", "beam_pitch")
     np.testing.assert_allclose(arm.armature, [0.002, 0.012, 0.002], rtol=1e-12)
     q = [0.1, 0.3, 0.2]
-    np.testing.assert_allclose(arm.mass_matrix(q), 1.05 * palletizer.mass_matrix(q)
-                               + np.diag([0.002, 0.012, 0.002]), rtol=1e-12)
+    np.testing.assert_allclose(
+        arm.mass_matrix(q), 1.05 * palletizer.mass_matrix(q) + np.diag([0.002, 0.012, 0.002]), rtol=1e-12
+    )
 
 
 def test_config_errors_name_key(tmp_path, pendulum):
@@ -373,20 +394,32 @@ def test_step_input_errors_keep_state(pendulum):
 
 
 # ---------------------------------------------------------------- hostile sim YAML
-@pytest.mark.parametrize("text, key, fragment", [
-    (b"simulation:\n  1: 2\n  foo: 3\n", "simulation", "keys must be names"),
-    (b"simulation:\n  joints:\n    hinge: {1: 2, foo: 3}\n", "joints.hinge", "keys must be names"),
-    (b"simulation:\n  joints:\n    1: {}\n    hinge: {}\n", "joints", "keys must be names"),
-    (b"simulation:\n  actuators: {joints: [hinge], gear_ratio: [10], 1: 2}\n", "actuators",
-     "keys must be names"),
-    (b"simulation:\n  version: true\n", "version", "version must be 1, got True"),
-    (b"simulation:\n  mass_scale: " + b"9" * 400 + b"\n", "mass_scale", "must be finite"),
-    (b"simulation:\n  joints:\n    hinge: {coulomb: " + b"9" * 400 + b"}\n",
-     "joints.hinge.coulomb", "must be finite"),
-    (b"simulation:\n  actuators: {joints: [hinge], rotor_inertia: [1.0], "
-     b"gear_ratio: [1.0e+200]}\n", "actuators.gear_ratio", "plausible range"),
-    (b"\xff\xfesimulation: {}\n", "sim_config", "not UTF-8"),
-])
+@pytest.mark.parametrize(
+    "text, key, fragment",
+    [
+        (b"simulation:\n  1: 2\n  foo: 3\n", "simulation", "keys must be names"),
+        (b"simulation:\n  joints:\n    hinge: {1: 2, foo: 3}\n", "joints.hinge", "keys must be names"),
+        (b"simulation:\n  joints:\n    1: {}\n    hinge: {}\n", "joints", "keys must be names"),
+        (
+            b"simulation:\n  actuators: {joints: [hinge], gear_ratio: [10], 1: 2}\n",
+            "actuators",
+            "keys must be names",
+        ),
+        (b"simulation:\n  version: true\n", "version", "version must be 1, got True"),
+        (b"simulation:\n  mass_scale: " + b"9" * 400 + b"\n", "mass_scale", "must be finite"),
+        (
+            b"simulation:\n  joints:\n    hinge: {coulomb: " + b"9" * 400 + b"}\n",
+            "joints.hinge.coulomb",
+            "must be finite",
+        ),
+        (
+            b"simulation:\n  actuators: {joints: [hinge], rotor_inertia: [1.0], gear_ratio: [1.0e+200]}\n",
+            "actuators.gear_ratio",
+            "plausible range",
+        ),
+        (b"\xff\xfesimulation: {}\n", "sim_config", "not UTF-8"),
+    ],
+)
 def test_hostile_sim_yaml_gives_config_error(tmp_path, text, key, fragment):
     # were TypeError (sorting int and str keys), KeyError '1', UnicodeDecodeError,
     # OverflowError, version true taken as 1, and gear ratio 1e200 → NaN q, v after step()

@@ -6,8 +6,13 @@ import numpy as np
 import pytest
 
 from gravity_friction_comp.errors import ConfigError, InputError
-from gravity_friction_comp.stage.contract import (JointMap, StageSettings, Throttle, apply_stage,
-                                         parse_setpoint)
+from gravity_friction_comp.stage.contract import (
+    JointMap,
+    StageSettings,
+    Throttle,
+    apply_stage,
+    parse_setpoint,
+)
 
 MODEL = ("a", "b", "c")
 
@@ -20,8 +25,7 @@ def test_map_by_name_any_order_with_extra_joints():
 
 
 def test_apply_adds_scaled_term_and_passes_others_through():
-    sp = parse_setpoint(["gripper", "c", "a", "b"], [0.0] * 4, [0.1] * 4, [7.0, 1.0, 2.0, 3.0],
-                        MODEL)
+    sp = parse_setpoint(["gripper", "c", "a", "b"], [0.0] * 4, [0.1] * 4, [7.0, 1.0, 2.0, 3.0], MODEL)
     res = apply_stage(sp, np.array([10.0, 20.0, 30.0]), 0.5, np.full(3, np.inf))
     # gripper keeps 7; c = 1 + 0.5*30; a = 2 + 0.5*10; b = 3 + 0.5*20
     assert res.effort.tolist() == [7.0, 16.0, 7.0, 13.0]
@@ -43,16 +47,19 @@ def test_disabled_term_is_bit_identical_pass_through():
     assert [x.hex() for x in res.effort] == [float(x).hex() for x in eff]
 
 
-@pytest.mark.parametrize("names,pos,vel,eff,reason", [
-    (["a", "b"], [0.0, 0.0], [], [], "missing_joints"),
-    (["a", "b", "c", "a"], [0.0] * 4, [], [], "duplicate_names"),
-    (["a", "b", "c"], [0.0] * 2, [], [], "length_mismatch"),
-    (["a", "b", "c"], [0.0] * 3, [1.0], [], "length_mismatch"),
-    (["a", "b", "c"], [0.0] * 3, [], [1.0, 2.0], "length_mismatch"),
-    (["a", "b", "c"], [0.0, math.nan, 0.0], [], [], "not_finite"),
-    (["a", "b", "c"], [0.0] * 3, [0.0, math.inf, 0.0], [], "not_finite"),
-    (["a", "b", "c"], [0.0] * 3, [], [0.0, 0.0, -math.inf], "not_finite"),
-])
+@pytest.mark.parametrize(
+    "names,pos,vel,eff,reason",
+    [
+        (["a", "b"], [0.0, 0.0], [], [], "missing_joints"),
+        (["a", "b", "c", "a"], [0.0] * 4, [], [], "duplicate_names"),
+        (["a", "b", "c"], [0.0] * 2, [], [], "length_mismatch"),
+        (["a", "b", "c"], [0.0] * 3, [1.0], [], "length_mismatch"),
+        (["a", "b", "c"], [0.0] * 3, [], [1.0, 2.0], "length_mismatch"),
+        (["a", "b", "c"], [0.0, math.nan, 0.0], [], [], "not_finite"),
+        (["a", "b", "c"], [0.0] * 3, [0.0, math.inf, 0.0], [], "not_finite"),
+        (["a", "b", "c"], [0.0] * 3, [], [0.0, 0.0, -math.inf], "not_finite"),
+    ],
+)
 def test_bad_setpoints_rejected_with_reason(names, pos, vel, eff, reason):
     with pytest.raises(InputError) as info:
         parse_setpoint(names, pos, vel, eff, MODEL)
@@ -73,9 +80,9 @@ def test_joint_map_is_cached_and_read_only():
         m1.index[0] = 1
 
 
-@pytest.mark.parametrize("kwargs,key", [({"scale": math.nan}, "scale"),
-                                        ({"scale": "1"}, "scale"),
-                                        ({"enabled": 1}, "enable")])
+@pytest.mark.parametrize(
+    "kwargs,key", [({"scale": math.nan}, "scale"), ({"scale": "1"}, "scale"), ({"enabled": 1}, "enable")]
+)
 def test_settings_validation(kwargs, key):
     with pytest.raises(ConfigError) as info:
         StageSettings(**kwargs)
@@ -177,8 +184,7 @@ def test_within_limits_still_refuses_a_non_finite_term():
         sp = parse_setpoint(names, [0.0] * len(names), [], [], MODEL)
         for bad in (math.nan, math.inf):
             with pytest.raises(InputError) as info:
-                apply_stage(sp, np.array([0.0, bad, 0.0]), 1.0, np.full(3, 10.0),
-                            within_limits=True)
+                apply_stage(sp, np.array([0.0, bad, 0.0]), 1.0, np.full(3, 10.0), within_limits=True)
             assert info.value.reason == "not_finite"
 
 

@@ -10,8 +10,11 @@ pytest.importorskip("rclpy")
 from graph_helpers import fresh_domain_id, graph_client, node_process, warm_up, write_params  # noqa: E402
 
 from gravity_friction_comp.errors import ConfigError  # noqa: E402
-from gravity_friction_comp.nodes.stage_node import (EXECUTOR_ENV, executor_choice,  # noqa: E402
-                                                    make_executor)
+from gravity_friction_comp.nodes.stage_node import (
+    EXECUTOR_ENV,
+    executor_choice,  # noqa: E402
+    make_executor,
+)
 
 
 def _has_events_executor() -> bool:
@@ -62,10 +65,13 @@ def test_gravity_executable_on_each_executor(tmp_path, repo_root, executor):
 
     model = RobotModel.from_urdf(repo_root / "urdf/palletizer.urdf")
     domain = fresh_domain_id()
-    params = write_params(tmp_path / "g.yaml", "gravity_compensation",
-                          {"urdf_path": str(repo_root / "urdf/palletizer.urdf")})
-    with node_process("gravity_compensation_node", domain, params,
-                      env={EXECUTOR_ENV: executor}) as proc, graph_client(domain) as client:
+    params = write_params(
+        tmp_path / "g.yaml", "gravity_compensation", {"urdf_path": str(repo_root / "urdf/palletizer.urdf")}
+    )
+    with (
+        node_process("gravity_compensation_node", domain, params, env={EXECUTOR_ENV: executor}) as proc,
+        graph_client(domain) as client,
+    ):
         commands = client.subscribe(JointState, "joint_command")
         setpoints = client.publisher(JointState, "joint_setpoint")
         msg = JointState()
@@ -81,10 +87,12 @@ def test_gravity_executable_on_each_executor(tmp_path, repo_root, executor):
 
 
 def test_unknown_executor_is_a_clear_start_up_error(tmp_path, repo_root):
-    params = write_params(tmp_path / "g.yaml", "gravity_compensation",
-                          {"urdf_path": str(repo_root / "urdf/palletizer.urdf")})
-    with node_process("gravity_compensation_node", fresh_domain_id(), params,
-                      env={EXECUTOR_ENV: "turbo"}) as proc:
+    params = write_params(
+        tmp_path / "g.yaml", "gravity_compensation", {"urdf_path": str(repo_root / "urdf/palletizer.urdf")}
+    )
+    with node_process(
+        "gravity_compensation_node", fresh_domain_id(), params, env={EXECUTOR_ENV: "turbo"}
+    ) as proc:
         out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 2
     assert "GRAVITY_FRICTION_COMP_EXECUTOR='turbo' unknown" in out

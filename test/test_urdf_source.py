@@ -66,7 +66,10 @@ def test_gazebo_mimic_plugin_is_not_a_mimic_tag(shared_data):
     [
         ("<robot name='x'><link name='a'>", "malformed URDF XML"),
         ("<model name='x'/>", "expected <robot>"),
-        ("<robot><joint name='j' type='hinge'><parent link='a'/><child link='b'/></joint></robot>", "unknown type 'hinge'"),
+        (
+            "<robot><joint name='j' type='hinge'><parent link='a'/><child link='b'/></joint></robot>",
+            "unknown type 'hinge'",
+        ),
         ("<robot><joint name='j' type='fixed'><parent link='a'/></joint></robot>", "lacks"),
         (
             "<robot><joint name='j' type='fixed'><parent link='a'/><child link='b'/></joint>"
@@ -100,7 +103,12 @@ def test_read_source_text_path_and_xacro(tmp_path, repo_root):
     xml, origin = read_source(repo_root / "urdf/palletizer.urdf.xacro", {"prefix": "r_"})
     assert origin.endswith("palletizer.urdf.xacro")
     assert set(parse_urdf(xml).joints) == {
-        "r_base_yaw", "r_shoulder_pitch", "r_crank_parallel", "r_beam_pitch", "r_beam_parallel", "r_tool_joint"
+        "r_base_yaw",
+        "r_shoulder_pitch",
+        "r_crank_parallel",
+        "r_beam_pitch",
+        "r_beam_parallel",
+        "r_tool_joint",
     }
 
 
@@ -108,7 +116,9 @@ def test_read_source_errors(tmp_path):
     with pytest.raises(ModelError, match="URDF file not found"):
         read_source(tmp_path / "nope.urdf")
     bad = tmp_path / "bad.urdf.xacro"
-    bad.write_text('<robot xmlns:xacro="http://www.ros.org/wiki/xacro"><link name="${undefined_thing}"/></robot>')
+    bad.write_text(
+        '<robot xmlns:xacro="http://www.ros.org/wiki/xacro"><link name="${undefined_thing}"/></robot>'
+    )
     with pytest.raises(ModelError, match="xacro expansion"):
         read_source(bad)
     plain = tmp_path / "plain.urdf"
@@ -122,13 +132,16 @@ def test_read_source_errors(tmp_path):
         read_source(42)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("mass,inertia,needle", [
-    ("nan", 'ixx="0.01" iyy="0.01" izz="0.01"', "mass"),
-    ("inf", 'ixx="0.01" iyy="0.01" izz="0.01"', "mass"),
-    ("-1", 'ixx="0.01" iyy="0.01" izz="0.01"', "mass"),
-    ("1", 'ixx="nan" iyy="0.01" izz="0.01"', "ixx"),
-    ("1", 'ixx="0.01" iyy="-0.01" izz="0.01"', "iyy"),
-])
+@pytest.mark.parametrize(
+    "mass,inertia,needle",
+    [
+        ("nan", 'ixx="0.01" iyy="0.01" izz="0.01"', "mass"),
+        ("inf", 'ixx="0.01" iyy="0.01" izz="0.01"', "mass"),
+        ("-1", 'ixx="0.01" iyy="0.01" izz="0.01"', "mass"),
+        ("1", 'ixx="nan" iyy="0.01" izz="0.01"', "ixx"),
+        ("1", 'ixx="0.01" iyy="-0.01" izz="0.01"', "iyy"),
+    ],
+)
 def test_bad_inertial_values_rejected_naming_the_link(mass, inertia, needle):
     # urdfdom silently drops a NaN inertial (a massless link) and accepts a negative mass.
     from gravity_friction_comp.errors import ModelError
@@ -152,18 +165,28 @@ def _one_link(inertial: str = "", joint_origin: str = "0 0 0", axis: str = "0 1 
         <limit effort="10" lower="-1" upper="1" velocity="1"/></joint></robot>"""
 
 
-@pytest.mark.parametrize("inertial, text", [
-    # |ixy| > ixx: eigenvalues 0.001 ± 5 → a negative principal moment
-    ('<mass value="1"/><inertia ixx="0.001" iyy="0.001" izz="0.001" ixy="5" ixz="0" iyz="0"/>',
-     "not positive semi-definite"),
-    ('<mass value="2e6"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/>', "<= 1e\\+06"),
-    ('<mass value="1"/><inertia ixx="1e10" iyy="1e10" izz="1e10" ixy="0" ixz="0" iyz="0"/>',
-     "within"),
-    ('<mass value="1"/><origin xyz="1e200 0 0"/><inertia ixx="1" iyy="1" izz="1" ixy="0" '
-     'ixz="0" iyz="0"/>', "beyond 1000 m"),
-    ('<mass value="1"/><origin xyz="0 0 0" rpy="0 inf 0"/><inertia ixx="1" iyy="1" izz="1" '
-     'ixy="0" ixz="0" iyz="0"/>', "three finite numbers"),
-])
+@pytest.mark.parametrize(
+    "inertial, text",
+    [
+        # |ixy| > ixx: eigenvalues 0.001 ± 5 → a negative principal moment
+        (
+            '<mass value="1"/><inertia ixx="0.001" iyy="0.001" izz="0.001" ixy="5" ixz="0" iyz="0"/>',
+            "not positive semi-definite",
+        ),
+        ('<mass value="2e6"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/>', "<= 1e\\+06"),
+        ('<mass value="1"/><inertia ixx="1e10" iyy="1e10" izz="1e10" ixy="0" ixz="0" iyz="0"/>', "within"),
+        (
+            '<mass value="1"/><origin xyz="1e200 0 0"/><inertia ixx="1" iyy="1" izz="1" ixy="0" '
+            'ixz="0" iyz="0"/>',
+            "beyond 1000 m",
+        ),
+        (
+            '<mass value="1"/><origin xyz="0 0 0" rpy="0 inf 0"/><inertia ixx="1" iyy="1" izz="1" '
+            'ixy="0" ixz="0" iyz="0"/>',
+            "three finite numbers",
+        ),
+    ],
+)
 def test_implausible_or_indefinite_inertials_are_refused(inertial, text):
     with pytest.raises(ModelError, match=text):
         parse_urdf(_one_link(inertial))
@@ -175,8 +198,7 @@ def test_indefinite_inertia_is_refused_where_pinocchio_gives_negative_mass():
     import numpy as np
     import pinocchio as pin
 
-    inertial = ('<mass value="1"/><inertia ixx="0.001" iyy="0.001" izz="0.001" ixy="5" '
-                'ixz="0" iyz="0"/>')
+    inertial = '<mass value="1"/><inertia ixx="0.001" iyy="0.001" izz="0.001" ixy="5" ixz="0" iyz="0"/>'
     xml = _one_link(inertial, axis="0.7071067811865476 -0.7071067811865476 0")
     model = pin.buildModelFromXML(xml)
     mass = pin.crba(model, model.createData(), np.zeros(1))
@@ -188,18 +210,23 @@ def test_indefinite_inertia_is_refused_where_pinocchio_gives_negative_mass():
 def test_triangle_inequality_breaking_but_definite_inertia_loads():
     # OpenArm's finger (openarm_v10 URDFs): principal moments 1.3e-7, 1.4e-6, 4.0e-6 kg·m²
     # break I1 + I2 >= I3 yet are positive: the dynamics stay well posed
-    inertial = ('<mass value="0.0317"/><inertia ixx="1.375e-06" iyy="1.33081e-07" '
-                'izz="3.99192e-06" ixy="0" ixz="0" iyz="0"/>')
+    inertial = (
+        '<mass value="0.0317"/><inertia ixx="1.375e-06" iyy="1.33081e-07" '
+        'izz="3.99192e-06" ixy="0" ixz="0" iyz="0"/>'
+    )
     assert "j1" in parse_urdf(_one_link(inertial)).joints
 
 
-@pytest.mark.parametrize("origin, axis, text", [
-    ("1e200 0 0", "0 1 0", "beyond 1000 m"),
-    ("0 0", "0 1 0", "three finite numbers"),
-    ("0 0 0", "0 0 0", "non-zero direction"),
-    ("0 0 0", "0 1e300 0", "non-zero direction"),
-    ("0 0 0", "0 1 nan", "three finite numbers"),
-])
+@pytest.mark.parametrize(
+    "origin, axis, text",
+    [
+        ("1e200 0 0", "0 1 0", "beyond 1000 m"),
+        ("0 0", "0 1 0", "three finite numbers"),
+        ("0 0 0", "0 0 0", "non-zero direction"),
+        ("0 0 0", "0 1e300 0", "non-zero direction"),
+        ("0 0 0", "0 1 nan", "three finite numbers"),
+    ],
+)
 def test_bad_joint_origin_or_axis_is_refused(origin, axis, text):
     with pytest.raises(ModelError, match=text) as info:
         parse_urdf(_one_link(joint_origin=origin, axis=axis))

@@ -17,16 +17,19 @@ def test_per_joint_broadcasts_and_normalises_negative_zero():
         per_joint("k", [1, 2], 2)[0] = 5.0  # read-only
 
 
-@pytest.mark.parametrize("value,kwargs,exc,needle", [
-    ([1.0, 2.0], {}, DimensionError, "expected 3"),
-    ([[1.0, 2.0, 3.0]], {}, ConfigError, "flat"),
-    ("1.0", {}, ConfigError, "number"),
-    ([1.0, True, 2.0], {}, ConfigError, "number"),
-    ([1.0, math.nan, 2.0], {}, ConfigError, "finite"),
-    (-1.0, {"nonneg": True}, ConfigError, ">= 0"),
-    (0.0, {"positive": True}, ConfigError, "> 0"),
-    ([1.0, 0.0, 2.0], {"nonzero": True}, ConfigError, "!= 0"),
-])
+@pytest.mark.parametrize(
+    "value,kwargs,exc,needle",
+    [
+        ([1.0, 2.0], {}, DimensionError, "expected 3"),
+        ([[1.0, 2.0, 3.0]], {}, ConfigError, "flat"),
+        ("1.0", {}, ConfigError, "number"),
+        ([1.0, True, 2.0], {}, ConfigError, "number"),
+        ([1.0, math.nan, 2.0], {}, ConfigError, "finite"),
+        (-1.0, {"nonneg": True}, ConfigError, ">= 0"),
+        (0.0, {"positive": True}, ConfigError, "> 0"),
+        ([1.0, 0.0, 2.0], {"nonzero": True}, ConfigError, "!= 0"),
+    ],
+)
 def test_per_joint_rejects_with_key(value, kwargs, exc, needle):
     with pytest.raises(exc, match=needle) as info:
         per_joint("gear_ratio", value, 3, **kwargs)
@@ -35,8 +38,14 @@ def test_per_joint_rejects_with_key(value, kwargs, exc, needle):
 
 def test_number():
     assert number("x", 3) == 3.0 and isinstance(number("x", np.float32(2.5)), float)
-    for bad, kwargs in ((True, {}), ("2", {}), (math.inf, {}), (math.nan, {}),
-                        (0.0, {"positive": True}), (-1e-9, {"nonneg": True})):
+    for bad, kwargs in (
+        (True, {}),
+        ("2", {}),
+        (math.inf, {}),
+        (math.nan, {}),
+        (0.0, {"positive": True}),
+        (-1e-9, {"nonneg": True}),
+    ):
         with pytest.raises(ConfigError) as info:
             number("cutoff", bad, unit="[Hz]", **kwargs)
         assert info.value.key == "cutoff"
@@ -115,7 +124,7 @@ def test_string_keys():
 
 
 def test_integers_beyond_float_range_are_config_errors():
-    huge = 10 ** 400
+    huge = 10**400
     with pytest.raises(ConfigError, match="finite"):
         number("coulomb", huge)
     with pytest.raises(ConfigError):

@@ -32,7 +32,8 @@ from __future__ import annotations
 import math
 import os
 import pathlib
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from gravity_friction_comp.errors import ConfigError, DimensionError
 from gravity_friction_comp.friction.models import FRICTION_KEYWORDS
@@ -73,14 +74,20 @@ def load_arm_yaml(path: str | os.PathLike) -> dict[str, Any]:
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise ConfigError(f"arm_config {path}: expected a mapping at the top level, got "
-                          f"{type(data).__name__}", key="arm_config", value=str(path))
+        raise ConfigError(
+            f"arm_config {path}: expected a mapping at the top level, got {type(data).__name__}",
+            key="arm_config",
+            value=str(path),
+        )
     return data
 
 
-def friction_params_from_arm_yaml(data_or_path: Mapping[str, Any] | str | os.PathLike,
-                                  n_joints: int | None = None, *,
-                                  base_dir: str | os.PathLike | None = None) -> dict[str, Any]:
+def friction_params_from_arm_yaml(
+    data_or_path: Mapping[str, Any] | str | os.PathLike,
+    n_joints: int | None = None,
+    *,
+    base_dir: str | os.PathLike | None = None,
+) -> dict[str, Any]:
     """Friction keywords for :class:`~gravity_friction_comp.friction.models.FrictionModel`.
 
     Args:
@@ -108,41 +115,54 @@ def friction_params_from_arm_yaml(data_or_path: Mapping[str, Any] | str | os.Pat
             base_dir = pathlib.Path(data_or_path).resolve().parent
     if "friction_comp" not in data:
         if "friction_comp_breakaway" in data:  # i2rt gripper files: one joint
-            return {"breakaway": _numeric("friction_comp_breakaway",
-                                          data["friction_comp_breakaway"], n_joints)}
+            return {
+                "breakaway": _numeric("friction_comp_breakaway", data["friction_comp_breakaway"], n_joints)
+            }
         present = [s for s in _OPENARM_SECTIONS.values() if s in data]
         if present:
             return friction_params_from_openarm_yaml(data, n_joints=n_joints)
         return {}
     if "friction_comp_breakaway" in data:
-        raise ConfigError("give either the friction_comp block or friction_comp_breakaway, "
-                          "not both", key="friction_comp_breakaway",
-                          value=data["friction_comp_breakaway"])
+        raise ConfigError(
+            "give either the friction_comp block or friction_comp_breakaway, not both",
+            key="friction_comp_breakaway",
+            value=data["friction_comp_breakaway"],
+        )
     block = data["friction_comp"]
     if block is None:
         return {}
     string_keys("friction_comp", block)
     unknown = sorted(set(block) - set(FRICTION_BLOCK_KEYS))
     if unknown:
-        raise ConfigError(f"friction_comp: unknown keys {unknown}; valid keys: "
-                          + ", ".join(FRICTION_BLOCK_KEYS),
-                          key=f"friction_comp.{unknown[0]}", value=block[unknown[0]])
+        raise ConfigError(
+            f"friction_comp: unknown keys {unknown}; valid keys: " + ", ".join(FRICTION_BLOCK_KEYS),
+            key=f"friction_comp.{unknown[0]}",
+            value=block[unknown[0]],
+        )
     out: dict[str, Any] = {}
     if "enable" in block and "enabled" in block:
-        raise ConfigError("friction_comp: give either enabled or enable (synonyms), not both",
-                          key="friction_comp.enabled", value=block["enabled"])
+        raise ConfigError(
+            "friction_comp: give either enabled or enable (synonyms), not both",
+            key="friction_comp.enabled",
+            value=block["enabled"],
+        )
     for key in ("enabled", "enable"):
         if key in block:
             value = block[key]
             if not isinstance(value, bool):
-                raise ConfigError(f"friction_comp.{key}: expected true or false, got "
-                                  f"{value!r}", key=f"friction_comp.{key}", value=value)
+                raise ConfigError(
+                    f"friction_comp.{key}: expected true or false, got {value!r}",
+                    key=f"friction_comp.{key}",
+                    value=value,
+                )
             out["enabled"] = value
     if "model" in block:
         if not isinstance(block["model"], str):
-            raise ConfigError(f"friction_comp.model: expected a string, got "
-                              f"{block['model']!r}", key="friction_comp.model",
-                              value=block["model"])
+            raise ConfigError(
+                f"friction_comp.model: expected a string, got {block['model']!r}",
+                key="friction_comp.model",
+                value=block["model"],
+            )
         out["model"] = block["model"]
     for key in _NUMERIC_KEYS:
         if key in block and block[key] is not None:
@@ -152,9 +172,12 @@ def friction_params_from_arm_yaml(data_or_path: Mapping[str, Any] | str | os.Pat
     return out
 
 
-def friction_params_from_openarm_yaml(data_or_path: Mapping[str, Any] | str | os.PathLike,
-                                      role: str | None = None, *,
-                                      n_joints: int | None = None) -> dict[str, Any]:
+def friction_params_from_openarm_yaml(
+    data_or_path: Mapping[str, Any] | str | os.PathLike,
+    role: str | None = None,
+    *,
+    n_joints: int | None = None,
+) -> dict[str, Any]:
     """Import OpenArm teleop friction (``leader.yaml`` / ``follower.yaml``), meaning preserved.
 
     OpenArm's code (enactic/openarm_teleop) computes per joint
@@ -184,12 +207,17 @@ def friction_params_from_openarm_yaml(data_or_path: Mapping[str, Any] | str | os
             raise ConfigError(
                 "OpenArm friction: expected exactly one of LeaderArmParam / FollowerArmParam"
                 f" (found {present or 'none'}); pass role='leader' or 'follower'",
-                key="role", value=present)
+                key="role",
+                value=present,
+            )
         section = present[0]
     else:
         if role not in _OPENARM_SECTIONS:
-            raise ConfigError(f"role: unknown OpenArm role {role!r}; valid choices: "
-                              + ", ".join(_OPENARM_SECTIONS), key="role", value=role)
+            raise ConfigError(
+                f"role: unknown OpenArm role {role!r}; valid choices: " + ", ".join(_OPENARM_SECTIONS),
+                key="role",
+                value=role,
+            )
         section = _OPENARM_SECTIONS[role]
         if section not in data:
             raise ConfigError(f"OpenArm friction: section {section} not found", key=section)
@@ -200,13 +228,17 @@ def friction_params_from_openarm_yaml(data_or_path: Mapping[str, Any] | str | os
             raise ConfigError(f"{section}: missing {key}", key=f"{section}.{key}")
         value = table[key]
         if not isinstance(value, list) or not value:
-            raise ConfigError(f"{section}.{key}: expected a list of numbers, got {value!r}",
-                              key=f"{section}.{key}", value=value)
+            raise ConfigError(
+                f"{section}.{key}: expected a list of numbers, got {value!r}",
+                key=f"{section}.{key}",
+                value=value,
+            )
         values = _numeric(f"{section}.{key}", value, None)
         # NaN would pass every comparison below and switch the joint's friction off
         if not all(math.isfinite(x) for x in values):
-            raise ConfigError(f"{section}.{key}: values must be finite, got {values}",
-                              key=f"{section}.{key}", value=value)
+            raise ConfigError(
+                f"{section}.{key}: values must be finite, got {values}", key=f"{section}.{key}", value=value
+            )
         lists[key] = values
     n = len(lists["Fc"])
     for key, value in lists.items():
@@ -215,8 +247,11 @@ def friction_params_from_openarm_yaml(data_or_path: Mapping[str, Any] | str | os
         if n_joints is not None and len(value) != n_joints:
             raise DimensionError(f"{section}.{key}", n_joints, len(value))
     if any(k < 0.0 for k in lists["k"]):
-        raise ConfigError(f"{section}.k: tanh steepness must be >= 0, got {lists['k']}",
-                          key=f"{section}.k", value=lists["k"])
+        raise ConfigError(
+            f"{section}.k: tanh steepness must be >= 0, got {lists['k']}",
+            key=f"{section}.k",
+            value=lists["k"],
+        )
     breakaway = [fc if k > 0.0 else 0.0 for fc, k in zip(lists["Fc"], lists["k"])]
     eps = [1.0 / (_OPENARM_K_SCALE * k) if k > 0.0 else 0.01 for k in lists["k"]]
     return {
@@ -233,16 +268,17 @@ def _number(key: str, x: Any, whole: Any) -> float:
     """One YAML number as float; numeric strings too (YAML 1.1 reads ``5e-3``, without a
     dot, as a string)."""
     if isinstance(x, bool) or not isinstance(x, (int, float, str)):
-        raise ConfigError(f"{key}: expected a number or a list of numbers, got {whole!r}",
-                          key=key, value=whole)
+        raise ConfigError(
+            f"{key}: expected a number or a list of numbers, got {whole!r}", key=key, value=whole
+        )
     try:
         return float(x)
     except ValueError:
-        raise ConfigError(f"{key}: expected a number or a list of numbers, got {whole!r}",
-                          key=key, value=whole) from None
+        raise ConfigError(
+            f"{key}: expected a number or a list of numbers, got {whole!r}", key=key, value=whole
+        ) from None
     except OverflowError:  # an int beyond the float range
-        raise ConfigError(f"{key}: values must be finite, got {whole!r}", key=key,
-                          value=whole) from None
+        raise ConfigError(f"{key}: values must be finite, got {whole!r}", key=key, value=whole) from None
 
 
 def _numeric(key: str, value: Any, n_joints: int | None) -> float | list[float]:
@@ -254,12 +290,12 @@ def _numeric(key: str, value: Any, n_joints: int | None) -> float | list[float]:
     return _number(key, value, value)
 
 
-def _bam_paths(value: Any, n_joints: int | None,
-               base_dir: str | os.PathLike | None) -> list[str | None]:
+def _bam_paths(value: Any, n_joints: int | None, base_dir: str | os.PathLike | None) -> list[str | None]:
     key = "friction_comp.bam_files"
     if not isinstance(value, list):
-        raise ConfigError(f"{key}: expected a list with one path (or null) per joint, got "
-                          f"{value!r}", key=key, value=value)
+        raise ConfigError(
+            f"{key}: expected a list with one path (or null) per joint, got {value!r}", key=key, value=value
+        )
     if n_joints is not None and len(value) != n_joints:
         raise DimensionError(key, n_joints, len(value))
     out: list[str | None] = []
@@ -272,6 +308,5 @@ def _bam_paths(value: Any, n_joints: int | None,
                 p = pathlib.Path(base_dir) / p
             out.append(str(p))
         else:
-            raise ConfigError(f"{key}: expected paths or null, got {item!r}", key=key,
-                              value=item)
+            raise ConfigError(f"{key}: expected paths or null, got {item!r}", key=key, value=item)
     return out

@@ -56,7 +56,8 @@ import json
 import math
 import pathlib
 import types
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -79,8 +80,7 @@ _MODEL_KEYS: dict[str, tuple[str, ...]] = {
     "m1": ("friction_base", "friction_viscous"),
     "m2": ("friction_base", "friction_viscous") + _STRIBECK,
     "m3": ("friction_base", "friction_viscous", "load_friction_base"),
-    "m4": ("friction_base", "friction_viscous", "load_friction_base", "load_friction_stribeck")
-    + _STRIBECK,
+    "m4": ("friction_base", "friction_viscous", "load_friction_base", "load_friction_stribeck") + _STRIBECK,
     "m5": (
         "friction_base",
         "friction_viscous",
@@ -113,15 +113,26 @@ _VALID_KEYS = ("model", "actuator") + _ACTUATOR_KEYS + _FRICTION_KEYS
 #: a 6 N·m servo, and the largest shared fit is 10 N·m·s/rad); a value above them is a corrupt
 #: or mistyped file, and would overflow the solver's bracket (1e300 gave a 0.0 feedforward).
 COEFFICIENT_LIMITS: dict[str, tuple[float, str, str]] = {
-    **{k: (1e5, " N·m", "100 kN·m of friction is above any robot joint's torque")
-       for k in ("friction_base", "friction_stribeck")},
+    **{
+        k: (1e5, " N·m", "100 kN·m of friction is above any robot joint's torque")
+        for k in ("friction_base", "friction_stribeck")
+    },
     "friction_viscous": (1e5, " N·m·s/rad", "100 kN·m at 1 rad/s is above any robot joint"),
-    **{k: (100.0, "", "friction 100× the load torque is not a gearbox")
-       for k in ("load_friction_base", "load_friction_stribeck", "load_friction_motor",
-                 "load_friction_external", "load_friction_motor_stribeck",
-                 "load_friction_external_stribeck")},
-    **{k: (1e4, " 1/(N·m)", "K·τ² reaches τ already at τ = 0.1 mN·m")
-       for k in ("load_friction_motor_quad", "load_friction_external_quad")},
+    **{
+        k: (100.0, "", "friction 100× the load torque is not a gearbox")
+        for k in (
+            "load_friction_base",
+            "load_friction_stribeck",
+            "load_friction_motor",
+            "load_friction_external",
+            "load_friction_motor_stribeck",
+            "load_friction_external_stribeck",
+        )
+    },
+    **{
+        k: (1e4, " 1/(N·m)", "K·τ² reaches τ already at τ = 0.1 mN·m")
+        for k in ("load_friction_motor_quad", "load_friction_external_quad")
+    },
 }
 
 #: Residual the feedforward solver guarantees [N·m] for torques up to ~10 kN·m with
@@ -192,29 +203,34 @@ class BamParameters:
         where = f" ({self.source})" if self.source else ""
         if self.model not in BAM_MODELS:
             raise ConfigError(
-                f"model: unknown BAM model {self.model!r}{where}; valid choices: "
-                + ", ".join(BAM_MODELS),
+                f"model: unknown BAM model {self.model!r}{where}; valid choices: " + ", ".join(BAM_MODELS),
                 key="model",
                 value=self.model,
             )
         if not isinstance(self.actuator, str):
-            raise ConfigError(f"actuator: expected a string{where}", key="actuator",
-                              value=self.actuator)
+            raise ConfigError(f"actuator: expected a string{where}", key="actuator", value=self.actuator)
         for key in _FRICTION_KEYS:
             value = _real(key, getattr(self, key), where, "a finite number >= 0")
             if value < 0.0:
-                raise ConfigError(f"{key}: expected a finite number >= 0{where}, got {value!r}",
-                                  key=key, value=value)
+                raise ConfigError(
+                    f"{key}: expected a finite number >= 0{where}, got {value!r}", key=key, value=value
+                )
             limit, unit, why = COEFFICIENT_LIMITS.get(key, (math.inf, "", ""))
             if value > limit:
                 raise ConfigError(
                     f"{key}: {value!r}{unit}{where} is above the plausible maximum {limit:g} "
-                    f"({why}); the file is probably corrupt", key=key, value=value)
+                    f"({why}); the file is probably corrupt",
+                    key=key,
+                    value=value,
+                )
             object.__setattr__(self, key, value)
         for key in ("dtheta_stribeck", "alpha"):
             if getattr(self, key) <= 0.0:
-                raise ConfigError(f"{key}: expected > 0{where}, got {getattr(self, key)!r}",
-                                  key=key, value=getattr(self, key))
+                raise ConfigError(
+                    f"{key}: expected > 0{where}, got {getattr(self, key)!r}",
+                    key=key,
+                    value=getattr(self, key),
+                )
         for key in ("kt", "R", "armature", "q_offset"):
             value = getattr(self, key)
             if value is not None:
@@ -230,12 +246,19 @@ class BamParameters:
                 key="load_friction",
                 value=slope,
             )
-        foreign = [k for k in _FRICTION_KEYS
-                   if k not in _MODEL_KEYS[self.model] and k not in ("dtheta_stribeck", "alpha")
-                   and getattr(self, k) != 0.0]
+        foreign = [
+            k
+            for k in _FRICTION_KEYS
+            if k not in _MODEL_KEYS[self.model]
+            and k not in ("dtheta_stribeck", "alpha")
+            and getattr(self, k) != 0.0
+        ]
         if foreign:
-            raise ConfigError(f"{foreign}: not parameters of model {self.model}{where}; "
-                              "leave them at 0", key=foreign[0], value=getattr(self, foreign[0]))
+            raise ConfigError(
+                f"{foreign}: not parameters of model {self.model}{where}; leave them at 0",
+                key=foreign[0],
+                value=getattr(self, foreign[0]),
+            )
         object.__setattr__(self, "extra", types.MappingProxyType(dict(self.extra)))
 
     # -- loading ------------------------------------------------------------------------
@@ -250,26 +273,26 @@ class BamParameters:
         """
         where = f" in {source}" if source else ""
         if not isinstance(data, Mapping):
-            raise ConfigError(f"BAM parameters{where}: expected a JSON object, got "
-                              f"{type(data).__name__}", key="bam", value=source)
+            raise ConfigError(
+                f"BAM parameters{where}: expected a JSON object, got {type(data).__name__}",
+                key="bam",
+                value=source,
+            )
         string_keys("BAM parameters", data)  # a Python dict may have non-string keys
         unknown = sorted(set(data) - set(_VALID_KEYS))
         if unknown:
             raise ConfigError(
-                f"BAM parameters{where}: unknown keys {unknown}; valid keys: "
-                + ", ".join(_VALID_KEYS),
+                f"BAM parameters{where}: unknown keys {unknown}; valid keys: " + ", ".join(_VALID_KEYS),
                 key=unknown[0],
                 value=source,
             )
         for key in ("model", "actuator"):
             if key not in data:
-                raise ConfigError(f"BAM parameters{where}: missing key {key!r}", key=key,
-                                  value=source)
+                raise ConfigError(f"BAM parameters{where}: missing key {key!r}", key=key, value=source)
         model = data["model"]
         if model not in BAM_MODELS:
             raise ConfigError(
-                f"BAM parameters{where}: unknown model {model!r}; valid choices: "
-                + ", ".join(BAM_MODELS),
+                f"BAM parameters{where}: unknown model {model!r}; valid choices: " + ", ".join(BAM_MODELS),
                 key="model",
                 value=model,
             )
@@ -310,11 +333,13 @@ class BamParameters:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ConfigError(f"BAM file {path}: malformed JSON ({exc})", key="bam_files",
-                              value=str(path)) from None
+            raise ConfigError(
+                f"BAM file {path}: malformed JSON ({exc})", key="bam_files", value=str(path)
+            ) from None
         except RecursionError:  # arrays/objects nested thousands deep
-            raise ConfigError(f"BAM file {path}: malformed JSON (nested too deeply)",
-                              key="bam_files", value=str(path)) from None
+            raise ConfigError(
+                f"BAM file {path}: malformed JSON (nested too deeply)", key="bam_files", value=str(path)
+            ) from None
         return cls.from_dict(data, source=str(path))
 
     def to_dict(self) -> dict[str, Any]:
@@ -385,21 +410,20 @@ class BamParameters:
             gearbox = np.abs(tau_e - tau_m)
             out = out + self.load_friction_base * gearbox
         elif m in ("m5", "m6"):
-            out = out + np.abs(self.load_friction_external * tau_e
-                               - self.load_friction_motor * tau_m)
+            out = out + np.abs(self.load_friction_external * tau_e - self.load_friction_motor * tau_m)
         if self.has_stribeck:
             out = out + s * self.friction_stribeck
         if m == "m4":
             out = out + s * self.load_friction_stribeck * np.abs(tau_e - tau_m)
         elif m in ("m5", "m6"):
-            out = out + s * np.abs(self.load_friction_external_stribeck * tau_e
-                                   - self.load_friction_motor_stribeck * tau_m)
+            out = out + s * np.abs(
+                self.load_friction_external_stribeck * tau_e - self.load_friction_motor_stribeck * tau_m
+            )
         if m == "m6":
             enable = np.sign(tau_e) != np.sign(tau_m)
-            q = (np.where(np.abs(tau_e) < np.abs(tau_m),
-                          self.load_friction_external_quad * tau_e**2, 0.0)
-                 + np.where(np.abs(tau_e) > np.abs(tau_m),
-                            self.load_friction_motor_quad * tau_m**2, 0.0))
+            q = np.where(
+                np.abs(tau_e) < np.abs(tau_m), self.load_friction_external_quad * tau_e**2, 0.0
+            ) + np.where(np.abs(tau_e) > np.abs(tau_m), self.load_friction_motor_quad * tau_m**2, 0.0)
             out = out + s * q * enable
         out = np.broadcast_to(out, np.broadcast_shapes(dtheta.shape, tau_m.shape, tau_e.shape))
         return float(out) if out.ndim == 0 else np.array(out)
@@ -420,8 +444,8 @@ class BamParameters:
             InputError: non-finite inputs (``reason="nan"``) or ``eps <= 0`` (``"eps"``).
         """
         dtheta, tau_e, eps = np.broadcast_arrays(
-            np.asarray(dtheta, dtype=float), np.asarray(tau_e, dtype=float),
-            np.asarray(eps, dtype=float))
+            np.asarray(dtheta, dtype=float), np.asarray(tau_e, dtype=float), np.asarray(eps, dtype=float)
+        )
         shape = dtheta.shape
         stack = BamStack([self] * max(1, dtheta.size))
         out = stack.feedforward(dtheta.reshape(-1), tau_e.reshape(-1), eps.reshape(-1))
@@ -459,10 +483,8 @@ class BamStack:
         self.k_cs = arr(lambda p: p.friction_stribeck)
         self.k_e = arr(lambda p: p.load_friction_base if lin(p) else p.load_friction_external)
         self.k_m = arr(lambda p: p.load_friction_base if lin(p) else p.load_friction_motor)
-        self.k_es = arr(lambda p: p.load_friction_stribeck if lin(p)
-                        else p.load_friction_external_stribeck)
-        self.k_ms = arr(lambda p: p.load_friction_stribeck if lin(p)
-                        else p.load_friction_motor_stribeck)
+        self.k_es = arr(lambda p: p.load_friction_stribeck if lin(p) else p.load_friction_external_stribeck)
+        self.k_ms = arr(lambda p: p.load_friction_stribeck if lin(p) else p.load_friction_motor_stribeck)
         self.k_eq = arr(lambda p: p.load_friction_external_quad)
         self.k_mq = arr(lambda p: p.load_friction_motor_quad)
         self.dtheta_s = arr(lambda p: p.dtheta_stribeck)
@@ -478,14 +500,18 @@ class BamStack:
         """Per-joint Stribeck factor [-] (0 where the model has none), shape (m,)."""
         return self.stribeck_mask * np.exp(-(np.abs(dtheta / self.dtheta_s) ** self.alpha))
 
-    def budget(self, dtheta: np.ndarray, tau_m: np.ndarray, tau_e: np.ndarray,
-               s_str: np.ndarray | None = None) -> np.ndarray:
+    def budget(
+        self, dtheta: np.ndarray, tau_m: np.ndarray, tau_e: np.ndarray, s_str: np.ndarray | None = None
+    ) -> np.ndarray:
         """Friction budget [N·m], shape (m,), in the general M6 form (see class doc)."""
         if s_str is None:
             s_str = self.stribeck_factor(dtheta)
-        out = (self.k_c + self.k_v * np.abs(dtheta)
-               + np.abs(self.k_e * tau_e - self.k_m * tau_m)
-               + s_str * (self.k_cs + np.abs(self.k_es * tau_e - self.k_ms * tau_m)))
+        out = (
+            self.k_c
+            + self.k_v * np.abs(dtheta)
+            + np.abs(self.k_e * tau_e - self.k_m * tau_m)
+            + s_str * (self.k_cs + np.abs(self.k_es * tau_e - self.k_ms * tau_m))
+        )
         if self.quadratic:
             out = out + s_str * self._quad(tau_m, tau_e)[0]
         return out
@@ -495,8 +521,9 @@ class BamStack:
         enable = np.sign(tau_e) != np.sign(tau_m)
         abs_e, abs_m = np.abs(tau_e), np.abs(tau_m)
         ext_side = enable & (abs_e > abs_m)
-        q = (np.where(enable & (abs_e < abs_m), self.k_eq * tau_e**2, 0.0)
-             + np.where(ext_side, self.k_mq * tau_m**2, 0.0))
+        q = np.where(enable & (abs_e < abs_m), self.k_eq * tau_e**2, 0.0) + np.where(
+            ext_side, self.k_mq * tau_m**2, 0.0
+        )
         dq = np.where(ext_side, 2.0 * self.k_mq * tau_m, 0.0)
         return q, dq
 
@@ -521,8 +548,7 @@ class BamStack:
             raise InputError("BAM feedforward: eps must be finite and > 0", reason="eps")
         return self.feedforward_unchecked(dtheta, tau_e, eps)
 
-    def feedforward_unchecked(self, dtheta: np.ndarray, tau_e: np.ndarray,
-                              eps: np.ndarray) -> np.ndarray:
+    def feedforward_unchecked(self, dtheta: np.ndarray, tau_e: np.ndarray, eps: np.ndarray) -> np.ndarray:
         """:meth:`feedforward` for inputs already known finite (m,) float arrays, eps > 0."""
         s = np.tanh(dtheta / eps)
         # Terms independent of tau_m [N·m].
@@ -577,9 +603,12 @@ class BamStack:
         lo = np.zeros_like(s)
         hi = abs_s * a_bound / (1.0 - abs_s * c) * (1.0 + 1e-12) + 1e-300
         if not np.all(np.isfinite(hi)):
-            raise InputError("BAM feedforward: load torque too large for the friction "
-                             f"coefficients (budget bound overflows; |tau_e| up to "
-                             f"{float(np.max(abs_e)):g} N·m)", reason="range")
+            raise InputError(
+                "BAM feedforward: load torque too large for the friction "
+                f"coefficients (budget bound overflows; |tau_e| up to "
+                f"{float(np.max(abs_e)):g} N·m)",
+                reason="range",
+            )
         # The tolerance follows the torques G is computed from (a0, the load terms at
         # tau_e, and y itself), never the bracket: with the quadratic term the bound hi can
         # exceed the answer by orders of magnitude (K_q = 1e4 left 5e-9 N·m on 85 N·m).
@@ -596,8 +625,11 @@ class BamStack:
                 enable = sign_e != np.sign(tau_m)
                 abs_m = np.abs(tau_m)
                 ext_side = enable & (abs_e > abs_m)
-                fm = (fm + np.where(enable & (abs_e < abs_m), q_eq, 0.0)
-                      + np.where(ext_side, s_mq * tau_m * tau_m, 0.0))
+                fm = (
+                    fm
+                    + np.where(enable & (abs_e < abs_m), q_eq, 0.0)
+                    + np.where(ext_side, s_mq * tau_m * tau_m, 0.0)
+                )
                 slope = slope + np.where(ext_side, 2.0 * s_mq * tau_m, 0.0)
                 # Half the curvature of G on the K_mq·tau_m² piece [1/(N·m)].
                 curv = np.where(ext_side, abs_s * s_mq, 0.0)
@@ -628,8 +660,7 @@ class BamStack:
                 y_newton = y - g / dg
             ok = (y_newton > lo) & (y_newton < hi)
             y = np.where(done, y, np.where(ok, y_newton, 0.5 * (lo + hi)))
-        raise InputError("BAM feedforward: the implicit equation did not converge",
-                         reason="bam_no_solution")
+        raise InputError("BAM feedforward: the implicit equation did not converge", reason="bam_no_solution")
 
 
 def _real(key: str, value: Any, where: str, what: str) -> float:
@@ -638,5 +669,6 @@ def _real(key: str, value: Any, where: str, what: str) -> float:
     try:
         return number(key, value)
     except ConfigError:
-        raise ConfigError(f"{key}: expected {what}{where}, got {short_repr(value)}", key=key,
-                          value=value) from None
+        raise ConfigError(
+            f"{key}: expected {what}{where}, got {short_repr(value)}", key=key, value=value
+        ) from None

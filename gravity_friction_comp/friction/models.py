@@ -41,12 +41,13 @@ import dataclasses
 import math
 import os
 import pathlib
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from gravity_friction_comp.friction.bam import BamParameters, BamStack
 from gravity_friction_comp.errors import ConfigError, DimensionError, InputError
+from gravity_friction_comp.friction.bam import BamParameters, BamStack
 from gravity_friction_comp.validation import per_joint
 
 __all__ = [
@@ -127,8 +128,16 @@ class FrictionParams:
     def as_dict(self) -> dict[str, Any]:
         """Keyword dict that rebuilds these parameters (arrays as lists of float)."""
         out: dict[str, Any] = {"enabled": self.enabled, "model": self.model}
-        for key in ("breakaway_positive", "breakaway_negative", "eps", "viscous",
-                    "stribeck_breakaway", "stribeck_velocity", "stribeck_exponent", "offset"):
+        for key in (
+            "breakaway_positive",
+            "breakaway_negative",
+            "eps",
+            "viscous",
+            "stribeck_breakaway",
+            "stribeck_velocity",
+            "stribeck_exponent",
+            "offset",
+        ):
             out[key] = getattr(self, key).tolist()
         out["bam"] = list(self.bam)
         return out
@@ -189,22 +198,20 @@ class FrictionModel:
         if enabled is None:
             enabled = True
         if not isinstance(enabled, (bool, np.bool_)):
-            raise ConfigError(f"enabled: expected true or false, got {enabled!r}",
-                              key="enabled", value=enabled)
+            raise ConfigError(
+                f"enabled: expected true or false, got {enabled!r}", key="enabled", value=enabled
+            )
         if model is None:
             model = "coulomb"
         if not isinstance(model, str) or model not in FRICTION_MODELS:
             raise ConfigError(
-                f"model: unknown friction model {model!r}; valid choices: "
-                + ", ".join(FRICTION_MODELS),
+                f"model: unknown friction model {model!r}; valid choices: " + ", ".join(FRICTION_MODELS),
                 key="model",
                 value=model,
             )
         both = _per_joint("breakaway", breakaway, n, 0.0, bound=MAX_COEFFICIENT)
-        pos = _per_joint("breakaway_positive", breakaway_positive, n, None,
-                         bound=MAX_COEFFICIENT)
-        neg = _per_joint("breakaway_negative", breakaway_negative, n, None,
-                         bound=MAX_COEFFICIENT)
+        pos = _per_joint("breakaway_positive", breakaway_positive, n, None, bound=MAX_COEFFICIENT)
+        neg = _per_joint("breakaway_negative", breakaway_negative, n, None, bound=MAX_COEFFICIENT)
         pos = both if pos is None else pos
         neg = both if neg is None else neg
         params = FrictionParams(
@@ -216,12 +223,15 @@ class FrictionModel:
             breakaway_negative=neg,
             eps=_per_joint("eps", eps, n, DEFAULT_EPS, positive=True),
             viscous=_per_joint("viscous", viscous, n, 0.0, bound=MAX_COEFFICIENT),
-            stribeck_breakaway=_per_joint("stribeck_breakaway", stribeck_breakaway, n, 0.0,
-                                          bound=MAX_COEFFICIENT),
-            stribeck_velocity=_per_joint("stribeck_velocity", stribeck_velocity, n,
-                                         DEFAULT_STRIBECK_VELOCITY, positive=True),
-            stribeck_exponent=_per_joint("stribeck_exponent", stribeck_exponent, n,
-                                         DEFAULT_STRIBECK_EXPONENT, positive=True),
+            stribeck_breakaway=_per_joint(
+                "stribeck_breakaway", stribeck_breakaway, n, 0.0, bound=MAX_COEFFICIENT
+            ),
+            stribeck_velocity=_per_joint(
+                "stribeck_velocity", stribeck_velocity, n, DEFAULT_STRIBECK_VELOCITY, positive=True
+            ),
+            stribeck_exponent=_per_joint(
+                "stribeck_exponent", stribeck_exponent, n, DEFAULT_STRIBECK_EXPONENT, positive=True
+            ),
             offset=_per_joint("offset", offset, n, 0.0, signed=True, bound=MAX_COEFFICIENT),
             bam=_bam_list(bam, bam_files, n),
         )
@@ -232,13 +242,15 @@ class FrictionModel:
         self._params = params
         bam_idx = [i for i, p in enumerate(params.bam) if p is not None]
         if params.model == "bam" and not bam_idx:
-            raise ConfigError("model: bam needs a BAM file for at least one joint (bam_files); "
-                              "use model: coulomb for the tanh terms alone", key="bam_files")
+            raise ConfigError(
+                "model: bam needs a BAM file for at least one joint (bam_files); "
+                "use model: coulomb for the tanh terms alone",
+                key="bam_files",
+            )
         if params.model != "bam":
             bam_idx = []
         for i in bam_idx:
-            for key in ("breakaway_positive", "breakaway_negative", "viscous",
-                        "stribeck_breakaway"):
+            for key in ("breakaway_positive", "breakaway_negative", "viscous", "stribeck_breakaway"):
                 if getattr(params, key)[i] != 0.0:
                     raise ConfigError(
                         f"{key}: joint {self._joint_label(i)} uses a BAM model, so its "
@@ -247,8 +259,7 @@ class FrictionModel:
                         key=key,
                         value=float(getattr(params, key)[i]),
                     )
-        self._bam_idx = (slice(None) if len(bam_idx) == params.n_joints
-                         else np.array(bam_idx, dtype=int))
+        self._bam_idx = slice(None) if len(bam_idx) == params.n_joints else np.array(bam_idx, dtype=int)
         self._bam_eps = params.eps[self._bam_idx]
         self._bam_stack = BamStack([params.bam[i] for i in bam_idx]) if bam_idx else None
         p = params
@@ -260,7 +271,10 @@ class FrictionModel:
         self._zeros = np.zeros(p.n_joints)  # x + zeros: -0.0 → +0.0, cheaper than x + 0.0
         self._zeros.setflags(write=False)
         self._is_zero = not p.enabled or not (
-            self._has_coulomb or self._has_stribeck or self._has_viscous or self._has_offset
+            self._has_coulomb
+            or self._has_stribeck
+            or self._has_viscous
+            or self._has_offset
             or self._bam_stack is not None
         )
 
@@ -276,8 +290,9 @@ class FrictionModel:
         return self
 
     @classmethod
-    def from_yaml(cls, path: str | os.PathLike, joints_or_n: int | Sequence[str],
-                  **overrides: Any) -> FrictionModel:
+    def from_yaml(
+        cls, path: str | os.PathLike, joints_or_n: int | Sequence[str], **overrides: Any
+    ) -> FrictionModel:
         """Model from a per-arm YAML; keywords given override the YAML.
 
         A keyword counts as given unless it is ``None`` or an empty sequence (so ROS array
@@ -303,8 +318,10 @@ class FrictionModel:
 
         unknown = sorted(set(overrides) - set(FRICTION_KEYWORDS))
         if unknown:
-            raise ConfigError(f"unknown friction keywords {unknown}; valid keywords: "
-                              + ", ".join(FRICTION_KEYWORDS), key=unknown[0])
+            raise ConfigError(
+                f"unknown friction keywords {unknown}; valid keywords: " + ", ".join(FRICTION_KEYWORDS),
+                key=unknown[0],
+            )
         n, _ = _joints(joints_or_n)
         kwargs = friction_params_from_arm_yaml(path, n_joints=n)
         given = _given(overrides)
@@ -326,8 +343,10 @@ class FrictionModel:
         """
         unknown = sorted(set(kwargs) - set(FRICTION_KEYWORDS))
         if unknown:
-            raise ConfigError(f"unknown friction keywords {unknown}; valid keywords: "
-                              + ", ".join(FRICTION_KEYWORDS), key=unknown[0])
+            raise ConfigError(
+                f"unknown friction keywords {unknown}; valid keywords: " + ", ".join(FRICTION_KEYWORDS),
+                key=unknown[0],
+            )
         given = _given(kwargs)
         if not given:
             return self
@@ -400,7 +419,8 @@ class FrictionModel:
             level = p.breakaway_positive
         if self._has_stribeck:
             level = level + p.stribeck_breakaway * np.exp(
-                -(np.abs(v / p.stribeck_velocity) ** p.stribeck_exponent))
+                -(np.abs(v / p.stribeck_velocity) ** p.stribeck_exponent)
+            )
         out = level * t
         if self._has_viscous:
             out = out + p.viscous * v
@@ -418,39 +438,52 @@ class FrictionModel:
 
     def __repr__(self) -> str:
         p = self._params
-        return (f"FrictionModel(n_joints={p.n_joints}, model={p.model!r}, "
-                f"enabled={p.enabled}, is_zero={self._is_zero})")
+        return (
+            f"FrictionModel(n_joints={p.n_joints}, model={p.model!r}, "
+            f"enabled={p.enabled}, is_zero={self._is_zero})"
+        )
 
 
 # -- validation helpers ----------------------------------------------------------------------
 def _joints(n_or_names: Any) -> tuple[int, tuple[str, ...] | None]:
     if isinstance(n_or_names, (bool, np.bool_)):
-        raise ConfigError("joints: expected a joint count or joint names, got a bool",
-                          key="joints", value=n_or_names)
+        raise ConfigError(
+            "joints: expected a joint count or joint names, got a bool", key="joints", value=n_or_names
+        )
     if isinstance(n_or_names, (int, np.integer)):
         n = int(n_or_names)
         if n < 1:
-            raise ConfigError(f"joints: expected at least 1 joint, got {n}", key="joints",
-                              value=n)
+            raise ConfigError(f"joints: expected at least 1 joint, got {n}", key="joints", value=n)
         return n, None
     if isinstance(n_or_names, str) or not isinstance(n_or_names, Sequence):
-        raise ConfigError(f"joints: expected a joint count or a list of joint names, got "
-                          f"{n_or_names!r}", key="joints", value=n_or_names)
+        raise ConfigError(
+            f"joints: expected a joint count or a list of joint names, got {n_or_names!r}",
+            key="joints",
+            value=n_or_names,
+        )
     names = tuple(n_or_names)
     if not names:
         raise ConfigError("joints: empty joint list", key="joints", value=names)
     if not all(isinstance(s, str) and s for s in names):
-        raise ConfigError(f"joints: names must be non-empty strings, got {names!r}",
-                          key="joints", value=names)
+        raise ConfigError(
+            f"joints: names must be non-empty strings, got {names!r}", key="joints", value=names
+        )
     dup = sorted({s for s in names if names.count(s) > 1})
     if dup:
         raise ConfigError(f"joints: duplicate names {dup}", key="joints", value=names)
     return len(names), names
 
 
-def _per_joint(key: str, value: Any, n: int, default: float | None, *,
-               positive: bool = False, signed: bool = False,
-               bound: float | None = None) -> np.ndarray | None:
+def _per_joint(
+    key: str,
+    value: Any,
+    n: int,
+    default: float | None,
+    *,
+    positive: bool = False,
+    signed: bool = False,
+    bound: float | None = None,
+) -> np.ndarray | None:
     """Scalar or (n,) → read-only float array (n,); ``None``/empty → default (or None)."""
     if value is None or _is_empty_sequence(value):
         if default is None:
@@ -460,15 +493,20 @@ def _per_joint(key: str, value: Any, n: int, default: float | None, *,
 
 
 def _bam_list(bam: Any, bam_files: Any, n: int) -> tuple[BamParameters | None, ...]:
-    if bam_files is not None and (isinstance(bam_files, (str, bytes, Mapping))
-                                  or not hasattr(bam_files, "__len__")):
-        raise ConfigError("bam_files: expected a list with one path (or null) per joint, "
-                          f"got {bam_files!r}", key="bam_files", value=bam_files)
+    if bam_files is not None and (
+        isinstance(bam_files, (str, bytes, Mapping)) or not hasattr(bam_files, "__len__")
+    ):
+        raise ConfigError(
+            f"bam_files: expected a list with one path (or null) per joint, got {bam_files!r}",
+            key="bam_files",
+            value=bam_files,
+        )
     has_bam = bam is not None and not _is_empty_sequence(bam)
     has_files = bam_files is not None and not _is_empty_sequence(bam_files)
     if has_bam and has_files:
-        raise ConfigError("give either bam (parameters) or bam_files (paths), not both",
-                          key="bam_files", value=bam_files)
+        raise ConfigError(
+            "give either bam (parameters) or bam_files (paths), not both", key="bam_files", value=bam_files
+        )
     if has_files:
         files = list(bam_files)
         if len(files) != n:
@@ -480,20 +518,19 @@ def _bam_list(bam: Any, bam_files: Any, n: int) -> tuple[BamParameters | None, .
             elif isinstance(f, (str, os.PathLike)):
                 out.append(BamParameters.from_json(pathlib.Path(f)))
             else:
-                raise ConfigError(f"bam_files: expected paths or null, got {f!r}",
-                                  key="bam_files", value=f)
+                raise ConfigError(f"bam_files: expected paths or null, got {f!r}", key="bam_files", value=f)
         return tuple(out)
     if has_bam:
         if isinstance(bam, (str, bytes, BamParameters, Mapping)) or not hasattr(bam, "__len__"):
-            raise ConfigError("bam: expected a list with one BamParameters (or None) per "
-                              "joint", key="bam", value=bam)
+            raise ConfigError(
+                "bam: expected a list with one BamParameters (or None) per joint", key="bam", value=bam
+            )
         items = list(bam)
         if len(items) != n:
             raise DimensionError("bam", n, len(items))
         for item in items:
             if item is not None and not isinstance(item, BamParameters):
-                raise ConfigError(f"bam: expected BamParameters or None, got {item!r}",
-                                  key="bam", value=item)
+                raise ConfigError(f"bam: expected BamParameters or None, got {item!r}", key="bam", value=item)
         return tuple(items)
     return (None,) * n
 
@@ -505,8 +542,7 @@ def _given(kwargs: Mapping[str, Any]) -> dict[str, Any]:
 
 def _is_empty_sequence(value: Any) -> bool:
     """Empty list/tuple/ndarray/array.array (rclpy gives array.array for double arrays)."""
-    return (not isinstance(value, (str, bytes, Mapping)) and hasattr(value, "__len__")
-            and len(value) == 0)
+    return not isinstance(value, (str, bytes, Mapping)) and hasattr(value, "__len__") and len(value) == 0
 
 
 def _merge(base: Mapping[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
@@ -528,12 +564,10 @@ def _input(key: str, value: Any, n: int) -> np.ndarray:
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError) as exc:
-        raise InputError(f"{key}: expected {n} numbers, got {value!r}",
-                         reason="type") from exc
+        raise InputError(f"{key}: expected {n} numbers, got {value!r}", reason="type") from exc
     if arr.shape != (n,):
         raise InputError(f"{key}: expected shape ({n},), got {arr.shape}", reason="shape")
     # one dot product screens for NaN/inf; only a non-finite (or overflowing) one looks closer
     if not math.isfinite(arr.dot(arr)) and not np.isfinite(arr).all():
         raise InputError(f"{key}: non-finite values {arr.tolist()}", reason="nan")
     return arr
-

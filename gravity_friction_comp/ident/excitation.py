@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Callable, NamedTuple, Sequence
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -64,9 +65,12 @@ class JointLimits(NamedTuple):
     @classmethod
     def from_model(cls, model) -> JointLimits:
         """Limits of a :class:`~gravity_friction_comp.model.robot_model.RobotModel` (URDF ``<limit>``)."""
-        return cls(tuple(model.joint_names), np.array(model.position_lower, dtype=float),
-                   np.array(model.position_upper, dtype=float),
-                   np.array(model.velocity_limits, dtype=float))
+        return cls(
+            tuple(model.joint_names),
+            np.array(model.position_lower, dtype=float),
+            np.array(model.position_upper, dtype=float),
+            np.array(model.velocity_limits, dtype=float),
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,34 +113,53 @@ class ExcitationConfig:
     def __post_init__(self) -> None:
         if self.joints is not None:
             if isinstance(self.joints, str) or not all(isinstance(j, str) for j in self.joints):
-                raise ConfigError(f"joints: expected a list of joint names, got {self.joints!r}",
-                                  key="joints", value=self.joints)
+                raise ConfigError(
+                    f"joints: expected a list of joint names, got {self.joints!r}",
+                    key="joints",
+                    value=self.joints,
+                )
             object.__setattr__(self, "joints", tuple(self.joints))
         try:
             speeds = tuple(float(s) for s in self.speeds)
         except (TypeError, ValueError):
-            raise ConfigError(f"speeds: expected numbers, got {self.speeds!r}", key="speeds",
-                              value=self.speeds) from None
+            raise ConfigError(
+                f"speeds: expected numbers, got {self.speeds!r}", key="speeds", value=self.speeds
+            ) from None
         if not speeds or not all(math.isfinite(s) and s > 0 for s in speeds):
-            raise ConfigError(f"speeds: expected one or more finite values > 0, got {speeds}",
-                              key="speeds", value=self.speeds)
+            raise ConfigError(
+                f"speeds: expected one or more finite values > 0, got {speeds}",
+                key="speeds",
+                value=self.speeds,
+            )
         object.__setattr__(self, "speeds", speeds)
-        for key in ("amplitude", "acceleration", "max_sweep_duration", "chirp_f0", "chirp_f1",
-                    "chirp_duration", "rate_hz", "velocity_scale"):
+        for key in (
+            "amplitude",
+            "acceleration",
+            "max_sweep_duration",
+            "chirp_f0",
+            "chirp_f1",
+            "chirp_duration",
+            "rate_hz",
+            "velocity_scale",
+        ):
             _check(key, getattr(self, key), positive=True)
         for key in ("hold_time", "margin"):
             _check(key, getattr(self, key), positive=False)
         if self.velocity_scale > 1.0:
-            raise ConfigError(f"velocity_scale must be ≤ 1, got {self.velocity_scale}",
-                              key="velocity_scale", value=self.velocity_scale)
+            raise ConfigError(
+                f"velocity_scale must be ≤ 1, got {self.velocity_scale}",
+                key="velocity_scale",
+                value=self.velocity_scale,
+            )
 
 
 def _check(key: str, value, *, positive: bool) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise ConfigError(f"{key}: expected a finite number, got {value!r}", key=key, value=value)
     if (positive and value <= 0) or (not positive and value < 0):
-        raise ConfigError(f"{key} must be {'> 0' if positive else '≥ 0'}, got {value!r}",
-                          key=key, value=value)
+        raise ConfigError(
+            f"{key} must be {'> 0' if positive else '≥ 0'}, got {value!r}", key=key, value=value
+        )
 
 
 class ExcitationProfile(NamedTuple):
@@ -170,17 +193,25 @@ def _trapezoid(q0: float, q1: float, speed: float, accel: float, dt: float):
     total = 2 * ta + tc
     t = np.arange(1, int(math.ceil(total / dt)) + 1) * dt
     t = np.minimum(t, total)
-    s = np.where(t < ta, 0.5 * accel * t**2,
-                 np.where(t < ta + tc, 0.5 * vp * ta + vp * (t - ta),
-                          d - 0.5 * accel * np.maximum(total - t, 0.0) ** 2))
+    s = np.where(
+        t < ta,
+        0.5 * accel * t**2,
+        np.where(
+            t < ta + tc, 0.5 * vp * ta + vp * (t - ta), d - 0.5 * accel * np.maximum(total - t, 0.0) ** 2
+        ),
+    )
     v = np.where(t < ta, accel * t, np.where(t < ta + tc, vp, accel * np.maximum(total - t, 0.0)))
     a = np.where(t < ta, accel, np.where(t < ta + tc, 0.0, -accel))
     return q0 + sgn * s, sgn * v, sgn * a
 
 
-def excitation_profile(limits: JointLimits, start_position: Sequence[float],
-                       config: ExcitationConfig | None = None, *,
-                       center: Sequence[float] | None = None) -> ExcitationProfile:
+def excitation_profile(
+    limits: JointLimits,
+    start_position: Sequence[float],
+    config: ExcitationConfig | None = None,
+    *,
+    center: Sequence[float] | None = None,
+) -> ExcitationProfile:
     """Sweeps (and chirps) for each selected joint in turn, others held (module doc).
 
     Args:
@@ -205,8 +236,9 @@ def excitation_profile(limits: JointLimits, start_position: Sequence[float],
     joints = names if cfg.joints is None else cfg.joints
     unknown = [j for j in joints if j not in names]
     if unknown:
-        raise ConfigError(f"joints: unknown joint(s) {unknown}; valid joints: {list(names)}",
-                          key="joints", value=unknown[0])
+        raise ConfigError(
+            f"joints: unknown joint(s) {unknown}; valid joints: {list(names)}", key="joints", value=unknown[0]
+        )
     lo = np.asarray(limits.lower, dtype=float) + cfg.margin
     hi = np.asarray(limits.upper, dtype=float) - cfg.margin
     dt = 1.0 / cfg.rate_hz
@@ -238,9 +270,12 @@ def excitation_profile(limits: JointLimits, start_position: Sequence[float],
     for joint in joints:
         i = names.index(joint)
         if hi[i] - lo[i] <= 0:
-            raise ConfigError(f"joint {joint}: range [{limits.lower[i]}, {limits.upper[i]}] is "
-                              f"narrower than 2·margin = {2 * cfg.margin}", key="margin",
-                              value=cfg.margin)
+            raise ConfigError(
+                f"joint {joint}: range [{limits.lower[i]}, {limits.upper[i]}] is "
+                f"narrower than 2·margin = {2 * cfg.margin}",
+                key="margin",
+                value=cfg.margin,
+            )
         vmax = cfg.velocity_scale * float(limits.velocity[i])
         c = float(np.clip(c_all[i], lo[i], hi[i]))
         a = min(cfg.amplitude / 2, c - lo[i], hi[i] - c)
@@ -275,28 +310,26 @@ def excitation_profile(limits: JointLimits, start_position: Sequence[float],
             vs = np.gradient(qs, dt)
             append(i, qs, vs, np.gradient(vs, dt), joint, "chirp")
             q = float(qs[-1])
-        qs, vs, as_ = _trapezoid(q, float(q_hold[i]), min(vmax, 0.2 * vmax + 0.1),
-                                 cfg.acceleration, dt)
+        qs, vs, as_ = _trapezoid(q, float(q_hold[i]), min(vmax, 0.2 * vmax + 0.1), cfg.acceleration, dt)
         append(i, qs, vs, as_, joint, "move")
         hold(i, float(q_hold[i]), joint)
     position = np.concatenate(pos)
     position = np.clip(position, lo, hi)
     m = position.shape[0]
-    return ExcitationProfile(names, np.arange(m) * dt, position, np.concatenate(vel),
-                             np.concatenate(acc), tuple(segments))
+    return ExcitationProfile(
+        names, np.arange(m) * dt, position, np.concatenate(vel), np.concatenate(acc), tuple(segments)
+    )
 
 
 def _vec(key: str, values, n: int) -> np.ndarray:
     try:
         arr = np.array(values, dtype=float).reshape(-1)
     except (TypeError, ValueError):
-        raise ConfigError(f"{key}: expected {n} numbers, got {values!r}", key=key,
-                          value=values) from None
+        raise ConfigError(f"{key}: expected {n} numbers, got {values!r}", key=key, value=values) from None
     if arr.shape != (n,):
         raise ConfigError(f"{key}: expected {n} values, got {arr.size}", key=key, value=values)
     if not np.all(np.isfinite(arr)):
-        raise ConfigError(f"{key}: values must be finite, got {arr.tolist()}", key=key,
-                          value=values)
+        raise ConfigError(f"{key}: values must be finite, got {arr.tolist()}", key=key, value=values)
     return arr
 
 
@@ -310,9 +343,11 @@ def write_setpoint_csv(profile: ExcitationProfile, path) -> None:
         w = csv.writer(f)
         w.writerow(["time"] + [f"position.{n}" for n in names] + [f"velocity.{n}" for n in names])
         for k in range(profile.time.size):
-            w.writerow([repr(float(profile.time[k]))]
-                       + [repr(float(x)) for x in profile.position[k]]
-                       + [repr(float(x)) for x in profile.velocity[k]])
+            w.writerow(
+                [repr(float(profile.time[k]))]
+                + [repr(float(x)) for x in profile.position[k]]
+                + [repr(float(x)) for x in profile.velocity[k]]
+            )
 
 
 def to_replay_profile(profile: ExcitationProfile, loop: bool = False):
@@ -320,13 +355,17 @@ def to_replay_profile(profile: ExcitationProfile, loop: bool = False):
     interpolation, velocities as given), for the setpoint player or the demo."""
     from gravity_friction_comp.trajectory.profiles import ReplayProfile
 
-    return ReplayProfile(profile.time, profile.joint_names, profile.position, profile.velocity,
-                         loop=loop)
+    return ReplayProfile(profile.time, profile.joint_names, profile.position, profile.velocity, loop=loop)
 
 
-def record_simulated(profile: ExcitationProfile, arm, bridge_config, *,
-                     feedforward: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
-                     channel: str = "record_simulated"):
+def record_simulated(
+    profile: ExcitationProfile,
+    arm,
+    bridge_config,
+    *,
+    feedforward: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+    channel: str = "record_simulated",
+):
     """Play ``profile`` through the MIT bridge core into the simulated arm and record what the
     bridge measures, faster than real time (no rclpy; the ``mit_bridge`` node's loop, minus ROS).
 
@@ -361,26 +400,32 @@ def record_simulated(profile: ExcitationProfile, arm, bridge_config, *,
         ConfigError: a bridge joint missing from the profile (lists the profile's joints),
             or a physics rate that is not a multiple of the bridge rate.
     """
+    import can
+
+    from gravity_friction_comp.ident.identification import JointStateLog
     from gravity_friction_comp.mit.bridge_core import MitBridgeCore
     from gravity_friction_comp.mit.bus import CanSettings, open_bus
     from gravity_friction_comp.sim.bus import SimulatedMotorBus
-    from gravity_friction_comp.ident.identification import JointStateLog
-
-    import can
 
     names = list(profile.joint_names)
     joints = [m.name for m in bridge_config.motors]
     missing = [j for j in joints if j not in names]
     if missing:
-        raise ConfigError(f"bridge joint(s) {missing} not in the profile; profile joints: {names}",
-                          key="joints", value=missing)
+        raise ConfigError(
+            f"bridge joint(s) {missing} not in the profile; profile joints: {names}",
+            key="joints",
+            value=missing,
+        )
     idx = [names.index(j) for j in joints]
     ratio = arm.config.physics_rate_hz / bridge_config.rate_hz
     steps = int(round(ratio))
     if steps < 1 or abs(ratio - steps) > 1e-9:
-        raise ConfigError(f"physics rate {arm.config.physics_rate_hz:g} Hz is not a multiple of the "
-                          f"bridge rate {bridge_config.rate_hz:g} Hz", key="rate_hz",
-                          value=bridge_config.rate_hz)
+        raise ConfigError(
+            f"physics rate {arm.config.physics_rate_hz:g} Hz is not a multiple of the "
+            f"bridge rate {bridge_config.rate_hz:g} Hz",
+            key="rate_hz",
+            value=bridge_config.rate_hz,
+        )
     settings = CanSettings("virtual", channel, bridge_config.bitrate)
     sim = SimulatedMotorBus.for_bridge(arm, bridge_config, settings)
     bus = open_bus(settings)
@@ -403,12 +448,17 @@ def record_simulated(profile: ExcitationProfile, arm, bridge_config, *,
     try:
         exchange(core.enable_frames(), 0.0)
         for now in times:
-            q_set = np.array([np.interp(now, profile.time, profile.position[:, i])
-                              for i in range(len(names))])
-            v_set = np.array([np.interp(now, profile.time, profile.velocity[:, i])
-                              for i in range(len(names))])
-            tau = np.zeros(len(names)) if feedforward is None else \
-                np.asarray(feedforward(q_set, v_set), dtype=float)
+            q_set = np.array(
+                [np.interp(now, profile.time, profile.position[:, i]) for i in range(len(names))]
+            )
+            v_set = np.array(
+                [np.interp(now, profile.time, profile.velocity[:, i]) for i in range(len(names))]
+            )
+            tau = (
+                np.zeros(len(names))
+                if feedforward is None
+                else np.asarray(feedforward(q_set, v_set), dtype=float)
+            )
             core.set_command(q_set[idx], v_set[idx], tau[idx], now)
             exchange(core.step(now), now)
             state = core.joint_state()
@@ -421,8 +471,7 @@ def record_simulated(profile: ExcitationProfile, arm, bridge_config, *,
     finally:
         bus.shutdown()
         sim.stop()
-    return JointStateLog(tuple(joints), np.asarray(t_log), np.array(q_log), np.array(v_log),
-                         np.array(e_log))
+    return JointStateLog(tuple(joints), np.asarray(t_log), np.array(q_log), np.array(v_log), np.array(e_log))
 
 
 def main(argv=None) -> int:
@@ -434,12 +483,14 @@ def main(argv=None) -> int:
 
     from gravity_friction_comp.errors import GravityFrictionCompError
 
-    p = argparse.ArgumentParser(prog="python -m gravity_friction_comp.ident.excitation",
-                                description="Write friction-identification sweeps as a "
-                                            "setpoint_player CSV.")
+    p = argparse.ArgumentParser(
+        prog="python -m gravity_friction_comp.ident.excitation",
+        description="Write friction-identification sweeps as a setpoint_player CSV.",
+    )
     p.add_argument("--urdf", required=True)
-    p.add_argument("--start", nargs="+", type=float, required=True,
-                   help="start pose [rad], one value per URDF joint")
+    p.add_argument(
+        "--start", nargs="+", type=float, required=True, help="start pose [rad], one value per URDF joint"
+    )
     p.add_argument("--joints", nargs="+", default=None)
     p.add_argument("--speeds", nargs="+", type=float, default=list(ExcitationConfig.speeds))
     p.add_argument("--amplitude", type=float, default=ExcitationConfig.amplitude)
@@ -452,10 +503,14 @@ def main(argv=None) -> int:
         from gravity_friction_comp.model.robot_model import RobotModel
 
         model = RobotModel.from_urdf(args.urdf)
-        cfg = ExcitationConfig(joints=tuple(args.joints) if args.joints else None,
-                               speeds=tuple(args.speeds), amplitude=args.amplitude,
-                               velocity_scale=args.velocity_scale, chirp=not args.no_chirp,
-                               rate_hz=args.rate)
+        cfg = ExcitationConfig(
+            joints=tuple(args.joints) if args.joints else None,
+            speeds=tuple(args.speeds),
+            amplitude=args.amplitude,
+            velocity_scale=args.velocity_scale,
+            chirp=not args.no_chirp,
+            rate_hz=args.rate,
+        )
         prof = excitation_profile(JointLimits.from_model(model), args.start, cfg)
         write_setpoint_csv(prof, args.out)
     except (GravityFrictionCompError, ValueError, OSError) as exc:

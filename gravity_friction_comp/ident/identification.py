@@ -79,13 +79,14 @@ import math
 import os
 import pathlib
 import sys
-from typing import Any, Callable, Mapping, NamedTuple, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
+from gravity_friction_comp.errors import ConfigError, InputError
 from gravity_friction_comp.friction.bam import _MODEL_KEYS as _BAM_KEYS
 from gravity_friction_comp.friction.bam import COEFFICIENT_LIMITS, BamParameters
-from gravity_friction_comp.errors import ConfigError, InputError
 from gravity_friction_comp.friction.models import DEFAULT_EPS, FrictionModel
 from gravity_friction_comp.validation import read_text
 
@@ -107,8 +108,7 @@ __all__ = [
 ]
 
 #: Candidate model names in order of parameter count (module docstring table).
-CANDIDATE_MODELS = ("coulomb_viscous", "bam_m3", "coulomb_tanh", "stribeck", "bam_m4",
-                    "bam_m5", "bam_m6")
+CANDIDATE_MODELS = ("coulomb_viscous", "bam_m3", "coulomb_tanh", "stribeck", "bam_m4", "bam_m5", "bam_m6")
 #: Load-dependent BAM candidates fitted by nonlinear least squares.
 _BAM_NLS = ("bam_m4", "bam_m5", "bam_m6")
 
@@ -144,10 +144,12 @@ class JointStateLog(NamedTuple):
         if missing:
             raise IdentificationError(
                 f"joint(s) {missing} not in the log; joints in the log: {list(self.joint_names)}",
-                reason="missing_joints")
+                reason="missing_joints",
+            )
         idx = [self.joint_names.index(j) for j in joints]
-        return JointStateLog(tuple(joints), self.time, self.position[:, idx],
-                             self.velocity[:, idx], self.effort[:, idx])
+        return JointStateLog(
+            tuple(joints), self.time, self.position[:, idx], self.velocity[:, idx], self.effort[:, idx]
+        )
 
 
 # -------------------------------------------------------------------------------------------
@@ -201,9 +203,11 @@ def load_csv(path: str | os.PathLike) -> JointStateLog:
         raise IdentificationError(str(exc), reason="file") from None
     rows = list(csv.reader(io.StringIO(text.removeprefix("\ufeff"))))  # BOM: Excel's UTF-8
     if not rows or not rows[0] or rows[0][0].strip() != "time":
-        raise IdentificationError(f"CSV {p}: the first column must be 'time' (layout: time, "
-                                  "<joint>/position, <joint>/velocity, <joint>/effort, ...)",
-                                  reason="format")
+        raise IdentificationError(
+            f"CSV {p}: the first column must be 'time' (layout: time, "
+            "<joint>/position, <joint>/velocity, <joint>/effort, ...)",
+            reason="format",
+        )
     header = [h.strip() for h in rows[0]]
     names: list[str] = []
     for h in header[1:]:
@@ -217,13 +221,11 @@ def load_csv(path: str | os.PathLike) -> JointStateLog:
         for field in CSV_FIELDS:
             key = f"{name}/{field}"
             if key not in header:
-                raise IdentificationError(f"CSV {p}: joint {name!r} has no column {key!r}",
-                                          reason="format")
+                raise IdentificationError(f"CSV {p}: joint {name!r} has no column {key!r}", reason="format")
             cols[key] = header.index(key)
     twice = sorted(k for k in cols if header.count(k) > 1)
     if twice:
-        raise IdentificationError(f"CSV {p}: column(s) {twice} appear more than once",
-                                  reason="format")
+        raise IdentificationError(f"CSV {p}: column(s) {twice} appear more than once", reason="format")
     used = sorted(cols.values())
     data = []
     for line, row in enumerate(rows[1:], start=2):  # line numbers of the file (1 = header)
@@ -232,14 +234,16 @@ def load_csv(path: str | os.PathLike) -> JointStateLog:
         if len(row) != len(header):
             raise IdentificationError(
                 f"CSV {p}: line {line} has {len(row)} cells, the header has {len(header)} "
-                "(a short, long or cut-off row)", reason="format")
+                "(a short, long or cut-off row)",
+                reason="format",
+            )
         try:
             data.append([float(row[c]) for c in used])
         except ValueError:
             bad = next(c for c in used if not _is_float(row[c]))
             raise IdentificationError(
-                f"CSV {p}: line {line}, column {header[bad]!r}: not a number: {row[bad]!r}",
-                reason="format") from None
+                f"CSV {p}: line {line}, column {header[bad]!r}: not a number: {row[bad]!r}", reason="format"
+            ) from None
     if not data:
         raise IdentificationError(f"CSV {p}: no data rows", reason="format")
     arr = np.array(data, dtype=float)
@@ -248,8 +252,7 @@ def load_csv(path: str | os.PathLike) -> JointStateLog:
     def block(field):
         return np.stack([arr[:, at[cols[f"{n}/{field}"]]] for n in names], axis=1)
 
-    return JointStateLog(tuple(names), arr[:, 0], block("position"), block("velocity"),
-                         block("effort"))
+    return JointStateLog(tuple(names), arr[:, 0], block("position"), block("velocity"), block("effort"))
 
 
 def _is_float(cell: str) -> bool:
@@ -287,11 +290,13 @@ def load_rosbag(path: str | os.PathLike, topic: str = "/joint_states") -> JointS
     try:
         conns = [c for c in reader.connections if c.topic == topic]
         if not conns:
-            present = sorted({c.topic for c in reader.connections
-                              if c.msgtype == "sensor_msgs/msg/JointState"})
+            present = sorted(
+                {c.topic for c in reader.connections if c.msgtype == "sensor_msgs/msg/JointState"}
+            )
             raise IdentificationError(
-                f"bag {p}: no messages on topic {topic!r}; JointState topics in the bag: "
-                f"{present or 'none'}", reason="missing_topic")
+                f"bag {p}: no messages on topic {topic!r}; JointState topics in the bag: {present or 'none'}",
+                reason="missing_topic",
+            )
         names: tuple[str, ...] | None = None
         t, q, v, e = [], [], [], []
         for conn, stamp, raw in reader.messages(connections=conns):
@@ -300,19 +305,23 @@ def load_rosbag(path: str | os.PathLike, topic: str = "/joint_states") -> JointS
                 names = tuple(msg.name)
             idx = {n: k for k, n in enumerate(msg.name)}
             if len(idx) != len(msg.name):
-                raise IdentificationError(f"bag {p}: message {len(t)} on {topic!r} names a "
-                                          f"joint twice ({list(msg.name)})", reason="format")
+                raise IdentificationError(
+                    f"bag {p}: message {len(t)} on {topic!r} names a joint twice ({list(msg.name)})",
+                    reason="format",
+                )
             if any(n not in idx for n in names):
-                raise IdentificationError(f"bag {p}: a message lacks joint(s) of the first one "
-                                          f"({list(names)})", reason="format")
-            short = [f for f in ("position", "velocity", "effort")
-                     if len(getattr(msg, f)) != len(msg.name)]
+                raise IdentificationError(
+                    f"bag {p}: a message lacks joint(s) of the first one ({list(names)})", reason="format"
+                )
+            short = [f for f in ("position", "velocity", "effort") if len(getattr(msg, f)) != len(msg.name)]
             if short:
                 raise IdentificationError(
                     f"bag {p}: message {len(t)} on {topic!r} has {len(msg.name)} joint names "
                     f"but {', '.join(f'{len(getattr(msg, f))} {f}' for f in short)} values; "
                     "JointState messages must carry position, velocity and effort for every "
-                    "joint", reason="format")
+                    "joint",
+                    reason="format",
+                )
             order = [idx[n] for n in names]
             ts = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
             t.append(ts if ts > 0 else stamp * 1e-9)
@@ -322,11 +331,11 @@ def load_rosbag(path: str | os.PathLike, topic: str = "/joint_states") -> JointS
     finally:
         reader.close()
     if names is None:
-        raise IdentificationError(f"bag {p}: topic {topic!r} has no messages",
-                                  reason="missing_topic")
+        raise IdentificationError(f"bag {p}: topic {topic!r} has no messages", reason="missing_topic")
     time = np.asarray(t, dtype=float)
-    return JointStateLog(names, time - time[0], np.array(q, dtype=float),
-                         np.array(v, dtype=float), np.array(e, dtype=float))
+    return JointStateLog(
+        names, time - time[0], np.array(q, dtype=float), np.array(v, dtype=float), np.array(e, dtype=float)
+    )
 
 
 def load_log(path: str | os.PathLike, topic: str = "/joint_states") -> JointStateLog:
@@ -376,25 +385,38 @@ class IdentificationConfig:
     eps_max: float = 0.2
 
     def __post_init__(self) -> None:
-        for key in ("block_duration", "min_velocity", "max_acceleration", "savgol_window",
-                    "min_load_spread", "eps_min", "eps_max"):
+        for key in (
+            "block_duration",
+            "min_velocity",
+            "max_acceleration",
+            "savgol_window",
+            "min_load_spread",
+            "eps_min",
+            "eps_max",
+        ):
             val = getattr(self, key)
-            if isinstance(val, bool) or not isinstance(val, (int, float)) or not val > 0 \
-                    or not math.isfinite(val):
-                raise ConfigError(f"{key} must be a finite number > 0, got {val!r}", key=key,
-                                  value=val)
+            if (
+                isinstance(val, bool)
+                or not isinstance(val, (int, float))
+                or not val > 0
+                or not math.isfinite(val)
+            ):
+                raise ConfigError(f"{key} must be a finite number > 0, got {val!r}", key=key, value=val)
         vf = self.validation_fraction
         if isinstance(vf, bool) or not isinstance(vf, (int, float)) or not 0 < vf <= 0.5:
-            raise ConfigError(f"validation_fraction must be in (0, 0.5], got {vf!r}",
-                              key="validation_fraction", value=vf)
+            raise ConfigError(
+                f"validation_fraction must be in (0, 0.5], got {vf!r}", key="validation_fraction", value=vf
+            )
         if not 0 <= self.improvement_threshold < 1:
-            raise ConfigError("improvement_threshold must be in [0, 1)",
-                              key="improvement_threshold", value=self.improvement_threshold)
+            raise ConfigError(
+                "improvement_threshold must be in [0, 1)",
+                key="improvement_threshold",
+                value=self.improvement_threshold,
+            )
         if self.eps_min >= self.eps_max:
             raise ConfigError("eps_min must be < eps_max", key="eps_min", value=self.eps_min)
         if not isinstance(self.min_samples, int) or self.min_samples < 3:
-            raise ConfigError("min_samples must be an int ≥ 3", key="min_samples",
-                              value=self.min_samples)
+            raise ConfigError("min_samples must be an int ≥ 3", key="min_samples", value=self.min_samples)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -418,9 +440,14 @@ class ModelFit:
     validation_rms: float
     notes: tuple[str, ...] = ()
 
-    def predict(self, velocity: np.ndarray, load: np.ndarray | None = None, *,
-                tau_m: np.ndarray | None = None, tau_e: np.ndarray | None = None
-                ) -> np.ndarray:
+    def predict(
+        self,
+        velocity: np.ndarray,
+        load: np.ndarray | None = None,
+        *,
+        tau_m: np.ndarray | None = None,
+        tau_e: np.ndarray | None = None,
+    ) -> np.ndarray:
         """Model friction τ_f [N·m] at velocities (m,) [rad/s].
 
         ``load`` = |τ_e − τ_m| (m,) [N·m] for ``bam_m3``/``bam_m4`` (0 when ``None``);
@@ -496,14 +523,23 @@ class IdentificationResult:
         ``eps`` is the selected model's fitted ε when it is identified (see
         :func:`_eps_notes`), else friction.py's default 0.01 rad/s (a smoothing choice, not a
         measured value)."""
-        out = {k: [] for k in ("breakaway", "eps", "viscous", "stribeck_breakaway",
-                               "stribeck_velocity", "stribeck_exponent", "offset")}
+        out = {
+            k: []
+            for k in (
+                "breakaway",
+                "eps",
+                "viscous",
+                "stribeck_breakaway",
+                "stribeck_velocity",
+                "stribeck_exponent",
+                "offset",
+            )
+        }
         for jf in self.fits:
             name = "coulomb_viscous" if jf.selected.startswith("bam_") else jf.selected
             p = jf.fits[name].params
             out["breakaway"].append(p["breakaway"])
-            identified = "eps" in p and not any(n.startswith(EPS_NOT_IDENTIFIED)
-                                                  for n in jf.fits[name].notes)
+            identified = "eps" in p and not any(n.startswith(EPS_NOT_IDENTIFIED) for n in jf.fits[name].notes)
             out["eps"].append(p["eps"] if identified else DEFAULT_EPS)
             out["viscous"].append(p["viscous"])
             out["stribeck_breakaway"].append(p.get("stribeck_breakaway", 0.0))
@@ -525,7 +561,7 @@ def _p_cv(p, v, load, tau_m=None, tau_e=None):
 EPS_NOT_IDENTIFIED = "eps not identifiable"
 
 
-def _eps_notes(eps: float, v_slowest: float, cfg: "IdentificationConfig") -> tuple[str, ...]:
+def _eps_notes(eps: float, v_slowest: float, cfg: IdentificationConfig) -> tuple[str, ...]:
     """Why a fitted tanh scale ε is not identified, if it is not.
 
     ε sets where tanh(v/ε) turns over. Samples only exist at |v| ≥ ``v_slowest`` (the
@@ -536,8 +572,7 @@ def _eps_notes(eps: float, v_slowest: float, cfg: "IdentificationConfig") -> tup
     if eps <= cfg.eps_min * 1.01:
         return (f"{EPS_NOT_IDENTIFIED}: at the lower bound",)
     if eps < v_slowest:
-        return (f"{EPS_NOT_IDENTIFIED}: {eps:.4g} rad/s is below the slowest sample "
-                f"({v_slowest:.4g} rad/s)",)
+        return (f"{EPS_NOT_IDENTIFIED}: {eps:.4g} rad/s is below the slowest sample ({v_slowest:.4g} rad/s)",)
     return ()
 
 
@@ -547,21 +582,24 @@ def _p_tanh(p, v, load, tau_m=None, tau_e=None):
 
 def _p_stribeck(p, v, load, tau_m=None, tau_e=None):
     level = p["breakaway"] + p["stribeck_breakaway"] * np.exp(
-        -np.abs(v / p["stribeck_velocity"]) ** p["stribeck_exponent"])
+        -(np.abs(v / p["stribeck_velocity"]) ** p["stribeck_exponent"])
+    )
     return level * np.tanh(v / p["eps"]) + p["viscous"] * v + p["offset"]
 
 
 def _p_m3(p, v, load, tau_m=None, tau_e=None):
-    return (np.sign(v) * (p["friction_base"] + p["load_friction_base"] * load)
-            + p["friction_viscous"] * v + p["offset"])
+    return (
+        np.sign(v) * (p["friction_base"] + p["load_friction_base"] * load)
+        + p["friction_viscous"] * v
+        + p["offset"]
+    )
 
 
 def _bam_parameters(name: str, p: Mapping[str, float]) -> BamParameters:
     """BamParameters of fit ``name`` (``bam_m4``…) from its params (BAM keys; ``offset``
     is ours and not part of BAM). Raises ConfigError for values bam.py rejects."""
-    model = name[len("bam_"):]
-    return BamParameters(model=model, actuator="identified",
-                         **{k: p[k] for k in _BAM_KEYS[model]})
+    model = name[len("bam_") :]
+    return BamParameters(model=model, actuator="identified", **{k: p[k] for k in _BAM_KEYS[model]})
 
 
 def _p_bam(name: str) -> Callable:
@@ -572,18 +610,31 @@ def _p_bam(name: str) -> Callable:
     return predict
 
 
-_PREDICT: dict[str, Callable] = {"coulomb_viscous": _p_cv, "coulomb_tanh": _p_tanh,
-                                 "stribeck": _p_stribeck, "bam_m3": _p_m3,
-                                 **{name: _p_bam(name) for name in _BAM_NLS}}
+_PREDICT: dict[str, Callable] = {
+    "coulomb_viscous": _p_cv,
+    "coulomb_tanh": _p_tanh,
+    "stribeck": _p_stribeck,
+    "bam_m3": _p_m3,
+    **{name: _p_bam(name) for name in _BAM_NLS},
+}
 
 
 def _rms(x: np.ndarray) -> float:
     return float(np.sqrt(np.mean(x**2))) if x.size else float("nan")
 
 
-def _fit_joint(joint: str, t: np.ndarray, v: np.ndarray, r: np.ndarray, tau_m: np.ndarray,
-               tau_e: np.ndarray, val: np.ndarray, cfg: IdentificationConfig,
-               progress: Callable[[str], None], effort_limit: float = math.inf) -> JointFit:
+def _fit_joint(
+    joint: str,
+    t: np.ndarray,
+    v: np.ndarray,
+    r: np.ndarray,
+    tau_m: np.ndarray,
+    tau_e: np.ndarray,
+    val: np.ndarray,
+    cfg: IdentificationConfig,
+    progress: Callable[[str], None],
+    effort_limit: float = math.inf,
+) -> JointFit:
     from scipy.optimize import least_squares
 
     tr = ~val
@@ -595,17 +646,19 @@ def _fit_joint(joint: str, t: np.ndarray, v: np.ndarray, r: np.ndarray, tau_m: n
     def add(name, params, n_params, notes=()):
         m = ModelFit(name, {k: float(x) for k, x in params.items()}, n_params, 0.0, 0.0, notes)
         m = dataclasses.replace(
-            m, train_rms=_rms(rt - m.predict(vt, tau_m=tau_m[tr], tau_e=tau_e[tr])),
-            validation_rms=_rms(r[val] - m.predict(v[val], tau_m=tau_m[val], tau_e=tau_e[val])))
+            m,
+            train_rms=_rms(rt - m.predict(vt, tau_m=tau_m[tr], tau_e=tau_e[tr])),
+            validation_rms=_rms(r[val] - m.predict(v[val], tau_m=tau_m[val], tau_e=tau_e[val])),
+        )
         fits[name] = m
 
     # Coulomb + viscous + offset: linear least squares
     a = np.column_stack([np.sign(vt), vt, np.ones_like(vt)])
     x_free, *_ = np.linalg.lstsq(a, rt, rcond=None)
     warnings = list(_direction_check(joint, a, rt, x_free, float(np.mean(np.abs(vt)))))
-    (fc, fv, fo), notes = _bounded_lstsq(a, rt, x_free, [0.0, 0.0, -np.inf],
-                                         [np.inf, np.inf, np.inf],
-                                         ("breakaway", "viscous", "offset"))
+    (fc, fv, fo), notes = _bounded_lstsq(
+        a, rt, x_free, [0.0, 0.0, -np.inf], [np.inf, np.inf, np.inf], ("breakaway", "viscous", "offset")
+    )
     add("coulomb_viscous", {"breakaway": fc, "viscous": fv, "offset": fo}, 3, notes)
     progress(f"{joint}: coulomb_viscous")
 
@@ -615,37 +668,64 @@ def _fit_joint(joint: str, t: np.ndarray, v: np.ndarray, r: np.ndarray, tau_m: n
         a3 = np.column_stack([np.sign(vt), np.sign(vt) * lt, vt, np.ones_like(vt)])
         x3, *_ = np.linalg.lstsq(a3, rt, rcond=None)
         (kc, kl, kv, fo3), notes = _bounded_lstsq(
-            a3, rt, x3, [0.0, 0.0, 0.0, -np.inf], [np.inf, _MOTOR_LOAD_MAX, np.inf, np.inf],
-            ("friction_base", "load_friction_base", "friction_viscous", "offset"))
-        add("bam_m3", {"friction_base": kc, "load_friction_base": kl, "friction_viscous": kv,
-                       "offset": fo3}, 4, notes)
+            a3,
+            rt,
+            x3,
+            [0.0, 0.0, 0.0, -np.inf],
+            [np.inf, _MOTOR_LOAD_MAX, np.inf, np.inf],
+            ("friction_base", "load_friction_base", "friction_viscous", "offset"),
+        )
+        add(
+            "bam_m3",
+            {"friction_base": kc, "load_friction_base": kl, "friction_viscous": kv, "offset": fo3},
+            4,
+            notes,
+        )
     else:
         for name in ("bam_m3",) + _BAM_NLS:
-            skipped[name] = (f"load |τ_e − τ_m| varies too little (std {spread:.3g} N·m < "
-                             f"{cfg.min_load_spread:g}) to identify load terms")
+            skipped[name] = (
+                f"load |τ_e − τ_m| varies too little (std {spread:.3g} N·m < "
+                f"{cfg.min_load_spread:g}) to identify load terms"
+            )
 
     def nls(fun, x0, lb, ub):
         # lsmr: the "exact" trust-region solver takes a full SVD of the (m, p) Jacobian
-        res = least_squares(fun, x0, bounds=(lb, ub), method="trf", x_scale="jac",
-                            tr_solver="lsmr", max_nfev=300,
-                            loss="soft_l1", f_scale=max(3 * fits["coulomb_viscous"].train_rms,
-                                                        1e-6))
+        res = least_squares(
+            fun,
+            x0,
+            bounds=(lb, ub),
+            method="trf",
+            x_scale="jac",
+            tr_solver="lsmr",
+            max_nfev=300,
+            loss="soft_l1",
+            f_scale=max(3 * fits["coulomb_viscous"].train_rms, 1e-6),
+        )
         return res.x
 
     fc0, fv0 = max(fc, 1e-4), max(fv, 0.0)
     eps0 = max(cfg.eps_min * 2, min(cfg.eps_max / 2, 0.01))
-    x = nls(lambda x: _p_tanh(dict(breakaway=x[0], viscous=x[1], offset=x[2], eps=x[3]), vt,
-                              lt) - rt,
-            [fc0, fv0, fo, eps0], [0, 0, -np.inf, cfg.eps_min], [np.inf, np.inf, np.inf,
-                                                                  cfg.eps_max])
+    x = nls(
+        lambda x: _p_tanh(dict(breakaway=x[0], viscous=x[1], offset=x[2], eps=x[3]), vt, lt) - rt,
+        [fc0, fv0, fo, eps0],
+        [0, 0, -np.inf, cfg.eps_min],
+        [np.inf, np.inf, np.inf, cfg.eps_max],
+    )
     vmin = float(np.min(np.abs(vt)))
     vmed = float(np.median(np.abs(vt)))
     notes = _eps_notes(x[3], vmin, cfg)
     add("coulomb_tanh", dict(breakaway=x[0], viscous=x[1], offset=x[2], eps=x[3]), 4, notes)
     progress(f"{joint}: coulomb_tanh")
 
-    keys = ("breakaway", "viscous", "offset", "eps", "stribeck_breakaway", "stribeck_velocity",
-            "stribeck_exponent")
+    keys = (
+        "breakaway",
+        "viscous",
+        "offset",
+        "eps",
+        "stribeck_breakaway",
+        "stribeck_velocity",
+        "stribeck_exponent",
+    )
 
     def strib(x):
         return _p_stribeck(dict(zip(keys, x)), vt, lt) - rt
@@ -653,8 +733,12 @@ def _fit_joint(joint: str, t: np.ndarray, v: np.ndarray, r: np.ndarray, tau_m: n
     best = None
     for vs0 in (2 * vmin, 0.5 * vmed, vmed):  # a few starts: v_s is the hard direction
         x0 = [fc0 * 0.8, fv0, fo, eps0, fc0 * 0.3, max(vs0, 1e-3), 2.0]
-        x = nls(strib, x0, [0, 0, -np.inf, cfg.eps_min, 0, 1e-4, 0.5],
-                [np.inf, np.inf, np.inf, cfg.eps_max, np.inf, 10.0, 5.0])
+        x = nls(
+            strib,
+            x0,
+            [0, 0, -np.inf, cfg.eps_min, 0, 1e-4, 0.5],
+            [np.inf, np.inf, np.inf, cfg.eps_max, np.inf, 10.0, 5.0],
+        )
         cost = float(np.sum(strib(x) ** 2))
         if best is None or cost < best[0]:
             best = (cost, x)
@@ -676,9 +760,24 @@ def _fit_joint(joint: str, t: np.ndarray, v: np.ndarray, r: np.ndarray, tau_m: n
             f"joint {joint}: the identified friction ({selected}) reaches {peak:.4g} N·m over "
             f"the logged velocities, above the URDF effort limit {effort_limit:g} N·m: the "
             "log's effort is probably in other units or scaled (or the URDF limit is wrong); "
-            "check before using the YAML")
-    return JointFit(joint, fits, selected, int(tr.sum()), int(val.sum()), skipped, t, v, r,
-                    load, val, tau_m, tau_e, tuple(warnings))
+            "check before using the YAML"
+        )
+    return JointFit(
+        joint,
+        fits,
+        selected,
+        int(tr.sum()),
+        int(val.sum()),
+        skipped,
+        t,
+        v,
+        r,
+        load,
+        val,
+        tau_m,
+        tau_e,
+        tuple(warnings),
+    )
 
 
 #: Significance of the mean friction along the motion in :func:`_direction_check`: this
@@ -688,8 +787,9 @@ _SIGN_SIGMAS = 5.0
 _SIGN_FLOOR = 1e-3
 
 
-def _direction_check(joint: str, a: np.ndarray, r: np.ndarray, x: np.ndarray,
-                     mean_speed: float) -> tuple[str, ...]:
+def _direction_check(
+    joint: str, a: np.ndarray, r: np.ndarray, x: np.ndarray, mean_speed: float
+) -> tuple[str, ...]:
     """Check that the friction opposes the motion (dissipates energy).
 
     ``D = F_c + F_v·mean|v|`` of the unconstrained Coulomb + viscous fit ``x`` (columns of
@@ -718,17 +818,22 @@ def _direction_check(joint: str, a: np.ndarray, r: np.ndarray, x: np.ndarray,
             f"joint {joint}: the fitted friction pushes along the motion (breakaway "
             f"{fc:.4g} N·m, viscous {fv:.4g} N·m·s/rad: mean {d:.4g} N·m along the motion); "
             "friction must oppose the velocity, so the effort or the velocity sign "
-            "convention of the log is probably reversed (negate one of them)", reason="sign")
+            "convention of the log is probably reversed (negate one of them)",
+            reason="sign",
+        )
     if d <= margin:
-        return (f"joint {joint}: no friction opposing the motion resolved (mean {d:.3g} ± "
-                f"{math.sqrt(max(var, 0.0)):.2g} N·m along the motion): the YAML gets about "
-                "0 for it; if the joint has friction, check the effort sign convention and "
-                "the effort noise",)
+        return (
+            f"joint {joint}: no friction opposing the motion resolved (mean {d:.3g} ± "
+            f"{math.sqrt(max(var, 0.0)):.2g} N·m along the motion): the YAML gets about "
+            "0 for it; if the joint has friction, check the effort sign convention and "
+            "the effort noise",
+        )
     return ()
 
 
-def _bounded_lstsq(a: np.ndarray, r: np.ndarray, x: np.ndarray, lb, ub,
-                   keys: Sequence[str]) -> tuple[np.ndarray, tuple[str, ...]]:
+def _bounded_lstsq(
+    a: np.ndarray, r: np.ndarray, x: np.ndarray, lb, ub, keys: Sequence[str]
+) -> tuple[np.ndarray, tuple[str, ...]]:
     """The least-squares solution ``x`` of ``a·x ≈ r`` if within ``[lb, ub]``, else the
     bounded one (SciPy ``lsq_linear``, BVLS), so the reported fit and RMS are those of the
     coefficients the YAML/BAM files can hold (friction.py and bam.py require them ≥ 0).
@@ -749,8 +854,12 @@ def _bounded_lstsq(a: np.ndarray, r: np.ndarray, x: np.ndarray, lb, ub,
 #: Upper bound of each motor-side load coefficient (K_l, K_ls, K_m, K_ms): two of them sum
 #: below 1, bam.py's self-locking limit (BamParameters.load_slope).
 _MOTOR_LOAD_MAX = 0.495
-_MOTOR_LOAD_KEYS = ("load_friction_base", "load_friction_stribeck", "load_friction_motor",
-                    "load_friction_motor_stribeck")
+_MOTOR_LOAD_KEYS = (
+    "load_friction_base",
+    "load_friction_stribeck",
+    "load_friction_motor",
+    "load_friction_motor_stribeck",
+)
 
 
 def _fit_bam_nls(fits, add, nls, vt, rt, tmt, tet) -> None:
@@ -758,25 +867,39 @@ def _fit_bam_nls(fits, add, nls, vt, rt, tmt, tet) -> None:
     the simpler fit (m4 from m3 and stribeck, m5 from m4 with K_e = K_m = K_l and
     K_es = K_ms = K_ls, which is m4 exactly, m6 from m5 with zero quadratic terms)."""
     m3, st = fits["bam_m3"].params, fits["stribeck"].params
-    start = {"friction_base": max(st["breakaway"], 1e-4),
-             "friction_viscous": max(m3["friction_viscous"], 0.0),
-             "friction_stribeck": max(st["stribeck_breakaway"], 1e-4),
-             "load_friction_base": min(max(m3["load_friction_base"], 1e-3), 0.4),
-             "load_friction_stribeck": 1e-3,
-             "dtheta_stribeck": st["stribeck_velocity"],
-             "alpha": st["stribeck_exponent"],
-             "offset": m3["offset"]}
+    start = {
+        "friction_base": max(st["breakaway"], 1e-4),
+        "friction_viscous": max(m3["friction_viscous"], 0.0),
+        "friction_stribeck": max(st["stribeck_breakaway"], 1e-4),
+        "load_friction_base": min(max(m3["load_friction_base"], 1e-3), 0.4),
+        "load_friction_stribeck": 1e-3,
+        "dtheta_stribeck": st["stribeck_velocity"],
+        "alpha": st["stribeck_exponent"],
+        "offset": m3["offset"],
+    }
     sv = np.sign(vt)
     for name in _BAM_NLS:
-        keys = _BAM_KEYS[name[len("bam_"):]] + ("offset",)
-        lb = [-np.inf if k == "offset" else 1e-4 if k == "dtheta_stribeck"
-              else 0.5 if k == "alpha" else 0.0 for k in keys]
+        keys = _BAM_KEYS[name[len("bam_") :]] + ("offset",)
+        lb = [
+            -np.inf if k == "offset" else 1e-4 if k == "dtheta_stribeck" else 0.5 if k == "alpha" else 0.0
+            for k in keys
+        ]
         # BamParameters refuses coefficients beyond its plausibility limits: the residual
         # must never ask it for one
-        ub = [np.inf if k in ("offset",) else 10.0 if k == "dtheta_stribeck"
-              else 5.0 if k == "alpha" else _MOTOR_LOAD_MAX if k in _MOTOR_LOAD_KEYS
-              else COEFFICIENT_LIMITS[k][0] if k in COEFFICIENT_LIMITS
-              else np.inf for k in keys]
+        ub = [
+            np.inf
+            if k in ("offset",)
+            else 10.0
+            if k == "dtheta_stribeck"
+            else 5.0
+            if k == "alpha"
+            else _MOTOR_LOAD_MAX
+            if k in _MOTOR_LOAD_KEYS
+            else COEFFICIENT_LIMITS[k][0]
+            if k in COEFFICIENT_LIMITS
+            else np.inf
+            for k in keys
+        ]
         x0 = np.clip([start.get(k, 0.0) for k in keys], lb, ub)
 
         def resid(x, keys=keys, name=name):
@@ -789,10 +912,12 @@ def _fit_bam_nls(fits, add, nls, vt, rt, tmt, tet) -> None:
         # the next model's start: this fit written in its general form
         start = dict(p)
         if name == "bam_m4":
-            start.update(load_friction_motor=p["load_friction_base"],
-                         load_friction_external=p["load_friction_base"],
-                         load_friction_motor_stribeck=p["load_friction_stribeck"],
-                         load_friction_external_stribeck=p["load_friction_stribeck"])
+            start.update(
+                load_friction_motor=p["load_friction_base"],
+                load_friction_external=p["load_friction_base"],
+                load_friction_motor_stribeck=p["load_friction_stribeck"],
+                load_friction_external_stribeck=p["load_friction_stribeck"],
+            )
 
 
 def select_model(fits: Mapping[str, ModelFit], improvement_threshold: float = 0.05) -> str:
@@ -838,7 +963,9 @@ def _check_log(log: JointStateLog) -> None:
             raise IdentificationError(
                 f"{key} holds {int(bad.sum())} NaN/inf value(s) (first at sample {rows[0]}, "
                 f"t = {log.time[rows[0]] if np.isfinite(log.time[rows[0]]) else 'nan'}); "
-                "clean or cut the log", reason="nan")
+                "clean or cut the log",
+                reason="nan",
+            )
     if log.time.size < 10:
         raise IdentificationError(f"log has only {log.time.size} samples", reason="too_little_motion")
     dt = np.diff(log.time)
@@ -847,22 +974,27 @@ def _check_log(log: JointStateLog) -> None:
         raise IdentificationError(
             f"time must be strictly increasing: sample {k} has t = {float(log.time[k])!r} s "
             f"after t = {float(log.time[k - 1])!r} s (duplicate or reordered messages?)",
-            reason="format")
+            reason="format",
+        )
     step = float(np.median(dt))
     if not step >= MIN_TIME_STEP:
         raise IdentificationError(
             f"median time step {step:.3g} s is below {MIN_TIME_STEP:g} s (a joint-state log "
             "sampled above 1 MHz is not a real record): is the time column in seconds?",
-            reason="format")
+            reason="format",
+        )
     span = float(log.time[-1] - log.time[0])
     if not span <= MAX_DURATION:
         raise IdentificationError(
             f"log spans {span:.3g} s, above {MAX_DURATION:g} s (~116 days, not one "
-            "identification record): is the time column in seconds (not ns)?", reason="format")
+            "identification record): is the time column in seconds (not ns)?",
+            reason="format",
+        )
 
 
-def friction_samples(log: JointStateLog, model, cfg: IdentificationConfig | None = None
-                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def friction_samples(
+    log: JointStateLog, model, cfg: IdentificationConfig | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Friction samples ``r = effort − τ_rb`` (module docstring, step 2).
 
     Args:
@@ -905,9 +1037,14 @@ def _samples(log: JointStateLog, model, cfg: IdentificationConfig | None = None)
     return r, vel, acc, log.effort.copy(), tau_e
 
 
-def identify(log: JointStateLog, model, joints: Sequence[str] | None = None,
-             config: IdentificationConfig | None = None, *,
-             progress: Callable[[str], None] | None = None) -> IdentificationResult:
+def identify(
+    log: JointStateLog,
+    model,
+    joints: Sequence[str] | None = None,
+    config: IdentificationConfig | None = None,
+    *,
+    progress: Callable[[str], None] | None = None,
+) -> IdentificationResult:
     """Fit every candidate model per joint and select one (module docstring).
 
     Args:
@@ -937,8 +1074,9 @@ def identify(log: JointStateLog, model, joints: Sequence[str] | None = None,
     joints = names if joints is None else tuple(joints)
     bad = [j for j in joints if j not in names]
     if bad:
-        raise IdentificationError(f"joint(s) {bad} not in the URDF model; model joints: "
-                                  f"{list(names)}", reason="missing_joints")
+        raise IdentificationError(
+            f"joint(s) {bad} not in the URDF model; model joints: {list(names)}", reason="missing_joints"
+        )
     log = log.select(names)
     _check_log(log)
     r, vel, acc, tau_m, tau_e = _samples(log, model, cfg)
@@ -958,10 +1096,23 @@ def identify(log: JointStateLog, model, joints: Sequence[str] | None = None,
                 f"joint {j}: too little motion: {n_pos} / {n_neg} training samples moving "
                 f"+/− at |v| ≥ {cfg.min_velocity} rad/s with |a| ≤ {cfg.max_acceleration} "
                 f"rad/s² (need {cfg.min_samples} each, and some in the validation blocks); "
-                "record constant-velocity sweeps in both directions", reason="too_little_motion")
-        fits.append(_fit_joint(j, log.time[use], v[use], r[use, i], tau_m[use, i],
-                               tau_e[use, i], val_all[use], cfg, progress,
-                               float(model.effort_limits[i])))
+                "record constant-velocity sweeps in both directions",
+                reason="too_little_motion",
+            )
+        fits.append(
+            _fit_joint(
+                j,
+                log.time[use],
+                v[use],
+                r[use, i],
+                tau_m[use, i],
+                tau_e[use, i],
+                val_all[use],
+                cfg,
+                progress,
+                float(model.effort_limits[i]),
+            )
+        )
     return IdentificationResult(joints, tuple(fits), cfg)
 
 
@@ -972,26 +1123,40 @@ def identify(log: JointStateLog, model, joints: Sequence[str] | None = None,
 def _bam_dict(name: str, params: Mapping[str, float]) -> dict[str, Any]:
     if name == "coulomb_viscous":
         # BAM (bam.py) requires coefficients >= 0; an unbounded linear fit can go below
-        return {"model": "m1", "actuator": "identified",
-                "friction_base": max(params["breakaway"], 0.0),
-                "friction_viscous": max(params["viscous"], 0.0)}
+        return {
+            "model": "m1",
+            "actuator": "identified",
+            "friction_base": max(params["breakaway"], 0.0),
+            "friction_viscous": max(params["viscous"], 0.0),
+        }
     if name == "stribeck":
-        return {"model": "m2", "actuator": "identified", "friction_base": params["breakaway"],
-                "friction_viscous": params["viscous"],
-                "friction_stribeck": params["stribeck_breakaway"],
-                "dtheta_stribeck": params["stribeck_velocity"],
-                "alpha": params["stribeck_exponent"]}
+        return {
+            "model": "m2",
+            "actuator": "identified",
+            "friction_base": params["breakaway"],
+            "friction_viscous": params["viscous"],
+            "friction_stribeck": params["stribeck_breakaway"],
+            "dtheta_stribeck": params["stribeck_velocity"],
+            "alpha": params["stribeck_exponent"],
+        }
     if name == "bam_m3":
-        return {"model": "m3", "actuator": "identified",
-                "friction_base": max(params["friction_base"], 0.0),
-                "friction_viscous": max(params["friction_viscous"], 0.0),
-                "load_friction_base": min(max(params["load_friction_base"], 0.0),
-                                          _MOTOR_LOAD_MAX)}
+        return {
+            "model": "m3",
+            "actuator": "identified",
+            "friction_base": max(params["friction_base"], 0.0),
+            "friction_viscous": max(params["friction_viscous"], 0.0),
+            "load_friction_base": min(max(params["load_friction_base"], 0.0), _MOTOR_LOAD_MAX),
+        }
     return _bam_parameters(name, params).to_dict()
 
 
-def write_outputs(result: IdentificationResult, out_dir: str | os.PathLike, *,
-                  plots: bool = True, all_joints: Sequence[str] | None = None) -> dict[str, Any]:
+def write_outputs(
+    result: IdentificationResult,
+    out_dir: str | os.PathLike,
+    *,
+    plots: bool = True,
+    all_joints: Sequence[str] | None = None,
+) -> dict[str, Any]:
     """Write the per-arm YAML, BAM JSON files and per-joint PNGs into ``out_dir``.
 
     Args:
@@ -1044,18 +1209,23 @@ def write_outputs(result: IdentificationResult, out_dir: str | os.PathLike, *,
                 path.write_text(json.dumps(d, indent=2) + "\n", encoding="utf-8")
                 bam_paths[jf.joint][d["model"]] = str(path)
         if jf.selected.startswith("bam_"):
-            bam_files[i] = pathlib.Path(bam_paths[jf.joint][jf.selected[len("bam_"):]]).name
+            bam_files[i] = pathlib.Path(bam_paths[jf.joint][jf.selected[len("bam_") :]]).name
             for k in ("breakaway", "viscous", "stribeck_breakaway"):
                 lists[k][i] = 0.0
             lists["offset"][i] = jf.best.params["offset"]
         report[jf.joint] = {
             "selected": jf.selected,
             "samples": {"train": jf.n_train, "validation": jf.n_validation},
-            "models": {name: {"validation_rms": round(m.validation_rms, 6),
-                              "train_rms": round(m.train_rms, 6), "n_params": m.n_params,
-                              "params": {k: round(x, 6) for k, x in m.params.items()},
-                              **({"notes": list(m.notes)} if m.notes else {})}
-                       for name, m in jf.fits.items()},
+            "models": {
+                name: {
+                    "validation_rms": round(m.validation_rms, 6),
+                    "train_rms": round(m.train_rms, 6),
+                    "n_params": m.n_params,
+                    "params": {k: round(x, 6) for k, x in m.params.items()},
+                    **({"notes": list(m.notes)} if m.notes else {}),
+                }
+                for name, m in jf.fits.items()
+            },
             "skipped": dict(jf.skipped),
             **({"warnings": list(jf.warnings)} if jf.warnings else {}),
         }
@@ -1070,19 +1240,28 @@ def write_outputs(result: IdentificationResult, out_dir: str | os.PathLike, *,
         "joints": list(order),
         "friction_comp": block,
         "identification": {
-            "criterion": (f"smallest validation RMS; a model with more parameters only if it "
-                          f"lowers the validation RMS by > "
-                          f"{100 * result.config.improvement_threshold:g} %"),
-            "validation": (f"every {max(2, round(1 / result.config.validation_fraction))}-th "
-                           f"{result.config.block_duration:g} s block held out"),
+            "criterion": (
+                f"smallest validation RMS; a model with more parameters only if it "
+                f"lowers the validation RMS by > "
+                f"{100 * result.config.improvement_threshold:g} %"
+            ),
+            "validation": (
+                f"every {max(2, round(1 / result.config.validation_fraction))}-th "
+                f"{result.config.block_duration:g} s block held out"
+            ),
             "joints": report,
         },
     }
     yaml_path = out / "friction_identified.yaml"
-    header = ("# Identified by identify_friction (gravity_friction_comp.ident.identification).\n"
-              "# friction_comp: tau = offset + viscous*v + (breakaway + stribeck_breakaway*"
-              "exp(-|v/stribeck_velocity|^stribeck_exponent))*tanh(v/eps)\n")
-    yaml_path.write_text(header + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, allow_unicode=True), encoding="utf-8")
+    header = (
+        "# Identified by identify_friction (gravity_friction_comp.ident.identification).\n"
+        "# friction_comp: tau = offset + viscous*v + (breakaway + stribeck_breakaway*"
+        "exp(-|v/stribeck_velocity|^stribeck_exponent))*tanh(v/eps)\n"
+    )
+    yaml_path.write_text(
+        header + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, allow_unicode=True),
+        encoding="utf-8",
+    )
     # the consumer's own check: never leave a YAML the friction node would refuse
     try:
         FrictionModel.from_yaml(yaml_path, list(order))
@@ -1090,7 +1269,9 @@ def write_outputs(result: IdentificationResult, out_dir: str | os.PathLike, *,
         yaml_path.unlink()
         raise IdentificationError(
             f"the identified friction is not a valid friction_comp block ({exc}); not "
-            f"written. Check the log's effort units and scale", reason="range") from None
+            f"written. Check the log's effort units and scale",
+            reason="range",
+        ) from None
     plots_out = []
     if plots:
         plots_out = _plot(result, out)
@@ -1106,10 +1287,22 @@ def _plot(result: IdentificationResult, out: pathlib.Path) -> list[str]:
     paths = []
     for jf in result.fits:
         fig, ax = plt.subplots(figsize=(7, 4.5))
-        ax.plot(jf.velocity[~jf.is_validation], jf.friction[~jf.is_validation], ".", ms=2,
-                color="0.6", label="training data")
-        ax.plot(jf.velocity[jf.is_validation], jf.friction[jf.is_validation], ".", ms=2,
-                color="tab:orange", label="validation data")
+        ax.plot(
+            jf.velocity[~jf.is_validation],
+            jf.friction[~jf.is_validation],
+            ".",
+            ms=2,
+            color="0.6",
+            label="training data",
+        )
+        ax.plot(
+            jf.velocity[jf.is_validation],
+            jf.friction[jf.is_validation],
+            ".",
+            ms=2,
+            color="tab:orange",
+            label="validation data",
+        )
         vmax = float(np.max(np.abs(jf.velocity)))
         vv = np.concatenate([np.linspace(-vmax, -1e-4, 300), np.linspace(1e-4, vmax, 300)])
         # curves at the median-load sample's τ_m, τ_e (the load models depend on them)
@@ -1120,9 +1313,13 @@ def _plot(result: IdentificationResult, out: pathlib.Path) -> list[str]:
             at = dict(load=np.full_like(vv, jf.load[k]))
         for name, m in jf.fits.items():
             style = "-" if name == jf.selected else "--"
-            ax.plot(vv, m.predict(vv, **at), style,
-                    label=f"{name} (val RMS {m.validation_rms:.4f} N·m, {m.n_params} p)"
-                    + (" ← selected" if name == jf.selected else ""))
+            ax.plot(
+                vv,
+                m.predict(vv, **at),
+                style,
+                label=f"{name} (val RMS {m.validation_rms:.4f} N·m, {m.n_params} p)"
+                + (" ← selected" if name == jf.selected else ""),
+            )
         ax.set_xlabel("velocity [rad/s]")
         ax.set_ylabel("friction torque [N·m]")
         ax.set_title(f"{jf.joint}: effort − model torque")
@@ -1146,8 +1343,7 @@ def text_progress(total: int, stream=None) -> Callable[[str], None]:
         count[0] = min(count[0] + 1, total)
         width = 30
         filled = int(width * count[0] / total)
-        stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {count[0]}/{total} "
-                     f"{label[:40]:<40}")
+        stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {count[0]}/{total} {label[:40]:<40}")
         if count[0] == total:
             stream.write("\n")
         stream.flush()

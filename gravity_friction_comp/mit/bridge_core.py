@@ -38,8 +38,9 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -99,18 +100,23 @@ def bus_load_fraction(
     """
     fps, br, bits = float(frames_per_second), float(bitrate), float(bits_per_frame)
     if not math.isfinite(fps) or fps < 0:
-        raise ConfigError(f"frames_per_second must be finite ≥ 0, got {frames_per_second!r}",
-                          key="frames_per_second", value=frames_per_second)
+        raise ConfigError(
+            f"frames_per_second must be finite ≥ 0, got {frames_per_second!r}",
+            key="frames_per_second",
+            value=frames_per_second,
+        )
     if not math.isfinite(br) or br <= 0:
         raise ConfigError(f"bitrate must be finite > 0, got {bitrate!r}", key="can.bitrate", value=bitrate)
     if not math.isfinite(bits) or bits <= 0:
-        raise ConfigError(f"bits_per_frame must be > 0, got {bits_per_frame!r}", key="bits_per_frame",
-                          value=bits_per_frame)
+        raise ConfigError(
+            f"bits_per_frame must be > 0, got {bits_per_frame!r}", key="bits_per_frame", value=bits_per_frame
+        )
     return fps * bits / br
 
 
-def mit_bus_load(n_motors: int, rate_hz: float, bitrate: float,
-                 bits_per_frame: float = CAN_FRAME_BITS_WORST_CASE) -> float:
+def mit_bus_load(
+    n_motors: int, rate_hz: float, bitrate: float, bits_per_frame: float = CAN_FRAME_BITS_WORST_CASE
+) -> float:
     """Bus load of MIT control: one command and one reply per motor per cycle.
 
     ``load = 2 · n_motors · rate_hz · bits_per_frame / bitrate`` (FIELD_NOTES "Bandwidth").
@@ -174,8 +180,9 @@ class MotorConfig:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
-            raise ConfigError(f"joint name must be a non-empty string, got {self.name!r}", key="joints",
-                              value=self.name)
+            raise ConfigError(
+                f"joint name must be a non-empty string, got {self.name!r}", key="joints", value=self.name
+            )
         _can_id("can_id", self.can_id)
         _can_id("master_id", self.master_id)
         if not isinstance(self.limits, MotorLimits):
@@ -185,23 +192,35 @@ class MotorConfig:
         if self.limits.family == "damiao" and self.can_id == 0x7FF:
             raise ConfigError("can_id 0x7FF is Damiao's parameter id", key="can_id", value=self.can_id)
         if self.can_id == self.master_id:
-            raise ConfigError(f"{self.name}: can_id and master_id must differ", key="master_id",
-                              value=self.master_id)
+            raise ConfigError(
+                f"{self.name}: can_id and master_id must differ", key="master_id", value=self.master_id
+            )
         object.__setattr__(self, "kp", _finite_nonneg("kp", self.kp))
         object.__setattr__(self, "kd", _finite_nonneg("kd", self.kd))
         lim = float(self.effort_limit)
         if math.isnan(lim) or lim <= 0:
-            raise ConfigError(f"effort_limit must be > 0, got {self.effort_limit!r}", key="effort_limit",
-                              value=self.effort_limit)
+            raise ConfigError(
+                f"effort_limit must be > 0, got {self.effort_limit!r}",
+                key="effort_limit",
+                value=self.effort_limit,
+            )
         object.__setattr__(self, "effort_limit", lim)
         if self.damp_kd is not None:
             object.__setattr__(self, "damp_kd", _finite_nonneg("damp_kd", self.damp_kd))
         lower, upper = float(self.position_lower), float(self.position_upper)
-        if math.isnan(lower) or math.isnan(upper) or not lower <= upper \
-                or lower == math.inf or upper == -math.inf:
-            raise ConfigError(f"{self.name}: position limits need lower <= upper, got "
-                              f"[{self.position_lower!r}, {self.position_upper!r}]",
-                              key="position_lower", value=(self.position_lower, self.position_upper))
+        if (
+            math.isnan(lower)
+            or math.isnan(upper)
+            or not lower <= upper
+            or lower == math.inf
+            or upper == -math.inf
+        ):
+            raise ConfigError(
+                f"{self.name}: position limits need lower <= upper, got "
+                f"[{self.position_lower!r}, {self.position_upper!r}]",
+                key="position_lower",
+                value=(self.position_lower, self.position_upper),
+            )
         object.__setattr__(self, "position_lower", lower)
         object.__setattr__(self, "position_upper", upper)
 
@@ -251,20 +270,32 @@ class BridgeConfig:
         for key in ("rate_hz", "command_timeout"):
             v = float(getattr(self, key))
             if not math.isfinite(v) or v <= 0:
-                raise ConfigError(f"{key} must be finite and > 0, got {getattr(self, key)!r}", key=key,
-                                  value=getattr(self, key))
+                raise ConfigError(
+                    f"{key} must be finite and > 0, got {getattr(self, key)!r}",
+                    key=key,
+                    value=getattr(self, key),
+                )
             object.__setattr__(self, key, v)
         for key in ("timeout_behavior", "fault_behavior"):
             if getattr(self, key) not in BEHAVIORS:
-                raise ConfigError(f"{key} must be one of {', '.join(BEHAVIORS)}; got {getattr(self, key)!r}",
-                                  key=key, value=getattr(self, key))
+                raise ConfigError(
+                    f"{key} must be one of {', '.join(BEHAVIORS)}; got {getattr(self, key)!r}",
+                    key=key,
+                    value=getattr(self, key),
+                )
         cycles = self.stale_cycles
         if isinstance(cycles, bool) or not isinstance(cycles, int) or cycles < 1:
-            raise ConfigError(f"stale_cycles must be an integer ≥ 1, got {self.stale_cycles!r}",
-                              key="stale_cycles", value=self.stale_cycles)
+            raise ConfigError(
+                f"stale_cycles must be an integer ≥ 1, got {self.stale_cycles!r}",
+                key="stale_cycles",
+                value=self.stale_cycles,
+            )
         if not isinstance(self.bitrate, int) or self.bitrate <= 0:
-            raise ConfigError(f"can.bitrate must be a positive integer, got {self.bitrate!r}",
-                              key="can.bitrate", value=self.bitrate)
+            raise ConfigError(
+                f"can.bitrate must be a positive integer, got {self.bitrate!r}",
+                key="can.bitrate",
+                value=self.bitrate,
+            )
         names = [m.name for m in motors]
         ids = [m.can_id for m in motors]
         for key, seq in (("joints", names), ("can_id", ids)):
@@ -273,16 +304,22 @@ class BridgeConfig:
                 raise ConfigError(f"duplicate {key}: {dup}", key=key, value=dup[0])
         for m in motors:
             if m.master_id in ids:
-                raise ConfigError(f"{m.name}: master_id 0x{m.master_id:X} is another motor's can_id",
-                                  key="master_id", value=m.master_id)
+                raise ConfigError(
+                    f"{m.name}: master_id 0x{m.master_id:X} is another motor's can_id",
+                    key="master_id",
+                    value=m.master_id,
+                )
         seen: dict[tuple[int, int], str] = {}
         for m in motors:
             id_field = m.can_id & (0xF if m.limits.family == "damiao" else 0xFF)
             k = (m.master_id, id_field)
             if k in seen:
-                raise ConfigError(f"replies of {seen[k]} and {m.name} cannot be told apart "
-                                  f"(master_id 0x{m.master_id:X}, id field 0x{id_field:X})",
-                                  key="master_id", value=m.master_id)
+                raise ConfigError(
+                    f"replies of {seen[k]} and {m.name} cannot be told apart "
+                    f"(master_id 0x{m.master_id:X}, id field 0x{id_field:X})",
+                    key="master_id",
+                    value=m.master_id,
+                )
             seen[k] = m.name
 
     @property
@@ -434,8 +471,9 @@ class MitBridgeCore:
         try:
             arr = np.array(values, dtype=float).reshape(-1)
         except (TypeError, ValueError):
-            raise InputError(f"{key} must be {self.n_joints} numbers, got {values!r}",
-                             reason="type") from None
+            raise InputError(
+                f"{key} must be {self.n_joints} numbers, got {values!r}", reason="type"
+            ) from None
         if arr.shape[0] != self.n_joints:
             raise DimensionError(key, self.n_joints, arr.shape[0])
         return arr
@@ -473,8 +511,9 @@ class MitBridgeCore:
         self._cmd_q, self._cmd_qd, self._cmd_tau = q, qd, tau
         self._cmd_time = float(now)
 
-    def set_gains(self, kp: Sequence[float] | np.ndarray | None = None,
-                  kd: Sequence[float] | np.ndarray | None = None) -> None:
+    def set_gains(
+        self, kp: Sequence[float] | np.ndarray | None = None, kd: Sequence[float] | np.ndarray | None = None
+    ) -> None:
         """Set joint-space gains (runtime parameters), shape (n,) each; ``None`` keeps them.
 
         Raises:
@@ -487,8 +526,9 @@ class MitBridgeCore:
             arr = self._array(key, values)
             bad = ~np.isfinite(arr) | (arr < 0)
             if np.any(bad):
-                raise ConfigError(f"{key} must be finite and ≥ 0, got {arr[bad][0]!r}", key=key,
-                                  value=float(arr[bad][0]))
+                raise ConfigError(
+                    f"{key} must be finite and ≥ 0, got {arr[bad][0]!r}", key=key, value=float(arr[bad][0])
+                )
             new[key] = arr
         if "kp" in new:
             self._kp = new["kp"]
@@ -516,8 +556,9 @@ class MitBridgeCore:
     def _index(self, index: int) -> int:
         ok = isinstance(index, (int, np.integer)) and not isinstance(index, bool)
         if not ok or not 0 <= index < self.n_joints:
-            raise ConfigError(f"motor index must be 0..{self.n_joints - 1}, got {index!r}", key="index",
-                              value=index)
+            raise ConfigError(
+                f"motor index must be 0..{self.n_joints - 1}, got {index!r}", key="index", value=index
+            )
         return int(index)
 
     # --- frames out -----------------------------------------------------------------------
@@ -539,8 +580,12 @@ class MitBridgeCore:
         m = self.config.motors[i]
         mp = m.mapping
         return encode_command(
-            mp.position_to_motor(q), mp.velocity_to_motor(qd), mp.kp_to_motor(kp), mp.kd_to_motor(kd),
-            mp.torque_to_motor(tau), m.limits,
+            mp.position_to_motor(q),
+            mp.velocity_to_motor(qd),
+            mp.kp_to_motor(kp),
+            mp.kd_to_motor(kd),
+            mp.torque_to_motor(tau),
+            m.limits,
         )
 
     def _behavior_frame(self, i: int, behavior: str) -> tuple[str, bytes]:
@@ -694,12 +739,23 @@ class MitBridgeCore:
         """Per-motor status, in joint order."""
         out = []
         for m, rt in zip(self.config.motors, self._rt):
-            out.append(MotorStatus(
-                name=m.name, can_id=m.can_id, behavior=rt.behavior, reason=rt.reason, fault=rt.fault,
-                fault_reason=rt.fault_reason, stale=rt.missed >= self.config.stale_cycles,
-                missed_replies=rt.missed, total_missed_replies=rt.total_missed, replies=rt.replies,
-                effort_clamped=rt.effort_clamped, position_clamped=rt.position_clamped,
-                motor_enabled=rt.motor_enabled,
-                temperatures=rt.temperatures, last_reply_time=rt.last_reply_time,
-            ))
+            out.append(
+                MotorStatus(
+                    name=m.name,
+                    can_id=m.can_id,
+                    behavior=rt.behavior,
+                    reason=rt.reason,
+                    fault=rt.fault,
+                    fault_reason=rt.fault_reason,
+                    stale=rt.missed >= self.config.stale_cycles,
+                    missed_replies=rt.missed,
+                    total_missed_replies=rt.total_missed,
+                    replies=rt.replies,
+                    effort_clamped=rt.effort_clamped,
+                    position_clamped=rt.position_clamped,
+                    motor_enabled=rt.motor_enabled,
+                    temperatures=rt.temperatures,
+                    last_reply_time=rt.last_reply_time,
+                )
+            )
         return tuple(out)

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import queue
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import can
 
-from gravity_friction_comp.mit.bridge_core import MotorConfig
 from gravity_friction_comp.errors import ConfigError, GravityFrictionCompError
+from gravity_friction_comp.mit.bridge_core import MotorConfig
 from gravity_friction_comp.mit.motor_table import (
     DAMIAO_LIMIT_REGISTERS,
     DAMIAO_PARAM_ARBITRATION_ID,
@@ -22,8 +23,6 @@ from gravity_friction_comp.mit.motor_table import (
     limits_from_damiao_registers,
     parse_damiao_register_reply,
 )
-
-
 
 
 class BusOpenError(ConfigError):
@@ -54,14 +53,23 @@ class CanSettings:
 
     def __post_init__(self) -> None:
         if self.interface not in can.VALID_INTERFACES:
-            raise ConfigError(f"can.interface must be one of {', '.join(can_interfaces())}; "
-                              f"got {self.interface!r}", key="can.interface", value=self.interface)
+            raise ConfigError(
+                f"can.interface must be one of {', '.join(can_interfaces())}; got {self.interface!r}",
+                key="can.interface",
+                value=self.interface,
+            )
         if not isinstance(self.channel, str) or not self.channel:
-            raise ConfigError(f"can.channel must be a non-empty string, got {self.channel!r}",
-                              key="can.channel", value=self.channel)
+            raise ConfigError(
+                f"can.channel must be a non-empty string, got {self.channel!r}",
+                key="can.channel",
+                value=self.channel,
+            )
         if isinstance(self.bitrate, bool) or not isinstance(self.bitrate, int) or self.bitrate <= 0:
-            raise ConfigError(f"can.bitrate must be a positive integer [bit/s], got {self.bitrate!r}",
-                              key="can.bitrate", value=self.bitrate)
+            raise ConfigError(
+                f"can.bitrate must be a positive integer [bit/s], got {self.bitrate!r}",
+                key="can.bitrate",
+                value=self.bitrate,
+            )
 
 
 def open_bus(settings: CanSettings, *, receive_own_messages: bool = False, **kwargs: Any) -> can.BusABC:
@@ -80,12 +88,21 @@ def open_bus(settings: CanSettings, *, receive_own_messages: bool = False, **kwa
         BusOpenError: python-can failed (missing device, driver, permission); names the bus.
     """
     try:
-        return can.Bus(interface=settings.interface, channel=settings.channel, bitrate=settings.bitrate,
-                       receive_own_messages=receive_own_messages, ignore_config=True, **kwargs)
+        return can.Bus(
+            interface=settings.interface,
+            channel=settings.channel,
+            bitrate=settings.bitrate,
+            receive_own_messages=receive_own_messages,
+            ignore_config=True,
+            **kwargs,
+        )
     except (can.CanError, OSError, ImportError, ValueError, TypeError) as error:
-        raise BusOpenError(f"cannot open CAN bus {settings.interface}:{settings.channel} "
-                           f"@ {settings.bitrate} bit/s: {error}", key="can.channel",
-                           value=settings.channel) from None
+        raise BusOpenError(
+            f"cannot open CAN bus {settings.interface}:{settings.channel} "
+            f"@ {settings.bitrate} bit/s: {error}",
+            key="can.channel",
+            value=settings.channel,
+        ) from None
 
 
 class ReceivedFrame(NamedTuple):
@@ -195,8 +212,9 @@ class BridgeCanIO:
         self.bus.shutdown()
 
 
-def read_damiao_limits(bus: can.BusABC, motors: Sequence[MotorConfig], timeout: float = 0.05
-                       ) -> dict[str, tuple[MotorLimits, str]]:
+def read_damiao_limits(
+    bus: can.BusABC, motors: Sequence[MotorConfig], timeout: float = 0.05
+) -> dict[str, tuple[MotorLimits, str]]:
     """Ask each Damiao motor for registers 21–23 and apply the answers over the table.
 
     Call before a Notifier reads the bus (this function reads it directly), with the
@@ -221,8 +239,11 @@ def read_damiao_limits(bus: can.BusABC, motors: Sequence[MotorConfig], timeout: 
             continue
         values: dict[int, float] = {}
         for rid in DAMIAO_LIMIT_REGISTERS:
-            msg = can.Message(arbitration_id=DAMIAO_PARAM_ARBITRATION_ID,
-                              data=damiao_register_read_request(m.can_id, rid), is_extended_id=False)
+            msg = can.Message(
+                arbitration_id=DAMIAO_PARAM_ARBITRATION_ID,
+                data=damiao_register_read_request(m.can_id, rid),
+                is_extended_id=False,
+            )
             try:
                 bus.send(msg, timeout=timeout)
             except (can.CanError, OSError):
@@ -244,5 +265,3 @@ def read_damiao_limits(bus: can.BusABC, motors: Sequence[MotorConfig], timeout: 
             limits, note = m.limits, f"bad register value ({error}); table values kept"
         out[m.name] = (limits, note)
     return out
-
-

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import math
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Mapping, NamedTuple
+from typing import NamedTuple
 
 from gravity_friction_comp.errors import ConfigError, InputError
 from gravity_friction_comp.validation import frame_bytes, number, short_repr, string_keys
@@ -55,8 +56,9 @@ def _positive_finite(key: str, value: object) -> float:
     try:
         return number(key, value, positive=True, text=True)
     except ConfigError:
-        raise ConfigError(f"{key} must be a finite number > 0, got {short_repr(value)}", key=key,
-                          value=value) from None
+        raise ConfigError(
+            f"{key} must be a finite number > 0, got {short_repr(value)}", key=key, value=value
+        ) from None
 
 
 #: Largest accepted motor-limit override (p_max [rad], v_max [rad/s], t_max [N·m], kp_max,
@@ -169,9 +171,12 @@ def motor_limits(motor_type: str, overrides: Mapping[str, float] | None = None) 
     if overrides is None:
         return limits
     if not isinstance(overrides, Mapping):
-        raise ConfigError(f"motor limit overrides must be a mapping of {', '.join(_OVERRIDE_KEYS)}"
-                          f", got {type(overrides).__name__} {overrides!r}", key="overrides",
-                          value=overrides)
+        raise ConfigError(
+            f"motor limit overrides must be a mapping of {', '.join(_OVERRIDE_KEYS)}"
+            f", got {type(overrides).__name__} {overrides!r}",
+            key="overrides",
+            value=overrides,
+        )
     string_keys("overrides", overrides)
     if not overrides:
         return limits
@@ -186,9 +191,12 @@ def motor_limits(motor_type: str, overrides: Mapping[str, float] | None = None) 
     big = {k: v for k, v in clean.items() if v > MAX_OVERRIDE}
     if big:
         name = sorted(big)[0]
-        raise ConfigError(f"motor limit override {name}={big[name]:g} is above {MAX_OVERRIDE:g}: "
-                          "no MIT-mode motor has such a range (the table's largest is 500)",
-                          key=name, value=overrides[name])
+        raise ConfigError(
+            f"motor limit override {name}={big[name]:g} is above {MAX_OVERRIDE:g}: "
+            "no MIT-mode motor has such a range (the table's largest is 500)",
+            key=name,
+            value=overrides[name],
+        )
     return replace(limits, **clean)
 
 
@@ -365,16 +373,21 @@ class JointMotorMap:
         try:
             off = number("offset", self.offset, text=True)
         except ConfigError:
-            raise ConfigError(f"offset must be a finite number [rad], got {short_repr(self.offset)}",
-                              key="offset", value=self.offset) from None
+            raise ConfigError(
+                f"offset must be a finite number [rad], got {short_repr(self.offset)}",
+                key="offset",
+                value=self.offset,
+            ) from None
         object.__setattr__(self, "offset", off)
         ratio = _positive_finite("gear_ratio", self.gear_ratio)
         low, high = GEAR_RATIO_RANGE
         if not low <= ratio <= high:
             raise ConfigError(
                 f"gear_ratio {ratio!r} outside the plausible range {low:g}..{high:g} (motor turns "
-                "per joint turn; real drives are 1 to a few hundred)", key="gear_ratio",
-                value=self.gear_ratio)
+                "per joint turn; real drives are 1 to a few hundred)",
+                key="gear_ratio",
+                value=self.gear_ratio,
+            )
         object.__setattr__(self, "gear_ratio", ratio)
 
     # joint → motor

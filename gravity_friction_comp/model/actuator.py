@@ -64,7 +64,8 @@ from __future__ import annotations
 import math
 import os
 import pathlib
-from typing import Any, Mapping, NamedTuple, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -72,8 +73,7 @@ from gravity_friction_comp.errors import ConfigError, DimensionError
 from gravity_friction_comp.validation import per_joint as _per_joint
 from gravity_friction_comp.validation import string_keys
 
-__all__ = ["ACTUATOR_BLOCK_KEYS", "ACTUATOR_KEYWORDS", "ACTUATOR_LIMITS", "ActuatorModel",
-           "ActuatorTerms"]
+__all__ = ["ACTUATOR_BLOCK_KEYS", "ACTUATOR_KEYWORDS", "ACTUATOR_LIMITS", "ActuatorModel", "ActuatorTerms"]
 
 #: Per-joint keywords of :class:`ActuatorModel` (and keys of the YAML block).
 ACTUATOR_KEYWORDS = ("rotor_inertia", "gear_ratio", "viscous", "coulomb")
@@ -84,14 +84,20 @@ _DEFAULTS = {"rotor_inertia": 0.0, "gear_ratio": 1.0, "viscous": 0.0, "coulomb":
 #: ``low`` applies to non-zero values only (a zero gear ratio is refused separately).
 #: Generous on purpose: real drives are 1–~300:1 with rotors of 1e-7–1e-2 kg·m².
 ACTUATOR_LIMITS: dict[str, tuple[float, float, str, str]] = {
-    "rotor_inertia": (0.0, 100.0, " kg·m²",
-                      "a rotor above 100 kg·m², a 200 kg disc of 1 m radius, is not a robot "
-                      "drive"),
-    "gear_ratio": (1e-3, 1e4, "",
-                   "|n| outside 1e-3..1e4 is not a gearbox; harmonic drives reach "
-                   "a few hundred:1, multi-stage worm gears a few thousand"),
-    "viscous": (0.0, 1e6, " N·m·s/rad",
-                "1 MN·m at 1 rad/s is above any robot joint"),
+    "rotor_inertia": (
+        0.0,
+        100.0,
+        " kg·m²",
+        "a rotor above 100 kg·m², a 200 kg disc of 1 m radius, is not a robot drive",
+    ),
+    "gear_ratio": (
+        1e-3,
+        1e4,
+        "",
+        "|n| outside 1e-3..1e4 is not a gearbox; harmonic drives reach "
+        "a few hundred:1, multi-stage worm gears a few thousand",
+    ),
+    "viscous": (0.0, 1e6, " N·m·s/rad", "1 MN·m at 1 rad/s is above any robot joint"),
     "coulomb": (0.0, 1e6, " N·m", "1 MN·m of friction is above any robot joint"),
 }
 
@@ -118,8 +124,9 @@ class ActuatorTerms(NamedTuple):
         # np.sign(±0.0) is +0.0, and -0.0 (b·(-0.0)) + (+0.0) is +0.0
         return self.viscous * velocity + self.coulomb * np.sign(velocity)
 
-    def torque(self, velocity: np.ndarray, acceleration: np.ndarray,
-               include_friction: bool = True) -> np.ndarray:
+    def torque(
+        self, velocity: np.ndarray, acceleration: np.ndarray, include_friction: bool = True
+    ) -> np.ndarray:
         """Actuator torque A·a (+ B·v + c·sign(v)) (n,) [N·m].
 
         Args:
@@ -151,8 +158,15 @@ class ActuatorModel:
         DimensionError: a list whose length is not the number of joints.
     """
 
-    def __init__(self, joints: int | Sequence[str], *, rotor_inertia: Any = 0.0,
-                 gear_ratio: Any = 1.0, viscous: Any = 0.0, coulomb: Any = 0.0):
+    def __init__(
+        self,
+        joints: int | Sequence[str],
+        *,
+        rotor_inertia: Any = 0.0,
+        gear_ratio: Any = 1.0,
+        viscous: Any = 0.0,
+        coulomb: Any = 0.0,
+    ):
         self._n, self._names = _joints(joints)
         self.rotor_inertia = _per_joint("rotor_inertia", rotor_inertia, self._n, nonneg=True)
         self.gear_ratio = _per_joint("gear_ratio", gear_ratio, self._n, nonzero=True)
@@ -164,9 +178,12 @@ class ActuatorModel:
             mag = np.abs(arr)
             bad = (mag > high) | ((mag < low) & (mag != 0.0))
             if np.any(bad):
-                raise ConfigError(f"{key}: {arr[bad].tolist()} outside the plausible range "
-                                  f"{_range_text(low, high)}{unit} ({why})", key=key,
-                                  value=arr.tolist())
+                raise ConfigError(
+                    f"{key}: {arr[bad].tolist()} outside the plausible range "
+                    f"{_range_text(low, high)}{unit} ({why})",
+                    key=key,
+                    value=arr.tolist(),
+                )
         # finite by the limits: n²·J <= 1e8 · 100 kg·m²
         refl = self.gear_ratio * self.gear_ratio * self.rotor_inertia
         refl.setflags(write=False)
@@ -195,16 +212,22 @@ class ActuatorModel:
             for attr in ("damping", "friction"):
                 value = getattr(joints[name], attr)
                 if not (math.isfinite(value) and value >= 0.0):
-                    raise ConfigError(f"URDF joint {name!r}: <dynamics {attr}> must be finite "
-                                      f"and >= 0, got {value}", key=f"{name}.{attr}", value=value)
-        kwargs = {"viscous": [joints[n].damping for n in names],
-                  "coulomb": [joints[n].friction for n in names]}
+                    raise ConfigError(
+                        f"URDF joint {name!r}: <dynamics {attr}> must be finite and >= 0, got {value}",
+                        key=f"{name}.{attr}",
+                        value=value,
+                    )
+        kwargs = {
+            "viscous": [joints[n].damping for n in names],
+            "coulomb": [joints[n].friction for n in names],
+        }
         kwargs.update(overrides)
         return cls(names, **kwargs)
 
     @classmethod
-    def from_arm_yaml(cls, data_or_path: Mapping[str, Any] | str | os.PathLike,
-                      robot: Any = None) -> ActuatorModel:
+    def from_arm_yaml(
+        cls, data_or_path: Mapping[str, Any] | str | os.PathLike, robot: Any = None
+    ) -> ActuatorModel:
         """Actuator model from the per-arm YAML ``actuators`` block (schema in the module doc).
 
         Args:
@@ -234,45 +257,57 @@ class ActuatorModel:
         if block is None:
             block = {}
         if not isinstance(block, Mapping):
-            raise ConfigError(f"actuators: expected a mapping, got {block!r}", key="actuators",
-                              value=block)
+            raise ConfigError(f"actuators: expected a mapping, got {block!r}", key="actuators", value=block)
         string_keys("actuators", block)  # YAML allows `1: 2` (was a KeyError below)
         unknown = sorted(set(block) - set(ACTUATOR_BLOCK_KEYS))
         if unknown:
-            raise ConfigError(f"actuators: unknown keys {unknown}; valid keys: "
-                              + ", ".join(ACTUATOR_BLOCK_KEYS),
-                              key=f"actuators.{unknown[0]}", value=block[unknown[0]])
+            raise ConfigError(
+                f"actuators: unknown keys {unknown}; valid keys: " + ", ".join(ACTUATOR_BLOCK_KEYS),
+                key=f"actuators.{unknown[0]}",
+                value=block[unknown[0]],
+            )
         use_urdf = block.get("urdf_dynamics", False)
         if not isinstance(use_urdf, bool):
-            raise ConfigError(f"actuators.urdf_dynamics: expected true or false, got {use_urdf!r}",
-                              key="actuators.urdf_dynamics", value=use_urdf)
+            raise ConfigError(
+                f"actuators.urdf_dynamics: expected true or false, got {use_urdf!r}",
+                key="actuators.urdf_dynamics",
+                value=use_urdf,
+            )
         names = block.get("joints", data.get("joints"))
         if names is None:
             if robot is None:
-                raise ConfigError("actuators: no joint list (give actuators.joints, a top-level "
-                                  "joints list, or the robot model)", key="actuators.joints")
+                raise ConfigError(
+                    "actuators: no joint list (give actuators.joints, a top-level "
+                    "joints list, or the robot model)",
+                    key="actuators.joints",
+                )
             names = tuple(robot.joint_names)
         n, names = _joints(names, key="actuators.joints")
         if robot is not None:
             valid = tuple(robot.full_joint_names)
             bad = [s for s in names if s not in valid]
             if bad:
-                raise ConfigError(f"actuators.joints: {bad} not movable joints of the robot; "
-                                  "valid names: " + ", ".join(valid),
-                                  key="actuators.joints", value=bad)
+                raise ConfigError(
+                    f"actuators.joints: {bad} not movable joints of the robot; "
+                    "valid names: " + ", ".join(valid),
+                    key="actuators.joints",
+                    value=bad,
+                )
         given = {k: block[k] for k in ACTUATOR_KEYWORDS if block.get(k) is not None}
         try:
             listed = cls(names, **given)
         except DimensionError as exc:
             raise DimensionError(f"actuators.{exc.key}", exc.expected, exc.actual) from None
         except ConfigError as exc:
-            raise ConfigError(f"actuators.{exc}", key=f"actuators.{exc.key}",
-                              value=exc.value) from None
+            raise ConfigError(f"actuators.{exc}", key=f"actuators.{exc.key}", value=exc.value) from None
         if not use_urdf:
             return listed
         if robot is None:
-            raise ConfigError("actuators.urdf_dynamics: true needs the robot model",
-                              key="actuators.urdf_dynamics", value=True)
+            raise ConfigError(
+                "actuators.urdf_dynamics: true needs the robot model",
+                key="actuators.urdf_dynamics",
+                value=True,
+            )
         base = cls.from_urdf_dynamics(robot)
         merged = {k: np.array(getattr(base, k)) for k in ACTUATOR_KEYWORDS}
         index = {s: i for i, s in enumerate(base.joint_names)}
@@ -295,8 +330,7 @@ class ActuatorModel:
     @property
     def is_zero(self) -> bool:
         """True when the model adds nothing (no reflected inertia, no friction)."""
-        return not (np.any(self.reflected_inertia) or np.any(self.viscous)
-                    or np.any(self.coulomb))
+        return not (np.any(self.reflected_inertia) or np.any(self.viscous) or np.any(self.coulomb))
 
     def as_dict(self) -> dict[str, Any]:
         """Plain keywords (lists) that rebuild this model with ``ActuatorModel(joints, **d)``."""
@@ -308,8 +342,9 @@ class ActuatorModel:
         return f"ActuatorModel({joints}, {parts})"
 
     # ---- folding onto a model's independent joints -------------------------------------
-    def fold(self, full_joint_names: Sequence[str], joint_names: Sequence[str],
-             coupling: np.ndarray) -> ActuatorTerms:
+    def fold(
+        self, full_joint_names: Sequence[str], joint_names: Sequence[str], coupling: np.ndarray
+    ) -> ActuatorTerms:
         """Project the per-joint terms onto the independent joints through G.
 
         Args:
@@ -334,8 +369,11 @@ class ActuatorModel:
         else:
             bad = [s for s in self._names if s not in full]
             if bad:
-                raise ConfigError(f"actuators: {bad} not movable joints of the robot; valid "
-                                  "names: " + ", ".join(full), key="actuators.joints", value=bad)
+                raise ConfigError(
+                    f"actuators: {bad} not movable joints of the robot; valid names: " + ", ".join(full),
+                    key="actuators.joints",
+                    value=bad,
+                )
             rows = [full.index(s) for s in self._names]
         g = np.asarray(coupling, dtype=float)
         per_full = []
@@ -348,9 +386,11 @@ class ActuatorModel:
             out = (g2.T @ per_full[0], g2.T @ per_full[1], np.abs(g).T @ per_full[2])
         for key, arr in zip(("rotor_inertia", "viscous", "coulomb"), out):
             if not np.all(np.isfinite(arr)):  # a huge mimic multiplier squared
-                raise ConfigError(f"actuators.{key}: folded through the mimic coupling it is "
-                                  f"not finite ({arr.tolist()})", key=f"actuators.{key}",
-                                  value=arr.tolist())
+                raise ConfigError(
+                    f"actuators.{key}: folded through the mimic coupling it is not finite ({arr.tolist()})",
+                    key=f"actuators.{key}",
+                    value=arr.tolist(),
+                )
             arr.setflags(write=False)
         return ActuatorTerms(*out)
 
@@ -362,26 +402,28 @@ def _range_text(low: float, high: float) -> str:
 def _check_keywords(kwargs: Mapping[str, Any]) -> None:
     unknown = sorted(set(kwargs) - set(ACTUATOR_KEYWORDS))
     if unknown:
-        raise ConfigError(f"unknown actuator keywords {unknown}; valid keywords: "
-                          + ", ".join(ACTUATOR_KEYWORDS), key=unknown[0])
+        raise ConfigError(
+            f"unknown actuator keywords {unknown}; valid keywords: " + ", ".join(ACTUATOR_KEYWORDS),
+            key=unknown[0],
+        )
 
 
 def _joints(joints: Any, key: str = "joints") -> tuple[int, tuple[str, ...] | None]:
     if isinstance(joints, (bool, np.bool_)):
-        raise ConfigError(f"{key}: expected a joint count or joint names, got a bool",
-                          key=key, value=joints)
+        raise ConfigError(f"{key}: expected a joint count or joint names, got a bool", key=key, value=joints)
     if isinstance(joints, (int, np.integer)):
         if joints < 1:
-            raise ConfigError(f"{key}: expected at least 1 joint, got {joints}", key=key,
-                              value=joints)
+            raise ConfigError(f"{key}: expected at least 1 joint, got {joints}", key=key, value=joints)
         return int(joints), None
     if isinstance(joints, str) or not isinstance(joints, Sequence) or not joints:
-        raise ConfigError(f"{key}: expected a joint count or a non-empty list of joint names, "
-                          f"got {joints!r}", key=key, value=joints)
+        raise ConfigError(
+            f"{key}: expected a joint count or a non-empty list of joint names, got {joints!r}",
+            key=key,
+            value=joints,
+        )
     names = tuple(joints)
     if not all(isinstance(s, str) and s for s in names):
-        raise ConfigError(f"{key}: names must be non-empty strings, got {names!r}", key=key,
-                          value=names)
+        raise ConfigError(f"{key}: names must be non-empty strings, got {names!r}", key=key, value=names)
     dup = sorted({s for s in names if names.count(s) > 1})
     if dup:
         raise ConfigError(f"{key}: duplicate names {dup}", key=key, value=names)

@@ -14,8 +14,9 @@ and ``|com|`` ≤ :data:`PAYLOAD_MAX_LENGTH` (100 m), principal moments ≤
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pinocchio as pin
@@ -23,8 +24,7 @@ import pinocchio as pin
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.validation import number, string_keys
 
-__all__ = ["PAYLOAD_MAX_INERTIA", "PAYLOAD_MAX_LENGTH", "PAYLOAD_MAX_MASS", "PAYLOAD_SHAPES",
-           "Payload"]
+__all__ = ["PAYLOAD_MAX_INERTIA", "PAYLOAD_MAX_LENGTH", "PAYLOAD_MAX_MASS", "PAYLOAD_SHAPES", "Payload"]
 
 #: Shapes accepted by :meth:`Payload.from_params` (``payload.shape`` parameter).
 PAYLOAD_SHAPES = ("cylinder", "box", "sphere", "point")
@@ -49,9 +49,7 @@ def _vector3(value: Any, key: str) -> np.ndarray:
     except (TypeError, ValueError, OverflowError):  # OverflowError: an int beyond float
         raise ConfigError(f"{key} must be 3 numbers, got {value!r}", key=key, value=value) from None
     if arr.shape != (3,):
-        raise ConfigError(
-            f"{key} must be 3 numbers, got {arr.size}", key=key, value=value
-        )
+        raise ConfigError(f"{key} must be 3 numbers, got {arr.size}", key=key, value=value)
     if not np.all(np.isfinite(arr)):
         raise ConfigError(f"{key} must be finite, got {value!r}", key=key, value=value)
     return arr
@@ -60,24 +58,34 @@ def _vector3(value: Any, key: str) -> np.ndarray:
 def _com(value: Any, key: str) -> np.ndarray:
     com = _vector3(value, key)
     if math.hypot(*com) > PAYLOAD_MAX_LENGTH:  # hypot: no overflow for huge entries
-        raise ConfigError(f"{key} must be within {PAYLOAD_MAX_LENGTH:g} m of the parent frame "
-                          f"(not a gripper payload), got {value!r}", key=key, value=value)
+        raise ConfigError(
+            f"{key} must be within {PAYLOAD_MAX_LENGTH:g} m of the parent frame "
+            f"(not a gripper payload), got {value!r}",
+            key=key,
+            value=value,
+        )
     return com
 
 
 def _positive(value: Any, key: str) -> float:
     x = number(key, value, positive=True, unit="[m]", text=True)
     if x > PAYLOAD_MAX_LENGTH:
-        raise ConfigError(f"{key} must be <= {PAYLOAD_MAX_LENGTH:g} [m] (not a gripper payload), "
-                          f"got {value!r}", key=key, value=value)
+        raise ConfigError(
+            f"{key} must be <= {PAYLOAD_MAX_LENGTH:g} [m] (not a gripper payload), got {value!r}",
+            key=key,
+            value=value,
+        )
     return x
 
 
 def _mass(value: Any, key: str) -> float:
     m = number(key, value, nonneg=True, unit="[kg]", text=True)
     if m > PAYLOAD_MAX_MASS:
-        raise ConfigError(f"{key} must be <= {PAYLOAD_MAX_MASS:g} [kg] (not a gripper payload), "
-                          f"got {value!r}", key=key, value=value)
+        raise ConfigError(
+            f"{key} must be <= {PAYLOAD_MAX_MASS:g} [kg] (not a gripper payload), got {value!r}",
+            key=key,
+            value=value,
+        )
     return m
 
 
@@ -131,7 +139,8 @@ class Payload:
         except (TypeError, ValueError, OverflowError):
             raise ConfigError(
                 f"inertia must be a 3x3 matrix [kg·m²], got {self.inertia!r}",
-                key="inertia", value=self.inertia,
+                key="inertia",
+                value=self.inertia,
             ) from None
         if inertia.shape != (3, 3) or not np.all(np.isfinite(inertia)):
             raise ConfigError(
@@ -145,13 +154,15 @@ class Payload:
             raise ConfigError(
                 f"inertia is not physical: principal moments {moments.tolist()} must be >= 0 "
                 "and satisfy the triangle inequality",
-                key="inertia", value=self.inertia,
+                key="inertia",
+                value=self.inertia,
             )
         if moments[2] > PAYLOAD_MAX_INERTIA:
             raise ConfigError(
                 f"inertia: principal moment {moments[2]:g} kg·m² exceeds "
                 f"{PAYLOAD_MAX_INERTIA:g} (not a gripper payload)",
-                key="inertia", value=self.inertia,
+                key="inertia",
+                value=self.inertia,
             )
         com.setflags(write=False)
         inertia.setflags(write=False)

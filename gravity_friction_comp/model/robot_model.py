@@ -32,14 +32,14 @@ from __future__ import annotations
 import functools
 import math
 import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 import pinocchio as pin
 
-from gravity_friction_comp.model.actuator import ActuatorModel, ActuatorTerms
 from gravity_friction_comp.errors import ConfigError, InputError, ModelError
+from gravity_friction_comp.model.actuator import ActuatorModel, ActuatorTerms
 from gravity_friction_comp.model.payload import Payload
 from gravity_friction_comp.model.urdf import UrdfDescription, UrdfJoint, UrdfSource, load_description
 
@@ -105,13 +105,10 @@ def _resolve_mimics(desc: UrdfDescription, movable: Sequence[str]) -> dict[str, 
             tag = tags[current]
             master = tag.joint
             if master == current:
-                raise ModelError(
-                    f"{desc.origin}: joint {current!r} mimics itself", joints=(current,)
-                )
+                raise ModelError(f"{desc.origin}: joint {current!r} mimics itself", joints=(current,))
             if master not in desc.joints:
                 raise ModelError(
-                    f"{desc.origin}: joint {current!r} mimics {master!r}, which is not a joint "
-                    "of this robot",
+                    f"{desc.origin}: joint {current!r} mimics {master!r}, which is not a joint of this robot",
                     joints=(current, master),
                 )
             if master not in movable_set:
@@ -121,10 +118,8 @@ def _resolve_mimics(desc: UrdfDescription, movable: Sequence[str]) -> dict[str, 
                     joints=(current, master),
                 )
             if master in chain:
-                cycle = chain[chain.index(master):] + [master]
-                raise ModelError(
-                    f"{desc.origin}: mimic cycle {' -> '.join(cycle)}", joints=tuple(cycle[:-1])
-                )
+                cycle = chain[chain.index(master) :] + [master]
+                raise ModelError(f"{desc.origin}: mimic cycle {' -> '.join(cycle)}", joints=tuple(cycle[:-1]))
             # q_name = multiplier·q_current + offset, q_current = k·q_master + o
             offset = multiplier * tag.offset + offset
             multiplier = multiplier * tag.multiplier
@@ -204,9 +199,13 @@ def _gravity_vector(value: Sequence[float]) -> np.ndarray:
     try:
         vec = np.array(value, dtype=float).reshape(-1)
     except (TypeError, ValueError):
-        raise ConfigError(f"gravity must be 3 numbers [m/s²], got {value!r}", key="gravity", value=value) from None
+        raise ConfigError(
+            f"gravity must be 3 numbers [m/s²], got {value!r}", key="gravity", value=value
+        ) from None
     if vec.shape != (3,) or not np.all(np.isfinite(vec)):
-        raise ConfigError(f"gravity must be 3 finite numbers [m/s²], got {value!r}", key="gravity", value=value)
+        raise ConfigError(
+            f"gravity must be 3 finite numbers [m/s²], got {value!r}", key="gravity", value=value
+        )
     return vec
 
 
@@ -305,9 +304,16 @@ def _try_fast_model(full, independent, mimics, coupling, offsets, full_map):
     return model, fast_map
 
 
-_REVOLUTE = ("JointModelRX", "JointModelRY", "JointModelRZ", "JointModelRevoluteUnaligned",
-             "JointModelRUBX", "JointModelRUBY", "JointModelRUBZ",
-             "JointModelRevoluteUnboundedUnaligned")
+_REVOLUTE = (
+    "JointModelRX",
+    "JointModelRY",
+    "JointModelRZ",
+    "JointModelRevoluteUnaligned",
+    "JointModelRUBX",
+    "JointModelRUBY",
+    "JointModelRUBZ",
+    "JointModelRevoluteUnboundedUnaligned",
+)
 _PRISMATIC = ("JointModelPX", "JointModelPY", "JointModelPZ", "JointModelPrismaticUnaligned")
 
 
@@ -331,15 +337,16 @@ def _gravity_bound(model: pin.Model, gravity: np.ndarray, coupling: np.ndarray) 
             elif kind in _PRISMATIC:
                 full[joint.idx_v] += mass * weight
             else:
-                full[joint.idx_v:joint.idx_v + joint.nv] = math.inf
+                full[joint.idx_v : joint.idx_v + joint.nv] = math.inf
             # one step towards the root: the placement of j in its parent's frame
             reach += float(np.linalg.norm(model.jointPlacements[j].translation))
             if kind not in _REVOLUTE:
                 reach = math.inf  # the joint's own motion moves k by an unbounded amount
             j = model.parents[j]
     absolute = np.abs(coupling)
-    bound = np.array([np.sum(full[absolute[:, i] > 0] * absolute[absolute[:, i] > 0, i])
-                      for i in range(coupling.shape[1])])
+    bound = np.array(
+        [np.sum(full[absolute[:, i] > 0] * absolute[absolute[:, i] > 0, i]) for i in range(coupling.shape[1])]
+    )
     return bound * (1.0 + 1e-9)
 
 
@@ -394,7 +401,8 @@ class RobotModel:
             if not isinstance(payload, Payload):
                 raise ConfigError(
                     f"payload must be a Payload or None, got {type(payload).__name__}",
-                    key="payload", value=payload,
+                    key="payload",
+                    value=payload,
                 )
             jid, placement = _payload_placement(self._full, payload.parent, structure)
             added = placement.act(payload.spatial_inertia())
@@ -408,8 +416,11 @@ class RobotModel:
         self._shape = (self._n,)
         # gravity() dispatch, decided once (the node calls it at 1 kHz)
         self._direct = self._fast is not None and structure.fast_map.identity
-        self._kernel = (functools.partial(pin.computeGeneralizedGravity, self._fast, self._fast_data)
-                        if self._direct else self._gravity_projected)
+        self._kernel = (
+            functools.partial(pin.computeGeneralizedGravity, self._fast, self._fast_data)
+            if self._direct
+            else self._gravity_projected
+        )
         self._gravity_bound: np.ndarray | None = None  # computed on first use
         self._total_mass = float(sum(self._full.inertias[j].mass for j in range(1, self._full.njoints)))
         self._tril = np.tril_indices(self._full.nv, -1)  # CRBA fills the upper triangle only
@@ -420,7 +431,8 @@ class RobotModel:
         if actuators is not None and not isinstance(actuators, ActuatorModel):
             raise ConfigError(
                 f"actuators must be an ActuatorModel or None, got {type(actuators).__name__}",
-                key="actuators", value=actuators,
+                key="actuators",
+                value=actuators,
             )
         self._actuators = actuators
         if actuators is None:
@@ -610,7 +622,8 @@ class RobotModel:
         return (
             f"RobotModel({self.name!r}, joints={list(self.joint_names)}, "
             f"mimic={sorted(self._s.mimics)}, payload={self._payload!r}"
-            + ("" if self._actuators is None else f", actuators={self._actuators!r}") + ")"
+            + ("" if self._actuators is None else f", actuators={self._actuators!r}")
+            + ")"
         )
 
     # ---- inputs ------------------------------------------------------------------------
@@ -620,8 +633,7 @@ class RobotModel:
         try:
             x = np.asarray(x, dtype=float)
         except (TypeError, ValueError):
-            raise InputError(f"{what} must be {self._n} numbers, got {x!r}",
-                             reason="shape") from None
+            raise InputError(f"{what} must be {self._n} numbers, got {x!r}", reason="shape") from None
         if x.shape != self._shape:
             raise InputError(
                 f"{what} must have shape ({self._n},) in joint_names order {list(self._s.joint_names)}, "
@@ -707,8 +719,9 @@ class RobotModel:
         rounding. Payload included; the stage uses it to prove the effort clamp a no-op.
         """
         if self._gravity_bound is None:
-            self._gravity_bound = _readonly(_gravity_bound(self._full, self._gravity_vector,
-                                                           self._s.coupling))
+            self._gravity_bound = _readonly(
+                _gravity_bound(self._full, self._gravity_vector, self._s.coupling)
+            )
         return self._gravity_bound
 
     # ---- dynamics ----------------------------------------------------------------------
@@ -818,7 +831,8 @@ class RobotModel:
         if not self._full.existFrame(frame):
             raise ConfigError(
                 f"unknown frame {frame!r}; links: {', '.join(self._s.description.links)}",
-                key="frame", value=frame,
+                key="frame",
+                value=frame,
             )
         return self._full.getFrameId(frame)
 

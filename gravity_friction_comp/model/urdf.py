@@ -15,8 +15,9 @@ import math
 import os
 import pathlib
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping, Union
+from typing import Union
 
 from gravity_friction_comp.errors import ConfigError, ModelError
 
@@ -107,9 +108,7 @@ class UrdfDescription:
     origin: str
 
 
-def read_source(
-    source: UrdfSource, xacro_args: Mapping[str, str] | None = None
-) -> tuple[str, str]:
+def read_source(source: UrdfSource, xacro_args: Mapping[str, str] | None = None) -> tuple[str, str]:
     """Return ``(urdf_xml, origin)`` for a URDF path, a ``.xacro`` path or URDF XML text.
 
     A ``str`` whose first non-blank character is ``<`` is URDF text; anything else is a
@@ -122,9 +121,12 @@ def read_source(
             not a mapping (key ``"xacro_args"``).
     """
     if xacro_args is not None and not isinstance(xacro_args, Mapping):
-        raise ConfigError(f"xacro_args must be a mapping of argument names to values, got "
-                          f"{type(xacro_args).__name__} {xacro_args!r}", key="xacro_args",
-                          value=xacro_args)
+        raise ConfigError(
+            f"xacro_args must be a mapping of argument names to values, got "
+            f"{type(xacro_args).__name__} {xacro_args!r}",
+            key="xacro_args",
+            value=xacro_args,
+        )
     if isinstance(source, str) and source.lstrip().startswith("<"):
         if xacro_args:
             raise ConfigError(
@@ -134,9 +136,7 @@ def read_source(
             )
         return source, "<URDF text>"
     if not isinstance(source, (str, os.PathLike)):
-        raise ModelError(
-            f"robot description must be a path or URDF XML text, got {type(source).__name__}"
-        )
+        raise ModelError(f"robot description must be a path or URDF XML text, got {type(source).__name__}")
     path = pathlib.Path(source).expanduser()
     if not path.is_file():
         raise ModelError(f"URDF file not found: {str(path)!r}")
@@ -186,15 +186,15 @@ def _check_inertial(link: ET.Element, where: str) -> None:
         return
     mass = _float_attr(inertial.find("mass"), "value", 0.0, f"{where} <mass>")
     if not math.isfinite(mass) or not 0.0 <= mass <= MAX_MASS:
-        raise ModelError(f"{where}: <mass value> must be finite, >= 0 and <= {MAX_MASS:g} "
-                         f"[kg], got {mass!r}")
+        raise ModelError(f"{where}: <mass value> must be finite, >= 0 and <= {MAX_MASS:g} [kg], got {mass!r}")
     inertia = inertial.find("inertia")
     values = {}
     for attr in ("ixx", "iyy", "izz", "ixy", "ixz", "iyz"):
         value = values[attr] = _float_attr(inertia, attr, 0.0, f"{where} <inertia>")
         if not math.isfinite(value) or abs(value) > MAX_INERTIA:
-            raise ModelError(f"{where}: <inertia {attr}> must be finite and within "
-                             f"±{MAX_INERTIA:g} [kg·m²], got {value!r}")
+            raise ModelError(
+                f"{where}: <inertia {attr}> must be finite and within ±{MAX_INERTIA:g} [kg·m²], got {value!r}"
+            )
     for attr in ("ixx", "iyy", "izz"):
         if values[attr] < 0.0:
             raise ModelError(f"{where}: <inertia {attr}> must be >= 0 [kg·m²]")
@@ -209,14 +209,16 @@ def _check_inertia_tensor(v: Mapping[str, float], where: str) -> None:
     exports (OpenArm's fingers) break it without harm to the dynamics."""
     import numpy as np
 
-    tensor = np.array([[v["ixx"], v["ixy"], v["ixz"]],
-                       [v["ixy"], v["iyy"], v["iyz"]],
-                       [v["ixz"], v["iyz"], v["izz"]]])
+    tensor = np.array(
+        [[v["ixx"], v["ixy"], v["ixz"]], [v["ixy"], v["iyy"], v["iyz"]], [v["ixz"], v["iyz"], v["izz"]]]
+    )
     eig = np.linalg.eigvalsh(tensor)
     if eig[0] < -1e-9 * max(abs(eig[-1]), abs(eig[0])):  # relative: rounding of CAD values
-        raise ModelError(f"{where}: <inertia> is not positive semi-definite (principal moments "
-                         f"{[float(f'{e:.6g}') for e in eig]} kg·m²); check the signs of "
-                         "ixy/ixz/iyz")
+        raise ModelError(
+            f"{where}: <inertia> is not positive semi-definite (principal moments "
+            f"{[float(f'{e:.6g}') for e in eig]} kg·m²); check the signs of "
+            "ixy/ixz/iyz"
+        )
 
 
 def _vector_attr(elem: ET.Element, attr: str, where: str) -> list[float] | None:
@@ -277,8 +279,7 @@ def parse_urdf(xml: str, origin: str = "<URDF text>") -> UrdfDescription:
             )
         if jtype not in URDF_JOINT_TYPES:
             raise ModelError(
-                f"{origin}: joint {name!r} has unknown type {jtype!r}; "
-                f"valid: {', '.join(URDF_JOINT_TYPES)}",
+                f"{origin}: joint {name!r} has unknown type {jtype!r}; valid: {', '.join(URDF_JOINT_TYPES)}",
                 joints=(name,),
             )
         if name in joints:
@@ -291,8 +292,11 @@ def parse_urdf(xml: str, origin: str = "<URDF text>") -> UrdfDescription:
             # Pinocchio normalises the axis; a zero (or overflowing) norm leaves a joint
             # that moves nothing
             if xyz is not None and not 1e-9 < math.hypot(*xyz) < MAX_LENGTH:
-                raise ModelError(f"{where}: axis xyz={axis.get('xyz')!r} must be a non-zero "
-                                 "direction (URDF: a unit vector)", joints=(name,))
+                raise ModelError(
+                    f"{where}: axis xyz={axis.get('xyz')!r} must be a non-zero "
+                    "direction (URDF: a unit vector)",
+                    joints=(name,),
+                )
         limit = elem.find("limit")
         dyn = elem.find("dynamics")
         mimic_elem = elem.find("mimic")
@@ -310,8 +314,11 @@ def parse_urdf(xml: str, origin: str = "<URDF text>") -> UrdfDescription:
                 raise ModelError(f"{where}: <mimic> multiplier/offset not finite", joints=(name,))
             # a 1000:1 coupling is already no linkage; beyond it M = GᵀMG overflows
             if abs(mimic.multiplier) > MAX_MIMIC or abs(mimic.offset) > MAX_MIMIC:
-                raise ModelError(f"{where}: <mimic> multiplier/offset beyond ±{MAX_MIMIC:g} "
-                                 f"({mimic.multiplier:g}, {mimic.offset:g})", joints=(name,))
+                raise ModelError(
+                    f"{where}: <mimic> multiplier/offset beyond ±{MAX_MIMIC:g} "
+                    f"({mimic.multiplier:g}, {mimic.offset:g})",
+                    joints=(name,),
+                )
         lower = _float_attr(limit, "lower", -math.inf, where)
         upper = _float_attr(limit, "upper", math.inf, where)
         if jtype == "continuous":
@@ -334,14 +341,10 @@ def parse_urdf(xml: str, origin: str = "<URDF text>") -> UrdfDescription:
     for elem in root.findall("link"):
         _check_inertial(elem, f"{origin}: link {elem.get('name', '')!r}")
     links = tuple(e.get("name", "") for e in root.findall("link"))
-    return UrdfDescription(
-        xml=xml, name=root.get("name", ""), joints=joints, links=links, origin=origin
-    )
+    return UrdfDescription(xml=xml, name=root.get("name", ""), joints=joints, links=links, origin=origin)
 
 
-def load_description(
-    source: UrdfSource, xacro_args: Mapping[str, str] | None = None
-) -> UrdfDescription:
+def load_description(source: UrdfSource, xacro_args: Mapping[str, str] | None = None) -> UrdfDescription:
     """:func:`read_source` then :func:`parse_urdf`. Raises as both do."""
     xml, origin = read_source(source, xacro_args)
     return parse_urdf(xml, origin)

@@ -26,8 +26,9 @@ All are settable at runtime and validated before they are accepted.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 from rcl_interfaces.msg import ParameterDescriptor
@@ -35,9 +36,9 @@ from sensor_msgs.msg import JointState
 
 from gravity_friction_comp.errors import ConfigError, InputError
 from gravity_friction_comp.friction.models import FRICTION_KEYWORDS, FrictionModel
+from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, FeedforwardStageNode, run_node
 from gravity_friction_comp.stage.contract import JointMap, effort_limits_from
 from gravity_friction_comp.stage.velocity import MAX_PLAUSIBLE_VELOCITY, MIN_JUMP, VelocitySelector
-from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, FeedforwardStageNode, run_node
 
 __all__ = ["FrictionFeedforwardNode", "main"]
 
@@ -60,8 +61,7 @@ def build_friction_config(values: Mapping[str, Any]) -> _FrictionConfig:
     """Validate the node's parameters into a config (raises ConfigError with the reason)."""
     joints = tuple(j for j in (values.get("joints") or ()) if j)
     if not joints:
-        raise ConfigError("joints must name the joints the friction arrays refer to",
-                          key="joints")
+        raise ConfigError("joints must name the joints the friction arrays refer to", key="joints")
     if len(set(joints)) != len(joints):
         raise ConfigError(f"joints has duplicate names: {list(joints)}", key="joints")
     overrides = {k: values.get(k) for k in MODEL_PARAMETERS}
@@ -71,17 +71,24 @@ def build_friction_config(values: Mapping[str, Any]) -> _FrictionConfig:
         model = FrictionModel.from_yaml(values["arm_config"], list(joints), **overrides)
     else:
         model = FrictionModel(list(joints), **overrides)
-    for key, value in (("velocity_cutoff_hz", values.get("velocity_cutoff_hz")),
-                       ("velocity_deadband", values.get("velocity_deadband"))):
+    for key, value in (
+        ("velocity_cutoff_hz", values.get("velocity_cutoff_hz")),
+        ("velocity_deadband", values.get("velocity_deadband")),
+    ):
         if not isinstance(value, float) or not math.isfinite(value):
-            raise ConfigError(f"{key} must be a finite number, got {value!r}", key=key,
-                              value=value)
+            raise ConfigError(f"{key} must be a finite number, got {value!r}", key=key, value=value)
     # VelocitySelector validates source, cutoff and deadband in one place.
-    VelocitySelector(len(joints), values.get("velocity_source"), values["velocity_cutoff_hz"],
-                     values["velocity_deadband"])
-    return _FrictionConfig(joints, model, effort_limits_from(values.get("effort_limit"), len(joints)),
-                           values["velocity_source"], values["velocity_cutoff_hz"],
-                           values["velocity_deadband"])
+    VelocitySelector(
+        len(joints), values.get("velocity_source"), values["velocity_cutoff_hz"], values["velocity_deadband"]
+    )
+    return _FrictionConfig(
+        joints,
+        model,
+        effort_limits_from(values.get("effort_limit"), len(joints)),
+        values["velocity_source"],
+        values["velocity_cutoff_hz"],
+        values["velocity_deadband"],
+    )
 
 
 class FrictionFeedforwardNode(FeedforwardStageNode):
@@ -97,24 +104,42 @@ class FrictionFeedforwardNode(FeedforwardStageNode):
         self._reset_selector(self._config)
         self.create_subscription(JointState, "joint_states", self._on_joint_states, SETPOINT_QOS)
         model = self._config.model
-        self.get_logger().info(f"friction model {model!r} on joints {list(self._config.joints)}, "
-                               f"velocity from {self._config.velocity_source}")
+        self.get_logger().info(
+            f"friction model {model!r} on joints {list(self._config.joints)}, "
+            f"velocity from {self._config.velocity_source}"
+        )
 
     def declare_stage_parameters(self) -> None:
-        self.declare_parameter("joints", [""], ParameterDescriptor(
-            description="joint names the per-joint arrays refer to"))
-        self.declare_parameter("arm_config", "", ParameterDescriptor(
-            description="per-arm YAML with a friction_comp block (defaults for the model)"))
-        dynamic = ParameterDescriptor(dynamic_typing=True,
-                                      description="friction model value; unset: from arm_config")
+        self.declare_parameter(
+            "joints", [""], ParameterDescriptor(description="joint names the per-joint arrays refer to")
+        )
+        self.declare_parameter(
+            "arm_config",
+            "",
+            ParameterDescriptor(
+                description="per-arm YAML with a friction_comp block (defaults for the model)"
+            ),
+        )
+        dynamic = ParameterDescriptor(
+            dynamic_typing=True, description="friction model value; unset: from arm_config"
+        )
         for name in (*MODEL_PARAMETERS, "effort_limit"):
             self.declare_parameter(name, None, dynamic)
-        self.declare_parameter("velocity_source", "setpoint", ParameterDescriptor(
-            description="setpoint | measured | differentiated"))
-        self.declare_parameter("velocity_cutoff_hz", 20.0, ParameterDescriptor(
-            description="low-pass cutoff for differentiated velocity [Hz]"))
-        self.declare_parameter("velocity_deadband", 0.0, ParameterDescriptor(
-            description="|velocity| at or below this gives no friction [rad/s]"))
+        self.declare_parameter(
+            "velocity_source",
+            "setpoint",
+            ParameterDescriptor(description="setpoint | measured | differentiated"),
+        )
+        self.declare_parameter(
+            "velocity_cutoff_hz",
+            20.0,
+            ParameterDescriptor(description="low-pass cutoff for differentiated velocity [Hz]"),
+        )
+        self.declare_parameter(
+            "velocity_deadband",
+            0.0,
+            ParameterDescriptor(description="|velocity| at or below this gives no friction [rad/s]"),
+        )
 
     def build_config(self, values, changed, previous):
         return build_friction_config(values)
@@ -126,8 +151,9 @@ class FrictionFeedforwardNode(FeedforwardStageNode):
             self._reset_selector(pending[1])
 
     def _reset_selector(self, config: _FrictionConfig) -> None:
-        self._selector = VelocitySelector(len(config.joints), config.velocity_source,
-                                          config.velocity_cutoff_hz, config.velocity_deadband)
+        self._selector = VelocitySelector(
+            len(config.joints), config.velocity_source, config.velocity_cutoff_hz, config.velocity_deadband
+        )
 
     # ----------------------------------------------------------------- stage hooks
     def model_joint_names(self, config) -> tuple[str, ...]:
@@ -138,17 +164,22 @@ class FrictionFeedforwardNode(FeedforwardStageNode):
 
     def on_setpoint_accepted(self, setpoint, stamp) -> None:
         jumps = self._selector.jumps
-        self._velocity = self._selector.velocity(setpoint.model_position(),
-                                                 setpoint.model_velocity(),
-                                                 self.setpoint_time(stamp))
+        self._velocity = self._selector.velocity(
+            setpoint.model_position(), setpoint.model_velocity(), self.setpoint_time(stamp)
+        )
         if self._selector.jumps != jumps:
-            self.warn_throttled("position_jump", f"setpoint position jumped (more than "
-                                f"{MIN_JUMP:g} rad, faster than {MAX_PLAUSIBLE_VELOCITY:g} "
-                                "rad/s): differentiated velocity restarted at 0")
+            self.warn_throttled(
+                "position_jump",
+                f"setpoint position jumped (more than "
+                f"{MIN_JUMP:g} rad, faster than {MAX_PLAUSIBLE_VELOCITY:g} "
+                "rad/s): differentiated velocity restarted at 0",
+            )
         if self._selector.fell_back and not self._warned_fallback:
             self._warned_fallback = True
-            self.get_logger().warning("setpoint has no velocity: using differentiated setpoint "
-                                      "positions (velocity_cutoff_hz) instead")
+            self.get_logger().warning(
+                "setpoint has no velocity: using differentiated setpoint "
+                "positions (velocity_cutoff_hz) instead"
+            )
 
     def compute_term(self, setpoint, config):
         model = config.model
@@ -164,8 +195,7 @@ class FrictionFeedforwardNode(FeedforwardStageNode):
             return
         try:
             if len(msg.velocity) != len(msg.name):
-                raise InputError("joint_states velocity does not match its names",
-                                 reason="length_mismatch")
+                raise InputError("joint_states velocity does not match its names", reason="length_mismatch")
             index = JointMap.for_names(msg.name, self._config.joints).index
             velocity = np.asarray(msg.velocity, dtype=float)[index]
             if not np.isfinite(velocity).all():

@@ -26,20 +26,24 @@ All are settable at runtime, validated before they are accepted.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Bool, String
 
-from gravity_friction_comp.model.actuator import ActuatorModel
 from gravity_friction_comp.errors import ConfigError
-from gravity_friction_comp.stage.inverse_dynamics import InverseDynamicsFeedforward, validate_acceleration_cutoff
-from gravity_friction_comp.stage.contract import clamp_free_scale, effort_limits_from
+from gravity_friction_comp.model.actuator import ActuatorModel
 from gravity_friction_comp.nodes.robot_params import RobotModels, build_robot_models, declare_robot_parameters
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, FeedforwardStageNode, run_node
+from gravity_friction_comp.stage.contract import clamp_free_scale, effort_limits_from
+from gravity_friction_comp.stage.inverse_dynamics import (
+    InverseDynamicsFeedforward,
+    validate_acceleration_cutoff,
+)
 
 __all__ = ["GravityCompensationNode", "main"]
 
@@ -62,8 +66,9 @@ def _with_actuators(models: RobotModels | None, arm_config: str) -> RobotModels 
     if models is None or not arm_config:
         return models
     actuators = ActuatorModel.from_arm_yaml(arm_config, robot=models.bare)
-    return RobotModels(models.bare.with_actuators(actuators),
-                       models.loaded.with_actuators(actuators), models.source_key)
+    return RobotModels(
+        models.bare.with_actuators(actuators), models.loaded.with_actuators(actuators), models.source_key
+    )
 
 
 class GravityCompensationNode(FeedforwardStageNode):
@@ -80,53 +85,77 @@ class GravityCompensationNode(FeedforwardStageNode):
         self._holding = self._config.attached
         self._reset_feedforward(self._config)
         self.create_subscription(Bool, "gripper/holding", self._on_holding, SETPOINT_QOS)
-        latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        latched = QoSProfile(
+            depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+        )
         self.create_subscription(String, "robot_description", self._on_description, latched)
         if self._config.models is None:
-            self.get_logger().info("no robot_description/urdf_path parameter: waiting for the "
-                                   "robot_description topic")
+            self.get_logger().info(
+                "no robot_description/urdf_path parameter: waiting for the robot_description topic"
+            )
         else:
             self._log_model(self._config.models)
 
     def declare_stage_parameters(self) -> None:
         declare_robot_parameters(self)
-        self.declare_parameter("mode", "gravity", ParameterDescriptor(
-            description="gravity | inverse_dynamics (M(q)qdd + C(q,qd)qd + g(q), no friction)"))
-        self.declare_parameter("acceleration_cutoff_hz", 20.0, ParameterDescriptor(
-            description="low-pass cutoff of the setpoint-velocity differentiation [Hz]"))
-        self.declare_parameter("arm_config", "", ParameterDescriptor(
-            description="per-arm YAML with an actuators: block (rotor inertia, gear ratio)"))
-        self.declare_parameter("effort_limit", None, ParameterDescriptor(
-            dynamic_typing=True,
-            description="|effort| limit per joint [N·m] overriding the URDF; unset: URDF"))
+        self.declare_parameter(
+            "mode",
+            "gravity",
+            ParameterDescriptor(
+                description="gravity | inverse_dynamics (M(q)qdd + C(q,qd)qd + g(q), no friction)"
+            ),
+        )
+        self.declare_parameter(
+            "acceleration_cutoff_hz",
+            20.0,
+            ParameterDescriptor(description="low-pass cutoff of the setpoint-velocity differentiation [Hz]"),
+        )
+        self.declare_parameter(
+            "arm_config",
+            "",
+            ParameterDescriptor(
+                description="per-arm YAML with an actuators: block (rotor inertia, gear ratio)"
+            ),
+        )
+        self.declare_parameter(
+            "effort_limit",
+            None,
+            ParameterDescriptor(
+                dynamic_typing=True,
+                description="|effort| limit per joint [N·m] overriding the URDF; unset: URDF",
+            ),
+        )
 
     def build_config(self, values: Mapping[str, Any], changed: set[str], previous) -> Any:
         if values["mode"] not in MODES:
-            raise ConfigError(f"mode {values['mode']!r} unknown; valid choices: "
-                              + ", ".join(MODES), key="mode", value=values["mode"])
+            raise ConfigError(
+                f"mode {values['mode']!r} unknown; valid choices: " + ", ".join(MODES),
+                key="mode",
+                value=values["mode"],
+            )
         cutoff = values["acceleration_cutoff_hz"]
         validate_acceleration_cutoff(cutoff)
-        models = build_robot_models(values, previous.models if previous else None,
-                                    self._description_xml)
+        models = build_robot_models(values, previous.models if previous else None, self._description_xml)
         if models is None and previous is not None and previous.models is not None:
-            raise ConfigError("this would leave no robot description (robot_description, "
-                              "urdf_path and the topic are all empty); keeping the model",
-                              key="urdf_path")
+            raise ConfigError(
+                "this would leave no robot description (robot_description, "
+                "urdf_path and the topic are all empty); keeping the model",
+                key="urdf_path",
+            )
         models = _with_actuators(models, values["arm_config"])
         attached = values["payload.attached"]
         if previous is not None and "payload.attached" not in changed:
             attached = previous.attached
         limits = None  # checked once a model gives the joint count
         if models is not None:
-            limits = effort_limits_from(values["effort_limit"], models.bare.n,
-                                        models.bare.effort_limits)
+            limits = effort_limits_from(values["effort_limit"], models.bare.n, models.bare.effort_limits)
         clamp_free = (0.0, 0.0)
         if models is not None:
-            clamp_free = (clamp_free_scale(models.bare.gravity_bound, limits),
-                          clamp_free_scale(models.loaded.gravity_bound, limits))
-        return _GravityConfig(models, bool(attached), values["mode"], float(cutoff), limits,
-                              clamp_free)
+            clamp_free = (
+                clamp_free_scale(models.bare.gravity_bound, limits),
+                clamp_free_scale(models.loaded.gravity_bound, limits),
+            )
+        return _GravityConfig(models, bool(attached), values["mode"], float(cutoff), limits, clamp_free)
 
     def _post_set_parameters(self, params) -> None:
         pending = self._pending
@@ -141,10 +170,14 @@ class GravityCompensationNode(FeedforwardStageNode):
         previous = self._feedforward
         if config.mode != "inverse_dynamics" or config.models is None:
             self._feedforward, self._motion = None, None
-        elif previous is None or previous.cutoff_hz != config.acceleration_cutoff_hz \
-                or previous.model.joint_names != config.models.bare.joint_names:
-            self._feedforward = InverseDynamicsFeedforward(config.models.bare.copy(),
-                                                           config.acceleration_cutoff_hz)
+        elif (
+            previous is None
+            or previous.cutoff_hz != config.acceleration_cutoff_hz
+            or previous.model.joint_names != config.models.bare.joint_names
+        ):
+            self._feedforward = InverseDynamicsFeedforward(
+                config.models.bare.copy(), config.acceleration_cutoff_hz
+            )
             self._motion = None
 
     # ----------------------------------------------------------------- stage hooks
@@ -167,12 +200,16 @@ class GravityCompensationNode(FeedforwardStageNode):
     def on_setpoint_accepted(self, setpoint, stamp) -> None:
         if self._feedforward is None:
             return
-        terms = self._feedforward.update(setpoint.model_position(), setpoint.model_velocity(),
-                                         self.setpoint_time(stamp))
+        terms = self._feedforward.update(
+            setpoint.model_position(), setpoint.model_velocity(), self.setpoint_time(stamp)
+        )
         self._motion = (terms.velocity, terms.acceleration)
         if self._feedforward.velocity_clamped:
-            self.warn_throttled("velocity_clamped", "setpoint velocity beyond the URDF velocity "
-                                "limit: clamped for the inverse-dynamics feedforward")
+            self.warn_throttled(
+                "velocity_clamped",
+                "setpoint velocity beyond the URDF velocity "
+                "limit: clamped for the inverse-dynamics feedforward",
+            )
 
     def compute_term(self, setpoint, config):
         model = self._model(config)
@@ -186,8 +223,11 @@ class GravityCompensationNode(FeedforwardStageNode):
 
     def _process(self, msg, fresh):
         if self._config.models is None:
-            self.warn_throttled("no_model", "setpoint dropped: no robot model yet (set "
-                                "robot_description or urdf_path, or publish robot_description)")
+            self.warn_throttled(
+                "no_model",
+                "setpoint dropped: no robot model yet (set "
+                "robot_description or urdf_path, or publish robot_description)",
+            )
             if fresh:
                 self._last_setpoint = msg
             return
@@ -227,7 +267,8 @@ class GravityCompensationNode(FeedforwardStageNode):
         self.get_logger().info(
             f"model: {model.n} joints {list(model.joint_names)}, total mass "
             f"{model.total_mass:.3f} kg, payload "
-            f"{'none' if models.loaded is models.bare else models.loaded.payload}")
+            f"{'none' if models.loaded is models.bare else models.loaded.payload}"
+        )
 
 
 def main(args=None) -> None:

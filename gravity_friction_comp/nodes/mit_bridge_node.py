@@ -60,15 +60,19 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool
 
+from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.mit.bridge_config import bridge_config_from_values, fill_position_limits_from_urdf
 from gravity_friction_comp.mit.bridge_core import MitBridgeCore, bus_load_fraction, mit_bus_load
 from gravity_friction_comp.mit.bus import BridgeCanIO, CanSettings, open_bus, read_damiao_limits
-from gravity_friction_comp.sim.bus import SimulatedMotorBus
-from gravity_friction_comp.mit.bridge_config import bridge_config_from_values, fill_position_limits_from_urdf
-from gravity_friction_comp.errors import ConfigError, InputError
-from gravity_friction_comp.sim.arm import SimConfig, SimulatedArm
-from gravity_friction_comp.stage.contract import Throttle, parse_setpoint
-from gravity_friction_comp.nodes.robot_params import ROBOT_PARAMETERS, build_robot_models, declare_robot_parameters
+from gravity_friction_comp.nodes.robot_params import (
+    ROBOT_PARAMETERS,
+    build_robot_models,
+    declare_robot_parameters,
+)
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, run_node
+from gravity_friction_comp.sim.arm import SimConfig, SimulatedArm
+from gravity_friction_comp.sim.bus import SimulatedMotorBus
+from gravity_friction_comp.stage.contract import Throttle, parse_setpoint
 
 try:  # std_srvs is pinned in requirements.txt; keep the node usable without it
     from std_srvs.srv import Trigger
@@ -91,10 +95,18 @@ BRIDGE_PARAMETERS: dict[str, tuple[Any, str, bool]] = {
     "kd": (None, "joint damping [N·m·s/rad] (double[]); runtime-settable", False),
     "effort_limit": (None, "|tau_ff| bound per joint [N·m] (double[]); empty = T_MAX only", True),
     "damp_kd": (None, "kd of the damp behaviour [N·m·s/rad] (double[]); empty = kd", True),
-    "position_lower": (None, "commanded position lower bound [rad] (double[]); empty = URDF "
-                       "<limit lower> when a robot description is set, else none", True),
-    "position_upper": (None, "commanded position upper bound [rad] (double[]); empty = URDF "
-                       "<limit upper> when a robot description is set, else none", True),
+    "position_lower": (
+        None,
+        "commanded position lower bound [rad] (double[]); empty = URDF "
+        "<limit lower> when a robot description is set, else none",
+        True,
+    ),
+    "position_upper": (
+        None,
+        "commanded position upper bound [rad] (double[]); empty = URDF "
+        "<limit upper> when a robot description is set, else none",
+        True,
+    ),
     "rate_hz": (500.0, "control loop rate [Hz]", True),
     "command_timeout": (0.1, "no joint_command for this long -> timeout_behavior [s]", True),
     "timeout_behavior": ("damp", "damp | hold | disable", True),
@@ -135,8 +147,9 @@ class MitBridgeNode(Node):
         self.add_post_set_parameters_callback(self._post_set_parameters)
         for name, (default, description, read_only) in BRIDGE_PARAMETERS.items():
             extra = _DYNAMIC if default is None else {}
-            self.declare_parameter(name, default, ParameterDescriptor(
-                description=description, read_only=read_only, **extra))
+            self.declare_parameter(
+                name, default, ParameterDescriptor(description=description, read_only=read_only, **extra)
+            )
         declare_robot_parameters(self)
         self._declaring = False
         values = self._values()
@@ -144,14 +157,19 @@ class MitBridgeNode(Node):
         if models is not None:
             unbounded = fill_position_limits_from_urdf(values, models.bare.urdf_joints)
             for joint, why in unbounded.items():
-                self.get_logger().warning(f"{joint}: commanded position not bounded ({why}); "
-                                          "set position_lower/position_upper to bound it")
+                self.get_logger().warning(
+                    f"{joint}: commanded position not bounded ({why}); "
+                    "set position_lower/position_upper to bound it"
+                )
         config = bridge_config_from_values(values)
         settings = CanSettings(values["can.interface"], values["can.channel"], values["can.bitrate"])
         diag_rate = float(values["diagnostics_rate_hz"])
         if not math.isfinite(diag_rate) or diag_rate <= 0:
-            raise ConfigError(f"diagnostics_rate_hz must be > 0, got {diag_rate}", key="diagnostics_rate_hz",
-                              value=diag_rate)
+            raise ConfigError(
+                f"diagnostics_rate_hz must be > 0, got {diag_rate}",
+                key="diagnostics_rate_hz",
+                value=diag_rate,
+            )
         bus = None
         try:
             if values["simulate"]:
@@ -171,12 +189,16 @@ class MitBridgeNode(Node):
         self._io.send(self._core.enable_frames())
         load = mit_bus_load(len(config.motors), config.rate_hz, settings.bitrate)
         log = self.get_logger()
-        log.info(f"{len(config.motors)} motors on {settings.interface}:{settings.channel} at "
-                 f"{config.rate_hz:g} Hz; expected bus load {load:.0%} of {settings.bitrate} bit/s"
-                 f"{' (simulated arm)' if self._sim else ''}")
+        log.info(
+            f"{len(config.motors)} motors on {settings.interface}:{settings.channel} at "
+            f"{config.rate_hz:g} Hz; expected bus load {load:.0%} of {settings.bitrate} bit/s"
+            f"{' (simulated arm)' if self._sim else ''}"
+        )
         if load > 1.0:
-            log.error(f"expected bus load {load:.0%}: {len(config.motors)} motors at {config.rate_hz:g} Hz "
-                      "do not fit this bus; lower rate_hz or split the motors over buses")
+            log.error(
+                f"expected bus load {load:.0%}: {len(config.motors)} motors at {config.rate_hz:g} Hz "
+                "do not fit this bus; lower rate_hz or split the motors over buses"
+            )
         self._periods: collections.deque[float] = collections.deque(maxlen=4096)
         self._last_loop: float | None = None
         self._rejected = 0
@@ -199,18 +221,22 @@ class MitBridgeNode(Node):
 
     def _start_simulation(self, values, config, settings: CanSettings, models) -> CanSettings:
         if models is None:
-            raise ConfigError("simulate:=true needs the robot: set urdf_path or robot_description",
-                              key="urdf_path")
+            raise ConfigError(
+                "simulate:=true needs the robot: set urdf_path or robot_description", key="urdf_path"
+            )
         path = values["sim_config"]
         sim_cfg = SimConfig.from_yaml(path) if path else SimConfig()
-        arm = SimulatedArm(models.bare, sim_cfg, payload=models.loaded.payload,
-                           holding=bool(values["payload.attached"]))
+        arm = SimulatedArm(
+            models.bare, sim_cfg, payload=models.loaded.payload, holding=bool(values["payload.attached"])
+        )
         channel = f"{settings.channel}/sim{self.get_fully_qualified_name()}/{os.getpid()}"
         sim_settings = CanSettings("virtual", channel, settings.bitrate)
         self._sim = SimulatedMotorBus.for_bridge(arm, config, sim_settings)
         self._sim.start()
-        self.get_logger().info(f"simulated arm {list(arm.joint_names)} at {sim_cfg.physics_rate_hz:g} Hz "
-                               f"(sim config {path or 'defaults'}), virtual channel {channel!r}")
+        self.get_logger().info(
+            f"simulated arm {list(arm.joint_names)} at {sim_cfg.physics_rate_hz:g} Hz "
+            f"(sim config {path or 'defaults'}), virtual channel {channel!r}"
+        )
         return sim_settings
 
     def _read_limits(self, bus, config, values):
@@ -219,8 +245,10 @@ class MitBridgeNode(Node):
             if note:
                 self.get_logger().warning(f"{name}: limit registers: {note}")
             else:
-                self.get_logger().info(f"{name}: motor reports P_MAX {limits.p_max:g} rad, V_MAX "
-                                       f"{limits.v_max:g} rad/s, T_MAX {limits.t_max:g} N·m")
+                self.get_logger().info(
+                    f"{name}: motor reports P_MAX {limits.p_max:g} rad, V_MAX "
+                    f"{limits.v_max:g} rad/s, T_MAX {limits.t_max:g} N·m"
+                )
         return bridge_config_from_values(values, {k: v[0] for k, v in results.items()})
 
     # ------------------------------------------------------------------ parameters
@@ -233,11 +261,17 @@ class MitBridgeNode(Node):
                 if p.name in ("kp", "kd"):
                     arr = np.array([float(x) for x in (p.value or [])])
                     if arr.shape != kp.shape:
-                        raise ConfigError(f"{p.name} needs {kp.shape[0]} values (one per joint), got "
-                                          f"{arr.shape[0]}", key=p.name, value=list(p.value or []))
+                        raise ConfigError(
+                            f"{p.name} needs {kp.shape[0]} values (one per joint), got {arr.shape[0]}",
+                            key=p.name,
+                            value=list(p.value or []),
+                        )
                     if not np.all(np.isfinite(arr)) or np.any(arr < 0):
-                        raise ConfigError(f"{p.name} must be finite and >= 0, got {arr.tolist()}", key=p.name,
-                                          value=arr.tolist())
+                        raise ConfigError(
+                            f"{p.name} must be finite and >= 0, got {arr.tolist()}",
+                            key=p.name,
+                            value=arr.tolist(),
+                        )
                     if p.name == "kp":
                         kp = arr
                     else:
@@ -303,7 +337,6 @@ class MitBridgeNode(Node):
             msg.effort = state.effort[idx].tolist()
             self._state_pub.publish(msg)
 
-
     def loop_periods(self) -> np.ndarray:
         """Recent control loop periods [s] (up to 4096), oldest first (for benchmarks)."""
         return np.array(self._periods)
@@ -330,13 +363,19 @@ class MitBridgeNode(Node):
             else:
                 level, message = "ok", "command"
             st.level, st.message = _LEVEL[level], message
-            st.values = [_kv("behavior", s.behavior), _kv("reason", s.reason), _kv("fault", s.fault),
-                         _kv("fault_reason", s.fault_reason), _kv("stale", s.stale),
-                         _kv("missed_replies", s.missed_replies),
-                         _kv("total_missed_replies", s.total_missed_replies), _kv("replies", s.replies),
-                         _kv("effort_clamped", s.effort_clamped),
-                         _kv("position_clamped", s.position_clamped),
-                         _kv("motor_enabled", s.motor_enabled)]
+            st.values = [
+                _kv("behavior", s.behavior),
+                _kv("reason", s.reason),
+                _kv("fault", s.fault),
+                _kv("fault_reason", s.fault_reason),
+                _kv("stale", s.stale),
+                _kv("missed_replies", s.missed_replies),
+                _kv("total_missed_replies", s.total_missed_replies),
+                _kv("replies", s.replies),
+                _kv("effort_clamped", s.effort_clamped),
+                _kv("position_clamped", s.position_clamped),
+                _kv("motor_enabled", s.motor_enabled),
+            ]
             st.values += [_kv(f"{name} [degC]", t) for name, t in s.temperatures]
             array.status.append(st)
         now = time.monotonic()
@@ -347,9 +386,10 @@ class MitBridgeNode(Node):
         self._diag_prev = (now, sent, recv)
         load = bus_load_fraction(fps, self.settings.bitrate)
         expected = mit_bus_load(core.n_joints, self.config.rate_hz, self.settings.bitrate)
-        periods = np.array(self._periods)[-max(int(self.config.rate_hz / 2), 10):]
-        bus = DiagnosticStatus(name=f"{self.get_name()}: bus",
-                               hardware_id=f"{self.settings.interface}:{self.settings.channel}")
+        periods = np.array(self._periods)[-max(int(self.config.rate_hz / 2), 10) :]
+        bus = DiagnosticStatus(
+            name=f"{self.get_name()}: bus", hardware_id=f"{self.settings.interface}:{self.settings.channel}"
+        )
         worst = max(load, expected)
         problems = []
         if worst > 1.0:
@@ -360,18 +400,27 @@ class MitBridgeNode(Node):
         bus.level = _LEVEL[level]
         bus.message = f"bus load {load:.1%} of {self.settings.bitrate} bit/s (expected {expected:.1%})"
         bus.values = [
-            _kv("bus_load", f"{load:.4f}"), _kv("expected_bus_load", f"{expected:.4f}"),
-            _kv("frames_per_second", f"{fps:.1f}"), _kv("bitrate", self.settings.bitrate),
-            _kv("frames_sent", sent), _kv("frames_received", recv), _kv("send_errors", io.send_errors),
-            _kv("last_send_error", io.last_send_error), _kv("rx_dropped", io.listener.dropped),
-            _kv("rx_errors", io.listener.errors), _kv("unknown_frames", core.unknown_frames),
-            _kv("rejected_commands", self._rejected), _kv("rate_hz", self.config.rate_hz),
+            _kv("bus_load", f"{load:.4f}"),
+            _kv("expected_bus_load", f"{expected:.4f}"),
+            _kv("frames_per_second", f"{fps:.1f}"),
+            _kv("bitrate", self.settings.bitrate),
+            _kv("frames_sent", sent),
+            _kv("frames_received", recv),
+            _kv("send_errors", io.send_errors),
+            _kv("last_send_error", io.last_send_error),
+            _kv("rx_dropped", io.listener.dropped),
+            _kv("rx_errors", io.listener.errors),
+            _kv("unknown_frames", core.unknown_frames),
+            _kv("rejected_commands", self._rejected),
+            _kv("rate_hz", self.config.rate_hz),
             _kv("simulate", self._sim is not None),
         ]
         if periods.size:
-            bus.values += [_kv("loop_period_p50 [ms]", f"{1e3 * np.percentile(periods, 50):.3f}"),
-                           _kv("loop_period_p99 [ms]", f"{1e3 * np.percentile(periods, 99):.3f}"),
-                           _kv("loop_period_max [ms]", f"{1e3 * periods.max():.3f}")]
+            bus.values += [
+                _kv("loop_period_p50 [ms]", f"{1e3 * np.percentile(periods, 50):.3f}"),
+                _kv("loop_period_p99 [ms]", f"{1e3 * np.percentile(periods, 99):.3f}"),
+                _kv("loop_period_max [ms]", f"{1e3 * periods.max():.3f}"),
+            ]
         array.status.append(bus)
         self._diag_pub.publish(array)
 

@@ -20,8 +20,9 @@ Parameters:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 from rcl_interfaces.msg import ParameterDescriptor
@@ -71,15 +72,20 @@ def payload_from_values(values: Mapping[str, Any]) -> Payload | None:
     Raises:
         ConfigError: invalid mass, shape, dimensions or missing parent (key named).
     """
-    fields = {k[len("payload."):]: v for k, v in values.items()
-              if k.startswith("payload.") and k != "payload.attached"}
+    fields = {
+        k[len("payload.") :]: v
+        for k, v in values.items()
+        if k.startswith("payload.") and k != "payload.attached"
+    }
     mass = fields.get("mass", 0.0)
     if isinstance(mass, (int, float)) and not isinstance(mass, bool) and mass == 0.0:
         # no payload; still refuse an unknown shape now rather than on the next mass change
         if fields.get("shape", "point") not in PAYLOAD_SHAPES:
-            raise ConfigError(f"payload.shape {fields['shape']!r} unknown; valid choices: "
-                              + ", ".join(PAYLOAD_SHAPES), key="payload.shape",
-                              value=fields["shape"])
+            raise ConfigError(
+                f"payload.shape {fields['shape']!r} unknown; valid choices: " + ", ".join(PAYLOAD_SHAPES),
+                key="payload.shape",
+                value=fields["shape"],
+            )
         return None
     return Payload.from_params(fields)
 
@@ -104,8 +110,10 @@ class RobotModels:
 
 
 def _description_key(values: Mapping[str, Any]) -> tuple:
-    return tuple((k, tuple(v) if isinstance(v, (list, tuple)) else v)
-                 for k, v in ((k, values.get(k)) for k in DESCRIPTION_KEYS))
+    return tuple(
+        (k, tuple(v) if isinstance(v, (list, tuple)) else v)
+        for k, v in ((k, values.get(k)) for k in DESCRIPTION_KEYS)
+    )
 
 
 def _xacro_mappings(raw) -> dict[str, str]:
@@ -114,15 +122,15 @@ def _xacro_mappings(raw) -> dict[str, str]:
         if not item:
             continue
         if ":=" not in item:
-            raise ConfigError(f"xacro_args entry {item!r} is not name:=value", key="xacro_args",
-                              value=item)
+            raise ConfigError(f"xacro_args entry {item!r} is not name:=value", key="xacro_args", value=item)
         name, value = item.split(":=", 1)
         mappings[name.strip()] = value
     return mappings
 
 
-def build_robot_models(values: Mapping[str, Any], previous: RobotModels | None = None,
-                       description: str | None = None) -> RobotModels | None:
+def build_robot_models(
+    values: Mapping[str, Any], previous: RobotModels | None = None, description: str | None = None
+) -> RobotModels | None:
     """Build (or reuse) the bare and payload models from parameter values.
 
     Args:
@@ -140,10 +148,14 @@ def build_robot_models(values: Mapping[str, Any], previous: RobotModels | None =
     """
     key = _description_key(values) + (("topic", description),)
     gravity = values.get("gravity", (0.0, 0.0, -9.81))
-    if len(gravity) != 3 or not all(isinstance(g, float) and g == g and abs(g) != float("inf")
-                                    for g in gravity):
-        raise ConfigError(f"gravity must be 3 finite values [m/s^2], got {list(gravity)}",
-                          key="gravity", value=list(gravity))
+    if len(gravity) != 3 or not all(
+        isinstance(g, float) and g == g and abs(g) != float("inf") for g in gravity
+    ):
+        raise ConfigError(
+            f"gravity must be 3 finite values [m/s^2], got {list(gravity)}",
+            key="gravity",
+            value=list(gravity),
+        )
     if previous is not None and previous.source_key == key:
         bare = previous.bare
     else:
@@ -151,11 +163,13 @@ def build_robot_models(values: Mapping[str, Any], previous: RobotModels | None =
         if not source:
             return None
         try:
-            bare = RobotModel.from_urdf(source, gravity=tuple(gravity),
-                                        xacro_args=_xacro_mappings(values.get("xacro_args")))
+            bare = RobotModel.from_urdf(
+                source, gravity=tuple(gravity), xacro_args=_xacro_mappings(values.get("xacro_args"))
+            )
         except ModelError as error:
-            raise ConfigError(f"cannot load the robot description: {error}",
-                              key="robot_description") from error
+            raise ConfigError(
+                f"cannot load the robot description: {error}", key="robot_description"
+            ) from error
     payload = payload_from_values(values)
     loaded = bare.with_payload(payload) if payload is not None else bare
     if payload is not None:
@@ -166,6 +180,9 @@ def build_robot_models(values: Mapping[str, Any], previous: RobotModels | None =
         except InputError:
             finite = False
         if not finite:
-            raise ConfigError(f"payload {payload} gives non-finite gravity torques",
-                              key="payload.com", value=list(payload.com))
+            raise ConfigError(
+                f"payload {payload} gives non-finite gravity torques",
+                key="payload.com",
+                value=list(payload.com),
+            )
     return RobotModels(bare, loaded, key)

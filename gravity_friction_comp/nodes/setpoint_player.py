@@ -32,8 +32,8 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool
 
 from gravity_friction_comp.errors import ConfigError
-from gravity_friction_comp.trajectory.profiles import PROFILE_NAMES, Profile, profile_from_options
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, run_node
+from gravity_friction_comp.trajectory.profiles import PROFILE_NAMES, Profile, profile_from_options
 
 __all__ = ["SetpointPlayerNode", "main"]
 
@@ -71,12 +71,21 @@ def profile_from_parameters(values) -> Profile:
     if len(home) == 1 and len(names) > 1:
         home = home * len(names)
     return profile_from_options(
-        values["profile"], names, home=home, amplitude=list(values["amplitude"]),
-        period=values["period"], pick=pose("pick"), place=pose("place"),
-        move_time=values["move_time"], dwell_time=values["dwell_time"],
+        values["profile"],
+        names,
+        home=home,
+        amplitude=list(values["amplitude"]),
+        period=values["period"],
+        pick=pose("pick"),
+        place=pose("place"),
+        move_time=values["move_time"],
+        dwell_time=values["dwell_time"],
         grip_time=values["grip_time"],
-        csv_path=values["csv_path"], bag_path=values["bag_path"], topic=values["bag_topic"],
-        loop=values["loop"])
+        csv_path=values["csv_path"],
+        bag_path=values["bag_path"],
+        topic=values["bag_topic"],
+        loop=values["loop"],
+    )
 
 
 class SetpointPlayerNode(Node):
@@ -94,17 +103,16 @@ class SetpointPlayerNode(Node):
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)
         for name, (default, description) in PLAYER_PARAMETERS.items():
-            self.declare_parameter(name, default, ParameterDescriptor(description=description,
-                                                                      read_only=True))
+            self.declare_parameter(
+                name, default, ParameterDescriptor(description=description, read_only=True)
+            )
         values = {n: self.get_parameter(n).value for n in PLAYER_PARAMETERS}
         rate = values["rate_hz"]
         if not (isinstance(rate, float) and math.isfinite(rate) and 0 < rate <= 5000):
-            raise ConfigError(f"rate_hz must be in (0, 5000] [Hz], got {rate!r}", key="rate_hz",
-                              value=rate)
+            raise ConfigError(f"rate_hz must be in (0, 5000] [Hz], got {rate!r}", key="rate_hz", value=rate)
         delay = values["start_delay"]
         if not (isinstance(delay, float) and math.isfinite(delay) and delay >= 0):
-            raise ConfigError(f"start_delay must be ≥ 0 [s], got {delay!r}", key="start_delay",
-                              value=delay)
+            raise ConfigError(f"start_delay must be ≥ 0 [s], got {delay!r}", key="start_delay", value=delay)
         self.start_delay = delay
         self.profile = profile_from_parameters(values)
         self._setpoint_pub = self.create_publisher(JointState, "joint_setpoint", SETPOINT_QOS)
@@ -115,7 +123,8 @@ class SetpointPlayerNode(Node):
         self.create_timer(1.0 / rate, self._tick)
         self.get_logger().info(
             f"profile {values['profile']} on {list(self.profile.joint_names)}, period "
-            f"{self.profile.period:.3f} s, {rate:g} Hz, loop={values['loop']}")
+            f"{self.profile.period:.3f} s, {rate:g} Hz, loop={values['loop']}"
+        )
 
     def elapsed(self) -> float:
         """Time since the first published setpoint [s] (0 before it); the profile's own
@@ -132,8 +141,9 @@ class SetpointPlayerNode(Node):
         sample = self.profile.sample(max(t, 0.0))
         if t < 0.0:  # settling on the first pose
             sample = sample._replace(velocity=sample.velocity * 0.0)
-        if sample.holding is not None and (sample.holding != self._holding or
-                                           now.nanoseconds - self._last_holding_ns > 1e9):
+        if sample.holding is not None and (
+            sample.holding != self._holding or now.nanoseconds - self._last_holding_ns > 1e9
+        ):
             self._holding = sample.holding
             self._last_holding_ns = now.nanoseconds
             self._holding_pub.publish(Bool(data=bool(sample.holding)))

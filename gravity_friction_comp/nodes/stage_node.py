@@ -10,24 +10,31 @@ output changes without a new setpoint.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import QoSProfile, ReliabilityPolicy, HistoryPolicy
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
 from gravity_friction_comp.errors import ConfigError, InputError
 from gravity_friction_comp.stage.contract import StageSettings, Throttle, apply_stage, parse_setpoint
 
-__all__ = ["EXECUTOR_ENV", "FeedforwardStageNode", "SETPOINT_QOS", "executor_choice",
-           "make_executor", "run_node", "spin_node"]
+__all__ = [
+    "EXECUTOR_ENV",
+    "FeedforwardStageNode",
+    "SETPOINT_QOS",
+    "executor_choice",
+    "make_executor",
+    "run_node",
+    "spin_node",
+]
 
 #: Setpoints and commands: keep-last, small depth, reliable (ARCHITECTURE.md).
-SETPOINT_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,
-                          history=HistoryPolicy.KEEP_LAST)
+SETPOINT_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
 
 
 class FeedforwardStageNode(Node):
@@ -53,10 +60,12 @@ class FeedforwardStageNode(Node):
         # Callbacks first, so launch-file values go through the same validation.
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(self._post_set_parameters)
-        self.declare_parameter("enable", True, ParameterDescriptor(
-            description="false: term 0, the stage passes effort through unchanged"))
-        self.declare_parameter("scale", 1.0, ParameterDescriptor(
-            description="multiplier on the term [-]"))
+        self.declare_parameter(
+            "enable",
+            True,
+            ParameterDescriptor(description="false: term 0, the stage passes effort through unchanged"),
+        )
+        self.declare_parameter("scale", 1.0, ParameterDescriptor(description="multiplier on the term [-]"))
         self.declare_stage_parameters()
         self._declaring = False
         self._parameter_names = tuple(self.list_parameters([], 0).names)
@@ -139,7 +148,8 @@ class FeedforwardStageNode(Node):
             if p.type_ == Parameter.Type.NOT_SET:
                 # `ros2 param delete`: an undeclared parameter would break every later set
                 return SetParametersResult(
-                    successful=False, reason=f"{p.name} cannot be deleted; set a value instead")
+                    successful=False, reason=f"{p.name} cannot be deleted; set a value instead"
+                )
         values = self._current_values()
         proposed = {p.name: p.value for p in params}
         values.update(proposed)
@@ -177,8 +187,9 @@ class FeedforwardStageNode(Node):
     def _process(self, msg: JointState, fresh: bool) -> None:
         config = self._config
         try:
-            setpoint = parse_setpoint(msg.name, msg.position, msg.velocity, msg.effort,
-                                      self.model_joint_names(config))
+            setpoint = parse_setpoint(
+                msg.name, msg.position, msg.velocity, msg.effort, self.model_joint_names(config)
+            )
         except InputError as error:
             self.warn_throttled(error.reason, f"setpoint dropped: {error}")
             return
@@ -188,8 +199,13 @@ class FeedforwardStageNode(Node):
         settings = self._settings
         try:
             term = self.compute_term(setpoint, config) if settings.enabled else None
-            result = apply_stage(setpoint, term, settings.scale, self.effort_limits(config),
-                                 within_limits=self.term_within_limits(config, settings.scale))
+            result = apply_stage(
+                setpoint,
+                term,
+                settings.scale,
+                self.effort_limits(config),
+                within_limits=self.term_within_limits(config, settings.scale),
+            )
         except InputError as error:
             self.warn_throttled(error.reason, f"setpoint dropped: {error}")
             return
@@ -231,8 +247,11 @@ def executor_choice(environ: Mapping[str, str] | None = None) -> str:
     environ = os.environ if environ is None else environ
     choice = environ.get(EXECUTOR_ENV, "events").strip().lower() or "events"
     if choice not in EXECUTORS:
-        raise ConfigError(f"{EXECUTOR_ENV}={choice!r} unknown; valid choices: "
-                          + ", ".join(EXECUTORS), key=EXECUTOR_ENV, value=choice)
+        raise ConfigError(
+            f"{EXECUTOR_ENV}={choice!r} unknown; valid choices: " + ", ".join(EXECUTORS),
+            key=EXECUTOR_ENV,
+            value=choice,
+        )
     if choice == "events":
         try:
             from rclpy.experimental import EventsExecutor  # noqa: F401
@@ -312,8 +331,10 @@ def run_node(node_class, args=None) -> None:
         # A bad start-up configuration: say why instead of a traceback.
         import sys
 
-        print(f"[{getattr(node_class, 'NODE_NAME', node_class.__name__)}] invalid configuration: "
-              f"{error}", file=sys.stderr)
+        print(
+            f"[{getattr(node_class, 'NODE_NAME', node_class.__name__)}] invalid configuration: {error}",
+            file=sys.stderr,
+        )
         raise SystemExit(2)
     finally:
         if node is not None:

@@ -57,17 +57,18 @@ from __future__ import annotations
 
 import math
 import pathlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from gravity_friction_comp.model.actuator import ActuatorModel
 from gravity_friction_comp.errors import ConfigError, DimensionError, InputError
-from gravity_friction_comp.validation import number, read_yaml, string_keys
+from gravity_friction_comp.model.actuator import ActuatorModel
 from gravity_friction_comp.model.payload import Payload
 from gravity_friction_comp.model.robot_model import RobotModel
+from gravity_friction_comp.validation import number, read_yaml, string_keys
 
 __all__ = [
     "JOINT_KEYS",
@@ -194,24 +195,30 @@ class SimConfig:
         clean = {}
         for name, params in self.joints.items():
             if not isinstance(name, str) or not name:
-                raise ConfigError(f"joint name must be a non-empty string, got {name!r}", key="joints",
-                                  value=name)
+                raise ConfigError(
+                    f"joint name must be a non-empty string, got {name!r}", key="joints", value=name
+                )
             if isinstance(params, Mapping):
                 params = _joint_params(name, params)
             if not isinstance(params, JointSimParams):
-                raise ConfigError(f"joints.{name} must be a mapping or JointSimParams", key=f"joints.{name}",
-                                  value=params)
+                raise ConfigError(
+                    f"joints.{name} must be a mapping or JointSimParams", key=f"joints.{name}", value=params
+                )
             clean[name] = params
         object.__setattr__(self, "joints", MappingProxyType(clean))
         scale = _number("mass_scale", self.mass_scale, positive=True)
         if not 1e-3 <= scale <= 1e3:  # a model off by 1000× is not "the truth differs a bit"
-            raise ConfigError(f"mass_scale must be within 1e-3..1e3, got {scale!r}",
-                              key="mass_scale", value=self.mass_scale)
+            raise ConfigError(
+                f"mass_scale must be within 1e-3..1e3, got {scale!r}", key="mass_scale", value=self.mass_scale
+            )
         object.__setattr__(self, "mass_scale", scale)
         rate = _number("physics_rate_hz", self.physics_rate_hz, positive=True)
         if rate < MIN_PHYSICS_RATE_HZ:
-            raise ConfigError(f"physics_rate_hz must be ≥ {MIN_PHYSICS_RATE_HZ:g}, got {rate:g}",
-                              key="physics_rate_hz", value=self.physics_rate_hz)
+            raise ConfigError(
+                f"physics_rate_hz must be ≥ {MIN_PHYSICS_RATE_HZ:g}, got {rate:g}",
+                key="physics_rate_hz",
+                value=self.physics_rate_hz,
+            )
         object.__setattr__(self, "physics_rate_hz", rate)
         if self.actuators is not None:
             _check_sim_actuators(self.actuators)
@@ -243,16 +250,21 @@ class SimConfig:
         _string_keys(origin, "simulation", body)  # YAML allows `1: 2`; sorting would fail
         unknown = sorted(set(body) - set(_TOP_KEYS))
         if unknown:
-            raise ConfigError(f"{origin}: unknown key(s) {unknown}; valid keys: {', '.join(_TOP_KEYS)}",
-                              key=str(unknown[0]), value=body[unknown[0]])
+            raise ConfigError(
+                f"{origin}: unknown key(s) {unknown}; valid keys: {', '.join(_TOP_KEYS)}",
+                key=str(unknown[0]),
+                value=body[unknown[0]],
+            )
         version = body.get("version", _SCHEMA_VERSION)
         if isinstance(version, (bool, np.bool_)) or version != _SCHEMA_VERSION:  # true == 1
-            raise ConfigError(f"{origin}: version must be {_SCHEMA_VERSION}, got {version!r}", key="version",
-                              value=version)
+            raise ConfigError(
+                f"{origin}: version must be {_SCHEMA_VERSION}, got {version!r}", key="version", value=version
+            )
         joints = body.get("joints") or {}
         if not isinstance(joints, Mapping):
-            raise ConfigError(f"{origin}: joints must be a mapping name → parameters", key="joints",
-                              value=joints)
+            raise ConfigError(
+                f"{origin}: joints must be a mapping name → parameters", key="joints", value=joints
+            )
         _string_keys(origin, "joints", joints)
         for name, entry in joints.items():
             if isinstance(entry, Mapping):
@@ -292,13 +304,17 @@ def _joint_params(name: str, values: Mapping[str, Any]) -> JointSimParams:
     string_keys(f"joints.{name}", values)
     unknown = sorted(set(values) - set(JOINT_KEYS))
     if unknown:
-        raise ConfigError(f"joints.{name}: unknown key(s) {unknown}; valid keys: {', '.join(JOINT_KEYS)}",
-                          key=f"joints.{name}.{unknown[0]}", value=values[unknown[0]])
+        raise ConfigError(
+            f"joints.{name}: unknown key(s) {unknown}; valid keys: {', '.join(JOINT_KEYS)}",
+            key=f"joints.{name}.{unknown[0]}",
+            value=values[unknown[0]],
+        )
     try:
         return JointSimParams(**values)
     except ConfigError as error:
-        raise ConfigError(f"joints.{name}.{error.key}: {error}", key=f"joints.{name}.{error.key}",
-                          value=error.value) from None
+        raise ConfigError(
+            f"joints.{name}.{error.key}: {error}", key=f"joints.{name}.{error.key}", value=error.value
+        ) from None
 
 
 _DEFAULT_JOINT = JointSimParams()
@@ -307,26 +323,32 @@ _DEFAULT_JOINT = JointSimParams()
 def _actuators_from_block(block: Any) -> ActuatorModel:
     """The sim YAML's ``actuators:`` block → ActuatorModel (same parser as the arm YAML)."""
     if isinstance(block, Mapping) and "joints" not in block:
-        raise ConfigError("actuators.joints is required in the sim YAML (names the lists)",
-                          key="actuators.joints")
+        raise ConfigError(
+            "actuators.joints is required in the sim YAML (names the lists)", key="actuators.joints"
+        )
     if isinstance(block, Mapping) and block.get("urdf_dynamics") is True:
-        raise ConfigError("actuators.urdf_dynamics: true is not accepted in the sim YAML: the "
-                          "simulator's friction is joints.<name>.coulomb/viscous (sticking model)",
-                          key="actuators.urdf_dynamics", value=True)
+        raise ConfigError(
+            "actuators.urdf_dynamics: true is not accepted in the sim YAML: the "
+            "simulator's friction is joints.<name>.coulomb/viscous (sticking model)",
+            key="actuators.urdf_dynamics",
+            value=True,
+        )
     return ActuatorModel.from_arm_yaml({"actuators": block})
 
 
 def _check_sim_actuators(actuators: Any) -> None:
     if not isinstance(actuators, ActuatorModel):
-        raise ConfigError("actuators must be an ActuatorModel or None", key="actuators",
-                          value=actuators)
+        raise ConfigError("actuators must be an ActuatorModel or None", key="actuators", value=actuators)
     for key in ("viscous", "coulomb"):
         values = getattr(actuators, key)
         if np.any(values != 0.0):
-            raise ConfigError(f"actuators.{key} must be 0 in the sim config, got {values.tolist()}: "
-                              f"the simulator's friction is joints.<name>.{key} (sticking model); "
-                              "both would count friction twice", key=f"actuators.{key}",
-                              value=values.tolist())
+            raise ConfigError(
+                f"actuators.{key} must be 0 in the sim config, got {values.tolist()}: "
+                f"the simulator's friction is joints.<name>.{key} (sticking model); "
+                "both would count friction twice",
+                key=f"actuators.{key}",
+                value=values.tolist(),
+            )
 
 
 @dataclass(frozen=True)
@@ -371,8 +393,14 @@ class SimulatedArm:
     swaps a reference and may be called from another thread.
     """
 
-    def __init__(self, model: RobotModel, config: SimConfig | None = None, *,
-                 payload: Payload | None = None, holding: bool = False):
+    def __init__(
+        self,
+        model: RobotModel,
+        config: SimConfig | None = None,
+        *,
+        payload: Payload | None = None,
+        holding: bool = False,
+    ):
         if not isinstance(model, RobotModel):
             raise ConfigError("model must be a RobotModel", key="model", value=model)
         config = SimConfig() if config is None else config
@@ -381,16 +409,22 @@ class SimulatedArm:
         names = model.joint_names
         unknown = sorted(set(config.joints) - set(names))
         if unknown:
-            raise ConfigError(f"sim config names joint(s) {unknown} not in the model; joints: {list(names)}",
-                              key=f"joints.{unknown[0]}", value=unknown[0])
+            raise ConfigError(
+                f"sim config names joint(s) {unknown} not in the model; joints: {list(names)}",
+                key=f"joints.{unknown[0]}",
+                value=unknown[0],
+            )
         self.config = config
         # rigid links only: the reflected inertia is added once, below, as diag(A) (so an
         # actuator model on the caller's RobotModel is never counted twice)
         self._bare = model.with_actuators(None).with_payload(None)
         actuators = config.actuators if config.actuators is not None else model.actuators
         self._actuators = actuators
-        rotor = (self._bare.with_actuators(actuators).actuator_terms.reflected_inertia
-                 if actuators is not None else np.zeros(len(names)))
+        rotor = (
+            self._bare.with_actuators(actuators).actuator_terms.reflected_inertia
+            if actuators is not None
+            else np.zeros(len(names))
+        )
         self._loaded = self._bare.with_payload(payload) if payload is not None else self._bare
         self._model = self._loaded if holding else self._bare
         self._holding = bool(holding)
@@ -408,7 +442,9 @@ class SimulatedArm:
             raise ConfigError(
                 f"joint {names[i]} has armature {legacy[i]} and reflected rotor inertia n²·J = "
                 f"{rotor[i]} from the actuator model: give one (armature is deprecated)",
-                key=f"joints.{names[i]}.armature", value=float(legacy[i]))
+                key=f"joints.{names[i]}.armature",
+                value=float(legacy[i]),
+            )
         #: (n,) [kg·m²] joint-side diagonal A: actuator n²·J (folded) + deprecated armature
         self.armature = ro(rotor + legacy)
         self._lower = np.array(model.position_lower, dtype=float)
@@ -419,8 +455,10 @@ class SimulatedArm:
             i = int(np.flatnonzero(bad)[0])
             raise ConfigError(
                 f"initial_position of {names[i]} = {q0[i]} outside its limits "
-                f"[{self._lower[i]}, {self._upper[i]}]", key=f"joints.{names[i]}.initial_position",
-                value=float(q0[i]))
+                f"[{self._lower[i]}, {self._upper[i]}]",
+                key=f"joints.{names[i]}.initial_position",
+                value=float(q0[i]),
+            )
         self._q = q0
         self._v = np.array([p.initial_velocity for p in params])
         self._friction = np.zeros(len(names))
@@ -476,8 +514,14 @@ class SimulatedArm:
 
     def state(self) -> SimState:
         """A snapshot (copies)."""
-        return SimState(self._time, self._q.copy(), self._v.copy(), self._friction.copy(),
-                        self._stuck.copy(), self._holding)
+        return SimState(
+            self._time,
+            self._q.copy(),
+            self._v.copy(),
+            self._friction.copy(),
+            self._stuck.copy(),
+            self._holding,
+        )
 
     # --- inputs ----------------------------------------------------------------------------
     def set_holding(self, holding: bool) -> None:
@@ -518,8 +562,9 @@ class SimulatedArm:
         """True gravity torque s·g(q) (n,) [N·m] (what holds the simulated arm still)."""
         return self.config.mass_scale * self._model.gravity(q)
 
-    def step(self, tau_motor: Sequence[float] | np.ndarray, dt: float | None = None
-             ) -> tuple[np.ndarray, np.ndarray]:
+    def step(
+        self, tau_motor: Sequence[float] | np.ndarray, dt: float | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Advance one step with joint torques ``tau_motor`` (n,) [N·m] held over ``dt`` [s].
 
         Args:
@@ -555,8 +600,9 @@ class SimulatedArm:
         return q_new.copy(), v_new.copy()
 
 
-def _sticking_step(mass: np.ndarray, rhs: np.ndarray, v: np.ndarray, budget: np.ndarray, dt: float
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _sticking_step(
+    mass: np.ndarray, rhs: np.ndarray, v: np.ndarray, budget: np.ndarray, dt: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Accelerations, friction and stuck mask for ``mass·a = rhs − τ_f`` (module docstring).
 
     Args:

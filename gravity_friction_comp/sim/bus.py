@@ -17,22 +17,22 @@ import struct
 import sys
 import threading
 import time
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import can
 import numpy as np
 
-from gravity_friction_comp.mit.bridge_core import BridgeConfig
 from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.mit.bridge_core import BridgeConfig
 from gravity_friction_comp.mit.bus import CanSettings, open_bus
-from gravity_friction_comp.sim.motor_emulator import EmulatedMotor
 from gravity_friction_comp.mit.motor_table import (
     DAMIAO_LIMIT_REGISTERS,
     DAMIAO_PARAM_ARBITRATION_ID,
     JointMotorMap,
 )
 from gravity_friction_comp.sim.arm import SimulatedArm
-
+from gravity_friction_comp.sim.motor_emulator import EmulatedMotor
 
 #: GIL switch interval [s] while a simulated arm runs (Python default: 5 ms).
 SIM_SWITCH_INTERVAL = 5e-4
@@ -81,11 +81,17 @@ class SimulatedMotorBus:
         seen_joint, seen_id = set(), set()
         for sm in self.motors:
             if sm.joint not in index:
-                raise ConfigError(f"no joint {sm.joint!r} in the simulated arm; joints: {list(arm.joint_names)}",
-                                  key="joints", value=sm.joint)
+                raise ConfigError(
+                    f"no joint {sm.joint!r} in the simulated arm; joints: {list(arm.joint_names)}",
+                    key="joints",
+                    value=sm.joint,
+                )
             if sm.joint in seen_joint or sm.motor.can_id in seen_id:
-                raise ConfigError(f"two simulated motors on joint {sm.joint!r} or can_id {sm.motor.can_id}",
-                                  key="can_id", value=sm.motor.can_id)
+                raise ConfigError(
+                    f"two simulated motors on joint {sm.joint!r} or can_id {sm.motor.can_id}",
+                    key="can_id",
+                    value=sm.motor.can_id,
+                )
             seen_joint.add(sm.joint)
             seen_id.add(sm.motor.can_id)
             self._joint_index.append(index[sm.joint])
@@ -107,8 +113,10 @@ class SimulatedMotorBus:
     @classmethod
     def for_bridge(cls, arm: SimulatedArm, config: BridgeConfig, settings: CanSettings) -> SimulatedMotorBus:
         """One emulated motor per :class:`MotorConfig` of ``config`` (same ids, ranges, map)."""
-        motors = [SimulatedMotor(m.name, EmulatedMotor(m.limits, m.can_id, m.master_id), m.mapping)
-                  for m in config.motors]
+        motors = [
+            SimulatedMotor(m.name, EmulatedMotor(m.limits, m.can_id, m.master_id), m.mapping)
+            for m in config.motors
+        ]
         return cls(arm, motors, settings)
 
     # --- thread-safe controls ---------------------------------------------------------------
@@ -116,8 +124,11 @@ class SimulatedMotorBus:
         for k, sm in enumerate(self.motors):
             if sm.joint == joint:
                 return k
-        raise ConfigError(f"no simulated motor on joint {joint!r}; joints: {[m.joint for m in self.motors]}",
-                          key="joint", value=joint)
+        raise ConfigError(
+            f"no simulated motor on joint {joint!r}; joints: {[m.joint for m in self.motors]}",
+            key="joint",
+            value=joint,
+        )
 
     def inject_fault(self, joint: str, code: int) -> None:
         """Latch fault ``code`` in the motor of ``joint`` (see EmulatedMotor.inject_fault)."""
@@ -153,8 +164,9 @@ class SimulatedMotorBus:
 
     def _reply(self, arbitration_id: int, data: bytes) -> None:
         try:
-            self.bus.send(can.Message(arbitration_id=arbitration_id, data=data, is_extended_id=False),
-                          timeout=0.001)
+            self.bus.send(
+                can.Message(arbitration_id=arbitration_id, data=data, is_extended_id=False), timeout=0.001
+            )
             self.replies_sent += 1
         except (can.CanError, OSError):
             self.send_errors += 1

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import array
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, NamedTuple, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -56,7 +57,7 @@ class JointMap:
     identity: bool = False
 
     @staticmethod
-    def for_names(message_names: Sequence[str], model_names: Sequence[str]) -> "JointMap":
+    def for_names(message_names: Sequence[str], model_names: Sequence[str]) -> JointMap:
         """Map by name (never by position: peers break when orders differ, FIELD_NOTES).
 
         Args:
@@ -101,8 +102,7 @@ def _joint_map(message_names: tuple[str, ...], model_names: tuple[str, ...]) -> 
             f"setpoint lacks model joints {missing} (has {list(message_names)})",
             reason="missing_joints",
         )
-    index = np.fromiter((position[name] for name in model_names), dtype=np.intp,
-                        count=len(model_names))
+    index = np.fromiter((position[name] for name in model_names), dtype=np.intp, count=len(model_names))
     index.setflags(write=False)
     return JointMap(message_names, model_names, index, message_names == model_names)
 
@@ -218,8 +218,9 @@ def _raise_length_mismatch(m: int, n_pos: int, n_vel: int, n_eff: int):
         raise InputError(f"position has {n_pos} values for {m} names", reason="length_mismatch")
     for field, count in (("velocity", n_vel), ("effort", n_eff)):
         if count not in (0, m):
-            raise InputError(f"{field} has {count} values for {m} names (expected 0 or {m})",
-                             reason="length_mismatch")
+            raise InputError(
+                f"{field} has {count} values for {m} names (expected 0 or {m})", reason="length_mismatch"
+            )
 
 
 def effort_limits_from(value, n: int, default: np.ndarray | None = None) -> np.ndarray:
@@ -280,8 +281,13 @@ class StageResult:
 
     __slots__ = ("effort", "clamped", "_term", "_incoming")
 
-    def __init__(self, effort: np.ndarray, term: np.ndarray | None, clamped: tuple[str, ...],
-                 incoming: np.ndarray | None = None):
+    def __init__(
+        self,
+        effort: np.ndarray,
+        term: np.ndarray | None,
+        clamped: tuple[str, ...],
+        incoming: np.ndarray | None = None,
+    ):
         self.effort = effort
         self.clamped = clamped
         self._term = term
@@ -400,13 +406,12 @@ class StageSettings:
         from gravity_friction_comp.errors import ConfigError
 
         if not isinstance(self.enabled, (bool, np.bool_)):
-            raise ConfigError(f"enable must be a bool, got {self.enabled!r}", key="enable",
-                              value=self.enabled)
+            raise ConfigError(
+                f"enable must be a bool, got {self.enabled!r}", key="enable", value=self.enabled
+            )
         if isinstance(self.scale, bool) or not isinstance(self.scale, (int, float)):
-            raise ConfigError(f"scale must be a number, got {self.scale!r}", key="scale",
-                              value=self.scale)
+            raise ConfigError(f"scale must be a number, got {self.scale!r}", key="scale", value=self.scale)
         if not math.isfinite(self.scale):
-            raise ConfigError(f"scale must be finite, got {self.scale!r}", key="scale",
-                              value=self.scale)
+            raise ConfigError(f"scale must be finite, got {self.scale!r}", key="scale", value=self.scale)
         object.__setattr__(self, "scale", float(self.scale))
         object.__setattr__(self, "enabled", bool(self.enabled))

@@ -30,12 +30,16 @@ from typing import NamedTuple
 import numpy as np
 
 from gravity_friction_comp.errors import ConfigError, InputError
-from gravity_friction_comp.validation import number
 from gravity_friction_comp.model.robot_model import RobotModel
 from gravity_friction_comp.stage.velocity import VelocityEstimator
+from gravity_friction_comp.validation import number
 
-__all__ = ["DEFAULT_ACCELERATION_CUTOFF_HZ", "FeedforwardTerms", "InverseDynamicsFeedforward",
-           "validate_acceleration_cutoff"]
+__all__ = [
+    "DEFAULT_ACCELERATION_CUTOFF_HZ",
+    "FeedforwardTerms",
+    "InverseDynamicsFeedforward",
+    "validate_acceleration_cutoff",
+]
 
 #: Default low-pass cutoff of the acceleration differentiation [Hz] (matches the friction
 #: node's ``velocity_cutoff_hz`` default).
@@ -90,8 +94,9 @@ class InverseDynamicsFeedforward:
 
     def __init__(self, model: RobotModel, cutoff_hz: float = DEFAULT_ACCELERATION_CUTOFF_HZ):
         if not isinstance(model, RobotModel):
-            raise ConfigError(f"model must be a RobotModel, got {type(model).__name__}",
-                              key="model", value=model)
+            raise ConfigError(
+                f"model must be a RobotModel, got {type(model).__name__}", key="model", value=model
+            )
         self._model = model
         self._n = model.n
         self._cutoff = validate_acceleration_cutoff(cutoff_hz)
@@ -117,8 +122,11 @@ class InverseDynamicsFeedforward:
             ConfigError: not a RobotModel, or different joint names (``key="model"``).
         """
         if not isinstance(model, RobotModel) or model.joint_names != self._model.joint_names:
-            raise ConfigError("set_model: expected a RobotModel with joints "
-                              f"{list(self._model.joint_names)}", key="model", value=model)
+            raise ConfigError(
+                f"set_model: expected a RobotModel with joints {list(self._model.joint_names)}",
+                key="model",
+                value=model,
+            )
         self._model = model
 
     def reset(self) -> None:
@@ -166,12 +174,13 @@ class InverseDynamicsFeedforward:
         try:
             arr = np.asarray(x, dtype=float)
         except (TypeError, ValueError):
-            raise InputError(f"{what} must be {self._n} numbers, got {x!r}",
-                             reason="shape") from None
+            raise InputError(f"{what} must be {self._n} numbers, got {x!r}", reason="shape") from None
         if arr.shape != (self._n,):
-            raise InputError(f"{what} must have shape ({self._n},) in joint_names order "
-                             f"{list(self._model.joint_names)}, got shape {arr.shape}",
-                             reason="shape")
+            raise InputError(
+                f"{what} must have shape ({self._n},) in joint_names order "
+                f"{list(self._model.joint_names)}, got shape {arr.shape}",
+                reason="shape",
+            )
         if not np.all(np.isfinite(arr)):
             raise InputError(f"{what} contains NaN/inf: {arr.tolist()}", reason="nan")
         return arr

@@ -46,8 +46,11 @@ def validate_velocity_source(source: str) -> str:
         ConfigError: not one of :data:`VELOCITY_SOURCES` (key ``velocity_source``).
     """
     if source not in VELOCITY_SOURCES:
-        raise ConfigError(f"velocity_source {source!r} unknown; valid choices: "
-                          + ", ".join(VELOCITY_SOURCES), key="velocity_source", value=source)
+        raise ConfigError(
+            f"velocity_source {source!r} unknown; valid choices: " + ", ".join(VELOCITY_SOURCES),
+            key="velocity_source",
+            value=source,
+        )
     return source
 
 

@@ -44,8 +44,9 @@ import os
 import pathlib
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import yaml
@@ -53,8 +54,7 @@ import yaml
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.param_files import first_node_parameters
 
-__all__ = ["DemoSetup", "JointMetrics", "Recording", "evaluate", "load_node_parameters", "main",
-           "run_phase"]
+__all__ = ["DemoSetup", "JointMetrics", "Recording", "evaluate", "load_node_parameters", "main", "run_phase"]
 
 REPO_SHARE = pathlib.Path(__file__).resolve().parents[2]
 
@@ -209,8 +209,15 @@ def _params(values: Mapping[str, Any]):
     return [Parameter(k, value=v) for k, v in values.items()]
 
 
-def run_phase(setup: DemoSetup, compensate: bool, domain_id: int, log=print, *,
-              gravity: bool | None = None, friction: bool | None = None) -> Recording:
+def run_phase(
+    setup: DemoSetup,
+    compensate: bool,
+    domain_id: int,
+    log=print,
+    *,
+    gravity: bool | None = None,
+    friction: bool | None = None,
+) -> Recording:
     """One run of the cycle with both stages ``enable`` = ``compensate``.
 
     Builds the nodes with the parameter files (``--params-file``, as the launch file does)
@@ -238,6 +245,7 @@ def run_phase(setup: DemoSetup, compensate: bool, domain_id: int, log=print, *,
     nodes = []
     rec = Recording()
     try:
+
         def files(path, *remaps):
             args = ["--ros-args", "--params-file", str(path)]
             for remap in remaps:
@@ -251,24 +259,39 @@ def run_phase(setup: DemoSetup, compensate: bool, domain_id: int, log=print, *,
             gravity_overrides["effort_limit"] = list(setup.gravity_effort_limit)
         if setup.payload_parent:
             robot["payload.parent"] = gravity_overrides["payload.parent"] = setup.payload_parent
-        nodes.append(GravityCompensationNode(
-            context=context, cli_args=files(setup.gravity_params, "joint_command:=gravity/joint_command"),
-            parameter_overrides=_params(gravity_overrides)))
-        friction_overrides = {"arm_config": setup.friction_config or setup.arm_config,
-                              "joints": list(setup.joints), "enable": friction_on}
+        nodes.append(
+            GravityCompensationNode(
+                context=context,
+                cli_args=files(setup.gravity_params, "joint_command:=gravity/joint_command"),
+                parameter_overrides=_params(gravity_overrides),
+            )
+        )
+        friction_overrides = {
+            "arm_config": setup.friction_config or setup.arm_config,
+            "joints": list(setup.joints),
+            "enable": friction_on,
+        }
         # the friction stage clamps to the motor map's limits (its joints, its order)
         _, motor_values = load_node_parameters(setup.motor_map)
         effort = motor_values.get("effort_limit") or []
         if isinstance(effort, (list, tuple)) and len(effort) == len(setup.joints):
             friction_overrides["effort_limit"] = [float(x) for x in effort]
-        nodes.append(FrictionFeedforwardNode(
-            context=context, cli_args=files(setup.friction_params, "joint_setpoint:=gravity/joint_command"),
-            parameter_overrides=_params(friction_overrides)))
-        bridge_values = dict(robot, simulate=True, urdf_path=setup.urdf, sim_config=setup.sim_config,
-                             read_motor_limits=False)
+        nodes.append(
+            FrictionFeedforwardNode(
+                context=context,
+                cli_args=files(setup.friction_params, "joint_setpoint:=gravity/joint_command"),
+                parameter_overrides=_params(friction_overrides),
+            )
+        )
+        bridge_values = dict(
+            robot, simulate=True, urdf_path=setup.urdf, sim_config=setup.sim_config, read_motor_limits=False
+        )
         bridge_values.update(setup.bridge_overrides)
-        nodes.append(MitBridgeNode(context=context, cli_args=files(setup.motor_map),
-                                   parameter_overrides=_params(bridge_values)))
+        nodes.append(
+            MitBridgeNode(
+                context=context, cli_args=files(setup.motor_map), parameter_overrides=_params(bridge_values)
+            )
+        )
         recorder = rclpy.create_node("demo_recorder", context=context)
         nodes.append(recorder)
         joints, all_joints = list(setup.joints), list(setup.all_joints)
@@ -291,14 +314,17 @@ def run_phase(setup: DemoSetup, compensate: bool, domain_id: int, log=print, *,
                 if e is not None:
                     times.append(_stamp(msg))
                     values.append(e)
+
             return cb
 
         recorder.create_subscription(JointState, "joint_setpoint", on_setpoint, SETPOINT_QOS)
         recorder.create_subscription(JointState, "joint_states", on_state, SETPOINT_QOS)
-        recorder.create_subscription(JointState, "gravity_compensation/effort",
-                                     on_term(rec.gravity_t, rec.gravity), SETPOINT_QOS)
-        recorder.create_subscription(JointState, "friction_feedforward/effort",
-                                     on_term(rec.friction_t, rec.friction), SETPOINT_QOS)
+        recorder.create_subscription(
+            JointState, "gravity_compensation/effort", on_term(rec.gravity_t, rec.gravity), SETPOINT_QOS
+        )
+        recorder.create_subscription(
+            JointState, "friction_feedforward/effort", on_term(rec.friction_t, rec.friction), SETPOINT_QOS
+        )
         command_cb = on_term(rec.command_t, rec.command_effort)
 
         def on_command(msg):
@@ -310,15 +336,34 @@ def run_phase(setup: DemoSetup, compensate: bool, domain_id: int, log=print, *,
 
         recorder.create_subscription(JointState, "joint_command", on_command, SETPOINT_QOS)
         if setup.profile == "sine":
-            player_values = {"profile": "sine", "amplitude": list(setup.sine_amplitude),
-                             "period": setup.period, "loop": True}
+            player_values = {
+                "profile": "sine",
+                "amplitude": list(setup.sine_amplitude),
+                "period": setup.period,
+                "loop": True,
+            }
         else:
-            player_values = {"profile": "pick_place", "pick": list(setup.pick), "place": list(setup.place),
-                             "move_time": setup.move_time, "dwell_time": setup.dwell_time,
-                             "grip_time": setup.grip_time, "loop": False}
-        player = SetpointPlayerNode(context=context, parameter_overrides=_params(dict(
-            player_values, joint_names=all_joints, home=list(setup.home), rate_hz=250.0,
-            start_delay=setup.start_delay)))
+            player_values = {
+                "profile": "pick_place",
+                "pick": list(setup.pick),
+                "place": list(setup.place),
+                "move_time": setup.move_time,
+                "dwell_time": setup.dwell_time,
+                "grip_time": setup.grip_time,
+                "loop": False,
+            }
+        player = SetpointPlayerNode(
+            context=context,
+            parameter_overrides=_params(
+                dict(
+                    player_values,
+                    joint_names=all_joints,
+                    home=list(setup.home),
+                    rate_hz=250.0,
+                    start_delay=setup.start_delay,
+                )
+            ),
+        )
         nodes.append(player)
         executor = SingleThreadedExecutor(context=context)
         for node in nodes:
@@ -341,8 +386,11 @@ def run_phase(setup: DemoSetup, compensate: bool, domain_id: int, log=print, *,
         for node in reversed(nodes):
             node.destroy_node()
         rclpy.try_shutdown(context=context)
-    label = ("on " if compensate else "off") if gravity is None and friction is None else \
-        f"gravity {'on' if gravity_on else 'off'}, friction {'on' if friction_on else 'off'}"
+    label = (
+        ("on " if compensate else "off")
+        if gravity is None and friction is None
+        else f"gravity {'on' if gravity_on else 'off'}, friction {'on' if friction_on else 'off'}"
+    )
     log(f"  {label}: {len(rec.setpoint_t)} setpoints, {len(rec.state_t)} joint_states")
     return rec
 
@@ -367,12 +415,15 @@ class JointMetrics:
 def _errors(setup: DemoSetup, rec: Recording):
     a = rec.arrays()
     if a["setpoint_t"].size < 10 or a["state_t"].size < 10:
-        raise RuntimeError(f"too little data recorded: {a['setpoint_t'].size} setpoints, "
-                           f"{a['state_t'].size} joint_states (is the machine overloaded?)")
+        raise RuntimeError(
+            f"too little data recorded: {a['setpoint_t'].size} setpoints, "
+            f"{a['state_t'].size} joint_states (is the machine overloaded?)"
+        )
     # Reference: joint_command positions at their arrival (what the bridge tracks), so the
     # transport delay of the chain (bench/pipeline_latency.py) is not counted as error.
-    ref_t, ref_q = (a["arrival_t"], a["arrival_q"]) if a["arrival_t"].size >= 10 else \
-        (a["setpoint_t"], a["setpoint_q"])
+    ref_t, ref_q = (
+        (a["arrival_t"], a["arrival_q"]) if a["arrival_t"].size >= 10 else (a["setpoint_t"], a["setpoint_q"])
+    )
     t0 = a["setpoint_t"][0] + setup.start_delay
     t = a["state_t"]
     keep = (t >= max(t0, ref_t[0])) & (t <= ref_t[-1])
@@ -403,12 +454,13 @@ def evaluate(setup: DemoSetup, rec: Recording) -> dict[str, JointMetrics]:
             sag, hold = abs(held - float(ej[before].mean())), abs(held)
         else:
             sag = hold = float("nan")
-        out[name] = JointMetrics(float(np.sqrt(np.mean(ej ** 2))), float(np.abs(ej).max()), sag, hold)
+        out[name] = JointMetrics(float(np.sqrt(np.mean(ej**2))), float(np.abs(ej).max()), sag, hold)
     return out
 
 
-def acceptance(setup: DemoSetup, off: Mapping[str, JointMetrics], on: Mapping[str, JointMetrics]
-               ) -> tuple[bool, list[str]]:
+def acceptance(
+    setup: DemoSetup, off: Mapping[str, JointMetrics], on: Mapping[str, JointMetrics]
+) -> tuple[bool, list[str]]:
     """Check the three criteria; returns (passed, one line per criterion)."""
     lines, ok = [], True
     rms_off = sum(off[j].rms ** 2 for j in setup.proximal)
@@ -416,14 +468,18 @@ def acceptance(setup: DemoSetup, off: Mapping[str, JointMetrics], on: Mapping[st
     drop = 1.0 - math.sqrt(rms_on / rms_off) if rms_off > 0 else 0.0
     good = drop >= MIN_PROXIMAL_DROP
     ok &= good
-    lines.append(f"[{'PASS' if good else 'FAIL'}] proximal RMS error drop {drop:.0%} "
-                 f"(≥ {MIN_PROXIMAL_DROP:.0%}) on {list(setup.proximal)}")
+    lines.append(
+        f"[{'PASS' if good else 'FAIL'}] proximal RMS error drop {drop:.0%} "
+        f"(≥ {MIN_PROXIMAL_DROP:.0%}) on {list(setup.proximal)}"
+    )
     if setup.profile == "pick_place":
         worst = max(on[j].sag for j in setup.joints)
         good = bool(worst <= MAX_SAG_MRAD)
         ok &= good
-        lines.append(f"[{'PASS' if good else 'FAIL'}] sag while holding ≤ {MAX_SAG_MRAD:g} mrad: "
-                     f"worst {worst:.2f} mrad")
+        lines.append(
+            f"[{'PASS' if good else 'FAIL'}] sag while holding ≤ {MAX_SAG_MRAD:g} mrad: "
+            f"worst {worst:.2f} mrad"
+        )
     else:
         lines.append(f"[ -- ] sag while holding: not measured ({setup.profile} profile, no payload)")
     for j in setup.distal:
@@ -432,21 +488,27 @@ def acceptance(setup: DemoSetup, off: Mapping[str, JointMetrics], on: Mapping[st
         lsb = setup.position_lsb.get(j, 0.0)
         good = on[j].rms <= (1.0 + MAX_DISTAL_GROWTH) * off[j].rms + lsb
         ok &= good
-        lines.append(f"[{'PASS' if good else 'FAIL'}] distal {j}: RMS {growth:+.0%} "
-                     f"(≤ +{MAX_DISTAL_GROWTH:.0%} + 1 position LSB = {lsb:.2f} mrad)")
+        lines.append(
+            f"[{'PASS' if good else 'FAIL'}] distal {j}: RMS {growth:+.0%} "
+            f"(≤ +{MAX_DISTAL_GROWTH:.0%} + 1 position LSB = {lsb:.2f} mrad)"
+        )
     return ok, lines
 
 
 def table(setup: DemoSetup, off, on) -> str:
     """The per-joint comparison table (mrad)."""
-    head = (f"{'joint':18s} {'group':8s} {'RMS off':>8s} {'RMS on':>8s} {'max off':>8s} "
-            f"{'max on':>8s} {'sag off':>8s} {'sag on':>8s} {'hold off':>8s} {'hold on':>8s}")
+    head = (
+        f"{'joint':18s} {'group':8s} {'RMS off':>8s} {'RMS on':>8s} {'max off':>8s} "
+        f"{'max on':>8s} {'sag off':>8s} {'sag on':>8s} {'hold off':>8s} {'hold on':>8s}"
+    )
     rows = [head, "-" * len(head)]
     for j in setup.joints:
         group = "proximal" if j in setup.proximal else "distal"
-        rows.append(f"{j:18s} {group:8s} {off[j].rms:8.2f} {on[j].rms:8.2f} {off[j].max:8.2f} "
-                    f"{on[j].max:8.2f} {off[j].sag:8.2f} {on[j].sag:8.2f} "
-                    f"{off[j].hold_error:8.2f} {on[j].hold_error:8.2f}")
+        rows.append(
+            f"{j:18s} {group:8s} {off[j].rms:8.2f} {on[j].rms:8.2f} {off[j].max:8.2f} "
+            f"{on[j].max:8.2f} {off[j].sag:8.2f} {on[j].sag:8.2f} "
+            f"{off[j].hold_error:8.2f} {on[j].hold_error:8.2f}"
+        )
     return "\n".join(rows)
 
 
@@ -474,9 +536,11 @@ def plot(setup: DemoSetup, off: Recording, on: Recording, path: pathlib.Path) ->
             if setup.profile == "pick_place":
                 ax.axvspan(setup.close_time, setup.release_time, color="tab:orange", alpha=0.08, lw=0)
         ax = axes[n][col]
-        for key, label, style in (("command_effort", "joint_command effort", "-"),
-                                  ("gravity", "gravity term", "--"),
-                                  ("friction", "friction term", ":")):
+        for key, label, style in (
+            ("command_effort", "joint_command effort", "-"),
+            ("gravity", "gravity term", "--"),
+            ("friction", "friction term", ":"),
+        ):
             tk = {"command_effort": "command_t", "gravity": "gravity_t", "friction": "friction_t"}[key]
             if a[key].size:
                 for j, name in enumerate(setup.joints):
@@ -500,8 +564,13 @@ def _floats(text: str | None, n: int, key: str) -> list[float] | None:
     return values
 
 
-def _derived_sim_config(joints: Sequence[str], motor_types: Sequence[str], home: Sequence[float],
-                        arm_config: str, out: pathlib.Path) -> str:
+def _derived_sim_config(
+    joints: Sequence[str],
+    motor_types: Sequence[str],
+    home: Sequence[float],
+    arm_config: str,
+    out: pathlib.Path,
+) -> str:
     """A sim YAML for a robot that has none, written to ``out/sim_derived.yaml``.
 
     The "true" friction is taken near the arm YAML's tuning, deliberately not equal to it
@@ -514,14 +583,30 @@ def _derived_sim_config(joints: Sequence[str], motor_types: Sequence[str], home:
     from gravity_friction_comp.friction.arm_yaml import friction_params_from_arm_yaml
 
     params = friction_params_from_arm_yaml(arm_config, len(joints))
-    per_joint = lambda key: np.broadcast_to(np.asarray(params.get(key, 0.0), dtype=float),  # noqa: E731
-                                            (len(joints),))
+    per_joint = lambda key: np.broadcast_to(
+        np.asarray(params.get(key, 0.0), dtype=float),  # noqa: E731
+        (len(joints),),
+    )
     breakaway, viscous = per_joint("breakaway"), per_joint("viscous")
     armature = [0.012 if str(t).upper() == "DM4340" else 0.002 for t in motor_types]
-    body = {"simulation": {"version": 1, "physics_rate_hz": 1000.0, "mass_scale": 1.05, "joints": {
-        j: {"coulomb": float(0.9 * b), "stribeck_breakaway": float(0.2 * b), "stribeck_velocity": 0.05,
-            "viscous": float(v + 0.01), "armature": a, "initial_position": float(q0)}
-        for j, b, v, a, q0 in zip(joints, np.abs(breakaway), np.abs(viscous), armature, home)}}}
+    body = {
+        "simulation": {
+            "version": 1,
+            "physics_rate_hz": 1000.0,
+            "mass_scale": 1.05,
+            "joints": {
+                j: {
+                    "coulomb": float(0.9 * b),
+                    "stribeck_breakaway": float(0.2 * b),
+                    "stribeck_velocity": 0.05,
+                    "viscous": float(v + 0.01),
+                    "armature": a,
+                    "initial_position": float(q0),
+                }
+                for j, b, v, a, q0 in zip(joints, np.abs(breakaway), np.abs(viscous), armature, home)
+            },
+        }
+    }
     path = out / "sim_derived.yaml"
     path.write_text(yaml.safe_dump(body))
     return str(path)
@@ -544,8 +629,10 @@ def _gravity_effort_limits(model, limits: Mapping[str, float], log=print) -> tup
         out.append(float(urdf_limit))
     if not raised or not all(math.isfinite(x) for x in out):
         return ()
-    log(f"  URDF effort limits below the motor map's effort_limit raised to it [N·m] "
-        f"(gravity node effort_limit): {', '.join(raised)}")
+    log(
+        f"  URDF effort limits below the motor map's effort_limit raised to it [N·m] "
+        f"(gravity node effort_limit): {', '.join(raised)}"
+    )
     return tuple(out)
 
 
@@ -565,9 +652,14 @@ def build_setup(args, out: pathlib.Path) -> DemoSetup:
         raise ConfigError(f"--period must be > 0, got {args.period}", key="period", value=args.period)
     if args.cycles < 1:
         raise ConfigError(f"--cycles must be ≥ 1, got {args.cycles}", key="cycles", value=args.cycles)
-    for key, path in (("urdf", urdf), ("arm-config", arm_config), ("motor-map", motor_map),
-                      ("gravity-params", gravity_params), ("friction-params", friction_params),
-                      ("friction-config", friction_config or arm_config)):
+    for key, path in (
+        ("urdf", urdf),
+        ("arm-config", arm_config),
+        ("motor-map", motor_map),
+        ("gravity-params", gravity_params),
+        ("friction-params", friction_params),
+        ("friction-config", friction_config or arm_config),
+    ):
         if not pathlib.Path(path).is_file():
             raise ConfigError(f"--{key}: no such file {path!r}", key=key, value=path)
     _, bridge = load_node_parameters(motor_map)
@@ -581,8 +673,11 @@ def build_setup(args, out: pathlib.Path) -> DemoSetup:
         gravity_effort_limit = _gravity_effort_limits(model, dict(zip(joints, map(float, effort))))
     missing = [j for j in joints if j not in model.joint_names]
     if missing:
-        raise ConfigError(f"motor map joints {missing} not in the URDF; URDF joints: "
-                          f"{list(model.joint_names)}", key="joints", value=missing)
+        raise ConfigError(
+            f"motor map joints {missing} not in the URDF; URDF joints: {list(model.joint_names)}",
+            key="joints",
+            value=missing,
+        )
     all_joints = model.joint_names
     n = len(all_joints)
     lower = np.where(np.isfinite(model.position_lower), model.position_lower, -math.pi)
@@ -593,22 +688,29 @@ def build_setup(args, out: pathlib.Path) -> DemoSetup:
     elif not args.urdf:
         sim_config = str(share / "config" / "sim_palletizer.yaml")
     else:
-        mid = home_arg or [0.5 * (lo + hi) if j in joints else 0.0
-                           for j, lo, hi in zip(all_joints, lower, upper)]
+        mid = home_arg or [
+            0.5 * (lo + hi) if j in joints else 0.0 for j, lo, hi in zip(all_joints, lower, upper)
+        ]
         types = bridge.get("motor_type") or [""] * len(joints)
-        sim_config = _derived_sim_config(joints, types, [mid[all_joints.index(j)] for j in joints],
-                                         arm_config, out)
+        sim_config = _derived_sim_config(
+            joints, types, [mid[all_joints.index(j)] for j in joints], arm_config, out
+        )
     sim = SimConfig.from_yaml(sim_config)
     home = np.array(home_arg or [sim.joint(j).initial_position for j in all_joints])
     k = len(joints)
     proximal = tuple(args.proximal.split(",")) if args.proximal else joints[: math.ceil(k / 2)]
     unknown = [j for j in proximal if j not in joints]
     if unknown:
-        raise ConfigError(f"--proximal names {unknown}, not bridge joints {list(joints)}",
-                          key="proximal", value=unknown)
+        raise ConfigError(
+            f"--proximal names {unknown}, not bridge joints {list(joints)}", key="proximal", value=unknown
+        )
     distal = tuple(j for j in joints if j not in proximal)
-    amplitude = np.array([(args.amplitude if j in proximal else args.distal_amplitude) if j in joints else 0.0
-                          for j in all_joints])
+    amplitude = np.array(
+        [
+            (args.amplitude if j in proximal else args.distal_amplitude) if j in joints else 0.0
+            for j in all_joints
+        ]
+    )
     margin = 0.05
     pick = np.clip(home + amplitude, lower + margin, upper - margin)
     place = np.clip(home - amplitude, lower + margin, upper - margin)
@@ -626,39 +728,71 @@ def build_setup(args, out: pathlib.Path) -> DemoSetup:
     if len(types) == len(joints) and len(ratios) == len(joints):
         from gravity_friction_comp.mit.motor_table import motor_limits
 
-        position_lsb = {j: 1e3 * 2.0 * motor_limits(t).p_max / 65535.0 / abs(float(r))
-                        for j, t, r in zip(joints, types, ratios)}
-    return DemoSetup(urdf=urdf, arm_config=arm_config, motor_map=motor_map, sim_config=sim_config,
-                     gravity_params=gravity_params, friction_params=friction_params, joints=joints,
-                     all_joints=tuple(all_joints), home=tuple(home), pick=tuple(pick),
-                     place=tuple(place), proximal=proximal, distal=distal,
-                     move_time=args.move_time, dwell_time=args.dwell_time,
-                     start_delay=args.start_delay, bridge_overrides=overrides,
-                     payload_parent=args.payload_parent or ("" if not args.urdf else joints[-1]),
-                     profile=args.profile, period=args.period, cycles=args.cycles,
-                     friction_config=friction_config, position_lsb=position_lsb,
-                     gravity_effort_limit=gravity_effort_limit)
+        position_lsb = {
+            j: 1e3 * 2.0 * motor_limits(t).p_max / 65535.0 / abs(float(r))
+            for j, t, r in zip(joints, types, ratios)
+        }
+    return DemoSetup(
+        urdf=urdf,
+        arm_config=arm_config,
+        motor_map=motor_map,
+        sim_config=sim_config,
+        gravity_params=gravity_params,
+        friction_params=friction_params,
+        joints=joints,
+        all_joints=tuple(all_joints),
+        home=tuple(home),
+        pick=tuple(pick),
+        place=tuple(place),
+        proximal=proximal,
+        distal=distal,
+        move_time=args.move_time,
+        dwell_time=args.dwell_time,
+        start_delay=args.start_delay,
+        bridge_overrides=overrides,
+        payload_parent=args.payload_parent or ("" if not args.urdf else joints[-1]),
+        profile=args.profile,
+        period=args.period,
+        cycles=args.cycles,
+        friction_config=friction_config,
+        position_lsb=position_lsb,
+        gravity_effort_limit=gravity_effort_limit,
+    )
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(
-        prog="gfc_demo", description="Gravity + friction feedforward on the simulated arm: off vs on.")
+        prog="gfc_demo", description="Gravity + friction feedforward on the simulated arm: off vs on."
+    )
     parser.add_argument("--urdf", help="URDF/xacro of another robot (default: bundled palletizer)")
     parser.add_argument("--arm-config", help="per-arm YAML with the friction_comp block")
     parser.add_argument("--motor-map", help="mit_bridge parameter file (joints, CAN ids, motors, kp/kd)")
-    parser.add_argument("--sim-config", help="simulated arm's true values (default: config/sim_palletizer.yaml "
-                        "for the palletizer; derived from --arm-config for another robot)")
+    parser.add_argument(
+        "--sim-config",
+        help="simulated arm's true values (default: config/sim_palletizer.yaml "
+        "for the palletizer; derived from --arm-config for another robot)",
+    )
     parser.add_argument("--gravity-params", help="gravity node parameter file (payload)")
     parser.add_argument("--friction-params", help="friction node parameter file")
-    parser.add_argument("--friction-config", help="friction YAML (friction_comp block) for the friction node, "
-                        "e.g. identify_friction's friction_identified.yaml (default: --arm-config)")
-    parser.add_argument("--profile", choices=("pick_place", "sine"), default="pick_place",
-                        help="pick_place cycle with the payload (default), or slow sines about home "
-                        "(amplitudes --amplitude/--distal-amplitude) where friction dominates")
+    parser.add_argument(
+        "--friction-config",
+        help="friction YAML (friction_comp block) for the friction node, "
+        "e.g. identify_friction's friction_identified.yaml (default: --arm-config)",
+    )
+    parser.add_argument(
+        "--profile",
+        choices=("pick_place", "sine"),
+        default="pick_place",
+        help="pick_place cycle with the payload (default), or slow sines about home "
+        "(amplitudes --amplitude/--distal-amplitude) where friction dominates",
+    )
     parser.add_argument("--period", type=float, default=8.0, help="[s] sine period (--profile sine)")
     parser.add_argument("--cycles", type=int, default=1, help="sine periods per run (--profile sine)")
-    parser.add_argument("--payload-parent", help="joint or link holding the payload (default: the gravity "
-                        "file's for the palletizer, the last motor-map joint for another robot)")
+    parser.add_argument(
+        "--payload-parent",
+        help="joint or link holding the payload (default: the gravity "
+        "file's for the palletizer, the last motor-map joint for another robot)",
+    )
     parser.add_argument("--proximal", help="comma-separated proximal joints (default: first half)")
     parser.add_argument("--home", help="home pose, one value per URDF joint [rad]")
     parser.add_argument("--amplitude", type=float, default=0.3, help="proximal pick/place offset [rad]")
@@ -669,9 +803,12 @@ def parse_args(argv=None):
     parser.add_argument("--dwell-time", type=float, default=1.5, help="[s] per stop")
     parser.add_argument("--start-delay", type=float, default=2.0, help="[s] settling at home first")
     parser.add_argument("--output", default="demo_output", help="output directory")
-    parser.add_argument("--domain-id", type=int,
-                        help="ROS_DOMAIN_ID (default: a private one from the pid, 120-209, "
-                             "never the shell's: the demo publishes joint commands)")
+    parser.add_argument(
+        "--domain-id",
+        type=int,
+        help="ROS_DOMAIN_ID (default: a private one from the pid, 120-209, "
+        "never the shell's: the demo publishes joint commands)",
+    )
     return parser.parse_args(argv)
 
 
@@ -689,15 +826,21 @@ def main(argv=None) -> int:
         return 2
     domain = args.domain_id if args.domain_id is not None else 120 + os.getpid() % 90
     os.environ["ROS_DOMAIN_ID"] = str(domain)
-    print(f"gfc_demo: {pathlib.Path(setup.urdf).name}, joints {list(setup.joints)} "
-          f"(proximal {list(setup.proximal)}), sim {pathlib.Path(setup.sim_config).name}, "
-          f"ROS_DOMAIN_ID={domain} (localhost)")
+    print(
+        f"gfc_demo: {pathlib.Path(setup.urdf).name}, joints {list(setup.joints)} "
+        f"(proximal {list(setup.proximal)}), sim {pathlib.Path(setup.sim_config).name}, "
+        f"ROS_DOMAIN_ID={domain} (localhost)"
+    )
     if setup.profile == "sine":
-        print(f"  sines about home: amplitude {[round(a, 3) for a in setup.sine_amplitude]} rad, period "
-              f"{setup.period:g} s, {setup.cycles} cycle(s), {setup.cycle_time:g} s")
+        print(
+            f"  sines about home: amplitude {[round(a, 3) for a in setup.sine_amplitude]} rad, period "
+            f"{setup.period:g} s, {setup.cycles} cycle(s), {setup.cycle_time:g} s"
+        )
     else:
-        print(f"  cycle: home → pick (wait {setup.dwell_time:g} s, gripper closes, hold {setup.dwell_time:g} s) → "
-              f"place (opens) → home, {setup.move_time:g} s moves, {setup.cycle_time:g} s")
+        print(
+            f"  cycle: home → pick (wait {setup.dwell_time:g} s, gripper closes, hold {setup.dwell_time:g} s) → "
+            f"place (opens) → home, {setup.move_time:g} s moves, {setup.cycle_time:g} s"
+        )
     if setup.friction_config:
         print(f"  friction model: {setup.friction_config}")
     try:
@@ -707,8 +850,10 @@ def main(argv=None) -> int:
     except ConfigError as error:
         print(f"gfc_demo: invalid configuration: {error}", file=sys.stderr)
         return 2
-    print("\ntracking error [mrad] (measured − commanded position), compensation off vs on; sag = static "
-          "deflection caused by the payload at the pick pose, hold = static error while holding")
+    print(
+        "\ntracking error [mrad] (measured − commanded position), compensation off vs on; sag = static "
+        "deflection caused by the payload at the pick pose, hold = static error while holding"
+    )
     print(table(setup, off, on))
     ok, lines = acceptance(setup, off, on)
     print("\nacceptance:")
@@ -716,15 +861,22 @@ def main(argv=None) -> int:
     png = out / "demo.png"
     plot(setup, rec_off, rec_on, png)
     summary = {
-        "urdf": setup.urdf, "joints": list(setup.joints), "proximal": list(setup.proximal),
-        "distal": list(setup.distal), "passed": ok, "criteria": lines,
+        "urdf": setup.urdf,
+        "joints": list(setup.joints),
+        "proximal": list(setup.proximal),
+        "distal": list(setup.distal),
+        "passed": ok,
+        "criteria": lines,
         "position_lsb_mrad": dict(setup.position_lsb),
-        "off": {j: vars(m) for j, m in off.items()}, "on": {j: vars(m) for j, m in on.items()},
+        "off": {j: vars(m) for j, m in off.items()},
+        "on": {j: vars(m) for j, m in on.items()},
         "runtime_s": time.monotonic() - started,
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
-    print(f"\nplot: {png}\nsummary: {out / 'summary.json'}\n"
-          f"{'ACCEPTED' if ok else 'NOT ACCEPTED'} in {time.monotonic() - started:.0f} s")
+    print(
+        f"\nplot: {png}\nsummary: {out / 'summary.json'}\n"
+        f"{'ACCEPTED' if ok else 'NOT ACCEPTED'} in {time.monotonic() - started:.0f} s"
+    )
     return 0 if ok else 1
 
 

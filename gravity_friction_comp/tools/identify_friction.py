@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from gravity_friction_comp.errors import ConfigError, GravityFrictionCompError
 
@@ -33,28 +33,40 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="identify_friction",
         description="Identify joint friction (Coulomb, viscous, Stribeck, BAM) from a "
-                    "joint_states log and write a per-arm friction YAML.")
+        "joint_states log and write a per-arm friction YAML.",
+    )
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--bag", help="rosbag2 folder (sqlite3 or MCAP) with sensor_msgs/JointState")
-    src.add_argument("--csv", help="CSV log: time, <joint>/position, <joint>/velocity, "
-                                   "<joint>/effort, ...")
-    p.add_argument("--topic", default="/joint_states", help="JointState topic in the bag "
-                                                            "(default /joint_states)")
+    src.add_argument("--csv", help="CSV log: time, <joint>/position, <joint>/velocity, <joint>/effort, ...")
+    p.add_argument(
+        "--topic", default="/joint_states", help="JointState topic in the bag (default /joint_states)"
+    )
     p.add_argument("--urdf", required=True, help="URDF or .xacro of the arm")
-    p.add_argument("--joints", nargs="+", default=None,
-                   help="joints to identify (default: all URDF joints)")
-    p.add_argument("--payload-attached", metavar="PAYLOAD_YAML", default=None,
-                   help="the payload was held during the record: YAML with a 'payload:' "
-                        "mapping (mass, shape, parent, ...; as in gravity_compensation.yaml)")
+    p.add_argument("--joints", nargs="+", default=None, help="joints to identify (default: all URDF joints)")
+    p.add_argument(
+        "--payload-attached",
+        metavar="PAYLOAD_YAML",
+        default=None,
+        help="the payload was held during the record: YAML with a 'payload:' "
+        "mapping (mass, shape, parent, ...; as in gravity_compensation.yaml)",
+    )
     p.add_argument("--out-dir", default="friction_identified", help="output directory")
-    p.add_argument("--validation-fraction", type=float, default=0.25,
-                   help="share of 1 s blocks held out for validation (0, 0.5], default 0.25")
-    p.add_argument("--block-duration", type=float, default=1.0,
-                   help="hold-out block length [s], default 1")
-    p.add_argument("--min-velocity", type=float, default=0.01,
-                   help="slowest sample used [rad/s], default 0.01")
-    p.add_argument("--max-acceleration", type=float, default=2.0,
-                   help="largest |acceleration| of a sample used [rad/s^2], default 2")
+    p.add_argument(
+        "--validation-fraction",
+        type=float,
+        default=0.25,
+        help="share of 1 s blocks held out for validation (0, 0.5], default 0.25",
+    )
+    p.add_argument("--block-duration", type=float, default=1.0, help="hold-out block length [s], default 1")
+    p.add_argument(
+        "--min-velocity", type=float, default=0.01, help="slowest sample used [rad/s], default 0.01"
+    )
+    p.add_argument(
+        "--max-acceleration",
+        type=float,
+        default=2.0,
+        help="largest |acceleration| of a sample used [rad/s^2], default 2",
+    )
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     return p
 
@@ -84,8 +96,7 @@ def _payload(path: str):
 
     params = find(data)
     if params is None:
-        raise ConfigError(f"payload YAML {path}: no 'payload:' mapping", key="payload",
-                          value=path)
+        raise ConfigError(f"payload YAML {path}: no 'payload:' mapping", key="payload", value=path)
     params = {k: v for k, v in string_keys("payload", params).items() if k != "attached"}
     return Payload.from_params(params)
 
@@ -102,14 +113,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args) -> int:
-    from gravity_friction_comp.ident.identification import (IdentificationConfig, identify, load_csv, load_rosbag,
-                                  text_progress, write_outputs)
+    from gravity_friction_comp.ident.identification import (
+        IdentificationConfig,
+        identify,
+        load_csv,
+        load_rosbag,
+        text_progress,
+        write_outputs,
+    )
     from gravity_friction_comp.model.robot_model import RobotModel
 
-    config = IdentificationConfig(validation_fraction=args.validation_fraction,
-                                  block_duration=args.block_duration,
-                                  min_velocity=args.min_velocity,
-                                  max_acceleration=args.max_acceleration)
+    config = IdentificationConfig(
+        validation_fraction=args.validation_fraction,
+        block_duration=args.block_duration,
+        min_velocity=args.min_velocity,
+        max_acceleration=args.max_acceleration,
+    )
     model = RobotModel.from_urdf(args.urdf)
     if args.payload_attached:
         model = model.with_payload(_payload(args.payload_attached))
@@ -124,8 +143,7 @@ def _run(args) -> int:
     for jf in result.fits:  # before writing: write_outputs may still refuse
         for text in jf.warnings:
             print(f"identify_friction: warning: {text}", file=sys.stderr)
-    paths = write_outputs(result, args.out_dir, plots=not args.no_plots,
-                          all_joints=list(model.joint_names))
+    paths = write_outputs(result, args.out_dir, plots=not args.no_plots, all_joints=list(model.joint_names))
     print(f"{'joint':<20} {'model':<16} {'val RMS [N·m]':>14} {'params':>6}")
     for jf in result.fits:
         for name, m in jf.fits.items():

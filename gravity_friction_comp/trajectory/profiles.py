@@ -29,8 +29,9 @@ import io
 import math
 import os
 import pathlib
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -81,20 +82,24 @@ def _name_list(joint_names) -> tuple[str, ...]:
     """``joint_names`` as a tuple of strings (may be empty); a bare string is refused (it
     would otherwise become one joint per character)."""
     if not isinstance(joint_names, (list, tuple, np.ndarray)) or not all(
-            isinstance(n, str) for n in joint_names):
-        raise ConfigError(f"joint_names must be a list of joint names (strings), got "
-                          f"{joint_names!r}", key="joint_names", value=joint_names)
+        isinstance(n, str) for n in joint_names
+    ):
+        raise ConfigError(
+            f"joint_names must be a list of joint names (strings), got {joint_names!r}",
+            key="joint_names",
+            value=joint_names,
+        )
     return tuple(str(n) for n in joint_names)
 
 
 def _names(joint_names: Sequence[str]) -> tuple[str, ...]:
     names = _name_list(joint_names)
     if not names or not all(isinstance(n, str) and n for n in names):
-        raise ConfigError(f"joint_names must be non-empty strings, got {list(names)}",
-                          key="joint_names", value=list(names))
+        raise ConfigError(
+            f"joint_names must be non-empty strings, got {list(names)}", key="joint_names", value=list(names)
+        )
     if len(set(names)) != len(names):
-        raise ConfigError(f"joint_names has duplicates: {list(names)}", key="joint_names",
-                          value=list(names))
+        raise ConfigError(f"joint_names has duplicates: {list(names)}", key="joint_names", value=list(names))
     return names
 
 
@@ -110,8 +115,7 @@ def _duration(key: str, value) -> float:
     """A duration [s] of at least :data:`MIN_DURATION`."""
     x = number(key, value, positive=True, unit="[s]", text=True)
     if x < MIN_DURATION:
-        raise ConfigError(f"{key} must be >= {MIN_DURATION:g} [s], got {value!r}", key=key,
-                          value=value)
+        raise ConfigError(f"{key} must be >= {MIN_DURATION:g} [s], got {value!r}", key=key, value=value)
     return x
 
 
@@ -120,8 +124,7 @@ def _finite_rate(key: str, values: np.ndarray, what: str) -> None:
     with np.errstate(over="ignore", invalid="ignore"):
         ok = np.isfinite(values).all()
     if not ok:
-        raise ConfigError(f"{key}: {what} is not finite (values too large for the times)",
-                          key=key)
+        raise ConfigError(f"{key}: {what} is not finite (values too large for the times)", key=key)
 
 
 class Profile:
@@ -151,8 +154,7 @@ class Profile:
         try:
             t = float(t)
         except (TypeError, ValueError, OverflowError):
-            raise InputError(f"profile time must be a number [s], got {t!r}",
-                             reason="time") from None
+            raise InputError(f"profile time must be a number [s], got {t!r}", reason="time") from None
         if not (math.isfinite(t) and t >= 0.0):
             raise InputError(f"profile time must be finite and ≥ 0 [s], got {t!r}", reason="time")
         if t >= self.period:
@@ -171,8 +173,7 @@ class _PeriodicProfile(Profile):
 
     _SPEED_FACTOR = 2.0 * math.pi  # peak |q̇| = factor·|A|/T
 
-    def __init__(self, joint_names: Sequence[str], centre, amplitude, period: float,
-                 loop: bool = True):
+    def __init__(self, joint_names: Sequence[str], centre, amplitude, period: float, loop: bool = True):
         self.joint_names = _names(joint_names)
         self.centre = _vector("centre", centre, self.n)
         self.amplitude = _vector("amplitude", amplitude, self.n)
@@ -203,8 +204,7 @@ class SineProfile(_PeriodicProfile):
 
     def _at(self, t):
         w = 2.0 * math.pi / self.period
-        return (self.centre + self.amplitude * math.sin(w * t),
-                self.amplitude * w * math.cos(w * t), None)
+        return (self.centre + self.amplitude * math.sin(w * t), self.amplitude * w * math.cos(w * t), None)
 
 
 class RampProfile(_PeriodicProfile):
@@ -279,23 +279,30 @@ class WaypointProfile(Profile):
             ``(15/8)·|Δq|/move_time`` is not finite.
     """
 
-    def __init__(self, joint_names: Sequence[str], waypoints: Sequence[Waypoint],
-                 loop: bool = True):
+    def __init__(self, joint_names: Sequence[str], waypoints: Sequence[Waypoint], loop: bool = True):
         self.joint_names = _names(joint_names)
-        if not isinstance(waypoints, (list, tuple)) or not all(
-                isinstance(w, Waypoint) for w in waypoints):
-            raise ConfigError(f"waypoints must be a list of Waypoint, got {waypoints!r}",
-                              key="waypoints", value=waypoints)
+        if not isinstance(waypoints, (list, tuple)) or not all(isinstance(w, Waypoint) for w in waypoints):
+            raise ConfigError(
+                f"waypoints must be a list of Waypoint, got {waypoints!r}", key="waypoints", value=waypoints
+            )
         if len(waypoints) < 2:
-            raise ConfigError(f"a waypoint cycle needs ≥ 2 waypoints, got {len(waypoints)}",
-                              key="waypoints", value=len(waypoints))
-        self.positions = np.array([_vector(f"waypoints[{i}].position", w.position, self.n)
-                                   for i, w in enumerate(waypoints)])
-        self.move_times = np.array([_duration(f"waypoints[{i}].move_time", w.move_time)
-                                    for i, w in enumerate(waypoints)])
-        self.dwell_times = np.array([
-            number(f"waypoints[{i}].dwell_time", w.dwell_time, nonneg=True, unit="[s]",
-                   text=True) for i, w in enumerate(waypoints)])
+            raise ConfigError(
+                f"a waypoint cycle needs ≥ 2 waypoints, got {len(waypoints)}",
+                key="waypoints",
+                value=len(waypoints),
+            )
+        self.positions = np.array(
+            [_vector(f"waypoints[{i}].position", w.position, self.n) for i, w in enumerate(waypoints)]
+        )
+        self.move_times = np.array(
+            [_duration(f"waypoints[{i}].move_time", w.move_time) for i, w in enumerate(waypoints)]
+        )
+        self.dwell_times = np.array(
+            [
+                number(f"waypoints[{i}].dwell_time", w.dwell_time, nonneg=True, unit="[s]", text=True)
+                for i, w in enumerate(waypoints)
+            ]
+        )
         self.holdings = tuple(w.holding for w in waypoints)
         with np.errstate(over="ignore", invalid="ignore"):
             steps = self.positions - np.roll(self.positions, 1, axis=0)  # segment k: k−1 → k
@@ -333,9 +340,17 @@ class WaypointProfile(Profile):
         return q0 + (q1 - q0) * s, (q1 - q0) * (ds / T), self.holding_at(t)
 
 
-def pick_place_profile(joint_names: Sequence[str], home, pick, place, *, move_time: float = 2.0,
-                       dwell_time: float = 1.5, grip_time: float = 0.2,
-                       loop: bool = True) -> WaypointProfile:
+def pick_place_profile(
+    joint_names: Sequence[str],
+    home,
+    pick,
+    place,
+    *,
+    move_time: float = 2.0,
+    dwell_time: float = 1.5,
+    grip_time: float = 0.2,
+    loop: bool = True,
+) -> WaypointProfile:
     """Pick-and-place cycle: home → pick, wait, close → place, open → home.
 
     Segments (each move minimum-jerk over ``move_time``):
@@ -358,18 +373,23 @@ def pick_place_profile(joint_names: Sequence[str], home, pick, place, *, move_ti
             argument (``"pick"``, ``"move_time"``, ``"dwell_time"``, …).
     """
     names = _names(joint_names)
-    home_t, pick_t, place_t = (tuple(_vector(key, value, len(names)).tolist())
-                               for key, value in (("home", home), ("pick", pick),
-                                                  ("place", place)))
+    home_t, pick_t, place_t = (
+        tuple(_vector(key, value, len(names)).tolist())
+        for key, value in (("home", home), ("pick", pick), ("place", place))
+    )
     move_time = _duration("move_time", move_time)
     grip_time = _duration("grip_time", grip_time)
     dwell_time = number("dwell_time", dwell_time, nonneg=True, unit="[s]", text=True)
-    return WaypointProfile(names, [
-        Waypoint(pick_t, move_time, dwell_time, None),
-        Waypoint(pick_t, grip_time, dwell_time, True),
-        Waypoint(place_t, move_time, dwell_time, False),
-        Waypoint(home_t, move_time, dwell_time, None),
-    ], loop=loop)
+    return WaypointProfile(
+        names,
+        [
+            Waypoint(pick_t, move_time, dwell_time, None),
+            Waypoint(pick_t, grip_time, dwell_time, True),
+            Waypoint(place_t, move_time, dwell_time, False),
+            Waypoint(home_t, move_time, dwell_time, None),
+        ],
+        loop=loop,
+    )
 
 
 class ReplayProfile(Profile):
@@ -391,14 +411,14 @@ class ReplayProfile(Profile):
         DimensionError: array shapes do not match.
     """
 
-    def __init__(self, times, joint_names: Sequence[str], positions, velocities=None,
-                 loop: bool = True):
+    def __init__(self, times, joint_names: Sequence[str], positions, velocities=None, loop: bool = True):
         self.joint_names = _names(joint_names)
         try:
             t = np.array(times, dtype=float).reshape(-1)
         except (TypeError, ValueError, OverflowError):
-            raise ConfigError(f"replay times must be numbers, got {times!r}", key="times",
-                              value=times) from None
+            raise ConfigError(
+                f"replay times must be numbers, got {times!r}", key="times", value=times
+            ) from None
         if t.size < 2:
             raise ConfigError(f"replay needs ≥ 2 samples, got {t.size}", key="times", value=t.size)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -408,9 +428,13 @@ class ReplayProfile(Profile):
         short = np.flatnonzero(~(np.diff(self.times) >= MIN_DURATION))
         if short.size:
             k = int(short[0]) + 1
-            raise ConfigError(f"replay times must increase by ≥ {MIN_DURATION:g} s per sample "
-                              f"(strictly increasing); sample {k} is at {t[k]!r} s after "
-                              f"{t[k - 1]!r} s", key="times", value=float(t[k]))
+            raise ConfigError(
+                f"replay times must increase by ≥ {MIN_DURATION:g} s per sample "
+                f"(strictly increasing); sample {k} is at {t[k]!r} s after "
+                f"{t[k - 1]!r} s",
+                key="times",
+                value=float(t[k]),
+            )
         self.positions = self._table("positions", positions, t.size)
         self.velocities = None if velocities is None else self._table("velocities", velocities, t.size)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -490,10 +514,10 @@ def load_csv(path: str | pathlib.Path, loop: bool = True) -> ReplayProfile:
     repeated = sorted({c for c in header if header.count(c) > 1})
     if repeated:
         raise fail(f"repeated column(s) {repeated}")
-    names = [c[len("position."):] for c in header if c.startswith("position.")]
+    names = [c[len("position.") :] for c in header if c.startswith("position.")]
     if not names:
         raise fail(f"has no 'position.<joint>' columns; columns: {header}")
-    vel_names = [c[len("velocity."):] for c in header if c.startswith("velocity.")]
+    vel_names = [c[len("velocity.") :] for c in header if c.startswith("velocity.")]
     if vel_names and sorted(vel_names) != sorted(names):
         raise fail(f"velocity columns {vel_names} must match position columns {names}")
     if len(numbered) < 2:
@@ -515,8 +539,12 @@ def load_csv(path: str | pathlib.Path, loop: bool = True) -> ReplayProfile:
         raise fail(str(error)) from None
 
 
-def load_rosbag(path: str | pathlib.Path, topic: str = "joint_states",
-                joint_names: Sequence[str] | None = None, loop: bool = True) -> ReplayProfile:
+def load_rosbag(
+    path: str | pathlib.Path,
+    topic: str = "joint_states",
+    joint_names: Sequence[str] | None = None,
+    loop: bool = True,
+) -> ReplayProfile:
     """Load ``sensor_msgs/msg/JointState`` messages from a rosbag2 folder (``rosbags``).
 
     Sample times are the header stamps (the recording time where a stamp is 0). Joints are
@@ -540,8 +568,7 @@ def load_rosbag(path: str | pathlib.Path, topic: str = "joint_states",
     """
     p = _path("bag_path", path)
     if not isinstance(topic, str) or not topic.strip("/ "):
-        raise ConfigError(f"topic must be a non-empty topic name, got {topic!r}", key="topic",
-                          value=topic)
+        raise ConfigError(f"topic must be a non-empty topic name, got {topic!r}", key="topic", value=topic)
     names: tuple[str, ...] | None = None
     if joint_names is not None:
         names = _name_list(joint_names) or None
@@ -556,10 +583,14 @@ def load_rosbag(path: str | pathlib.Path, topic: str = "joint_states",
         with Reader(p) as reader:
             connections = [c for c in reader.connections if c.topic in (wanted, topic)]
             if not connections:
-                states = sorted({c.topic for c in reader.connections
-                                 if c.msgtype == "sensor_msgs/msg/JointState"})
-                raise ConfigError(f"bag {str(p)!r} has no topic {wanted!r}; JointState topics: "
-                                  f"{states}", key="bag_path", value=str(p))
+                states = sorted(
+                    {c.topic for c in reader.connections if c.msgtype == "sensor_msgs/msg/JointState"}
+                )
+                raise ConfigError(
+                    f"bag {str(p)!r} has no topic {wanted!r}; JointState topics: {states}",
+                    key="bag_path",
+                    value=str(p),
+                )
             for connection, timestamp, raw in reader.messages(connections=connections):
                 msg = typestore.deserialize_cdr(raw, connection.msgtype)
                 index = {n: i for i, n in enumerate(msg.name)}
@@ -578,11 +609,15 @@ def load_rosbag(path: str | pathlib.Path, topic: str = "joint_states",
     except ConfigError:
         raise
     except Exception as error:  # rosbags raises its own types for unreadable folders
-        raise ConfigError(f"cannot read rosbag2 folder {str(p)!r}: {error}", key="bag_path",
-                          value=str(p)) from None
+        raise ConfigError(
+            f"cannot read rosbag2 folder {str(p)!r}: {error}", key="bag_path", value=str(p)
+        ) from None
     if len(times) < 2 or names is None:
-        raise ConfigError(f"bag {str(p)!r} topic {wanted!r}: fewer than 2 usable JointState "
-                          "messages", key="bag_path", value=str(p))
+        raise ConfigError(
+            f"bag {str(p)!r} topic {wanted!r}: fewer than 2 usable JointState messages",
+            key="bag_path",
+            value=str(p),
+        )
     order = np.argsort(np.asarray(times), kind="stable")
     t = np.asarray(times)[order]
     keep = np.zeros(t.size, dtype=bool)
@@ -595,15 +630,26 @@ def load_rosbag(path: str | pathlib.Path, topic: str = "joint_states",
     try:
         return ReplayProfile(t[keep], names, q, v, loop=loop)
     except ConfigError as error:
-        raise ConfigError(f"bag {str(p)!r} topic {wanted!r}: {error}", key="bag_path",
-                          value=str(p)) from None
+        raise ConfigError(f"bag {str(p)!r} topic {wanted!r}: {error}", key="bag_path", value=str(p)) from None
 
 
-def profile_from_options(name: str, joint_names: Sequence[str], *, home, amplitude=0.0,
-                         period: float = 4.0, pick=None, place=None, move_time: float = 2.0,
-                         dwell_time: float = 1.5, grip_time: float = 0.2, csv_path: str = "",
-                         bag_path: str = "",
-                         topic: str = "joint_states", loop: bool = True) -> Profile:
+def profile_from_options(
+    name: str,
+    joint_names: Sequence[str],
+    *,
+    home,
+    amplitude=0.0,
+    period: float = 4.0,
+    pick=None,
+    place=None,
+    move_time: float = 2.0,
+    dwell_time: float = 1.5,
+    grip_time: float = 0.2,
+    csv_path: str = "",
+    bag_path: str = "",
+    topic: str = "joint_states",
+    loop: bool = True,
+) -> Profile:
     """Build a profile by name (what the player's parameters describe).
 
     Args:
@@ -624,8 +670,9 @@ def profile_from_options(name: str, joint_names: Sequence[str], *, home, amplitu
             strings, or invalid options (``key`` names the option).
     """
     if name not in PROFILE_NAMES:
-        raise ConfigError(f"unknown profile {name!r}; valid: {', '.join(PROFILE_NAMES)}",
-                          key="profile", value=name)
+        raise ConfigError(
+            f"unknown profile {name!r}; valid: {', '.join(PROFILE_NAMES)}", key="profile", value=name
+        )
     if name == "csv":
         wanted = _name_list(joint_names)
         return _select(load_csv(csv_path, loop=loop), wanted)
@@ -646,8 +693,16 @@ def profile_from_options(name: str, joint_names: Sequence[str], *, home, amplitu
     with np.errstate(over="ignore", invalid="ignore"):
         pick_v = pose("pick", pick, home_v + amp)
         place_v = pose("place", place, home_v - amp)
-    return pick_place_profile(names, home_v, pick_v, place_v, move_time=move_time,
-                              dwell_time=dwell_time, grip_time=grip_time, loop=loop)
+    return pick_place_profile(
+        names,
+        home_v,
+        pick_v,
+        place_v,
+        move_time=move_time,
+        dwell_time=dwell_time,
+        grip_time=grip_time,
+        loop=loop,
+    )
 
 
 def _select(profile: ReplayProfile, joint_names: Sequence[str]) -> ReplayProfile:
@@ -657,9 +712,16 @@ def _select(profile: ReplayProfile, joint_names: Sequence[str]) -> ReplayProfile
         return profile
     missing = [n for n in wanted if n not in profile.joint_names]
     if missing:
-        raise ConfigError(f"recording lacks joints {missing}; recorded: {list(profile.joint_names)}",
-                          key="joint_names", value=missing)
+        raise ConfigError(
+            f"recording lacks joints {missing}; recorded: {list(profile.joint_names)}",
+            key="joint_names",
+            value=missing,
+        )
     cols = [profile.joint_names.index(n) for n in wanted]
-    return ReplayProfile(profile.times, wanted, profile.positions[:, cols],
-                         None if profile.velocities is None else profile.velocities[:, cols],
-                         loop=profile.loop)
+    return ReplayProfile(
+        profile.times,
+        wanted,
+        profile.positions[:, cols],
+        None if profile.velocities is None else profile.velocities[:, cols],
+        loop=profile.loop,
+    )
