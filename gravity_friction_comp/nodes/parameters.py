@@ -1,0 +1,170 @@
+"""One declaration per node parameter: name, type, default, unit, range, description, validator.
+
+A node lists its parameters once as a tuple of :class:`Param`; that list produces the rclpy
+``ParameterDescriptor`` s (with ``FloatingPointRange`` / ``IntegerRange`` where a range
+exists, so ``ros2 param describe`` shows it), validates proposed values
+(:func:`check`) and renders the parameter tables of ``docs/parameters.md``
+(:func:`markdown_table`). Nothing here imports rclpy at module level, so the docs can be
+generated and checked without a ROS graph.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gravity_friction_comp.errors import ConfigError
+
+__all__ = ["PARAM_TYPES", "Param", "check", "declare", "descriptor", "markdown_table", "values_of"]
+
+#: Accepted ``Param.type`` values (ROS 2 parameter types; "any" = dynamic typing).
+PARAM_TYPES = ("bool", "int", "double", "string", "bool[]", "int[]", "double[]", "string[]", "any")
+
+
+def _infer_type(default: Any) -> str:
+    if isinstance(default, bool):
+        return "bool"
+    if isinstance(default, int):
+        return "int"
+    if isinstance(default, float):
+        return "double"
+    if isinstance(default, str):
+        return "string"
+    if isinstance(default, (list, tuple)) and default:
+        return _infer_type(default[0]) + "[]"
+    return "any"
+
+
+@dataclass(frozen=True)
+class Param:
+    """One node parameter, declared once.
+
+    Attributes:
+        name: ROS parameter name (dots for groups, e.g. ``payload.mass``).
+        default: Value when the user sets none; ``None`` means "unset" (dynamic typing, the
+            node derives a value, e.g. from the arm YAML).
+        description: One line for ``ros2 param describe`` and the docs.
+        unit: SI unit in brackets in the docs (``"N·m"``), ``""`` for none.
+        type: One of :data:`PARAM_TYPES`; inferred from ``default`` when omitted.
+        low, high: Inclusive numeric range (``FloatingPointRange`` / ``IntegerRange``); for
+            arrays, each element. ``None``: unbounded on that side.
+        read_only: Cannot change after start-up.
+        validate: Called with a proposed value of the right type; raises
+            :class:`~gravity_friction_comp.errors.ConfigError` with the reason to reject it.
+    """
+
+    name: str
+    default: Any
+    description: str
+    unit: str = ""
+    type: str = ""
+    low: float | None = None
+    high: float | None = None
+    read_only: bool = False
+    validate: Callable[[Any], None] | None = None
+
+    def __post_init__(self) -> None:
+        if not self.type:
+            object.__setattr__(self, "type", _infer_type(self.default))
+        if self.type not in PARAM_TYPES:
+            raise ValueError(f"{self.name}: type {self.type!r} not in {PARAM_TYPES}")
+
+    @property
+    def numeric(self) -> bool:
+        return self.type.startswith(("int", "double"))
+
+    def check(self, value: Any) -> None:
+        """Raise :class:`ConfigError` (with the reason) if ``value`` is out of range or invalid."""
+        if value is None:
+            if self.default is not None:
+                raise ConfigError(f"{self.name} cannot be unset", key=self.name, value=value)
+            return
+        if self.numeric and (self.low is not None or self.high is not None):
+            items = value if isinstance(value, (list, tuple)) else [value]
+            for x in items:
+                if isinstance(x, bool) or not isinstance(x, (int, float)):
+                    raise ConfigError(f"{self.name} must be a number, got {x!r}", key=self.name, value=value)
+                if (
+                    math.isnan(x)
+                    or (self.low is not None and x < self.low)
+                    or (self.high is not None and x > self.high)
+                ):
+                    raise ConfigError(
+                        f"{self.name} must be within {_range(self)}, got {x!r}",
+                        key=self.name,
+                        value=value,
+                    )
+        if self.validate is not None:
+            self.validate(value)
+
+
+def _range(p: Param) -> str:
+    lo = "-inf" if p.low is None else f"{p.low:g}"
+    hi = "inf" if p.high is None else f"{p.high:g}"
+    return f"[{lo}, {hi}]"
+
+
+def check(params: Iterable[Param], values: Mapping[str, Any]) -> None:
+    """Check every value in ``values`` whose name ``params`` declares.
+
+    Raises:
+        ConfigError: the first invalid value (its ``key`` names the parameter).
+    """
+    by_name = {p.name: p for p in params}
+    for name, value in values.items():
+        if name in by_name:
+            by_name[name].check(value)
+
+
+def descriptor(p: Param):
+    """The rclpy ``ParameterDescriptor`` for ``p`` (range, read-only, dynamic typing, description)."""
+    from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+
+    text = p.description + (f" [{p.unit}]" if p.unit else "")
+    d = ParameterDescriptor(description=text, read_only=p.read_only, dynamic_typing=p.default is None)
+    if p.numeric and not p.type.endswith("[]") and (p.low is not None or p.high is not None):
+        if p.type == "int":
+            lo = int(p.low) if p.low is not None else -(2**63)
+            hi = int(p.high) if p.high is not None else 2**63 - 1
+            d.integer_range = [IntegerRange(from_value=lo, to_value=hi, step=0)]
+        else:
+            lo = float(p.low) if p.low is not None else -math.inf
+            hi = float(p.high) if p.high is not None else math.inf
+            d.floating_point_range = [FloatingPointRange(from_value=lo, to_value=hi, step=0.0)]
+    return d
+
+
+def declare(node, params: Sequence[Param]) -> None:
+    """Declare every parameter of ``params`` on ``node`` (an ``rclpy.node.Node``)."""
+    for p in params:
+        node.declare_parameter(p.name, p.default, descriptor(p))
+
+
+def values_of(node, params: Sequence[Param]) -> dict[str, Any]:
+    """Current values of ``params`` on ``node``, by name."""
+    return {p.name: node.get_parameter(p.name).value for p in params}
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "unset"
+    if isinstance(value, float) and math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return f"`{value!r}`" if isinstance(value, str) else f"`{value}`"
+
+
+def markdown_table(params: Sequence[Param]) -> str:
+    """A Markdown table of ``params``: name, type, default, unit, range, runtime, description."""
+    rows = [
+        "| parameter | type | default | unit | range | runtime | description |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for p in params:
+        rng = "" if p.low is None and p.high is None else _range(p)
+        rows.append(
+            f"| `{p.name}` | {p.type} | {_cell(p.default)} | {p.unit} | {rng} | "
+            f"{'no' if p.read_only else 'yes'} | {p.description.replace('|', '/')} |"
+        )
+    return "\n".join(rows) + "\n"
