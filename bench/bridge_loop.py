@@ -45,7 +45,7 @@ from gravity_friction_comp.model.robot_model import RobotModel  # noqa: E402
 from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode  # noqa: E402
 from gravity_friction_comp.nodes.stage_node import make_executor  # noqa: E402
 
-URDF = ROOT.parent / "shared" / "data" / "urdf" / "openarm" / "openarm_v10_single_nohand.urdf"
+URDF = ROOT / "test" / "data" / "urdf" / "openarm" / "openarm_v10_single_nohand.urdf"
 BITRATE = 1_000_000
 MOTORS = ["DM8009", "DM8009", "DM4340", "DM4340", "DM4310", "DM4310", "DM4310"]
 
@@ -145,8 +145,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=4.0, help="measurement time per case [s]")
     parser.add_argument("--rates", type=float, nargs="+", default=[500.0, 1000.0])
     args = parser.parse_args()
-    if not URDF.is_file():  # the project's shared data; a user's clone has none
-        print(f"skipped: {URDF} not found (the 7-DoF OpenArm URDF from the project's shared data)")
+    if not URDF.is_file():  # a copy of the project's shared data (test/data/README.md)
+        print(f"skipped: {URDF} not found (the 7-DoF OpenArm URDF, test/data/urdf/openarm/)")
         return
     ceiling_worst = BITRATE / CAN_FRAME_BITS_WORST_CASE
     ceiling_nominal = BITRATE / CAN_FRAME_BITS_NOMINAL

@@ -12,16 +12,22 @@ os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 os.environ.setdefault("ROS_DOMAIN_ID", str(10 + os.getpid() % 80))
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
+#: URDFs, arm YAMLs, BAM JSONs and codec vectors copied from the project's shared data, with
+#: their sources and licenses in ``test/data/README.md``; in every clone, so no test skips for them.
 TEST_DATA = REPO_ROOT / "test" / "data"
-SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 
 
 @pytest.fixture(scope="session")
-def shared_data() -> pathlib.Path:
-    """``../shared/data`` next to the repository; skips when absent (a user's clone)."""
-    if not SHARED_DATA.is_dir():
-        pytest.skip(f"shared test data not found at {SHARED_DATA} (only in the project's CI)")
-    return SHARED_DATA
+def data() -> pathlib.Path:
+    """``test/data``: ``urdf/<vendor>/*.urdf``, ``arms/…``, ``bam/<actuator>/m*.json``."""
+    return TEST_DATA
+
+
+@pytest.fixture(scope="session")
+def shared_data(data: pathlib.Path) -> pathlib.Path:
+    """The old name of :func:`data` (the files used to be read from ``../shared/data``, whose
+    layout ``test/data`` keeps), so test bodies read the copies unchanged."""
+    return data
 
 
 @pytest.fixture(scope="session")
