@@ -7,24 +7,19 @@ import math
 import pytest
 
 from gravity_friction_comp.errors import ConfigError, DimensionError, InputError
-from gravity_friction_comp.mit.bridge_core import (
+from gravity_friction_comp.mit.bridge_config import BridgeConfig, MotorConfig
+from gravity_friction_comp.mit.bridge_core import MitBridgeCore
+from gravity_friction_comp.mit.bus_load import (
     CAN_FRAME_BITS_NOMINAL,
     CAN_FRAME_BITS_WORST_CASE,
-    BridgeConfig,
-    MitBridgeCore,
-    MotorConfig,
     bus_load_fraction,
     mit_bus_load,
 )
-from gravity_friction_comp.mit.codec import (
-    CLEAR_ERROR_FRAME,
-    DISABLE_FRAME,
-    ENABLE_FRAME,
-    DamiaoState,
-    decode_command,
-    encode_feedback_damiao,
-)
-from gravity_friction_comp.mit.motor_table import JointMotorMap, motor_limits
+from gravity_friction_comp.mit.codec import decode_command
+from gravity_friction_comp.mit.damiao_feedback import DamiaoState, encode_feedback_damiao
+from gravity_friction_comp.mit.joint_motor_map import JointMotorMap
+from gravity_friction_comp.mit.motor_table import motor_limits
+from gravity_friction_comp.mit.special_frames import CLEAR_ERROR_FRAME, DISABLE_FRAME, ENABLE_FRAME
 from gravity_friction_comp.sim.motor_emulator import EmulatedMotor
 
 RATE = 500.0

@@ -16,15 +16,18 @@ import can
 import numpy as np
 import pytest
 
-from gravity_friction_comp.errors import ConfigError
-from gravity_friction_comp.mit.bridge_config import bridge_config_from_values
+from gravity_friction_comp.errors import BusOpenError, ConfigError
 from gravity_friction_comp.mit.bridge_core import MitBridgeCore
-from gravity_friction_comp.mit.bus import BridgeCanIO, BusOpenError, CanSettings, open_bus, read_damiao_limits
-from gravity_friction_comp.mit.codec import DISABLE_FRAME, ENABLE_FRAME, unpack_command_codes
-from gravity_friction_comp.mit.motor_table import JointMotorMap, motor_limits
+from gravity_friction_comp.mit.bridge_params import bridge_config_from_values
+from gravity_friction_comp.mit.bus import BridgeCanIO, CanSettings, open_bus, read_damiao_limits
+from gravity_friction_comp.mit.codec import unpack_command_codes
+from gravity_friction_comp.mit.joint_motor_map import JointMotorMap
+from gravity_friction_comp.mit.motor_table import motor_limits
+from gravity_friction_comp.mit.special_frames import DISABLE_FRAME, ENABLE_FRAME
 from gravity_friction_comp.model.robot_model import RobotModel
-from gravity_friction_comp.sim.arm import SimConfig, SimulatedArm
+from gravity_friction_comp.sim.arm import SimulatedArm
 from gravity_friction_comp.sim.bus import SimulatedMotor, SimulatedMotorBus
+from gravity_friction_comp.sim.config import SimConfig
 from gravity_friction_comp.sim.motor_emulator import EmulatedMotor
 
 _CHANNELS = itertools.count()
@@ -370,7 +373,7 @@ def test_simulated_bus_rejects_unknown_joint(palletizer):
 def test_position_limits_from_urdf_fill_only_what_is_empty():
     import math
 
-    from gravity_friction_comp.mit.bridge_config import fill_position_limits_from_urdf
+    from gravity_friction_comp.mit.bridge_params import fill_position_limits_from_urdf
     from gravity_friction_comp.model.urdf import UrdfJoint
 
     urdf = {

@@ -25,7 +25,8 @@ from std_msgs.msg import Bool  # noqa: E402
 
 from gravity_friction_comp import Payload, RobotModel  # noqa: E402
 from gravity_friction_comp.mit.bus import CanSettings, open_bus  # noqa: E402
-from gravity_friction_comp.mit.codec import DISABLE_FRAME, unpack_command_codes  # noqa: E402
+from gravity_friction_comp.mit.codec import unpack_command_codes  # noqa: E402
+from gravity_friction_comp.mit.special_frames import DISABLE_FRAME  # noqa: E402
 
 NODE = "mit_bridge"
 JOINTS = ["base_yaw", "shoulder_pitch", "beam_pitch"]

@@ -20,32 +20,37 @@ import pytest
 
 from gravity_friction_comp.errors import ConfigError, InputError
 from gravity_friction_comp.mit.codec import (
+    P_CODE_MAX,
+    MitCommandCodes,
+    command_codes,
+    decode_command,
+    encode_command,
+    pack_command_codes,
+    unpack_command_codes,
+)
+from gravity_friction_comp.mit.cubemars_feedback import (
+    CubeMarsError,
+    decode_feedback_cubemars,
+    encode_feedback_cubemars,
+)
+from gravity_friction_comp.mit.damiao_feedback import (
+    DamiaoState,
+    decode_feedback_damiao,
+    encode_feedback_damiao,
+)
+from gravity_friction_comp.mit.feedback import decode_feedback
+from gravity_friction_comp.mit.motor_table import MOTOR_TABLE, motor_limits
+from gravity_friction_comp.mit.quantize import float_to_uint, uint_to_float
+from gravity_friction_comp.mit.special_frames import (
     CLEAR_ERROR_FRAME,
     DISABLE_FRAME,
     ENABLE_FRAME,
-    P_CODE_MAX,
     SET_ZERO_FRAME,
-    CubeMarsError,
-    DamiaoState,
-    MitCommandCodes,
     SpecialFrame,
     classify_special_frame,
     clear_error_frames,
-    command_codes,
-    decode_command,
-    decode_feedback,
-    decode_feedback_cubemars,
-    decode_feedback_damiao,
-    encode_command,
-    encode_feedback_cubemars,
-    encode_feedback_damiao,
-    float_to_uint,
-    pack_command_codes,
     special_frame,
-    uint_to_float,
-    unpack_command_codes,
 )
-from gravity_friction_comp.mit.motor_table import MOTOR_TABLE, motor_limits
 
 TEST_DATA = pathlib.Path(__file__).resolve().parent / "data"
 VECTORS = json.loads((TEST_DATA / "damiao_mit_codec_vectors.json").read_text())
@@ -393,7 +398,9 @@ def test_cubemars_error_codes(code, reason):
 
 @pytest.mark.parametrize("garbage", [None, "ffffffffffffffff", 8, 1.0, [256] * 8, [-1] * 8, object()])
 def test_decoders_reject_non_bytes_with_the_packages_error(garbage):
-    from gravity_friction_comp.mit.codec import classify_special_frame, decode_command, decode_feedback
+    from gravity_friction_comp.mit.codec import decode_command
+    from gravity_friction_comp.mit.feedback import decode_feedback
+    from gravity_friction_comp.mit.special_frames import classify_special_frame
 
     limits = motor_limits("DM4310")
     for decode in (

@@ -12,17 +12,14 @@ import numpy as np
 import pytest
 
 from gravity_friction_comp.errors import ConfigError, InputError
-from gravity_friction_comp.mit.motor_table import (
+from gravity_friction_comp.mit.damiao_registers import (
     DAMIAO_PARAM_ARBITRATION_ID,
-    MOTOR_TABLE,
-    JointMotorMap,
-    MotorLimits,
     damiao_register_read_request,
     limits_from_damiao_registers,
-    motor_limits,
-    motor_types,
     parse_damiao_register_reply,
 )
+from gravity_friction_comp.mit.joint_motor_map import JointMotorMap
+from gravity_friction_comp.mit.motor_table import MOTOR_TABLE, MotorLimits, motor_limits, motor_types
 
 TEST_DATA = pathlib.Path(__file__).resolve().parent / "data"
 #: The repository's copy of the design notes (the shared design folder holds the original).

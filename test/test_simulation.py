@@ -12,7 +12,8 @@ from gravity_friction_comp.errors import ConfigError, DimensionError, InputError
 from gravity_friction_comp.model.actuator import ActuatorModel
 from gravity_friction_comp.model.payload import Payload
 from gravity_friction_comp.model.robot_model import RobotModel
-from gravity_friction_comp.sim.arm import JointSimParams, SimConfig, SimulatedArm
+from gravity_friction_comp.sim.arm import SimulatedArm
+from gravity_friction_comp.sim.config import JointSimParams, SimConfig
 
 G = 9.81
 M_LINK, L_COM, I_YY = 0.8, 0.2, 0.004  # pendulum: mass [kg], COM distance [m], inertia [kg·m²]

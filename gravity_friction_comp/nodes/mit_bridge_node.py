@@ -61,17 +61,19 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool
 
 from gravity_friction_comp.errors import ConfigError, InputError
-from gravity_friction_comp.mit.bridge_config import bridge_config_from_values, fill_position_limits_from_urdf
-from gravity_friction_comp.mit.bridge_core import MitBridgeCore, bus_load_fraction, mit_bus_load
+from gravity_friction_comp.mit.bridge_core import MitBridgeCore
+from gravity_friction_comp.mit.bridge_params import bridge_config_from_values, fill_position_limits_from_urdf
 from gravity_friction_comp.mit.bus import BridgeCanIO, CanSettings, open_bus, read_damiao_limits
+from gravity_friction_comp.mit.bus_load import bus_load_fraction, mit_bus_load
 from gravity_friction_comp.nodes.robot_params import (
     ROBOT_PARAMETERS,
     build_robot_models,
     declare_robot_parameters,
 )
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, run_node
-from gravity_friction_comp.sim.arm import SimConfig, SimulatedArm
+from gravity_friction_comp.sim.arm import SimulatedArm
 from gravity_friction_comp.sim.bus import SimulatedMotorBus
+from gravity_friction_comp.sim.config import SimConfig
 from gravity_friction_comp.stage.contract import Throttle, parse_setpoint
 
 try:  # std_srvs is pinned in requirements.txt; keep the node usable without it

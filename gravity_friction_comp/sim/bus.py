@@ -24,13 +24,10 @@ import can
 import numpy as np
 
 from gravity_friction_comp.errors import ConfigError
-from gravity_friction_comp.mit.bridge_core import BridgeConfig
+from gravity_friction_comp.mit.bridge_config import BridgeConfig
 from gravity_friction_comp.mit.bus import CanSettings, open_bus
-from gravity_friction_comp.mit.motor_table import (
-    DAMIAO_LIMIT_REGISTERS,
-    DAMIAO_PARAM_ARBITRATION_ID,
-    JointMotorMap,
-)
+from gravity_friction_comp.mit.damiao_registers import DAMIAO_LIMIT_REGISTERS, DAMIAO_PARAM_ARBITRATION_ID
+from gravity_friction_comp.mit.joint_motor_map import JointMotorMap
 from gravity_friction_comp.sim.arm import SimulatedArm
 from gravity_friction_comp.sim.motor_emulator import EmulatedMotor
 
