@@ -264,6 +264,6 @@ def check_gains(key: str, values: np.ndarray) -> np.ndarray:
     bad = ~np.isfinite(arr) | (arr < 0)
     if np.any(bad):
         raise ConfigError(
-            f"{key} must be finite and ≥ 0, got {arr[bad][0]!r}", key=key, value=float(arr[bad][0])
+            f"{key} must be finite and >= 0, got {arr[bad][0]!r}", key=key, value=float(arr[bad][0])
         )
     return arr

@@ -4,42 +4,49 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
 from gravity_friction_comp.errors import ConfigError
 
-__all__ = ["PER_JOINT_DEFAULTS", "bridge_config_from_values", "fill_position_limits_from_urdf"]
+__all__ = [
+    "PER_JOINT_DEFAULTS",
+    "REQUIRED_PER_JOINT",
+    "bridge_config_from_values",
+    "fill_position_limits_from_urdf",
+]
 
-from gravity_friction_comp.mit.bridge_config import BEHAVIORS, BridgeConfig, MotorConfig
+from gravity_friction_comp.mit.bridge_config import BEHAVIORS, BridgeConfig, MotorConfig, default_of
 from gravity_friction_comp.mit.joint_motor_map import JointMotorMap
 from gravity_friction_comp.mit.motor_table import MotorLimits, motor_limits
 
 # --- parameters → BridgeConfig ------------------------------------------------------------------
 
-#: Per-joint array parameters of the bridge and their defaults when left empty.
-PER_JOINT_DEFAULTS: Mapping[str, Any] = {
-    "can_id": None,
-    "master_id": None,
-    "motor_type": None,
-    "direction": 1,
-    "offset": 0.0,
-    "gear_ratio": 1.0,
-    "kp": 0.0,
-    "kd": 0.0,
-    "effort_limit": math.inf,
-    "damp_kd": None,
-    "position_lower": -math.inf,
-    "position_upper": math.inf,
-}
+#: Per-joint array parameters that must be given (no default).
+REQUIRED_PER_JOINT = ("can_id", "master_id", "motor_type")
+
+#: Per-joint array parameters of the bridge and their defaults when left empty, read from
+#: the field defaults of :class:`JointMotorMap` and :class:`MotorConfig` (``None``: required,
+#: or for ``damp_kd`` "use kd").
+PER_JOINT_DEFAULTS: Mapping[str, Any] = MappingProxyType(
+    {
+        **dict.fromkeys(REQUIRED_PER_JOINT),
+        **{k: default_of(JointMotorMap, k) for k in ("direction", "offset", "gear_ratio")},
+        **{
+            k: default_of(MotorConfig, k)
+            for k in ("kp", "kd", "effort_limit", "damp_kd", "position_lower", "position_upper")
+        },
+    }
+)
 
 
 def _per_joint(key: str, values: Mapping[str, Any], n: int) -> list[Any]:
     raw = values.get(key)
     if raw is None or (isinstance(raw, (list, tuple)) and len(raw) == 0):
         default = PER_JOINT_DEFAULTS[key]
-        if default is None and key != "damp_kd":
+        if key in REQUIRED_PER_JOINT:
             raise ConfigError(f"{key} is required: one value per joint ({n})", key=key, value=raw)
         return [default] * n
     if isinstance(raw, (str, bytes)) or not isinstance(raw, (list, tuple)):

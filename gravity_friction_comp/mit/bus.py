@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 import can
 
 from gravity_friction_comp.errors import BusOpenError, ConfigError, GravityFrictionCompError
-from gravity_friction_comp.mit.bridge_config import MotorConfig
+from gravity_friction_comp.mit.bridge_config import BridgeConfig, MotorConfig, default_of
 from gravity_friction_comp.mit.damiao_registers import (
     DAMIAO_LIMIT_REGISTERS,
     DAMIAO_PARAM_ARBITRATION_ID,
@@ -45,7 +45,7 @@ class CanSettings:
 
     interface: str = "socketcan"
     channel: str = "can0"
-    bitrate: int = 1_000_000
+    bitrate: int = default_of(BridgeConfig, "bitrate")
 
     def __post_init__(self) -> None:
         if self.interface not in can.VALID_INTERFACES:
