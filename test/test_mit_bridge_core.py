@@ -398,3 +398,20 @@ def test_one_frame_per_motor_and_reply_ids():
     core = MitBridgeCore(_config())
     core.step(0.0)
     assert core.frames_sent == 3 and core.reply_ids == frozenset({0x11, 0x12, 0x00})
+
+
+def test_checked_gains_validates_without_applying():
+    core = MitBridgeCore(_config())
+    kp, kd = core.checked_gains(kp=[5.0, 6.0, 7.0])
+    assert kp.tolist() == [5.0, 6.0, 7.0] and kd.tolist() == [1.0, 2.0, 0.5]
+    assert core.gains[0].tolist() == [40.0, 40.0, 10.0]  # nothing applied
+    kp[0] = 99.0  # the returned arrays are copies
+    assert core.gains[0].tolist() == [40.0, 40.0, 10.0]
+    with pytest.raises(ConfigError, match=">= 0"):
+        core.checked_gains(kd=[1.0, math.nan, 1.0])
+    with pytest.raises(DimensionError, match="3 values"):
+        core.checked_gains(kp=[])
+    # set_gains validates both before applying either
+    with pytest.raises(ConfigError):
+        core.set_gains(kp=[1.0, 1.0, 1.0], kd=[-1.0, 0.0, 0.0])
+    assert core.gains[0].tolist() == [40.0, 40.0, 10.0]
