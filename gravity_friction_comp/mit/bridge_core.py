@@ -418,7 +418,7 @@ class MitBridgeCore:
             Index of the motor updated, or ``None`` for a frame that is not a reply of ours
             (counted in :attr:`unknown_frames`; never raises on bad bytes) or a Damiao
             register read reply (counted in :attr:`register_frames`; parse those with
-            :func:`~gravity_friction_comp.mit.motor_table.parse_damiao_register_reply`).
+            :func:`~gravity_friction_comp.mit.damiao_registers.parse_damiao_register_reply`).
         """
         try:
             raw = frame_bytes(data)
@@ -433,7 +433,7 @@ class MitBridgeCore:
             if not m.reply_matches(raw):
                 continue
             if m.limits.family == "damiao" and parse_damiao_register_reply(raw, m.can_id) is not None:
-                # a register read reply on the master id, not feedback (see motor_table)
+                # a register read reply on the master id, not feedback (see damiao_registers)
                 self.register_frames += 1
                 return None
             try:

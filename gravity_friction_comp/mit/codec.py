@@ -14,12 +14,13 @@ Fields are quantized by :mod:`~gravity_friction_comp.mit.quantize` (round to nea
 Feedback frames are decoded in :mod:`~gravity_friction_comp.mit.feedback`; special frames
 (enable, disable, …) are :mod:`~gravity_friction_comp.mit.special_frames`.
 
-Special-frame aliasing: a saturated command can pack to exactly the special frames' bytes
-(``FF×7 + xx``) (p, v, kp, kd codes all at their maximum and τ code 0xFFB..0xFFE). Rule used here, the
-smallest one that excludes every ``FF×7 + xx`` frame: the position code is kept at most
-0xFFFE (one code inside +P_MAX). Position code 0xFFFF is only reached by requests within ½ LSB
-(≈ 0.19 mrad on ±12.5 rad) of +P_MAX or beyond it, i.e. requests already at the clamp, and
-the change is one LSB (0.38 mrad). Byte 1 of a command frame is then never 0xFF.
+Special-frame aliasing: a saturated command can pack to exactly the bytes of a special
+frame ``FF×7 + xx`` (p, v, kp, kd codes all at their maximum and τ code 0xFFB..0xFFE). Rule
+used here, the smallest one that excludes every ``FF×7 + xx`` frame: the position code is
+kept at most 0xFFFE (one code inside +P_MAX). Position code 0xFFFF is only reached by
+requests within ½ LSB (≈ 0.19 mrad on ±12.5 rad) of +P_MAX or beyond it, i.e. requests
+already at the clamp, and the change is one LSB (0.38 mrad). Byte 1 of a command frame is
+then never 0xFF.
 
 No rclpy import: pure Python.
 """

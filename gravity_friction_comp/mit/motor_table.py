@@ -30,7 +30,7 @@ __all__ = [
     "motor_types",
 ]
 
-#: Motor families: they differ in feedback layout and special frames (see mit_codec).
+#: Motor families: they differ in feedback layout and special frames (see mit.damiao_feedback, mit.cubemars_feedback).
 FAMILIES = ("cubemars", "damiao")
 
 

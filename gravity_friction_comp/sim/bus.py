@@ -4,7 +4,7 @@ Simulation side: :class:`SimulatedMotorBus` owns one
 :class:`~gravity_friction_comp.sim.motor_emulator.EmulatedMotor` per joint and a
 :class:`~gravity_friction_comp.sim.arm.SimulatedArm` on its own ``virtual`` bus object,
 in its own thread at the arm's physics rate in real time. Motors live in motor space, the
-arm in joint space; :class:`~gravity_friction_comp.mit.motor_table.JointMotorMap` converts
+arm in joint space; :class:`~gravity_friction_comp.mit.joint_motor_map.JointMotorMap` converts
 (θ = d·r·(q − q₀), τ_q = d·r·τ_θ). Each tick: answer every received frame at once (as a
 motor does, with the quantized feedback bytes), then compute each motor's MIT torque on the
 current shaft state, map it to the joint, and step the arm.
