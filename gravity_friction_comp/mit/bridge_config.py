@@ -203,8 +203,8 @@ class BridgeConfig:
                 key="can.bitrate",
                 value=self.bitrate,
             )
-        names = [m.name for m in motors]
-        ids = [m.can_id for m in motors]
+        names: list[Any] = [m.name for m in motors]
+        ids: list[Any] = [m.can_id for m in motors]
         for key, seq in (("joints", names), ("can_id", ids)):
             dup = sorted({x for x in seq if seq.count(x) > 1}, key=str)
             if dup:

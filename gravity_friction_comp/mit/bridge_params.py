@@ -132,7 +132,7 @@ def bridge_config_from_values(
                 else _as_float("damp_kd", damp),
             )
         )
-    kwargs = {}
+    kwargs: dict[str, Any] = {}
     for key, cast in (("rate_hz", _as_float), ("command_timeout", _as_float), ("stale_cycles", _as_int)):
         if values.get(key) is not None:
             kwargs[key] = cast(key, values[key])

@@ -13,7 +13,7 @@ import struct
 from collections.abc import Mapping
 from dataclasses import replace
 from types import MappingProxyType
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from gravity_friction_comp.errors import ConfigError, InputError
 from gravity_friction_comp.mit.motor_table import MotorLimits
@@ -148,7 +148,7 @@ def limits_from_damiao_registers(base: MotorLimits, registers: Mapping[int, floa
             key="family",
             value=base.family,
         )
-    changes: dict[str, float] = {}
+    changes: dict[str, Any] = {}
     for rid, value in registers.items():
         name = DAMIAO_LIMIT_REGISTERS.get(rid)
         if name is None:

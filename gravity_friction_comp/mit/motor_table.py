@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
+from typing import Any
 
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.validation import number, short_repr, string_keys
@@ -169,7 +170,7 @@ def motor_limits(motor_type: str, overrides: Mapping[str, float] | None = None) 
             key=unknown[0],
             value=overrides[unknown[0]],
         )
-    clean = {k: _positive_finite(k, v) for k, v in overrides.items()}
+    clean: dict[str, Any] = {k: _positive_finite(k, v) for k, v in overrides.items()}
     big = {k: v for k, v in clean.items() if v > MAX_OVERRIDE}
     if big:
         name = sorted(big)[0]
