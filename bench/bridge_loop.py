@@ -40,7 +40,7 @@ from rclpy.context import Context  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
-from gravity_friction_comp.mit.bridge_core import CAN_FRAME_BITS_NOMINAL, CAN_FRAME_BITS_WORST_CASE  # noqa: E402
+from gravity_friction_comp.mit.bus_load import CAN_FRAME_BITS_NOMINAL, CAN_FRAME_BITS_WORST_CASE  # noqa: E402
 from gravity_friction_comp.model.robot_model import RobotModel  # noqa: E402
 from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode  # noqa: E402
 from gravity_friction_comp.nodes.stage_node import make_executor  # noqa: E402

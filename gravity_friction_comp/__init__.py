@@ -24,14 +24,14 @@ _EXPORTS: dict[str, str] = {
     "apply_stage": "stage.contract",
     "BAM_MODELS": "friction.bam",
     "BamParameters": "friction.bam",
-    "bridge_config_from_values": "mit.bridge_config",
+    "bridge_config_from_values": "mit.bridge_params",
     "BridgeCanIO": "mit.bus",
-    "BridgeConfig": "mit.bridge_core",
-    "BusOpenError": "mit.bus",
+    "BridgeConfig": "mit.bridge_config",
+    "BusOpenError": "errors",
     "CanSettings": "mit.bus",
     "ConfigError": "errors",
     "decode_command": "mit.codec",
-    "decode_feedback": "mit.codec",
+    "decode_feedback": "mit.feedback",
     "DimensionError": "errors",
     "EmulatedMotor": "sim.motor_emulator",
     "encode_command": "mit.codec",
@@ -52,8 +52,8 @@ _EXPORTS: dict[str, str] = {
     "InputError": "errors",
     "InverseDynamicsFeedforward": "stage.inverse_dynamics",
     "JointLimits": "ident.excitation",
-    "JointMotorMap": "mit.motor_table",
-    "JointSimParams": "sim.arm",
+    "JointMotorMap": "mit.joint_motor_map",
+    "JointSimParams": "sim.config",
     "load_arm_yaml": "friction.arm_yaml",
     "load_log": "ident.identification",
     "MitBridgeCore": "mit.bridge_core",
@@ -62,7 +62,7 @@ _EXPORTS: dict[str, str] = {
     "motor_limits": "mit.motor_table",
     "MOTOR_TABLE": "mit.motor_table",
     "motor_types": "mit.motor_table",
-    "MotorConfig": "mit.bridge_core",
+    "MotorConfig": "mit.bridge_config",
     "MotorLimits": "mit.motor_table",
     "MotorStatus": "mit.bridge_core",
     "open_bus": "mit.bus",
@@ -71,7 +71,7 @@ _EXPORTS: dict[str, str] = {
     "read_damiao_limits": "mit.bus",
     "record_simulated": "ident.excitation",
     "RobotModel": "model.robot_model",
-    "SimConfig": "sim.arm",
+    "SimConfig": "sim.config",
     "SimState": "sim.arm",
     "SimulatedArm": "sim.arm",
     "SimulatedMotor": "sim.bus",
@@ -102,6 +102,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # static checkers see the eager imports
     from gravity_friction_comp.errors import (
+        BusOpenError,
         ConfigError,
         DimensionError,
         GravityFrictionCompError,
@@ -134,28 +135,25 @@ if TYPE_CHECKING:  # static checkers see the eager imports
         load_log,
         write_outputs,
     )
-    from gravity_friction_comp.mit.bridge_config import bridge_config_from_values
-    from gravity_friction_comp.mit.bridge_core import BridgeConfig, MitBridgeCore, MotorConfig, MotorStatus
+    from gravity_friction_comp.mit.bridge_config import BridgeConfig, MotorConfig
+    from gravity_friction_comp.mit.bridge_core import MitBridgeCore, MotorStatus
+    from gravity_friction_comp.mit.bridge_params import bridge_config_from_values
     from gravity_friction_comp.mit.bus import (
         BridgeCanIO,
-        BusOpenError,
         CanSettings,
         open_bus,
         read_damiao_limits,
     )
-    from gravity_friction_comp.mit.codec import decode_command, decode_feedback, encode_command
-    from gravity_friction_comp.mit.motor_table import (
-        MOTOR_TABLE,
-        JointMotorMap,
-        MotorLimits,
-        motor_limits,
-        motor_types,
-    )
+    from gravity_friction_comp.mit.codec import decode_command, encode_command
+    from gravity_friction_comp.mit.feedback import decode_feedback
+    from gravity_friction_comp.mit.joint_motor_map import JointMotorMap
+    from gravity_friction_comp.mit.motor_table import MOTOR_TABLE, MotorLimits, motor_limits, motor_types
     from gravity_friction_comp.model.actuator import ActuatorModel, ActuatorTerms
     from gravity_friction_comp.model.payload import Payload
     from gravity_friction_comp.model.robot_model import ModelWarning, RobotModel
-    from gravity_friction_comp.sim.arm import JointSimParams, SimConfig, SimState, SimulatedArm
+    from gravity_friction_comp.sim.arm import SimState, SimulatedArm
     from gravity_friction_comp.sim.bus import SimulatedMotor, SimulatedMotorBus
+    from gravity_friction_comp.sim.config import JointSimParams, SimConfig
     from gravity_friction_comp.sim.motor_emulator import EmulatedMotor
     from gravity_friction_comp.stage.contract import StageSettings, apply_stage, parse_setpoint
     from gravity_friction_comp.stage.inverse_dynamics import FeedforwardTerms, InverseDynamicsFeedforward

@@ -28,6 +28,18 @@ class ConfigError(GravityFrictionCompError, ValueError):
         self.value = value
 
 
+class BusOpenError(ConfigError, OSError):
+    """The CAN bus could not be opened (no such interface/channel, missing driver, permission).
+
+    Also an :class:`OSError` (as python-can's own interface errors are), so code that guards
+    device access with ``except OSError`` catches it.
+
+    Attributes:
+        key: The parameter naming the bus (``"can.channel"``).
+        value: The rejected value (the channel).
+    """
+
+
 class DimensionError(ConfigError):
     """A per-joint array whose length does not match the number of joints.
 

@@ -29,9 +29,10 @@ from gravity_friction_comp.ident.identification import (
     write_csv,
     write_outputs,
 )
-from gravity_friction_comp.mit.codec import float_to_uint, uint_to_float
+from gravity_friction_comp.mit.quantize import float_to_uint, uint_to_float
 from gravity_friction_comp.model.robot_model import RobotModel
-from gravity_friction_comp.sim.arm import SimConfig, SimulatedArm
+from gravity_friction_comp.sim.arm import SimulatedArm
+from gravity_friction_comp.sim.config import SimConfig
 
 URDF = str(REPO_ROOT / "urdf" / "palletizer.urdf")
 # base_yaw: Coulomb + viscous only; shoulder_pitch: with Stribeck (and gravity load)

@@ -45,9 +45,10 @@ from gravity_friction_comp.ident.excitation import (
     record_simulated,
 )
 from gravity_friction_comp.ident.identification import identify, write_outputs  # noqa: E402
-from gravity_friction_comp.mit.bridge_config import bridge_config_from_values  # noqa: E402
+from gravity_friction_comp.mit.bridge_params import bridge_config_from_values  # noqa: E402
 from gravity_friction_comp.model.robot_model import RobotModel  # noqa: E402
-from gravity_friction_comp.sim.arm import SimConfig, SimulatedArm  # noqa: E402
+from gravity_friction_comp.sim.arm import SimulatedArm  # noqa: E402
+from gravity_friction_comp.sim.config import SimConfig  # noqa: E402
 from gravity_friction_comp.tools import demo  # noqa: E402
 
 SIM_YAML = REPO_ROOT / "config" / "sim_palletizer.yaml"

@@ -23,7 +23,8 @@ import pytest
 
 from gravity_friction_comp.model.actuator import ActuatorModel
 from gravity_friction_comp.model.robot_model import RobotModel
-from gravity_friction_comp.sim.arm import SimConfig, SimulatedArm
+from gravity_friction_comp.sim.arm import SimulatedArm
+from gravity_friction_comp.sim.config import SimConfig
 from gravity_friction_comp.stage.inverse_dynamics import InverseDynamicsFeedforward
 
 DT = 1e-3  # control and physics period [s] (1 kHz)

@@ -25,7 +25,8 @@ from std_msgs.msg import Bool  # noqa: E402
 
 from gravity_friction_comp import Payload, RobotModel  # noqa: E402
 from gravity_friction_comp.mit.bus import CanSettings, open_bus  # noqa: E402
-from gravity_friction_comp.mit.codec import DISABLE_FRAME, unpack_command_codes  # noqa: E402
+from gravity_friction_comp.mit.codec import unpack_command_codes  # noqa: E402
+from gravity_friction_comp.mit.special_frames import DISABLE_FRAME  # noqa: E402
 
 NODE = "mit_bridge"
 JOINTS = ["base_yaw", "shoulder_pitch", "beam_pitch"]
@@ -407,4 +408,61 @@ def test_urdf_limits_on_hardware_and_a_malformed_urdf_leaves_the_joint_unbounded
         assert (inverted.position_lower, inverted.position_upper) == (-math.inf, math.inf)
     finally:
         node.destroy_node()
+        client.close()
+
+
+# --- parameter declarations --------------------------------------------------------------------
+
+
+def test_parameter_declarations_defaults_and_ranges():
+    from gravity_friction_comp.nodes.mit_bridge_node import PARAMETERS
+    from gravity_friction_comp.nodes.parameters import descriptor
+
+    by = {p.name: p for p in PARAMETERS}
+    assert len(by) == len(PARAMETERS)  # each declared once
+    # the documented defaults (README, config/mit_bridge.yaml), written out here
+    assert {k: by[k].default for k in ("rate_hz", "command_timeout", "stale_cycles", "can.bitrate")} == {
+        "rate_hz": 500.0,
+        "command_timeout": 0.1,
+        "stale_cycles": 10,
+        "can.bitrate": 1_000_000,
+    }
+    assert (by["can.interface"].default, by["can.channel"].default) == ("socketcan", "can0")
+    assert (by["timeout_behavior"].default, by["fault_behavior"].default) == ("damp", "damp")
+    for name in ("rate_hz", "command_timeout", "diagnostics_rate_hz"):
+        (r,) = descriptor(by[name]).floating_point_range
+        assert (r.from_value, r.to_value) == (0.0, math.inf), name
+    for name in ("stale_cycles", "can.bitrate"):
+        (r,) = descriptor(by[name]).integer_range
+        assert (r.from_value, r.to_value) == (1, 2**63 - 1), name
+    # per-joint arrays: dynamic typing (empty = default), kp/kd runtime-settable
+    assert descriptor(by["can_id"]).dynamic_typing and by["can_id"].type == "int[]"
+    assert not by["kp"].read_only and not by["kd"].read_only and by["rate_hz"].read_only
+    # the robot/payload parameters are part of the node's list
+    assert {"robot_description", "urdf_path", "gravity", "payload.mass", "payload.attached"} <= set(by)
+    # every key the shipped parameter file sets is declared
+    from conftest import REPO_ROOT
+
+    data = yaml.safe_load((REPO_ROOT / "config" / "mit_bridge.yaml").read_text())
+    assert set(data[NODE]["ros__parameters"]) <= set(by)
+
+
+def test_ranges_visible_on_the_running_node_and_enforced(inproc, tmp_path):
+    _, node, _ = inproc
+    (r,) = node.describe_parameter("rate_hz").floating_point_range
+    assert (r.from_value, r.to_value) == (0.0, math.inf)
+    (r,) = node.describe_parameter("stale_cycles").integer_range
+    assert r.from_value == 1
+    from rclpy.exceptions import InvalidParameterValueException
+
+    from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode
+
+    client = GraphClient(fresh_domain_id())
+    try:
+        params = _params(_sim_yaml(tmp_path / "sim2.yaml"), stale_cycles=0)
+        with pytest.raises(InvalidParameterValueException):
+            MitBridgeNode(
+                context=client.context, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]
+            )
+    finally:
         client.close()

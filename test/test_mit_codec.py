@@ -4,8 +4,7 @@ The vector file was produced with clamp-then-TRUNCATE (i2rt / openarm_can); our 
 then rounds to the nearest code. The vector test therefore checks, with exact rational
 arithmetic, that each vector code is the truncated code and ours is that code + 1 exactly
 where the fractional part is ≥ ½ (and, for the position field, capped at 0xFFFE by the
-special-frame rule).
-"""
+special-frame rule)."""
 
 from __future__ import annotations
 
@@ -18,37 +17,32 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.errors import InputError
 from gravity_friction_comp.mit.codec import (
-    CLEAR_ERROR_FRAME,
-    DISABLE_FRAME,
-    ENABLE_FRAME,
     P_CODE_MAX,
-    SET_ZERO_FRAME,
-    CubeMarsError,
-    DamiaoState,
     MitCommandCodes,
-    SpecialFrame,
-    classify_special_frame,
-    clear_error_frames,
     command_codes,
     decode_command,
-    decode_feedback,
-    decode_feedback_cubemars,
-    decode_feedback_damiao,
     encode_command,
-    encode_feedback_cubemars,
-    encode_feedback_damiao,
-    float_to_uint,
     pack_command_codes,
-    special_frame,
-    uint_to_float,
     unpack_command_codes,
 )
 from gravity_friction_comp.mit.motor_table import MOTOR_TABLE, motor_limits
+from gravity_friction_comp.mit.quantize import uint_to_float
+from gravity_friction_comp.mit.special_frames import (
+    CLEAR_ERROR_FRAME,
+    DISABLE_FRAME,
+    ENABLE_FRAME,
+    SET_ZERO_FRAME,
+    classify_special_frame,
+)
 
 TEST_DATA = pathlib.Path(__file__).resolve().parent / "data"
+
+
 VECTORS = json.loads((TEST_DATA / "damiao_mit_codec_vectors.json").read_text())
+
+
 SPECIALS = {ENABLE_FRAME, DISABLE_FRAME, SET_ZERO_FRAME, CLEAR_ERROR_FRAME}
 
 
@@ -68,38 +62,6 @@ def _exact_scaled(x, lo, hi, bits) -> Fraction:
     x, lo, hi = Fraction(str(x)), Fraction(str(lo)), Fraction(str(hi))
     x = min(max(x, lo), hi)
     return (x - lo) * ((1 << bits) - 1) / (hi - lo)
-
-
-# --- scalar quantization ----------------------------------------------------------------------
-
-
-def test_float_to_uint_rounds_to_nearest_half_up():
-    # [-1, 1] over 2 bits: codes 0..3 at -1, -1/3, 1/3, 1; 0.0 is exactly halfway (1.5) -> 2
-    assert float_to_uint(0.0, -1.0, 1.0, 2) == 2
-    assert float_to_uint(-0.1, -1.0, 1.0, 2) == 1  # 1.35 -> 1 (truncation would agree)
-    assert float_to_uint(0.2, -1.0, 1.0, 2) == 2  # 1.8 -> 2 (truncation would give 1)
-    assert float_to_uint(5.0, -1.0, 1.0, 2) == 3 and float_to_uint(-5.0, -1.0, 1.0, 2) == 0
-    # 0.0 on a 12-bit symmetric field: 2047.5 -> 2048, decodes to +1/2 LSB
-    assert float_to_uint(0.0, -10.0, 10.0, 12) == 2048
-    assert uint_to_float(2048, -10.0, 10.0, 12) == pytest.approx(10.0 / 4095)
-    with pytest.raises(InputError) as err:
-        float_to_uint(math.nan, -1, 1, 12)
-    assert err.value.reason == "nan"
-    with pytest.raises(ConfigError):
-        float_to_uint(0.0, 1.0, -1.0, 12)
-    with pytest.raises(InputError):
-        uint_to_float(4096, -1, 1, 12)
-
-
-def test_scalar_round_trip_within_half_lsb():
-    rng = np.random.default_rng(0)
-    for bits, lo, hi in ((16, -12.5, 12.5), (12, -30.0, 30.0), (12, 0.0, 500.0), (12, 0.0, 5.0)):
-        half = (hi - lo) / ((1 << bits) - 1) / 2
-        for x in rng.uniform(lo, hi, 2000):
-            assert abs(uint_to_float(float_to_uint(x, lo, hi, bits), lo, hi, bits) - x) <= half * (1 + 1e-9)
-
-
-# --- hand-computed command frames -------------------------------------------------------------
 
 
 def test_hand_computed_frame_all_zero_dm4310():
@@ -132,9 +94,6 @@ def test_hand_computed_frame_dm8009():
     )
 
 
-# --- vector file ------------------------------------------------------------------------------
-
-
 @pytest.mark.parametrize("vec", VECTORS["commands"], ids=lambda v: f"{v['motor']}-{v['p']}-{v['t_ff']}")
 def test_command_vectors_truncation_vs_rounding(vec):
     lim = motor_limits(vec["motor"])
@@ -157,32 +116,6 @@ def test_command_vectors_truncation_vs_rounding(vec):
             expected = min(expected, P_CODE_MAX)  # special-frame rule
         assert ocode == expected, f"field {k}"
         assert ocode - vcode in (0, 1) or (k == 0 and vcode == 0xFFFF and ocode == 0xFFFE)
-
-
-@pytest.mark.parametrize("vec", VECTORS["feedback"], ids=lambda v: "".join(v["bytes"]))
-def test_feedback_vectors_decode_exactly(vec):
-    data = bytes(int(b, 16) for b in vec["bytes"])
-    fb = decode_feedback_damiao(data, motor_limits(vec["motor"]))
-    exp = vec["decoded"]
-    assert fb.state_code == exp["state_nibble"] and fb.motor_id == exp["id_low_nibble"]
-    assert (fb.position, fb.velocity, fb.torque) == (exp["pos"], exp["vel"], exp["tau"])
-    assert (fb.t_mos, fb.t_rotor) == (exp["t_mos"], exp["t_rotor"])
-    assert fb.state is DamiaoState.ENABLED and not fb.is_fault
-    # feedback p/v/τ are round-trip stable: re-encoding the decoded values gives the same bytes
-    again = encode_feedback_damiao(
-        fb.motor_id,
-        fb.state_code,
-        fb.position,
-        fb.velocity,
-        fb.torque,
-        fb.t_mos,
-        fb.t_rotor,
-        motor_limits(vec["motor"]),
-    )
-    assert again == data
-
-
-# --- command round trip -----------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("motor", sorted(MOTOR_TABLE))
@@ -229,23 +162,6 @@ def test_pack_unpack_codes_and_errors():
     assert err.value.reason == "special_frame"
 
 
-# --- special frames ---------------------------------------------------------------------------
-
-
-def test_special_frame_bytes():
-    assert ENABLE_FRAME == bytes.fromhex("FFFFFFFFFFFFFFFC")
-    assert DISABLE_FRAME == bytes.fromhex("FFFFFFFFFFFFFFFD")
-    assert SET_ZERO_FRAME == bytes.fromhex("FFFFFFFFFFFFFFFE")
-    assert CLEAR_ERROR_FRAME == bytes.fromhex("FFFFFFFFFFFFFFFB")
-    assert special_frame(SpecialFrame.ENABLE, "cubemars") == ENABLE_FRAME
-    with pytest.raises(ConfigError):
-        special_frame(SpecialFrame.CLEAR_ERROR, "cubemars")
-    assert classify_special_frame(SET_ZERO_FRAME) is SpecialFrame.SET_ZERO
-    assert classify_special_frame(bytes.fromhex("FFFFFFFFFFFFFFFF")) is None
-    assert clear_error_frames("damiao") == (CLEAR_ERROR_FRAME, ENABLE_FRAME)
-    assert clear_error_frames("cubemars") == (DISABLE_FRAME, ENABLE_FRAME)
-
-
 def test_unguarded_packing_would_hit_special_frames():
     """The danger is real: all-max codes with τ code 0xFFB..0xFFE are exactly the specials."""
     hits = {pack_command_codes(MitCommandCodes(0xFFFF, 0xFFF, 0xFFF, 0xFFF, t)) for t in range(0xFFB, 0xFFF)}
@@ -283,117 +199,11 @@ def test_saturated_commands_never_equal_special_frames(motor):
     assert command_codes(1e9, 0, 0, 0, 0, lim).p == P_CODE_MAX == 0xFFFE
 
 
-# --- Damiao feedback --------------------------------------------------------------------------
-
-
-def test_damiao_feedback_hand_computed():
-    lim = motor_limits("DM4310")
-    # id 0x13 -> low nibble 3; state over-current 0xA -> byte0 = 0xA3
-    # p 0 -> 0x8000; v 0 -> 0x800; τ 0 -> 0x800; T_mos 40, T_rotor 35
-    data = encode_feedback_damiao(0x13, DamiaoState.OVER_CURRENT, 0.0, 0.0, 0.0, 40, 35, lim)
-    assert data == bytes([0xA3, 0x80, 0x00, 0x80, 0x08, 0x00, 40, 35])
-    fb = decode_feedback_damiao(data, lim)
-    assert fb.motor_id == 3 and fb.state is DamiaoState.OVER_CURRENT
-    assert fb.is_fault and fb.fault_reason == "over-current" and not fb.is_enabled
-    assert fb.position == pytest.approx(25 / 65535 / 2) and fb.torque == pytest.approx(20 / 4095 / 2)
-    assert decode_feedback(data, lim) == fb
-
-
-@pytest.mark.parametrize("nibble", range(16))
-def test_damiao_state_nibbles(nibble):
-    lim = motor_limits("DM4340")
-    fb = decode_feedback_damiao(bytes([(nibble << 4) | 1, 0x80, 0, 0x80, 0x08, 0, 30, 30]), lim)
-    assert fb.state_code == nibble
-    assert fb.is_fault == (nibble not in (0, 1))
-    if nibble in (2, 3, 4, 5, 6, 7, 15):
-        assert fb.state is None and fb.fault_reason.startswith("unknown")
-    else:
-        assert int(fb.state) == nibble
-    expected = {
-        0: "",
-        1: "",
-        8: "over-voltage",
-        9: "under-voltage",
-        10: "over-current",
-        11: "MOSFET over-temperature",
-        12: "coil over-temperature",
-        13: "lost communication",
-        14: "overload",
-    }
-    if nibble in expected:
-        assert fb.fault_reason == expected[nibble]
-
-
-def test_damiao_feedback_round_trip_and_errors():
-    lim = motor_limits("DM8009")
-    rng = np.random.default_rng(3)
-    for _ in range(200):
-        p, v, t = (
-            rng.uniform(-lim.p_max, lim.p_max),
-            rng.uniform(-lim.v_max, lim.v_max),
-            rng.uniform(-lim.t_max, lim.t_max),
-        )
-        fb = decode_feedback_damiao(encode_feedback_damiao(5, 1, p, v, t, 41.4, 39.6, lim), lim)
-        assert abs(fb.position - p) <= lim.p_max / 65535 * (1 + 1e-9)
-        assert abs(fb.velocity - v) <= lim.v_max / 4095 * (1 + 1e-9)
-        assert abs(fb.torque - t) <= lim.t_max / 4095 * (1 + 1e-9)
-        assert (fb.t_mos, fb.t_rotor) == (41, 40)
-    with pytest.raises(InputError):
-        decode_feedback_damiao(bytes(6), lim)
-    with pytest.raises(InputError):
-        encode_feedback_damiao(1, 16, 0, 0, 0, 0, 0, lim)
-
-
-# --- CubeMars AK feedback ---------------------------------------------------------------------
-
-
-def test_cubemars_feedback_hand_computed():
-    lim = motor_limits("AK80-9")  # 12.5 / 50 / 18
-    # id 2; p 0xFFFF -> +12.5; v 0x000 -> -50; i 0xFFF -> +18; temp 45 °C; error 2 (over-current)
-    data = bytes([0x02, 0xFF, 0xFF, 0x00, 0x0F, 0xFF, 45, 2])
-    fb = decode_feedback_cubemars(data, lim)
-    assert (fb.motor_id, fb.position, fb.velocity, fb.torque) == (2, 12.5, -50.0, 18.0)
-    assert fb.temperature == 45 and fb.error is CubeMarsError.OVER_CURRENT
-    assert fb.is_fault and fb.fault_reason == "over-current"
-    assert encode_feedback_cubemars(2, 12.5, -50.0, 18.0, lim, temperature=45, error_code=2) == data
-    assert decode_feedback(data, lim) == fb
-
-
-def test_cubemars_old_firmware_six_bytes():
-    lim = motor_limits("AK70-10")
-    data = encode_feedback_cubemars(7, 0.0, 0.0, 0.0, lim)
-    assert data == bytes([0x07, 0x80, 0x00, 0x80, 0x08, 0x00])
-    fb = decode_feedback_cubemars(data, lim)
-    assert fb.temperature is None and fb.error_code is None and not fb.is_fault
-    assert fb.temperatures == ()
-    with pytest.raises(InputError):
-        decode_feedback_cubemars(bytes(7), lim)
-    with pytest.raises(InputError):
-        encode_feedback_cubemars(7, 0.0, 0.0, 0.0, lim, temperature=30)
-
-
-@pytest.mark.parametrize(
-    "code, reason",
-    [
-        (0, ""),
-        (1, "over-temperature"),
-        (2, "over-current"),
-        (3, "over-voltage"),
-        (4, "under-voltage"),
-        (5, "encoder fault"),
-        (6, "phase current unbalance (hardware may be damaged)"),
-        (9, "unknown error code 9"),
-    ],
-)
-def test_cubemars_error_codes(code, reason):
-    lim = motor_limits("AK60-6")
-    fb = decode_feedback_cubemars(encode_feedback_cubemars(1, 0.3, 0.1, -2.0, lim, 30, code), lim)
-    assert fb.is_fault == (code != 0) and fb.fault_reason == reason
-
-
 @pytest.mark.parametrize("garbage", [None, "ffffffffffffffff", 8, 1.0, [256] * 8, [-1] * 8, object()])
 def test_decoders_reject_non_bytes_with_the_packages_error(garbage):
-    from gravity_friction_comp.mit.codec import classify_special_frame, decode_command, decode_feedback
+    from gravity_friction_comp.mit.codec import decode_command
+    from gravity_friction_comp.mit.feedback import decode_feedback
+    from gravity_friction_comp.mit.special_frames import classify_special_frame
 
     limits = motor_limits("DM4310")
     for decode in (

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+import yaml
 
 pytest.importorskip("rclpy")
 
@@ -96,3 +97,29 @@ def test_bad_profile_exits_with_the_valid_names(tmp_path):
         out, _ = proc.communicate(timeout=20)
     assert proc.returncode == 2
     assert "circle" in out and "pick_place" in out and "sine" in out
+
+
+def test_parameter_declarations_ranges_and_checks():
+    from conftest import REPO_ROOT
+
+    from gravity_friction_comp.errors import ConfigError
+    from gravity_friction_comp.nodes.parameters import check, descriptor
+    from gravity_friction_comp.nodes.setpoint_player import PARAMETERS, PLAYER_PARAMETERS
+
+    by = {p.name: p for p in PARAMETERS}
+    assert len(by) == len(PARAMETERS) and all(p.read_only for p in PARAMETERS)
+    assert {k: v[0] for k, v in PLAYER_PARAMETERS.items()} == {p.name: p.default for p in PARAMETERS}
+    assert (by["rate_hz"].default, by["profile"].default, by["period"].default) == (250.0, "sine", 8.0)
+    (r,) = descriptor(by["rate_hz"]).floating_point_range
+    assert (r.from_value, r.to_value) == (0.0, 5000.0)
+    (r,) = descriptor(by["start_delay"]).floating_point_range
+    assert (r.from_value, r.to_value) == (0.0, math.inf)
+    (r,) = descriptor(by["period"]).floating_point_range
+    assert r.from_value == 1e-6  # profiles.MIN_DURATION
+    for bad in ({"rate_hz": 0.0}, {"rate_hz": 5000.5}, {"start_delay": -1.0}, {"start_delay": math.inf}):
+        with pytest.raises(ConfigError) as err:
+            check(PARAMETERS, bad)
+        assert err.value.key == next(iter(bad))
+    check(PARAMETERS, {"rate_hz": 5000.0, "start_delay": 0.0})
+    data = yaml.safe_load((REPO_ROOT / "config" / "setpoint_player.yaml").read_text())
+    assert set(data["setpoint_player"]["ros__parameters"]) <= set(by)

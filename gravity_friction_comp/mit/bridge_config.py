@@ -1,178 +1,269 @@
-"""Bridge parameters → a validated BridgeConfig (same errors from YAML, launch or ``ros2 param set``)."""
+"""Bridge configuration schema: MotorConfig and BridgeConfig, the one source of the bridge's defaults.
 
-from __future__ import annotations
+Every default of the bridge (rate, timeout, behaviours, stale cycles, bitrate, per-joint
+gains and limits) is a field default here or in
+:class:`~gravity_friction_comp.mit.joint_motor_map.JointMotorMap`; the node's parameter
+declarations read them with :func:`default_of`. Validation lives here too, so a bad value
+fails the same way from YAML, a constructor keyword or ``ros2 param set``.
 
+No rclpy import: pure Python.
+"""
+
+import dataclasses
 import math
-from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from gravity_friction_comp.errors import ConfigError
-from gravity_friction_comp.mit.bridge_core import BEHAVIORS, BridgeConfig, MotorConfig
-from gravity_friction_comp.mit.motor_table import (
-    JointMotorMap,
-    MotorLimits,
-    motor_limits,
-)
+from gravity_friction_comp.mit.joint_motor_map import JointMotorMap
+from gravity_friction_comp.mit.motor_table import MotorLimits
 
-# --- parameters → BridgeConfig ------------------------------------------------------------------
+__all__ = [
+    "BEHAVIORS",
+    "BridgeConfig",
+    "MotorConfig",
+    "check_gains",
+    "default_of",
+]
 
-#: Per-joint array parameters of the bridge and their defaults when left empty.
-PER_JOINT_DEFAULTS: Mapping[str, Any] = {
-    "can_id": None,
-    "master_id": None,
-    "motor_type": None,
-    "direction": 1,
-    "offset": 0.0,
-    "gear_ratio": 1.0,
-    "kp": 0.0,
-    "kd": 0.0,
-    "effort_limit": math.inf,
-    "damp_kd": None,
-    "position_lower": -math.inf,
-    "position_upper": math.inf,
-}
+#: Valid timeout / fault behaviours.
+BEHAVIORS = ("damp", "disable", "hold")
+
+# --- configuration ----------------------------------------------------------------------------
 
 
-def _per_joint(key: str, values: Mapping[str, Any], n: int) -> list[Any]:
-    raw = values.get(key)
-    if raw is None or (isinstance(raw, (list, tuple)) and len(raw) == 0):
-        default = PER_JOINT_DEFAULTS[key]
-        if default is None and key != "damp_kd":
-            raise ConfigError(f"{key} is required: one value per joint ({n})", key=key, value=raw)
-        return [default] * n
-    if isinstance(raw, (str, bytes)) or not isinstance(raw, (list, tuple)):
-        raw = [raw]
-    raw = list(raw)
-    if len(raw) != n:
-        raise ConfigError(f"{key} has {len(raw)} values for {n} joints", key=key, value=raw)
-    return raw
+def _finite_nonneg(key: str, value: object) -> float:
+    try:
+        out = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ConfigError(f"{key} must be a number, got {value!r}", key=key, value=value) from None
+    if not math.isfinite(out) or out < 0:
+        raise ConfigError(f"{key} must be finite and ≥ 0, got {value!r}", key=key, value=value)
+    return out
 
 
-def _as_int(key: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ConfigError(f"{key} entries must be integers, got {value!r}", key=key, value=value)
-    return int(value)
+def _can_id(key: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 0x7FF:
+        raise ConfigError(f"{key} must be an integer in 0..0x7FF, got {value!r}", key=key, value=value)
+    return value
 
 
-def _as_float(key: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ConfigError(f"{key} entries must be numbers, got {value!r}", key=key, value=value)
-    return float(value)
+@dataclass(frozen=True)
+class MotorConfig:
+    """One joint's motor.
 
-
-def bridge_config_from_values(
-    values: Mapping[str, Any], limits_override: Mapping[str, MotorLimits] | None = None
-) -> BridgeConfig:
-    """Validated :class:`BridgeConfig` from the node's parameter values.
-
-    Args:
-        values: ``joints`` (names), per-joint arrays ``can_id``, ``master_id``,
-            ``motor_type`` (required), ``direction`` (±1), ``offset`` [rad], ``gear_ratio``,
-            ``kp`` [N·m/rad], ``kd`` [N·m·s/rad], ``effort_limit`` [N·m], ``damp_kd``
-            [N·m·s/rad], ``position_lower``/``position_upper`` [rad] (empty = defaults in
-            :data:`PER_JOINT_DEFAULTS`), and ``rate_hz`` [Hz], ``command_timeout`` [s],
-            ``timeout_behavior``, ``fault_behavior`` (:data:`BEHAVIORS`), ``stale_cycles``,
-            ``can.bitrate`` [bit/s].
-        limits_override: Joint name → limits replacing the table's (e.g. read from the
-            motor's registers).
+    Attributes:
+        name: Joint name.
+        can_id: Motor CAN id (commands are sent with it).
+        master_id: Arbitration id of the motor's replies.
+        limits: Motor ranges (:func:`~gravity_friction_comp.mit.motor_table.motor_limits`).
+        mapping: Joint ↔ motor map (direction, offset, gear ratio).
+        kp: Joint stiffness [N·m/rad] (≥ 0). kd: Joint damping [N·m·s/rad] (≥ 0).
+        effort_limit: |τ_ff| bound at the joint [N·m] (> 0; ``inf`` = only T_MAX).
+        damp_kd: Joint kd [N·m·s/rad] used by ``damp``; ``None`` uses ``kd``.
+        position_lower, position_upper: Commanded joint positions are clamped to this range
+            [rad] (URDF ``<limit lower/upper>``; ``∓inf`` = none): with kp > 0 a setpoint
+            beyond the hard stop would press the joint into it with up to kp·error. A
+            clamped command also loses any velocity setpoint pointing further out (kd·q̇
+            would push too); τ_ff is kept (holding against gravity at a limit is legitimate).
 
     Raises:
-        ConfigError: missing/inconsistent values; the key names the parameter.
+        ConfigError: invalid ids or values (key names the field).
     """
-    joints = values.get("joints")
-    if (
-        not joints
-        or not isinstance(joints, (list, tuple))
-        or not all(isinstance(j, str) and j for j in joints)
-    ):
-        raise ConfigError(
-            f"joints must be a non-empty list of joint names, got {joints!r}", key="joints", value=joints
-        )
-    n = len(joints)
-    cols = {k: _per_joint(k, values, n) for k in PER_JOINT_DEFAULTS}
-    override = dict(limits_override or {})
-    motors = []
-    for i, name in enumerate(joints):
-        mtype = cols["motor_type"][i]
-        if not isinstance(mtype, str):
+
+    name: str
+    can_id: int
+    master_id: int
+    limits: MotorLimits
+    mapping: JointMotorMap = field(default_factory=JointMotorMap)
+    kp: float = 0.0
+    kd: float = 0.0
+    effort_limit: float = math.inf
+    damp_kd: float | None = None
+    position_lower: float = -math.inf
+    position_upper: float = math.inf
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
             raise ConfigError(
-                f"motor_type entries must be strings, got {mtype!r}", key="motor_type", value=mtype
+                f"joint name must be a non-empty string, got {self.name!r}", key="joints", value=self.name
             )
-        limits = override.get(name) or motor_limits(mtype)
-        mapping = JointMotorMap(
-            direction=_as_int("direction", cols["direction"][i]),
-            offset=_as_float("offset", cols["offset"][i]),
-            gear_ratio=_as_float("gear_ratio", cols["gear_ratio"][i]),
-        )
-        damp = cols["damp_kd"][i]
-        lim = _as_float("effort_limit", cols["effort_limit"][i])
-        motors.append(
-            MotorConfig(
-                name=name,
-                can_id=_as_int("can_id", cols["can_id"][i]),
-                master_id=_as_int("master_id", cols["master_id"][i]),
-                limits=limits,
-                mapping=mapping,
-                kp=_as_float("kp", cols["kp"][i]),
-                kd=_as_float("kd", cols["kd"][i]),
-                effort_limit=lim,
-                position_lower=_as_float("position_lower", cols["position_lower"][i]),
-                position_upper=_as_float("position_upper", cols["position_upper"][i]),
-                damp_kd=None
-                if damp is None or (isinstance(damp, float) and math.isnan(damp))
-                else _as_float("damp_kd", damp),
+        _can_id("can_id", self.can_id)
+        _can_id("master_id", self.master_id)
+        if not isinstance(self.limits, MotorLimits):
+            raise ConfigError("limits must be a MotorLimits", key="motor_type", value=self.limits)
+        if not isinstance(self.mapping, JointMotorMap):
+            raise ConfigError("mapping must be a JointMotorMap", key="mapping", value=self.mapping)
+        if self.limits.family == "damiao" and self.can_id == 0x7FF:
+            raise ConfigError("can_id 0x7FF is Damiao's parameter id", key="can_id", value=self.can_id)
+        if self.can_id == self.master_id:
+            raise ConfigError(
+                f"{self.name}: can_id and master_id must differ", key="master_id", value=self.master_id
             )
-        )
-    kwargs = {}
-    for key, cast in (("rate_hz", _as_float), ("command_timeout", _as_float), ("stale_cycles", _as_int)):
-        if values.get(key) is not None:
-            kwargs[key] = cast(key, values[key])
-    for key in ("timeout_behavior", "fault_behavior"):
-        if values.get(key) is not None:
-            if values[key] not in BEHAVIORS:
+        object.__setattr__(self, "kp", _finite_nonneg("kp", self.kp))
+        object.__setattr__(self, "kd", _finite_nonneg("kd", self.kd))
+        lim = float(self.effort_limit)
+        if math.isnan(lim) or lim <= 0:
+            raise ConfigError(
+                f"effort_limit must be > 0, got {self.effort_limit!r}",
+                key="effort_limit",
+                value=self.effort_limit,
+            )
+        object.__setattr__(self, "effort_limit", lim)
+        if self.damp_kd is not None:
+            object.__setattr__(self, "damp_kd", _finite_nonneg("damp_kd", self.damp_kd))
+        lower, upper = float(self.position_lower), float(self.position_upper)
+        if (
+            math.isnan(lower)
+            or math.isnan(upper)
+            or not lower <= upper
+            or lower == math.inf
+            or upper == -math.inf
+        ):
+            raise ConfigError(
+                f"{self.name}: position limits need lower <= upper, got "
+                f"[{self.position_lower!r}, {self.position_upper!r}]",
+                key="position_lower",
+                value=(self.position_lower, self.position_upper),
+            )
+        object.__setattr__(self, "position_lower", lower)
+        object.__setattr__(self, "position_upper", upper)
+
+    @property
+    def tau_limit(self) -> float:
+        """|τ_ff| bound at the joint [N·m]: min(effort_limit, gear_ratio · T_MAX)."""
+        return min(self.effort_limit, self.mapping.torque_limit_joint(self.limits))
+
+    def reply_matches(self, data: bytes) -> bool:
+        """Whether a frame on :attr:`master_id` comes from this motor (byte 0 id field)."""
+        if self.limits.family == "damiao":
+            return (data[0] & 0xF) == (self.can_id & 0xF)
+        return data[0] == (self.can_id & 0xFF)
+
+
+@dataclass(frozen=True)
+class BridgeConfig:
+    """Bridge configuration (the node's parameters, minus CAN interface/channel).
+
+    Attributes:
+        motors: One :class:`MotorConfig` per joint, in joint order.
+        rate_hz: Control rate [Hz] (> 0).
+        command_timeout: Seconds without a valid command before ``timeout_behavior`` [s].
+        timeout_behavior: ``damp`` | ``hold`` | ``disable``.
+        fault_behavior: Behaviour of a motor with a latched fault (same choices).
+        stale_cycles: Consecutive missed replies that make a motor stale (≥ 1).
+        bitrate: CAN bitrate [bit/s], for the bus-load estimate.
+
+    Raises:
+        ConfigError: invalid values, duplicate joint names or CAN ids, or two motors whose
+            replies cannot be told apart (same master id and same id field in byte 0).
+    """
+
+    motors: tuple[MotorConfig, ...]
+    rate_hz: float = 500.0
+    command_timeout: float = 0.1
+    timeout_behavior: str = "damp"
+    fault_behavior: str = "damp"
+    stale_cycles: int = 10
+    bitrate: int = 1_000_000
+
+    def __post_init__(self) -> None:
+        motors = tuple(self.motors)
+        object.__setattr__(self, "motors", motors)
+        if not motors:
+            raise ConfigError("at least one motor is required", key="joints", value=())
+        for key in ("rate_hz", "command_timeout"):
+            v = float(getattr(self, key))
+            if not math.isfinite(v) or v <= 0:
                 raise ConfigError(
-                    f"{key} must be one of {', '.join(BEHAVIORS)}; got {values[key]!r}",
+                    f"{key} must be finite and > 0, got {getattr(self, key)!r}",
                     key=key,
-                    value=values[key],
+                    value=getattr(self, key),
                 )
-            kwargs[key] = values[key]
-    if values.get("can.bitrate") is not None:
-        kwargs["bitrate"] = _as_int("can.bitrate", values["can.bitrate"])
-    return BridgeConfig(motors=tuple(motors), **kwargs)
+            object.__setattr__(self, key, v)
+        for key in ("timeout_behavior", "fault_behavior"):
+            if getattr(self, key) not in BEHAVIORS:
+                raise ConfigError(
+                    f"{key} must be one of {', '.join(BEHAVIORS)}; got {getattr(self, key)!r}",
+                    key=key,
+                    value=getattr(self, key),
+                )
+        cycles = self.stale_cycles
+        if isinstance(cycles, bool) or not isinstance(cycles, int) or cycles < 1:
+            raise ConfigError(
+                f"stale_cycles must be an integer ≥ 1, got {self.stale_cycles!r}",
+                key="stale_cycles",
+                value=self.stale_cycles,
+            )
+        if not isinstance(self.bitrate, int) or self.bitrate <= 0:
+            raise ConfigError(
+                f"can.bitrate must be a positive integer, got {self.bitrate!r}",
+                key="can.bitrate",
+                value=self.bitrate,
+            )
+        names: list[Any] = [m.name for m in motors]
+        ids: list[Any] = [m.can_id for m in motors]
+        for key, seq in (("joints", names), ("can_id", ids)):
+            dup = sorted({x for x in seq if seq.count(x) > 1}, key=str)
+            if dup:
+                raise ConfigError(f"duplicate {key}: {dup}", key=key, value=dup[0])
+        for m in motors:
+            if m.master_id in ids:
+                raise ConfigError(
+                    f"{m.name}: master_id 0x{m.master_id:X} is another motor's can_id",
+                    key="master_id",
+                    value=m.master_id,
+                )
+        seen: dict[tuple[int, int], str] = {}
+        for m in motors:
+            id_field = m.can_id & (0xF if m.limits.family == "damiao" else 0xFF)
+            k = (m.master_id, id_field)
+            if k in seen:
+                raise ConfigError(
+                    f"replies of {seen[k]} and {m.name} cannot be told apart "
+                    f"(master_id 0x{m.master_id:X}, id field 0x{id_field:X})",
+                    key="master_id",
+                    value=m.master_id,
+                )
+            seen[k] = m.name
+
+    @property
+    def period(self) -> float:
+        """Control period [s] = 1 / rate_hz."""
+        return 1.0 / self.rate_hz
 
 
-def fill_position_limits_from_urdf(values: dict[str, Any], urdf_joints: Mapping[str, Any]) -> dict[str, str]:
-    """Empty ``position_lower``/``position_upper`` in ``values`` → the URDF ``<limit>`` of each
-    bridge joint (in place), for :func:`bridge_config_from_values`.
+def default_of(cls: type, name: str) -> Any:
+    """Default of field ``name`` of dataclass ``cls`` (``default_factory`` called).
 
-    Args:
-        values: The node's parameter values (``joints``, ``position_lower``, ``position_upper``).
-        urdf_joints: Joint name → :class:`~gravity_friction_comp.model.urdf.UrdfJoint`
-            (``RobotModel.urdf_joints``); ``lower``/``upper`` [rad or m], ``∓inf`` for none.
+    The node declares its parameters with these, so each default is written once.
+
+    Raises:
+        KeyError: ``cls`` has no field ``name``.
+    """
+    f = {f.name: f for f in dataclasses.fields(cls)}[name]
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    raise KeyError(f"{cls.__name__}.{name} has no default")
+
+
+def check_gains(key: str, values: np.ndarray) -> np.ndarray:
+    """Validate joint gains ``values`` (kp [N·m/rad] or kd [N·m·s/rad], shape (n,)).
 
     Returns:
-        Joint name → why it stays unbounded (not in the URDF, or inverted URDF limits: a
-        malformed file), for the caller to warn about; empty when nothing was filled.
+        ``values`` as a float array.
+
+    Raises:
+        ConfigError: an entry negative or not finite (``key`` names the parameter).
     """
-    joints = values.get("joints") or []
-    if not isinstance(joints, (list, tuple)):
-        return {}
-    unbounded = {}
-    for j in joints:
-        if j not in urdf_joints:
-            unbounded[j] = "not in the URDF"
-        elif not urdf_joints[j].lower <= urdf_joints[j].upper:
-            unbounded[j] = (
-                f"URDF limits inverted: lower {urdf_joints[j].lower:g} > upper {urdf_joints[j].upper:g}"
-            )
-    filled = False
-    for key, attribute, none in (
-        ("position_lower", "lower", -math.inf),
-        ("position_upper", "upper", math.inf),
-    ):
-        if not values.get(key):
-            filled = True
-            values[key] = [none if j in unbounded else getattr(urdf_joints[j], attribute) for j in joints]
-    return unbounded if filled else {}
+    arr = np.asarray(values, dtype=float)
+    bad = ~np.isfinite(arr) | (arr < 0)
+    if np.any(bad):
+        raise ConfigError(
+            f"{key} must be finite and >= 0, got {arr[bad][0]!r}", key=key, value=float(arr[bad][0])
+        )
+    return arr

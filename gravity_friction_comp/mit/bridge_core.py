@@ -36,297 +36,27 @@ No wall clock, no rclpy, no I/O: deterministic and testable with a fake clock.
 
 from __future__ import annotations
 
-import math
 import operator
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 
 from gravity_friction_comp.errors import ConfigError, DimensionError, InputError
-from gravity_friction_comp.mit.codec import (
-    DISABLE_FRAME,
-    ENABLE_FRAME,
-    DamiaoFeedback,
-    clear_error_frames,
-    decode_feedback,
-    encode_command,
-)
-from gravity_friction_comp.mit.motor_table import JointMotorMap, MotorLimits, parse_damiao_register_reply
+from gravity_friction_comp.mit.bridge_config import BridgeConfig, check_gains
+from gravity_friction_comp.mit.codec import encode_command
+from gravity_friction_comp.mit.damiao_feedback import DamiaoFeedback
+from gravity_friction_comp.mit.damiao_registers import parse_damiao_register_reply
+from gravity_friction_comp.mit.feedback import decode_feedback
+from gravity_friction_comp.mit.special_frames import DISABLE_FRAME, ENABLE_FRAME, clear_error_frames
 from gravity_friction_comp.validation import frame_bytes
 
 __all__ = [
-    "BEHAVIORS",
-    "BridgeConfig",
-    "CAN_FRAME_BITS_NOMINAL",
-    "CAN_FRAME_BITS_WORST_CASE",
     "JointStateArrays",
     "MitBridgeCore",
-    "MotorConfig",
     "MotorStatus",
-    "bus_load_fraction",
-    "mit_bus_load",
 ]
-
-#: Valid timeout / fault behaviours.
-BEHAVIORS = ("damp", "disable", "hold")
-
-#: Bits of a classic CAN data frame, 11-bit id, 8 data bytes, without stuff bits:
-#: SOF 1 + id 11 + RTR 1 + IDE 1 + r0 1 + DLC 4 + data 64 + CRC 15 + CRC delimiter 1
-#: + ACK slot 1 + ACK delimiter 1 + EOF 7 + intermission 3 = 111 (ISO 11898-1).
-CAN_FRAME_BITS_NOMINAL = 111
-#: Worst case with bit stuffing: 111 + ⌊(34 + 64 − 1)/4⌋ = 135 bits, i.e. (55 + 10·8) from
-#: Davis, Burns, Bril, Lukkien, "Controller Area Network (CAN) schedulability analysis:
-#: Refuted, revisited and revised", Real-Time Systems 35(3), 2007, eq. (2).
-CAN_FRAME_BITS_WORST_CASE = 135
-
-
-def bus_load_fraction(
-    frames_per_second: float, bitrate: float, bits_per_frame: float = CAN_FRAME_BITS_WORST_CASE
-) -> float:
-    """Fraction of a CAN bus's bit time used by ``frames_per_second`` 8-byte frames.
-
-    ``load = frames_per_second · bits_per_frame / bitrate`` (> 1 means it does not fit).
-
-    Args:
-        frames_per_second: Frames on the bus per second (commands and replies) [1/s].
-        bitrate: Bus bitrate [bit/s].
-        bits_per_frame: Bits per frame; default the stuffing worst case (135), use
-            :data:`CAN_FRAME_BITS_NOMINAL` (111) for the no-stuffing lower bound.
-
-    Raises:
-        ConfigError: non-finite or negative rate, bitrate or bits ≤ 0.
-    """
-    fps, br, bits = float(frames_per_second), float(bitrate), float(bits_per_frame)
-    if not math.isfinite(fps) or fps < 0:
-        raise ConfigError(
-            f"frames_per_second must be finite ≥ 0, got {frames_per_second!r}",
-            key="frames_per_second",
-            value=frames_per_second,
-        )
-    if not math.isfinite(br) or br <= 0:
-        raise ConfigError(f"bitrate must be finite > 0, got {bitrate!r}", key="can.bitrate", value=bitrate)
-    if not math.isfinite(bits) or bits <= 0:
-        raise ConfigError(
-            f"bits_per_frame must be > 0, got {bits_per_frame!r}", key="bits_per_frame", value=bits_per_frame
-        )
-    return fps * bits / br
-
-
-def mit_bus_load(
-    n_motors: int, rate_hz: float, bitrate: float, bits_per_frame: float = CAN_FRAME_BITS_WORST_CASE
-) -> float:
-    """Bus load of MIT control: one command and one reply per motor per cycle.
-
-    ``load = 2 · n_motors · rate_hz · bits_per_frame / bitrate`` (FIELD_NOTES "Bandwidth").
-    """
-    return bus_load_fraction(2.0 * int(n_motors) * float(rate_hz), bitrate, bits_per_frame)
-
-
-# --- configuration ----------------------------------------------------------------------------
-
-
-def _finite_nonneg(key: str, value: object) -> float:
-    try:
-        out = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ConfigError(f"{key} must be a number, got {value!r}", key=key, value=value) from None
-    if not math.isfinite(out) or out < 0:
-        raise ConfigError(f"{key} must be finite and ≥ 0, got {value!r}", key=key, value=value)
-    return out
-
-
-def _can_id(key: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 0x7FF:
-        raise ConfigError(f"{key} must be an integer in 0..0x7FF, got {value!r}", key=key, value=value)
-    return value
-
-
-@dataclass(frozen=True)
-class MotorConfig:
-    """One joint's motor.
-
-    Attributes:
-        name: Joint name.
-        can_id: Motor CAN id (commands are sent with it).
-        master_id: Arbitration id of the motor's replies.
-        limits: Motor ranges (:func:`~gravity_friction_comp.mit.motor_table.motor_limits`).
-        mapping: Joint ↔ motor map (direction, offset, gear ratio).
-        kp: Joint stiffness [N·m/rad] (≥ 0). kd: Joint damping [N·m·s/rad] (≥ 0).
-        effort_limit: |τ_ff| bound at the joint [N·m] (> 0; ``inf`` = only T_MAX).
-        damp_kd: Joint kd [N·m·s/rad] used by ``damp``; ``None`` uses ``kd``.
-        position_lower, position_upper: Commanded joint positions are clamped to this range
-            [rad] (URDF ``<limit lower/upper>``; ``∓inf`` = none): with kp > 0 a setpoint
-            beyond the hard stop would press the joint into it with up to kp·error. A
-            clamped command also loses any velocity setpoint pointing further out (kd·q̇
-            would push too); τ_ff is kept (holding against gravity at a limit is legitimate).
-
-    Raises:
-        ConfigError: invalid ids or values (key names the field).
-    """
-
-    name: str
-    can_id: int
-    master_id: int
-    limits: MotorLimits
-    mapping: JointMotorMap = field(default_factory=JointMotorMap)
-    kp: float = 0.0
-    kd: float = 0.0
-    effort_limit: float = math.inf
-    damp_kd: float | None = None
-    position_lower: float = -math.inf
-    position_upper: float = math.inf
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name:
-            raise ConfigError(
-                f"joint name must be a non-empty string, got {self.name!r}", key="joints", value=self.name
-            )
-        _can_id("can_id", self.can_id)
-        _can_id("master_id", self.master_id)
-        if not isinstance(self.limits, MotorLimits):
-            raise ConfigError("limits must be a MotorLimits", key="motor_type", value=self.limits)
-        if not isinstance(self.mapping, JointMotorMap):
-            raise ConfigError("mapping must be a JointMotorMap", key="mapping", value=self.mapping)
-        if self.limits.family == "damiao" and self.can_id == 0x7FF:
-            raise ConfigError("can_id 0x7FF is Damiao's parameter id", key="can_id", value=self.can_id)
-        if self.can_id == self.master_id:
-            raise ConfigError(
-                f"{self.name}: can_id and master_id must differ", key="master_id", value=self.master_id
-            )
-        object.__setattr__(self, "kp", _finite_nonneg("kp", self.kp))
-        object.__setattr__(self, "kd", _finite_nonneg("kd", self.kd))
-        lim = float(self.effort_limit)
-        if math.isnan(lim) or lim <= 0:
-            raise ConfigError(
-                f"effort_limit must be > 0, got {self.effort_limit!r}",
-                key="effort_limit",
-                value=self.effort_limit,
-            )
-        object.__setattr__(self, "effort_limit", lim)
-        if self.damp_kd is not None:
-            object.__setattr__(self, "damp_kd", _finite_nonneg("damp_kd", self.damp_kd))
-        lower, upper = float(self.position_lower), float(self.position_upper)
-        if (
-            math.isnan(lower)
-            or math.isnan(upper)
-            or not lower <= upper
-            or lower == math.inf
-            or upper == -math.inf
-        ):
-            raise ConfigError(
-                f"{self.name}: position limits need lower <= upper, got "
-                f"[{self.position_lower!r}, {self.position_upper!r}]",
-                key="position_lower",
-                value=(self.position_lower, self.position_upper),
-            )
-        object.__setattr__(self, "position_lower", lower)
-        object.__setattr__(self, "position_upper", upper)
-
-    @property
-    def tau_limit(self) -> float:
-        """|τ_ff| bound at the joint [N·m]: min(effort_limit, gear_ratio · T_MAX)."""
-        return min(self.effort_limit, self.mapping.torque_limit_joint(self.limits))
-
-    def reply_matches(self, data: bytes) -> bool:
-        """Whether a frame on :attr:`master_id` comes from this motor (byte 0 id field)."""
-        if self.limits.family == "damiao":
-            return (data[0] & 0xF) == (self.can_id & 0xF)
-        return data[0] == (self.can_id & 0xFF)
-
-
-@dataclass(frozen=True)
-class BridgeConfig:
-    """Bridge configuration (the node's parameters, minus CAN interface/channel).
-
-    Attributes:
-        motors: One :class:`MotorConfig` per joint, in joint order.
-        rate_hz: Control rate [Hz] (> 0).
-        command_timeout: Seconds without a valid command before ``timeout_behavior`` [s].
-        timeout_behavior: ``damp`` | ``hold`` | ``disable``.
-        fault_behavior: Behaviour of a motor with a latched fault (same choices).
-        stale_cycles: Consecutive missed replies that make a motor stale (≥ 1).
-        bitrate: CAN bitrate [bit/s], for the bus-load estimate.
-
-    Raises:
-        ConfigError: invalid values, duplicate joint names or CAN ids, or two motors whose
-            replies cannot be told apart (same master id and same id field in byte 0).
-    """
-
-    motors: tuple[MotorConfig, ...]
-    rate_hz: float = 500.0
-    command_timeout: float = 0.1
-    timeout_behavior: str = "damp"
-    fault_behavior: str = "damp"
-    stale_cycles: int = 10
-    bitrate: int = 1_000_000
-
-    def __post_init__(self) -> None:
-        motors = tuple(self.motors)
-        object.__setattr__(self, "motors", motors)
-        if not motors:
-            raise ConfigError("at least one motor is required", key="joints", value=())
-        for key in ("rate_hz", "command_timeout"):
-            v = float(getattr(self, key))
-            if not math.isfinite(v) or v <= 0:
-                raise ConfigError(
-                    f"{key} must be finite and > 0, got {getattr(self, key)!r}",
-                    key=key,
-                    value=getattr(self, key),
-                )
-            object.__setattr__(self, key, v)
-        for key in ("timeout_behavior", "fault_behavior"):
-            if getattr(self, key) not in BEHAVIORS:
-                raise ConfigError(
-                    f"{key} must be one of {', '.join(BEHAVIORS)}; got {getattr(self, key)!r}",
-                    key=key,
-                    value=getattr(self, key),
-                )
-        cycles = self.stale_cycles
-        if isinstance(cycles, bool) or not isinstance(cycles, int) or cycles < 1:
-            raise ConfigError(
-                f"stale_cycles must be an integer ≥ 1, got {self.stale_cycles!r}",
-                key="stale_cycles",
-                value=self.stale_cycles,
-            )
-        if not isinstance(self.bitrate, int) or self.bitrate <= 0:
-            raise ConfigError(
-                f"can.bitrate must be a positive integer, got {self.bitrate!r}",
-                key="can.bitrate",
-                value=self.bitrate,
-            )
-        names = [m.name for m in motors]
-        ids = [m.can_id for m in motors]
-        for key, seq in (("joints", names), ("can_id", ids)):
-            dup = sorted({x for x in seq if seq.count(x) > 1}, key=str)
-            if dup:
-                raise ConfigError(f"duplicate {key}: {dup}", key=key, value=dup[0])
-        for m in motors:
-            if m.master_id in ids:
-                raise ConfigError(
-                    f"{m.name}: master_id 0x{m.master_id:X} is another motor's can_id",
-                    key="master_id",
-                    value=m.master_id,
-                )
-        seen: dict[tuple[int, int], str] = {}
-        for m in motors:
-            id_field = m.can_id & (0xF if m.limits.family == "damiao" else 0xFF)
-            k = (m.master_id, id_field)
-            if k in seen:
-                raise ConfigError(
-                    f"replies of {seen[k]} and {m.name} cannot be told apart "
-                    f"(master_id 0x{m.master_id:X}, id field 0x{id_field:X})",
-                    key="master_id",
-                    value=m.master_id,
-                )
-            seen[k] = m.name
-
-    @property
-    def period(self) -> float:
-        """Control period [s] = 1 / rate_hz."""
-        return 1.0 / self.rate_hz
-
 
 # --- results ----------------------------------------------------------------------------------
 
@@ -511,29 +241,39 @@ class MitBridgeCore:
         self._cmd_q, self._cmd_qd, self._cmd_tau = q, qd, tau
         self._cmd_time = float(now)
 
+    def checked_gains(
+        self, kp: Sequence[float] | np.ndarray | None = None, kd: Sequence[float] | np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The gains :meth:`set_gains` would apply, validated, without applying them.
+
+        The node's parameter callback calls this to accept or reject ``ros2 param set``.
+
+        Args:
+            kp: Joint stiffness [N·m/rad], shape (n,); ``None`` keeps the current one.
+            kd: Joint damping [N·m·s/rad], shape (n,); ``None`` keeps the current one.
+
+        Returns:
+            ``(kp, kd)`` new arrays, shape (n,) each.
+
+        Raises:
+            DimensionError: wrong length. InputError: not numbers (reason ``"type"``).
+            ConfigError: negative or non-finite (key ``kp``/``kd``).
+        """
+        new_kp = self._kp if kp is None else check_gains("kp", self._array("kp", kp))
+        new_kd = self._kd if kd is None else check_gains("kd", self._array("kd", kd))
+        return new_kp.copy(), new_kd.copy()
+
     def set_gains(
         self, kp: Sequence[float] | np.ndarray | None = None, kd: Sequence[float] | np.ndarray | None = None
     ) -> None:
         """Set joint-space gains (runtime parameters), shape (n,) each; ``None`` keeps them.
 
+        Both are validated (:meth:`checked_gains`) before either is applied.
+
         Raises:
             DimensionError: wrong length. ConfigError: negative or non-finite (key ``kp``/``kd``).
         """
-        new = {}
-        for key, values in (("kp", kp), ("kd", kd)):
-            if values is None:
-                continue
-            arr = self._array(key, values)
-            bad = ~np.isfinite(arr) | (arr < 0)
-            if np.any(bad):
-                raise ConfigError(
-                    f"{key} must be finite and ≥ 0, got {arr[bad][0]!r}", key=key, value=float(arr[bad][0])
-                )
-            new[key] = arr
-        if "kp" in new:
-            self._kp = new["kp"]
-        if "kd" in new:
-            self._kd = new["kd"]
+        self._kp, self._kd = self.checked_gains(kp, kd)
 
     @property
     def gains(self) -> tuple[np.ndarray, np.ndarray]:
@@ -678,7 +418,7 @@ class MitBridgeCore:
             Index of the motor updated, or ``None`` for a frame that is not a reply of ours
             (counted in :attr:`unknown_frames`; never raises on bad bytes) or a Damiao
             register read reply (counted in :attr:`register_frames`; parse those with
-            :func:`~gravity_friction_comp.mit.motor_table.parse_damiao_register_reply`).
+            :func:`~gravity_friction_comp.mit.damiao_registers.parse_damiao_register_reply`).
         """
         try:
             raw = frame_bytes(data)
@@ -693,7 +433,7 @@ class MitBridgeCore:
             if not m.reply_matches(raw):
                 continue
             if m.limits.family == "damiao" and parse_damiao_register_reply(raw, m.can_id) is not None:
-                # a register read reply on the master id, not feedback (see motor_table)
+                # a register read reply on the master id, not feedback (see damiao_registers)
                 self.register_frames += 1
                 return None
             try:

@@ -13,20 +13,16 @@ from typing import Any, NamedTuple
 
 import can
 
-from gravity_friction_comp.errors import ConfigError, GravityFrictionCompError
-from gravity_friction_comp.mit.bridge_core import MotorConfig
-from gravity_friction_comp.mit.motor_table import (
+from gravity_friction_comp.errors import BusOpenError, ConfigError, GravityFrictionCompError
+from gravity_friction_comp.mit.bridge_config import BridgeConfig, MotorConfig, default_of
+from gravity_friction_comp.mit.damiao_registers import (
     DAMIAO_LIMIT_REGISTERS,
     DAMIAO_PARAM_ARBITRATION_ID,
-    MotorLimits,
     damiao_register_read_request,
     limits_from_damiao_registers,
     parse_damiao_register_reply,
 )
-
-
-class BusOpenError(ConfigError):
-    """The CAN bus could not be opened (no such interface/channel, missing driver, …)."""
+from gravity_friction_comp.mit.motor_table import MotorLimits
 
 
 def can_interfaces() -> tuple[str, ...]:
@@ -49,7 +45,7 @@ class CanSettings:
 
     interface: str = "socketcan"
     channel: str = "can0"
-    bitrate: int = 1_000_000
+    bitrate: int = default_of(BridgeConfig, "bitrate")
 
     def __post_init__(self) -> None:
         if self.interface not in can.VALID_INTERFACES:

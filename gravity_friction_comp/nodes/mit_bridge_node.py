@@ -21,28 +21,16 @@ Topics:
 Service:
     ~/clear_faults (std_srvs/Trigger): clear latched motor faults (explicit request only).
 
-Parameters (read-only after start unless noted; per-joint arrays in ``joints`` order):
-    joints (string[]): joint names (required).
-    can_id, master_id (int[]): motor CAN id and reply (master) id (required).
-    motor_type (string[]): motor table key, e.g. DM4340 (required).
-    direction (int[], ±1), offset (double[], rad), gear_ratio (double[], joint = motor/ratio).
-    kp (double[], N·m/rad), kd (double[], N·m·s/rad): joint-space gains, runtime-settable.
-    effort_limit (double[], N·m): |τ_ff| bound (empty: motor T_MAX only).
-    damp_kd (double[], N·m·s/rad): kd used by ``damp`` (empty: kd).
-    position_lower, position_upper (double[], rad): commanded positions are clamped to this
-        range (empty: the URDF's ``<limit lower/upper>`` of each joint when
-        ``urdf_path``/``robot_description`` is set, else no bound).
-    rate_hz (double, Hz, 500), command_timeout (double, s, 0.1),
-    timeout_behavior, fault_behavior (string: damp | hold | disable; damp),
-    stale_cycles (int, 10), diagnostics_rate_hz (double, Hz, 10).
-    can.interface (string, socketcan), can.channel (string, can0), can.bitrate (int, bit/s, 1000000).
-    read_motor_limits (bool, false): read Damiao registers 21–23 at start, used over the table.
-    simulate (bool, false): run emulated motors and the simulated arm on a private python-can
-        ``virtual`` bus (channel ``<can.channel>/sim<node fqn>/<pid>``) in this process.
-    sim_config (string): sim YAML path (:class:`~gravity_friction_comp.sim.arm.SimConfig`),
-        empty = defaults (no friction).
-    robot_description, urdf_path, xacro_args, gravity, payload.* : the robot parameters of
-        :mod:`~gravity_friction_comp.nodes.robot_params` (the simulated arm; position limits).
+Parameters: :data:`PARAMETERS` (name, type, default, unit, range, description); read-only
+after start except ``kp``/``kd``. Per-joint arrays are in ``joints`` order; an empty array
+takes :data:`~gravity_friction_comp.mit.bridge_params.PER_JOINT_DEFAULTS`. Empty
+``position_lower``/``position_upper`` take the URDF's ``<limit lower/upper>`` of each joint
+when ``urdf_path``/``robot_description`` is set. ``simulate:=true`` runs emulated motors and
+the simulated arm on a private python-can ``virtual`` bus (channel
+``<can.channel>/sim<node fqn>/<pid>``) in this process, with the true values of
+``sim_config`` (:class:`~gravity_friction_comp.sim.config.SimConfig`). Every default comes
+from the core's config dataclasses (:mod:`~gravity_friction_comp.mit.bridge_config`,
+:class:`~gravity_friction_comp.mit.bus.CanSettings`); values are validated there too.
 """
 
 from __future__ import annotations
@@ -51,27 +39,36 @@ import collections
 import math
 import os
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool
 
 from gravity_friction_comp.errors import ConfigError, InputError
-from gravity_friction_comp.mit.bridge_config import bridge_config_from_values, fill_position_limits_from_urdf
-from gravity_friction_comp.mit.bridge_core import MitBridgeCore, bus_load_fraction, mit_bus_load
+from gravity_friction_comp.mit.bridge_config import BEHAVIORS, BridgeConfig, default_of
+from gravity_friction_comp.mit.bridge_core import MitBridgeCore
+from gravity_friction_comp.mit.bridge_params import (
+    PER_JOINT_DEFAULTS,
+    bridge_config_from_values,
+    fill_position_limits_from_urdf,
+)
 from gravity_friction_comp.mit.bus import BridgeCanIO, CanSettings, open_bus, read_damiao_limits
+from gravity_friction_comp.mit.bus_load import bus_load_fraction, mit_bus_load
+from gravity_friction_comp.nodes.parameters import Param, check, declare, values_of
 from gravity_friction_comp.nodes.robot_params import (
     ROBOT_PARAMETERS,
     build_robot_models,
     declare_robot_parameters,
 )
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, run_node
-from gravity_friction_comp.sim.arm import SimConfig, SimulatedArm
+from gravity_friction_comp.sim.arm import SimulatedArm
 from gravity_friction_comp.sim.bus import SimulatedMotorBus
+from gravity_friction_comp.sim.config import SimConfig
 from gravity_friction_comp.stage.contract import Throttle, parse_setpoint
 
 try:  # std_srvs is pinned in requirements.txt; keep the node usable without it
@@ -79,47 +76,152 @@ try:  # std_srvs is pinned in requirements.txt; keep the node usable without it
 except ImportError:  # pragma: no cover - depends on the install
     Trigger = None
 
-__all__ = ["MitBridgeNode", "main"]
+__all__ = ["BRIDGE_PARAMETERS", "MitBridgeNode", "PARAMETERS", "main"]
 
-_DYNAMIC = dict(dynamic_typing=True)
-#: name → (default, description, read_only); ``None`` defaults are typed by their value.
-BRIDGE_PARAMETERS: dict[str, tuple[Any, str, bool]] = {
-    "joints": (None, "joint names, order of every per-joint array", True),
-    "can_id": (None, "motor CAN ids (int[])", True),
-    "master_id": (None, "motor reply (master) ids (int[])", True),
-    "motor_type": (None, "motor table keys, e.g. DM4340 (string[])", True),
-    "direction": (None, "+1/-1 per joint (int[]); empty = +1", True),
-    "offset": (None, "joint position when the motor reads 0 [rad] (double[]); empty = 0", True),
-    "gear_ratio": (None, "motor turns per joint turn (double[]); empty = 1", True),
-    "kp": (None, "joint stiffness [N·m/rad] (double[]); runtime-settable", False),
-    "kd": (None, "joint damping [N·m·s/rad] (double[]); runtime-settable", False),
-    "effort_limit": (None, "|tau_ff| bound per joint [N·m] (double[]); empty = T_MAX only", True),
-    "damp_kd": (None, "kd of the damp behaviour [N·m·s/rad] (double[]); empty = kd", True),
-    "position_lower": (
-        None,
-        "commanded position lower bound [rad] (double[]); empty = URDF "
-        "<limit lower> when a robot description is set, else none",
-        True,
+_JOINT = PER_JOINT_DEFAULTS
+
+
+def _robot_parameters() -> tuple[Param, ...]:
+    """The robot/payload parameters of :mod:`~gravity_friction_comp.nodes.robot_params` as Params."""
+    robot = ROBOT_PARAMETERS
+    if isinstance(robot, Mapping):  # name -> (default, description) or name -> Param
+        return tuple(v if isinstance(v, Param) else Param(name, v[0], v[1]) for name, v in robot.items())
+    return tuple(robot)
+
+
+def _positive(key: str):
+    # FloatingPointRange is inclusive: 0 passes the descriptor, this rejects it
+    def _check(value: float) -> None:
+        if not (math.isfinite(value) and value > 0.0):
+            raise ConfigError(f"{key} must be finite and > 0, got {value!r}", key=key, value=value)
+
+    return _check
+
+
+_BEHAVIORS = " | ".join(BEHAVIORS)
+
+#: The bridge's own parameters (robot/payload ones are in :data:`PARAMETERS`). Defaults are
+#: read from the core config dataclasses, so each is written once; the core validates the
+#: values it owns (ranges here are what ``ros2 param describe`` shows).
+BRIDGE_PARAMETERS: tuple[Param, ...] = (
+    Param("joints", None, "joint names, order of every per-joint array", type="string[]", read_only=True),
+    Param("can_id", None, "motor CAN ids (required)", type="int[]", read_only=True),
+    Param("master_id", None, "motor reply (master) ids (required)", type="int[]", read_only=True),
+    Param("motor_type", None, "motor table keys, e.g. DM4340 (required)", type="string[]", read_only=True),
+    Param(
+        "direction", None, f"+1/-1 per joint; empty = {_JOINT['direction']:+d}", type="int[]", read_only=True
     ),
-    "position_upper": (
+    Param(
+        "offset",
         None,
-        "commanded position upper bound [rad] (double[]); empty = URDF "
-        "<limit upper> when a robot description is set, else none",
-        True,
+        f"joint position when the motor reads 0; empty = {_JOINT['offset']:g}",
+        "rad",
+        type="double[]",
+        read_only=True,
     ),
-    "rate_hz": (500.0, "control loop rate [Hz]", True),
-    "command_timeout": (0.1, "no joint_command for this long -> timeout_behavior [s]", True),
-    "timeout_behavior": ("damp", "damp | hold | disable", True),
-    "fault_behavior": ("damp", "behaviour of a faulted motor: damp | hold | disable", True),
-    "stale_cycles": (10, "missed replies in a row that make a motor stale", True),
-    "diagnostics_rate_hz": (10.0, "diagnostics publish rate [Hz]", True),
-    "can.interface": ("socketcan", "python-can interface (socketcan, virtual, pcan, ...)", True),
-    "can.channel": ("can0", "python-can channel", True),
-    "can.bitrate": (1_000_000, "CAN bitrate [bit/s], also the bus-load reference", True),
-    "read_motor_limits": (False, "read Damiao registers 21-23 (P/V/T_MAX) at start", True),
-    "simulate": (False, "emulated motors + simulated arm on a private virtual bus", True),
-    "sim_config": ("", "sim YAML with the simulated arm's true values ('' = defaults)", True),
-}
+    Param(
+        "gear_ratio",
+        None,
+        f"motor turns per joint turn; empty = {_JOINT['gear_ratio']:g}",
+        type="double[]",
+        read_only=True,
+    ),
+    Param(
+        "kp", None, f"joint stiffness, runtime-settable; empty = {_JOINT['kp']:g}", "N·m/rad", type="double[]"
+    ),
+    Param(
+        "kd", None, f"joint damping, runtime-settable; empty = {_JOINT['kd']:g}", "N·m·s/rad", type="double[]"
+    ),
+    Param(
+        "effort_limit",
+        None,
+        f"|tau_ff| bound per joint; empty = {_JOINT['effort_limit']:g} (T_MAX only)",
+        "N·m",
+        type="double[]",
+        read_only=True,
+    ),
+    Param(
+        "damp_kd", None, "kd of the damp behaviour; empty = kd", "N·m·s/rad", type="double[]", read_only=True
+    ),
+    Param(
+        "position_lower",
+        None,
+        "commanded position lower bound; empty = URDF <limit lower> when a robot description "
+        f"is set, else {_JOINT['position_lower']:g}",
+        "rad",
+        type="double[]",
+        read_only=True,
+    ),
+    Param(
+        "position_upper",
+        None,
+        "commanded position upper bound; empty = URDF <limit upper> when a robot description "
+        f"is set, else {_JOINT['position_upper']:g}",
+        "rad",
+        type="double[]",
+        read_only=True,
+    ),
+    Param(
+        "rate_hz",
+        default_of(BridgeConfig, "rate_hz"),
+        "control loop rate",
+        "Hz",
+        low=0.0,
+        read_only=True,
+    ),
+    Param(
+        "command_timeout",
+        default_of(BridgeConfig, "command_timeout"),
+        "no joint_command for this long -> timeout_behavior",
+        "s",
+        low=0.0,
+        read_only=True,
+    ),
+    Param("timeout_behavior", default_of(BridgeConfig, "timeout_behavior"), _BEHAVIORS, read_only=True),
+    Param(
+        "fault_behavior",
+        default_of(BridgeConfig, "fault_behavior"),
+        f"behaviour of a faulted motor: {_BEHAVIORS}",
+        read_only=True,
+    ),
+    Param(
+        "stale_cycles",
+        default_of(BridgeConfig, "stale_cycles"),
+        "missed replies in a row that make a motor stale",
+        low=1,
+        read_only=True,
+    ),
+    Param(
+        "diagnostics_rate_hz",
+        10.0,
+        "diagnostics publish rate",
+        "Hz",
+        low=0.0,
+        read_only=True,
+        validate=_positive("diagnostics_rate_hz"),
+    ),
+    Param(
+        "can.interface",
+        default_of(CanSettings, "interface"),
+        "python-can interface (socketcan, virtual, pcan, ...)",
+        read_only=True,
+    ),
+    Param("can.channel", default_of(CanSettings, "channel"), "python-can channel", read_only=True),
+    Param(
+        "can.bitrate",
+        default_of(CanSettings, "bitrate"),
+        "CAN bitrate, also the bus-load reference",
+        "bit/s",
+        low=1,
+        read_only=True,
+    ),
+    Param("read_motor_limits", False, "read Damiao registers 21-23 (P/V/T_MAX) at start", read_only=True),
+    Param("simulate", False, "emulated motors + simulated arm on a private virtual bus", read_only=True),
+    Param("sim_config", "", "sim YAML with the simulated arm's true values ('' = defaults)", read_only=True),
+)
+
+#: Every parameter the node declares: its own, then the robot/payload ones.
+PARAMETERS: tuple[Param, ...] = BRIDGE_PARAMETERS + _robot_parameters()
 
 
 _LEVEL = {"ok": DiagnosticStatus.OK, "warn": DiagnosticStatus.WARN, "error": DiagnosticStatus.ERROR}
@@ -145,14 +247,11 @@ class MitBridgeNode(Node):
         self._throttle = Throttle(2.0)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(self._post_set_parameters)
-        for name, (default, description, read_only) in BRIDGE_PARAMETERS.items():
-            extra = _DYNAMIC if default is None else {}
-            self.declare_parameter(
-                name, default, ParameterDescriptor(description=description, read_only=read_only, **extra)
-            )
+        declare(self, BRIDGE_PARAMETERS)
         declare_robot_parameters(self)
         self._declaring = False
         values = self._values()
+        check(BRIDGE_PARAMETERS, values)
         models = build_robot_models(values)
         if models is not None:
             unbounded = fill_position_limits_from_urdf(values, models.bare.urdf_joints)
@@ -164,12 +263,6 @@ class MitBridgeNode(Node):
         config = bridge_config_from_values(values)
         settings = CanSettings(values["can.interface"], values["can.channel"], values["can.bitrate"])
         diag_rate = float(values["diagnostics_rate_hz"])
-        if not math.isfinite(diag_rate) or diag_rate <= 0:
-            raise ConfigError(
-                f"diagnostics_rate_hz must be > 0, got {diag_rate}",
-                key="diagnostics_rate_hz",
-                value=diag_rate,
-            )
         bus = None
         try:
             if values["simulate"]:
@@ -216,8 +309,7 @@ class MitBridgeNode(Node):
 
     # ------------------------------------------------------------------ setup helpers
     def _values(self) -> dict[str, Any]:
-        names = list(BRIDGE_PARAMETERS) + list(ROBOT_PARAMETERS)
-        return {n: self.get_parameter(n).value for n in names}
+        return values_of(self, PARAMETERS)
 
     def _start_simulation(self, values, config, settings: CanSettings, models) -> CanSettings:
         if models is None:
@@ -255,27 +347,11 @@ class MitBridgeNode(Node):
     def _on_set_parameters(self, params) -> SetParametersResult:
         if self._declaring or self._core is None:
             return SetParametersResult(successful=True)
-        kp, kd = self._core.gains
+        gains = {p.name: list(p.value or []) for p in params if p.name in ("kp", "kd")}
+        if not gains:
+            return SetParametersResult(successful=True)
         try:
-            for p in params:
-                if p.name in ("kp", "kd"):
-                    arr = np.array([float(x) for x in (p.value or [])])
-                    if arr.shape != kp.shape:
-                        raise ConfigError(
-                            f"{p.name} needs {kp.shape[0]} values (one per joint), got {arr.shape[0]}",
-                            key=p.name,
-                            value=list(p.value or []),
-                        )
-                    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
-                        raise ConfigError(
-                            f"{p.name} must be finite and >= 0, got {arr.tolist()}",
-                            key=p.name,
-                            value=arr.tolist(),
-                        )
-                    if p.name == "kp":
-                        kp = arr
-                    else:
-                        kd = arr
+            kp, kd = self._core.checked_gains(**gains)  # the core's one validation
         except (ConfigError, TypeError, ValueError) as error:
             return SetParametersResult(successful=False, reason=str(error))
         self._pending_gains = (kp, kd)

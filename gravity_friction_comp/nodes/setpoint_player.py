@@ -6,56 +6,95 @@ Topics:
     gripper/holding (pub, std_msgs/Bool): the pick_place profile's gripper state, on every
         change and once per second (late subscribers catch up).
 
-Parameters (read at start; the profile math is :mod:`gravity_friction_comp.trajectory.profiles`):
-    profile (string): sine | ramp | pick_place | csv | bag.
-    joint_names (string[]): joints of the setpoint (csv/bag: joints to keep, empty = all).
-    home (double[]): [rad] centre of sine/ramp, home pose of pick_place (one per joint).
-    amplitude (double[]): [rad] per joint, or one value for all; 0 keeps a joint still.
-    period (double): [s] sine/ramp period.
-    pick, place (double[]): [rad] pick_place poses (empty: home + amplitude, home − amplitude).
-    move_time, dwell_time, grip_time (double): [s] pick_place move, stop and gripper
-        closing durations.
-    csv_path (string), bag_path (string), bag_topic (string): replay sources.
-    loop (bool): repeat the profile; false holds the last pose (velocity 0).
-    rate_hz (double): publication rate [Hz] (default 250).
-    start_delay (double): [s] the first pose is held this long before the profile starts
-        (the arm settles on it).
+Parameters: :data:`PARAMETERS` (name, type, default, unit, range, description; all read at
+start). The profile math is :mod:`gravity_friction_comp.trajectory.profiles`; ``start_delay``
+[s] holds the first pose that long before the profile starts (the arm settles on it).
 """
 
 from __future__ import annotations
 
 import math
+from types import MappingProxyType
 
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool
 
 from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.nodes.parameters import Param, check, declare, values_of
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, run_node
-from gravity_friction_comp.trajectory.profiles import PROFILE_NAMES, Profile, profile_from_options
+from gravity_friction_comp.trajectory.profiles import (
+    MIN_DURATION,
+    PROFILE_NAMES,
+    Profile,
+    profile_from_options,
+)
 
-__all__ = ["SetpointPlayerNode", "main"]
+__all__ = ["PARAMETERS", "SetpointPlayerNode", "main"]
 
-#: name → (default, description)
-PLAYER_PARAMETERS = {
-    "profile": ("sine", f"profile: {' | '.join(PROFILE_NAMES)}"),
-    "joint_names": ([""], "joints of the setpoint (csv/bag: joints to keep, empty: all)"),
-    "home": ([0.0], "centre of sine/ramp, home pose of pick_place [rad], one per joint"),
-    "amplitude": ([0.1], "amplitude per joint or one for all [rad]; 0 keeps a joint still"),
-    "period": (8.0, "sine/ramp period [s]"),
-    "pick": ([0.0], "pick_place pick pose [rad] (one value: home + amplitude)"),
-    "place": ([0.0], "pick_place place pose [rad] (one value: home - amplitude)"),
-    "move_time": (2.0, "pick_place move duration [s]"),
-    "dwell_time": (1.5, "pick_place stop duration [s]"),
-    "grip_time": (0.2, "pick_place gripper closing time [s]"),
-    "csv_path": ("", "CSV file for profile csv"),
-    "bag_path": ("", "rosbag2 folder for profile bag"),
-    "bag_topic": ("joint_states", "JointState topic in the bag"),
-    "loop": (True, "repeat the profile; false holds the last pose"),
-    "rate_hz": (250.0, "publication rate [Hz]"),
-    "start_delay": (0.0, "hold the first pose this long before the profile starts [s]"),
-}
+#: Highest publication rate accepted [Hz].
+MAX_RATE_HZ = 5000.0
+
+
+def _finite(value: float) -> None:
+    if not math.isfinite(value):
+        raise ConfigError(f"start_delay must be finite [s], got {value!r}", key="start_delay", value=value)
+
+
+def _positive(value: float) -> None:
+    # FloatingPointRange is inclusive; 0 Hz would divide by zero in the timer period
+    if not value > 0.0:
+        raise ConfigError(
+            f"rate_hz must be in (0, {MAX_RATE_HZ:g}] [Hz], got {value!r}", key="rate_hz", value=value
+        )
+
+
+#: Every parameter of the player, declared once (read-only: read at start).
+PARAMETERS: tuple[Param, ...] = (
+    Param("profile", "sine", f"profile: {' | '.join(PROFILE_NAMES)}", read_only=True),
+    # [""] not []: rclpy cannot infer a type from an empty list; empty entries are skipped.
+    Param(
+        "joint_names", [""], "joints of the setpoint (csv/bag: joints to keep, empty: all)", read_only=True
+    ),
+    Param(
+        "home", [0.0], "centre of sine/ramp, home pose of pick_place, one per joint", "rad", read_only=True
+    ),
+    Param(
+        "amplitude", [0.1], "amplitude per joint or one for all; 0 keeps a joint still", "rad", read_only=True
+    ),
+    Param("period", 8.0, "sine/ramp period", "s", low=MIN_DURATION, read_only=True),
+    Param("pick", [0.0], "pick_place pick pose (one value: home + amplitude)", "rad", read_only=True),
+    Param("place", [0.0], "pick_place place pose (one value: home - amplitude)", "rad", read_only=True),
+    Param("move_time", 2.0, "pick_place move duration", "s", low=MIN_DURATION, read_only=True),
+    Param("dwell_time", 1.5, "pick_place stop duration", "s", low=0.0, read_only=True),
+    Param("grip_time", 0.2, "pick_place gripper closing time", "s", low=MIN_DURATION, read_only=True),
+    Param("csv_path", "", "CSV file for profile csv", read_only=True),
+    Param("bag_path", "", "rosbag2 folder for profile bag", read_only=True),
+    Param("bag_topic", "joint_states", "JointState topic in the bag", read_only=True),
+    Param("loop", True, "repeat the profile; false holds the last pose", read_only=True),
+    Param(
+        "rate_hz",
+        250.0,
+        "publication rate",
+        "Hz",
+        low=0.0,
+        high=MAX_RATE_HZ,
+        read_only=True,
+        validate=_positive,
+    ),
+    Param(
+        "start_delay",
+        0.0,
+        "hold the first pose this long before the profile starts",
+        "s",
+        low=0.0,
+        read_only=True,
+        validate=_finite,
+    ),
+)
+
+#: name → (default, description), derived from :data:`PARAMETERS` (defaults by name).
+PLAYER_PARAMETERS = MappingProxyType({p.name: (p.default, p.description) for p in PARAMETERS})
 
 
 def profile_from_parameters(values) -> Profile:
@@ -102,17 +141,11 @@ class SetpointPlayerNode(Node):
 
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)
-        for name, (default, description) in PLAYER_PARAMETERS.items():
-            self.declare_parameter(
-                name, default, ParameterDescriptor(description=description, read_only=True)
-            )
-        values = {n: self.get_parameter(n).value for n in PLAYER_PARAMETERS}
+        declare(self, PARAMETERS)
+        values = values_of(self, PARAMETERS)
+        check(PARAMETERS, values)
         rate = values["rate_hz"]
-        if not (isinstance(rate, float) and math.isfinite(rate) and 0 < rate <= 5000):
-            raise ConfigError(f"rate_hz must be in (0, 5000] [Hz], got {rate!r}", key="rate_hz", value=rate)
         delay = values["start_delay"]
-        if not (isinstance(delay, float) and math.isfinite(delay) and delay >= 0):
-            raise ConfigError(f"start_delay must be ≥ 0 [s], got {delay!r}", key="start_delay", value=delay)
         self.start_delay = delay
         self.profile = profile_from_parameters(values)
         self._setpoint_pub = self.create_publisher(JointState, "joint_setpoint", SETPOINT_QOS)

@@ -4,7 +4,7 @@ Simulation side: :class:`SimulatedMotorBus` owns one
 :class:`~gravity_friction_comp.sim.motor_emulator.EmulatedMotor` per joint and a
 :class:`~gravity_friction_comp.sim.arm.SimulatedArm` on its own ``virtual`` bus object,
 in its own thread at the arm's physics rate in real time. Motors live in motor space, the
-arm in joint space; :class:`~gravity_friction_comp.mit.motor_table.JointMotorMap` converts
+arm in joint space; :class:`~gravity_friction_comp.mit.joint_motor_map.JointMotorMap` converts
 (θ = d·r·(q − q₀), τ_q = d·r·τ_θ). Each tick: answer every received frame at once (as a
 motor does, with the quantized feedback bytes), then compute each motor's MIT torque on the
 current shaft state, map it to the joint, and step the arm.
@@ -24,13 +24,10 @@ import can
 import numpy as np
 
 from gravity_friction_comp.errors import ConfigError
-from gravity_friction_comp.mit.bridge_core import BridgeConfig
+from gravity_friction_comp.mit.bridge_config import BridgeConfig
 from gravity_friction_comp.mit.bus import CanSettings, open_bus
-from gravity_friction_comp.mit.motor_table import (
-    DAMIAO_LIMIT_REGISTERS,
-    DAMIAO_PARAM_ARBITRATION_ID,
-    JointMotorMap,
-)
+from gravity_friction_comp.mit.damiao_registers import DAMIAO_LIMIT_REGISTERS, DAMIAO_PARAM_ARBITRATION_ID
+from gravity_friction_comp.mit.joint_motor_map import JointMotorMap
 from gravity_friction_comp.sim.arm import SimulatedArm
 from gravity_friction_comp.sim.motor_emulator import EmulatedMotor
 

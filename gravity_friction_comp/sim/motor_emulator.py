@@ -21,17 +21,11 @@ from __future__ import annotations
 import math
 
 from gravity_friction_comp.errors import ConfigError, InputError
-from gravity_friction_comp.mit.codec import (
-    CubeMarsError,
-    DamiaoState,
-    MitCommand,
-    SpecialFrame,
-    classify_special_frame,
-    decode_command,
-    encode_feedback_cubemars,
-    encode_feedback_damiao,
-)
+from gravity_friction_comp.mit.codec import MitCommand, decode_command
+from gravity_friction_comp.mit.cubemars_feedback import CubeMarsError, encode_feedback_cubemars
+from gravity_friction_comp.mit.damiao_feedback import DamiaoState, encode_feedback_damiao
 from gravity_friction_comp.mit.motor_table import MotorLimits
+from gravity_friction_comp.mit.special_frames import SpecialFrame, classify_special_frame
 from gravity_friction_comp.validation import frame_bytes
 
 __all__ = ["EmulatedMotor"]

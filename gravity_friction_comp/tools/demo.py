@@ -639,7 +639,7 @@ def _gravity_effort_limits(model, limits: Mapping[str, float], log=print) -> tup
 def build_setup(args, out: pathlib.Path) -> DemoSetup:
     """Resolve the command line into a :class:`DemoSetup` (defaults: the bundled palletizer)."""
     from gravity_friction_comp.model.robot_model import RobotModel
-    from gravity_friction_comp.sim.arm import SimConfig
+    from gravity_friction_comp.sim.config import SimConfig
 
     share = _share()
     urdf = args.urdf or str(share / "urdf" / "palletizer.urdf")

@@ -5,18 +5,16 @@ from __future__ import annotations
 import pytest
 
 from gravity_friction_comp.errors import ConfigError, InputError
-from gravity_friction_comp.mit.codec import (
+from gravity_friction_comp.mit.codec import encode_command
+from gravity_friction_comp.mit.cubemars_feedback import CubeMarsError, decode_feedback_cubemars
+from gravity_friction_comp.mit.damiao_feedback import DamiaoState, decode_feedback_damiao
+from gravity_friction_comp.mit.motor_table import motor_limits
+from gravity_friction_comp.mit.special_frames import (
     CLEAR_ERROR_FRAME,
     DISABLE_FRAME,
     ENABLE_FRAME,
     SET_ZERO_FRAME,
-    CubeMarsError,
-    DamiaoState,
-    decode_feedback_cubemars,
-    decode_feedback_damiao,
-    encode_command,
 )
-from gravity_friction_comp.mit.motor_table import motor_limits
 from gravity_friction_comp.sim.motor_emulator import EmulatedMotor
 
 

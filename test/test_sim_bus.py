@@ -1,9 +1,8 @@
-"""Tests of gravity_friction_comp.mit.bus and sim.bus: bridge core ⇄ python-can virtual bus ⇄ emulated motors ⇄ arm.
+"""Tests of gravity_friction_comp.sim.bus: bridge core ⇄ python-can virtual bus ⇄ emulated motors ⇄ arm.
 
 The control loop here runs on simulated time (each cycle: core.step → send → the simulated
 motors answer and the arm advances one control period → the Notifier delivers the replies),
-so 2 s of arm time take well under 2 s of wall time.
-"""
+so 2 s of arm time take well under 2 s of wall time."""
 
 from __future__ import annotations
 
@@ -15,33 +14,26 @@ import time
 import can
 import numpy as np
 import pytest
+from test_mit_bridge_params import VALUES  # the palletizer bridge's parameter values
 
 from gravity_friction_comp.errors import ConfigError
-from gravity_friction_comp.mit.bridge_config import bridge_config_from_values
 from gravity_friction_comp.mit.bridge_core import MitBridgeCore
-from gravity_friction_comp.mit.bus import BridgeCanIO, BusOpenError, CanSettings, open_bus, read_damiao_limits
-from gravity_friction_comp.mit.codec import DISABLE_FRAME, ENABLE_FRAME, unpack_command_codes
-from gravity_friction_comp.mit.motor_table import JointMotorMap, motor_limits
+from gravity_friction_comp.mit.bridge_params import bridge_config_from_values
+from gravity_friction_comp.mit.bus import BridgeCanIO, CanSettings, open_bus, read_damiao_limits
+from gravity_friction_comp.mit.codec import unpack_command_codes
+from gravity_friction_comp.mit.joint_motor_map import JointMotorMap
+from gravity_friction_comp.mit.motor_table import motor_limits
+from gravity_friction_comp.mit.special_frames import DISABLE_FRAME, ENABLE_FRAME
 from gravity_friction_comp.model.robot_model import RobotModel
-from gravity_friction_comp.sim.arm import SimConfig, SimulatedArm
+from gravity_friction_comp.sim.arm import SimulatedArm
 from gravity_friction_comp.sim.bus import SimulatedMotor, SimulatedMotorBus
+from gravity_friction_comp.sim.config import SimConfig
 from gravity_friction_comp.sim.motor_emulator import EmulatedMotor
 
 _CHANNELS = itertools.count()
+
+
 RATE = 500.0
-VALUES = {
-    "joints": ["base_yaw", "shoulder_pitch", "beam_pitch"],
-    "can_id": [1, 2, 3],
-    "master_id": [0x11, 0x12, 0x13],
-    "motor_type": ["DM4310", "DM4340", "DM4310"],
-    "direction": [1, -1, 1],
-    "offset": [0.0, 0.1, 0.0],
-    "gear_ratio": [1.0, 2.0, 1.0],
-    "kp": [0.0, 0.0, 0.0],
-    "kd": [0.0, 0.0, 0.0],
-    "rate_hz": RATE,
-    "command_timeout": 0.1,
-}
 
 
 def _channel() -> str:
@@ -123,44 +115,6 @@ def loop_factory(palletizer, sim_config):
     yield make
     for loop in loops:
         loop.close()
-
-
-# --- settings and bus ---------------------------------------------------------------------------
-
-
-def test_settings_validation_lists_interfaces():
-    with pytest.raises(ConfigError, match="virtual") as err:
-        CanSettings("no_such_iface", "can0", 1_000_000)
-    assert err.value.key == "can.interface"
-    with pytest.raises(ConfigError):
-        CanSettings("virtual", "", 1_000_000)
-    with pytest.raises(ConfigError):
-        CanSettings("virtual", "x", 0)
-
-
-def test_open_bus_failure_is_a_config_error():
-    with pytest.raises(BusOpenError) as err:
-        open_bus(CanSettings("socketcan", "gfc_no_such_can_device", 1_000_000))
-    assert "gfc_no_such_can_device" in str(err.value)
-
-
-def test_bridge_config_from_values_errors():
-    with pytest.raises(ConfigError, match="required") as err:
-        bridge_config_from_values({k: v for k, v in VALUES.items() if k != "can_id"})
-    assert err.value.key == "can_id"
-    with pytest.raises(ConfigError, match="3 joints") as err:
-        bridge_config_from_values(dict(VALUES, kp=[1.0, 2.0]))
-    assert err.value.key == "kp"
-    with pytest.raises(ConfigError, match="DM4340"):
-        bridge_config_from_values(dict(VALUES, motor_type=["DM4310", "DM9999", "DM4310"]))
-    with pytest.raises(ConfigError, match="damp, disable, hold"):
-        bridge_config_from_values(dict(VALUES, timeout_behavior="freeze"))
-    cfg = bridge_config_from_values(dict(VALUES, kp=[1, 2, 3]))  # ints accepted for doubles
-    assert [m.kp for m in cfg.motors] == [1.0, 2.0, 3.0]
-    assert cfg.motors[1].mapping == JointMotorMap(-1, 0.1, 2.0)
-
-
-# --- codec round trip ---------------------------------------------------------------------------
 
 
 def test_hand_computed_frame_reaches_emulated_motor(palletizer):
@@ -365,25 +319,3 @@ def test_simulated_bus_rejects_unknown_joint(palletizer):
             [SimulatedMotor("elbow", motor, JointMotorMap())],
             CanSettings("virtual", _channel(), 1_000_000),
         )
-
-
-def test_position_limits_from_urdf_fill_only_what_is_empty():
-    import math
-
-    from gravity_friction_comp.mit.bridge_config import fill_position_limits_from_urdf
-    from gravity_friction_comp.model.urdf import UrdfJoint
-
-    urdf = {
-        "a": UrdfJoint("a", "revolute", "base", "l1", lower=-0.5, upper=0.7),
-        "wheel": UrdfJoint("wheel", "continuous", "l1", "l2"),
-        "bad": UrdfJoint("bad", "revolute", "l2", "l3", lower=0.2, upper=-0.2),
-    }
-    values = {"joints": ["a", "wheel", "bad", "ghost"], "position_lower": None, "position_upper": []}
-    unbounded = fill_position_limits_from_urdf(values, urdf)
-    assert values["position_lower"] == [-0.5, -math.inf, -math.inf, -math.inf]
-    assert values["position_upper"] == [0.7, math.inf, math.inf, math.inf]
-    assert set(unbounded) == {"bad", "ghost"} and "inverted" in unbounded["bad"]
-    # explicit parameters win and nothing is reported
-    given = {"joints": ["a"], "position_lower": [-0.1], "position_upper": [0.1]}
-    assert fill_position_limits_from_urdf(given, urdf) == {}
-    assert given["position_lower"] == [-0.1] and given["position_upper"] == [0.1]

@@ -7,28 +7,21 @@ import math
 import pytest
 
 from gravity_friction_comp.errors import ConfigError, DimensionError, InputError
-from gravity_friction_comp.mit.bridge_core import (
-    CAN_FRAME_BITS_NOMINAL,
-    CAN_FRAME_BITS_WORST_CASE,
-    BridgeConfig,
-    MitBridgeCore,
-    MotorConfig,
-    bus_load_fraction,
-    mit_bus_load,
-)
-from gravity_friction_comp.mit.codec import (
-    CLEAR_ERROR_FRAME,
-    DISABLE_FRAME,
-    ENABLE_FRAME,
-    DamiaoState,
-    decode_command,
-    encode_feedback_damiao,
-)
-from gravity_friction_comp.mit.motor_table import JointMotorMap, motor_limits
+from gravity_friction_comp.mit.bridge_config import BridgeConfig, MotorConfig
+from gravity_friction_comp.mit.bridge_core import MitBridgeCore
+from gravity_friction_comp.mit.codec import decode_command
+from gravity_friction_comp.mit.damiao_feedback import DamiaoState, encode_feedback_damiao
+from gravity_friction_comp.mit.joint_motor_map import JointMotorMap
+from gravity_friction_comp.mit.motor_table import motor_limits
+from gravity_friction_comp.mit.special_frames import CLEAR_ERROR_FRAME, DISABLE_FRAME, ENABLE_FRAME
 from gravity_friction_comp.sim.motor_emulator import EmulatedMotor
 
 RATE = 500.0
+
+
 T = 1.0 / RATE
+
+
 TIMEOUT = 0.05
 
 
@@ -299,45 +292,6 @@ def test_foreign_and_bad_frames_ignored():
     assert core.register_frames == 1 and not core.joint_state().valid.any()
 
 
-def test_config_validation_lists_choices():
-    lim = motor_limits("DM4310")
-    with pytest.raises(ConfigError) as err:
-        BridgeConfig((MotorConfig("a", 1, 0x11, lim),), timeout_behavior="brake")
-    assert "damp" in str(err.value) and "hold" in str(err.value) and err.value.key == "timeout_behavior"
-    with pytest.raises(ConfigError):  # duplicate can_id
-        BridgeConfig((MotorConfig("a", 1, 0x11, lim), MotorConfig("b", 1, 0x12, lim)))
-    with pytest.raises(ConfigError):  # same master id and same low nibble (0x01 vs 0x21)
-        BridgeConfig((MotorConfig("a", 0x01, 0x10, lim), MotorConfig("b", 0x21, 0x10, lim)))
-    with pytest.raises(ConfigError):
-        BridgeConfig((MotorConfig("a", 1, 0x11, lim),), command_timeout=0.0)
-    with pytest.raises(ConfigError):
-        MotorConfig("a", 1, 1, lim)
-    with pytest.raises(ConfigError):
-        MotorConfig("a", 1, 0x11, lim, kp=-1.0)
-    # shared master id with distinct id nibbles is fine (replies routed by byte 0)
-    ok = BridgeConfig((MotorConfig("a", 0x01, 0x10, lim), MotorConfig("b", 0x02, 0x10, lim)))
-    core = MitBridgeCore(ok)
-    assert core.ingest_feedback(0x10, encode_feedback_damiao(2, 1, 0.1, 0, 0, 30, 30, lim), 0.0) == 1
-
-
-def test_bus_load_numbers():
-    # 111 bits: 1+11+1+1+1+4+64+15+1+1+1+7+3; worst-case stuffing adds ⌊97/4⌋ = 24 -> 135
-    assert CAN_FRAME_BITS_NOMINAL == 1 + 11 + 1 + 1 + 1 + 4 + 64 + 15 + 1 + 1 + 1 + 7 + 3
-    assert CAN_FRAME_BITS_WORST_CASE == 55 + 10 * 8
-    # FIELD_NOTES: ~8,000 8-byte frames/s fill a classic 1 Mbit/s bus (between the two bounds)
-    nominal = bus_load_fraction(8000, 1_000_000, CAN_FRAME_BITS_NOMINAL)
-    assert nominal == pytest.approx(0.888) and 1.0 < bus_load_fraction(8000, 1_000_000) == pytest.approx(1.08)
-    # 7 motors at 1 kHz: 14,000 frames/s -> 1.89 worst case, 1.554 nominal: does not fit
-    assert mit_bus_load(7, 1000, 1_000_000) == pytest.approx(1.89)
-    assert mit_bus_load(7, 1000, 1_000_000, CAN_FRAME_BITS_NOMINAL) == pytest.approx(1.554)
-    assert mit_bus_load(7, 500, 1_000_000) == pytest.approx(0.945)
-    with pytest.raises(ConfigError):
-        bus_load_fraction(100, 0)
-    core = MitBridgeCore(_config())
-    core.step(0.0)
-    assert core.frames_sent == 3 and core.reply_ids == frozenset({0x11, 0x12, 0x00})
-
-
 def test_fault_reply_in_flight_after_clear_does_not_relatch_but_persistent_fault_does():
     cfg = _config("damp")
     core, emus = MitBridgeCore(cfg), _emulators(cfg)
@@ -438,3 +392,26 @@ def test_numpy_number_payload_is_not_turned_into_zero_bytes():
         decode_command(np.int64(8), motor_limits("DM4340"))
     core = MitBridgeCore(_config())
     assert core.ingest_feedback(0x11, np.int64(8), 0.0) is None and core.unknown_frames == 1
+
+
+def test_one_frame_per_motor_and_reply_ids():
+    core = MitBridgeCore(_config())
+    core.step(0.0)
+    assert core.frames_sent == 3 and core.reply_ids == frozenset({0x11, 0x12, 0x00})
+
+
+def test_checked_gains_validates_without_applying():
+    core = MitBridgeCore(_config())
+    kp, kd = core.checked_gains(kp=[5.0, 6.0, 7.0])
+    assert kp.tolist() == [5.0, 6.0, 7.0] and kd.tolist() == [1.0, 2.0, 0.5]
+    assert core.gains[0].tolist() == [40.0, 40.0, 10.0]  # nothing applied
+    kp[0] = 99.0  # the returned arrays are copies
+    assert core.gains[0].tolist() == [40.0, 40.0, 10.0]
+    with pytest.raises(ConfigError, match=">= 0"):
+        core.checked_gains(kd=[1.0, math.nan, 1.0])
+    with pytest.raises(DimensionError, match="3 values"):
+        core.checked_gains(kp=[])
+    # set_gains validates both before applying either
+    with pytest.raises(ConfigError):
+        core.set_gains(kp=[1.0, 1.0, 1.0], kd=[-1.0, 0.0, 0.0])
+    assert core.gains[0].tolist() == [40.0, 40.0, 10.0]

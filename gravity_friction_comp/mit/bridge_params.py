@@ -1,0 +1,185 @@
+"""Bridge parameters → a validated BridgeConfig (same errors from YAML, launch or ``ros2 param set``)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from gravity_friction_comp.errors import ConfigError
+
+__all__ = [
+    "PER_JOINT_DEFAULTS",
+    "REQUIRED_PER_JOINT",
+    "bridge_config_from_values",
+    "fill_position_limits_from_urdf",
+]
+
+from gravity_friction_comp.mit.bridge_config import BEHAVIORS, BridgeConfig, MotorConfig, default_of
+from gravity_friction_comp.mit.joint_motor_map import JointMotorMap
+from gravity_friction_comp.mit.motor_table import MotorLimits, motor_limits
+
+# --- parameters → BridgeConfig ------------------------------------------------------------------
+
+#: Per-joint array parameters that must be given (no default).
+REQUIRED_PER_JOINT = ("can_id", "master_id", "motor_type")
+
+#: Per-joint array parameters of the bridge and their defaults when left empty, read from
+#: the field defaults of :class:`JointMotorMap` and :class:`MotorConfig` (``None``: required,
+#: or for ``damp_kd`` "use kd").
+PER_JOINT_DEFAULTS: Mapping[str, Any] = MappingProxyType(
+    {
+        **dict.fromkeys(REQUIRED_PER_JOINT),
+        **{k: default_of(JointMotorMap, k) for k in ("direction", "offset", "gear_ratio")},
+        **{
+            k: default_of(MotorConfig, k)
+            for k in ("kp", "kd", "effort_limit", "damp_kd", "position_lower", "position_upper")
+        },
+    }
+)
+
+
+def _per_joint(key: str, values: Mapping[str, Any], n: int) -> list[Any]:
+    raw = values.get(key)
+    if raw is None or (isinstance(raw, (list, tuple)) and len(raw) == 0):
+        default = PER_JOINT_DEFAULTS[key]
+        if key in REQUIRED_PER_JOINT:
+            raise ConfigError(f"{key} is required: one value per joint ({n})", key=key, value=raw)
+        return [default] * n
+    if isinstance(raw, (str, bytes)) or not isinstance(raw, (list, tuple)):
+        raw = [raw]
+    raw = list(raw)
+    if len(raw) != n:
+        raise ConfigError(f"{key} has {len(raw)} values for {n} joints", key=key, value=raw)
+    return raw
+
+
+def _as_int(key: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ConfigError(f"{key} entries must be integers, got {value!r}", key=key, value=value)
+    return int(value)
+
+
+def _as_float(key: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ConfigError(f"{key} entries must be numbers, got {value!r}", key=key, value=value)
+    return float(value)
+
+
+def bridge_config_from_values(
+    values: Mapping[str, Any], limits_override: Mapping[str, MotorLimits] | None = None
+) -> BridgeConfig:
+    """Validated :class:`BridgeConfig` from the node's parameter values.
+
+    Args:
+        values: ``joints`` (names), per-joint arrays ``can_id``, ``master_id``,
+            ``motor_type`` (required), ``direction`` (±1), ``offset`` [rad], ``gear_ratio``,
+            ``kp`` [N·m/rad], ``kd`` [N·m·s/rad], ``effort_limit`` [N·m], ``damp_kd``
+            [N·m·s/rad], ``position_lower``/``position_upper`` [rad] (empty = defaults in
+            :data:`PER_JOINT_DEFAULTS`), and ``rate_hz`` [Hz], ``command_timeout`` [s],
+            ``timeout_behavior``, ``fault_behavior`` (:data:`BEHAVIORS`), ``stale_cycles``,
+            ``can.bitrate`` [bit/s].
+        limits_override: Joint name → limits replacing the table's (e.g. read from the
+            motor's registers).
+
+    Raises:
+        ConfigError: missing/inconsistent values; the key names the parameter.
+    """
+    joints = values.get("joints")
+    if (
+        not joints
+        or not isinstance(joints, (list, tuple))
+        or not all(isinstance(j, str) and j for j in joints)
+    ):
+        raise ConfigError(
+            f"joints must be a non-empty list of joint names, got {joints!r}", key="joints", value=joints
+        )
+    n = len(joints)
+    cols = {k: _per_joint(k, values, n) for k in PER_JOINT_DEFAULTS}
+    override = dict(limits_override or {})
+    motors = []
+    for i, name in enumerate(joints):
+        mtype = cols["motor_type"][i]
+        if not isinstance(mtype, str):
+            raise ConfigError(
+                f"motor_type entries must be strings, got {mtype!r}", key="motor_type", value=mtype
+            )
+        limits = override.get(name) or motor_limits(mtype)
+        mapping = JointMotorMap(
+            direction=_as_int("direction", cols["direction"][i]),
+            offset=_as_float("offset", cols["offset"][i]),
+            gear_ratio=_as_float("gear_ratio", cols["gear_ratio"][i]),
+        )
+        damp = cols["damp_kd"][i]
+        lim = _as_float("effort_limit", cols["effort_limit"][i])
+        motors.append(
+            MotorConfig(
+                name=name,
+                can_id=_as_int("can_id", cols["can_id"][i]),
+                master_id=_as_int("master_id", cols["master_id"][i]),
+                limits=limits,
+                mapping=mapping,
+                kp=_as_float("kp", cols["kp"][i]),
+                kd=_as_float("kd", cols["kd"][i]),
+                effort_limit=lim,
+                position_lower=_as_float("position_lower", cols["position_lower"][i]),
+                position_upper=_as_float("position_upper", cols["position_upper"][i]),
+                damp_kd=None
+                if damp is None or (isinstance(damp, float) and math.isnan(damp))
+                else _as_float("damp_kd", damp),
+            )
+        )
+    kwargs: dict[str, Any] = {}
+    for key, cast in (("rate_hz", _as_float), ("command_timeout", _as_float), ("stale_cycles", _as_int)):
+        if values.get(key) is not None:
+            kwargs[key] = cast(key, values[key])
+    for key in ("timeout_behavior", "fault_behavior"):
+        if values.get(key) is not None:
+            if values[key] not in BEHAVIORS:
+                raise ConfigError(
+                    f"{key} must be one of {', '.join(BEHAVIORS)}; got {values[key]!r}",
+                    key=key,
+                    value=values[key],
+                )
+            kwargs[key] = values[key]
+    if values.get("can.bitrate") is not None:
+        kwargs["bitrate"] = _as_int("can.bitrate", values["can.bitrate"])
+    return BridgeConfig(motors=tuple(motors), **kwargs)
+
+
+def fill_position_limits_from_urdf(values: dict[str, Any], urdf_joints: Mapping[str, Any]) -> dict[str, str]:
+    """Empty ``position_lower``/``position_upper`` in ``values`` → the URDF ``<limit>`` of each
+    bridge joint (in place), for :func:`bridge_config_from_values`.
+
+    Args:
+        values: The node's parameter values (``joints``, ``position_lower``, ``position_upper``).
+        urdf_joints: Joint name → :class:`~gravity_friction_comp.model.urdf.UrdfJoint`
+            (``RobotModel.urdf_joints``); ``lower``/``upper`` [rad or m], ``∓inf`` for none.
+
+    Returns:
+        Joint name → why it stays unbounded (not in the URDF, or inverted URDF limits: a
+        malformed file), for the caller to warn about; empty when nothing was filled.
+    """
+    joints = values.get("joints") or []
+    if not isinstance(joints, (list, tuple)):
+        return {}
+    unbounded = {}
+    for j in joints:
+        if j not in urdf_joints:
+            unbounded[j] = "not in the URDF"
+        elif not urdf_joints[j].lower <= urdf_joints[j].upper:
+            unbounded[j] = (
+                f"URDF limits inverted: lower {urdf_joints[j].lower:g} > upper {urdf_joints[j].upper:g}"
+            )
+    filled = False
+    for key, attribute, none in (
+        ("position_lower", "lower", -math.inf),
+        ("position_upper", "upper", math.inf),
+    ):
+        if not values.get(key):
+            filled = True
+            values[key] = [none if j in unbounded else getattr(urdf_joints[j], attribute) for j in joints]
+    return unbounded if filled else {}

@@ -1,0 +1,139 @@
+"""Fixed-point quantization of MIT-mode fields: bit widths, float ↔ code, the shared p|v|τ block.
+
+Quantization (a deliberate difference from the peers): :func:`float_to_uint` clamps to the
+range and then rounds to the *nearest* code (half up); i2rt / openarm_can / TMotorCANControl
+truncate toward zero, which biases every field by −½ LSB on average. Decode
+(:func:`uint_to_float`) is the exact inverse map ``lo + code·span/(2^bits − 1)``, so a round
+trip is within ½ LSB. Neither scheme represents 0.0 on the symmetric fields: rounding
+encodes 0 to the code above the middle (+½ LSB), truncation to the one below (−½ LSB).
+
+Both feedback layouts (Damiao and CubeMars AK) carry position 16 bit, velocity 12 bit and
+torque 12 bit in bytes 1–5 (:func:`pack_pvt` / :func:`unpack_pvt`).
+
+No rclpy import: pure Python.
+"""
+
+from __future__ import annotations
+
+import math
+
+from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.mit.motor_table import MotorLimits
+
+__all__ = [
+    "KD_BITS",
+    "KP_BITS",
+    "P_BITS",
+    "T_BITS",
+    "V_BITS",
+    "check_byte",
+    "finite",
+    "float_to_uint",
+    "pack_pvt",
+    "temperature_byte",
+    "uint_to_float",
+    "unpack_pvt",
+]
+
+P_BITS = 16
+V_BITS = 12
+KP_BITS = 12
+KD_BITS = 12
+T_BITS = 12
+
+
+# --- scalar quantization ----------------------------------------------------------------------
+
+
+def finite(name: str, x: object) -> float:
+    try:
+        out = float(x)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be a number, got {x!r}", reason="not_a_number") from None
+    if not math.isfinite(out):
+        raise InputError(f"{name} must be finite, got {x!r}", reason="nan")
+    return out
+
+
+def float_to_uint(x: float, lo: float, hi: float, bits: int) -> int:
+    """Quantize ``x`` to an unsigned ``bits``-bit code over [lo, hi].
+
+    ``code = floor((clamp(x, lo, hi) − lo) · (2^bits − 1)/(hi − lo) + ½)``: clamp, then round
+    to the nearest code, halves up (peers truncate; see module docstring).
+
+    Args:
+        x: Value [field unit]; must be finite.
+        lo, hi: Range ends, ``lo < hi``.
+        bits: Field width, 1..32.
+
+    Returns:
+        int in ``0 .. 2^bits − 1``.
+
+    Raises:
+        InputError: ``x`` NaN/inf (reason ``"nan"``).
+        ConfigError: ``lo >= hi`` or a bad ``bits``.
+
+    Source: FIELD_NOTES "MIT mode on CAN" (scale by (2^bits − 1)/span).
+    """
+    x = finite("x", x)
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ConfigError(f"range must satisfy lo < hi, got [{lo}, {hi}]", key="range", value=(lo, hi))
+    if not 1 <= int(bits) <= 32:
+        raise ConfigError(f"bits must be 1..32, got {bits}", key="bits", value=bits)
+    top = (1 << int(bits)) - 1
+    x = min(max(x, lo), hi)
+    code = math.floor((x - lo) * top / (hi - lo) + 0.5)
+    return min(max(code, 0), top)
+
+
+def uint_to_float(code: int, lo: float, hi: float, bits: int) -> float:
+    """Value of an unsigned ``bits``-bit code over [lo, hi]: ``lo + code·(hi − lo)/(2^bits − 1)``.
+
+    Args:
+        code: 0 .. 2^bits − 1.
+        lo, hi: Range ends [field unit].
+        bits: Field width.
+
+    Returns:
+        float [field unit].
+
+    Raises:
+        InputError: code outside 0..2^bits − 1 (reason ``"code_range"``).
+
+    Source: inverse of :func:`float_to_uint`; same map as the Damiao/AK reference drivers.
+    """
+    top = (1 << int(bits)) - 1
+    if not 0 <= int(code) <= top:
+        raise InputError(f"code {code} outside 0..{top}", reason="code_range")
+    return lo + int(code) * (hi - lo) / top
+
+
+# --- the p16 | v12 | τ12 block shared by both feedback layouts ---------------------------------------------------
+
+
+def pack_pvt(position: float, velocity: float, torque: float, limits: MotorLimits) -> bytes:
+    p = float_to_uint(finite("position", position), -limits.p_max, limits.p_max, P_BITS)
+    v = float_to_uint(finite("velocity", velocity), -limits.v_max, limits.v_max, V_BITS)
+    t = float_to_uint(finite("torque", torque), -limits.t_max, limits.t_max, T_BITS)
+    return ((p << 24) | (v << 12) | t).to_bytes(5, "big")
+
+
+def unpack_pvt(raw: bytes, limits: MotorLimits) -> tuple[float, float, float]:
+    word = int.from_bytes(raw, "big")
+    return (
+        uint_to_float(word >> 24, -limits.p_max, limits.p_max, P_BITS),
+        uint_to_float((word >> 12) & 0xFFF, -limits.v_max, limits.v_max, V_BITS),
+        uint_to_float(word & 0xFFF, -limits.t_max, limits.t_max, T_BITS),
+    )
+
+
+def check_byte(name: str, value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 255:
+        raise InputError(f"{name} must be an integer 0..255, got {value!r}", reason="code_range")
+    return value
+
+
+def temperature_byte(name: str, value: float) -> int:
+    """Temperature [°C] as the unsigned byte the motors send (rounded, clamped to 0..255)."""
+    v = finite(name, value)
+    return min(max(int(math.floor(v + 0.5)), 0), 255)

@@ -1,0 +1,79 @@
+"""Tests of gravity_friction_comp.sim.config: the sim YAML reader and its errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from gravity_friction_comp.errors import ConfigError, DimensionError
+from gravity_friction_comp.sim.config import SimConfig
+
+
+@pytest.mark.parametrize(
+    "block, key, error",
+    [
+        ({"rotor_inertia": 1e-5, "gear_ratio": 10}, "actuators.joints", ConfigError),
+        ({"joints": ["hinge"], "viscous": 0.1}, "actuators.viscous", ConfigError),
+        ({"joints": ["hinge"], "coulomb": [0.1]}, "actuators.coulomb", ConfigError),
+        ({"joints": ["hinge"], "urdf_dynamics": True}, "actuators.urdf_dynamics", ConfigError),
+        ({"joints": ["hinge"], "rotor_inertia": -1e-5}, "actuators.rotor_inertia", ConfigError),
+        ({"joints": ["hinge"], "gear_ratio": 0}, "actuators.gear_ratio", ConfigError),
+        ({"joints": ["hinge"], "armature": 0.01}, "actuators.armature", ConfigError),
+        ({"joints": ["hinge"], "gear_ratio": [10, 20]}, "actuators.gear_ratio", DimensionError),
+    ],
+)
+def test_sim_yaml_actuators_errors(block, key, error):
+    with pytest.raises(error) as err:
+        SimConfig.from_mapping({"simulation": {"actuators": block}})
+    assert err.value.key == key
+
+
+# ---------------------------------------------------------------- hostile sim YAML
+@pytest.mark.parametrize(
+    "text, key, fragment",
+    [
+        (b"simulation:\n  1: 2\n  foo: 3\n", "simulation", "keys must be names"),
+        (b"simulation:\n  joints:\n    hinge: {1: 2, foo: 3}\n", "joints.hinge", "keys must be names"),
+        (b"simulation:\n  joints:\n    1: {}\n    hinge: {}\n", "joints", "keys must be names"),
+        (
+            b"simulation:\n  actuators: {joints: [hinge], gear_ratio: [10], 1: 2}\n",
+            "actuators",
+            "keys must be names",
+        ),
+        (b"simulation:\n  version: true\n", "version", "version must be 1, got True"),
+        (b"simulation:\n  mass_scale: " + b"9" * 400 + b"\n", "mass_scale", "must be finite"),
+        (
+            b"simulation:\n  joints:\n    hinge: {coulomb: " + b"9" * 400 + b"}\n",
+            "joints.hinge.coulomb",
+            "must be finite",
+        ),
+        (
+            b"simulation:\n  actuators: {joints: [hinge], rotor_inertia: [1.0], gear_ratio: [1.0e+200]}\n",
+            "actuators.gear_ratio",
+            "plausible range",
+        ),
+        (b"\xff\xfesimulation: {}\n", "sim_config", "not UTF-8"),
+    ],
+)
+def test_hostile_sim_yaml_gives_config_error(tmp_path, text, key, fragment):
+    # were TypeError (sorting int and str keys), KeyError '1', UnicodeDecodeError,
+    # OverflowError, version true taken as 1, and gear ratio 1e200 → NaN q, v after step()
+    path = tmp_path / "sim.yaml"
+    path.write_bytes(text)
+    with pytest.raises(ConfigError) as err:
+        SimConfig.from_yaml(path)
+    assert err.value.key == key and fragment in str(err.value)
+
+
+def test_missing_sim_yaml_names_file(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read") as err:
+        SimConfig.from_yaml(tmp_path / "absent.yaml")
+    assert err.value.key == "sim_config"
+
+
+@pytest.mark.parametrize("scale", [1e-300, 9.9e-4, 1.01e3])
+def test_implausible_mass_scale_is_refused(scale):
+    # 1e-300 let 1 N·m fling every joint to its limit within 10 steps
+    with pytest.raises(ConfigError, match="mass_scale must be within") as info:
+        SimConfig(mass_scale=scale)
+    assert info.value.key == "mass_scale"
+    assert SimConfig(mass_scale=1e-3).mass_scale == 1e-3
