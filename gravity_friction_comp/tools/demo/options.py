@@ -135,7 +135,7 @@ def build_setup(args, out: pathlib.Path) -> DemoSetup:
         raise ConfigError(f"motor map {motor_map!r} has no joints", key="joints")
     model = RobotModel.from_urdf(urdf)
     effort = bridge.get("effort_limit") or []
-    gravity_effort_limit = ()
+    gravity_effort_limit: tuple[float, ...] = ()
     if isinstance(effort, (list, tuple)) and len(effort) == len(joints):
         gravity_effort_limit = _gravity_effort_limits(model, dict(zip(joints, map(float, effort))))
     missing = [j for j in joints if j not in model.joint_names]

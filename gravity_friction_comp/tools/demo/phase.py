@@ -91,6 +91,7 @@ def run_phase(
     import rclpy
     from rclpy.context import Context
     from rclpy.executors import SingleThreadedExecutor
+    from rclpy.node import Node
     from sensor_msgs.msg import JointState
 
     from gravity_friction_comp.nodes.friction_feedforward_node import FrictionFeedforwardNode
@@ -101,7 +102,7 @@ def run_phase(
 
     context = Context()
     rclpy.init(args=[], context=context, domain_id=domain_id)
-    nodes = []
+    nodes: list[Node] = []
     rec = Recording()
     try:
 
