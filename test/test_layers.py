@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import importlib
 import json
+import os
 import pathlib
 import pkgutil
 import subprocess
@@ -23,6 +24,7 @@ import pytest
 import gravity_friction_comp
 
 ROOT = gravity_friction_comp.__name__
+PACKAGE_DIR = pathlib.Path(gravity_friction_comp.__file__).resolve().parent
 #: Subpackages allowed to import rclpy (the adapters and the programs).
 ROS_SUBPACKAGES = ("nodes", "tools")
 #: The MIT subpackage, which must import without Pinocchio or python-can ...
@@ -58,26 +60,35 @@ def pure_mit_modules() -> list[str]:
     return sorted(m for m in _walk(MIT) if m not in CAN_MODULES)
 
 
+#: The children import the same package as this process (a source tree or an install).
+_ENV = dict(
+    os.environ,
+    PYTHONPATH=os.pathsep.join(
+        [str(PACKAGE_DIR.parent)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    ),
+)
+
 CORE = core_modules()
 PURE_MIT = pure_mit_modules()
 
-#: Child program: block the packages in argv[2] (JSON list), import argv[1], report what
-#: of the blocked set ended up loaded (must be nothing) and exit 0.
+#: Child program: block the packages in argv[2] (JSON list), import argv[1], print what of
+#: the blocked set ended up loaded (must be nothing) and the imported file.
 _CHILD = """
 import importlib, json, sys
 blocked = json.loads(sys.argv[2])
 for name in blocked:
     sys.modules[name] = None
-importlib.import_module(sys.argv[1])
+module = importlib.import_module(sys.argv[1])
 loaded = sorted(m for m in sys.modules if sys.modules[m] is not None
                 and m.split('.')[0] in blocked)
-print(json.dumps(loaded))
+print(json.dumps([loaded, module.__file__]))
 """
 
 
 def import_without(module: str, blocked: tuple[str, ...]) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-c", _CHILD, module, json.dumps(list(blocked))],
+        env=_ENV,
         capture_output=True,
         text=True,
         timeout=120,
@@ -89,7 +100,10 @@ def assert_imports_without(module: str, blocked: tuple[str, ...]) -> None:
     assert proc.returncode == 0, (
         f"{module} cannot be imported without {list(blocked)}:\n{proc.stderr[-2500:]}"
     )
-    assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
+    loaded, path = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert loaded == []
+    # the child checked this process's copy of the package
+    assert pathlib.Path(path).resolve().is_relative_to(PACKAGE_DIR)
 
 
 def test_discovery_covers_the_layers():
@@ -127,7 +141,7 @@ def test_root_import_loads_no_heavy_dependency():
         "import json, sys, gravity_friction_comp; "
         "print(json.dumps(sorted(m for m in ('pinocchio', 'can', 'rclpy') if m in sys.modules)))"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-c", code], env=_ENV, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == []
 
