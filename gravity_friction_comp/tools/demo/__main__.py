@@ -2,4 +2,5 @@
 
 from gravity_friction_comp.tools.demo.cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":  # importing this module (e.g. by a package walk) runs nothing
+    raise SystemExit(main())
