@@ -1,5 +1,6 @@
-"""The package's layers: the core imports without rclpy, the MIT codec without Pinocchio or
-python-can, and the root imports lazily (issue 12, point 2).
+"""The package's layers: the core imports without rclpy; the MIT codec and motor tables (all
+of ``mit/`` but the bus), ``friction/`` and the root's own modules without Pinocchio or
+python-can either; the root imports lazily (issue 12, point 2).
 
 Each module is imported in a fresh interpreter in which the forbidden packages cannot be
 imported (``sys.modules[name] = None`` makes ``import name`` and ``import name.sub`` raise
@@ -27,8 +28,9 @@ ROOT = gravity_friction_comp.__name__
 PACKAGE_DIR = pathlib.Path(gravity_friction_comp.__file__).resolve().parent
 #: Subpackages allowed to import rclpy (the adapters and the programs).
 ROS_SUBPACKAGES = ("nodes", "tools")
-#: The MIT subpackage, which must import without Pinocchio or python-can ...
+#: Subpackages that must import without Pinocchio or python-can (pure Python and numpy) ...
 MIT = f"{ROOT}.mit"
+PURE_SUBPACKAGES = (MIT, f"{ROOT}.friction")
 #: ... except the one module that opens the python-can bus (ARCHITECTURE.md: "python-can
 #: here only").
 CAN_MODULES = (f"{ROOT}.mit.bus",)
@@ -55,9 +57,13 @@ def core_modules() -> list[str]:
     return sorted(out)
 
 
-def pure_mit_modules() -> list[str]:
-    """Every module under ``mit/`` except :data:`CAN_MODULES`."""
-    return sorted(m for m in _walk(MIT) if m not in CAN_MODULES)
+def pure_modules() -> list[str]:
+    """Every module under :data:`PURE_SUBPACKAGES` except :data:`CAN_MODULES`, and the
+    root's own modules (errors, validation, ...; not its subpackages)."""
+    out = [f"{ROOT}.{i.name}" for i in pkgutil.iter_modules(gravity_friction_comp.__path__) if not i.ispkg]
+    for package in PURE_SUBPACKAGES:
+        out += [m for m in _walk(package) if m not in CAN_MODULES]
+    return sorted(out)
 
 
 #: The children import the same package as this process (a source tree or an install).
@@ -69,7 +75,7 @@ _ENV = dict(
 )
 
 CORE = core_modules()
-PURE_MIT = pure_mit_modules()
+PURE = pure_modules()
 
 #: Child program: block the packages in argv[2] (JSON list), import argv[1], print what of
 #: the blocked set ended up loaded (must be nothing) and the imported file.
@@ -108,14 +114,15 @@ def assert_imports_without(module: str, blocked: tuple[str, ...]) -> None:
 
 def test_discovery_covers_the_layers():
     print(f"\ncore modules checked without rclpy ({len(CORE)}): {CORE}")
-    print(f"MIT modules checked without rclpy, pinocchio, can ({len(PURE_MIT)}): {PURE_MIT}")
+    print(f"modules checked without rclpy, pinocchio, can ({len(PURE)}): {PURE}")
     for m in (ROOT, f"{ROOT}.errors", f"{ROOT}.validation", f"{ROOT}.model.robot_model", *REQUIRED_PURE):
         assert m in CORE, f"{m} is gone: update the layer test's lists"
     for m in (*REQUIRED_PURE, *CAN_MODULES):
         assert m in _walk(MIT), f"{m} is gone: update the layer test's lists"
-    assert set(REQUIRED_PURE) <= set(PURE_MIT)
+    assert set(REQUIRED_PURE) | {f"{ROOT}.errors", f"{ROOT}.validation"} <= set(PURE)
     assert not any(m.split(".")[1] in ROS_SUBPACKAGES for m in CORE[1:])
-    assert all(m.startswith(MIT) for m in PURE_MIT) and not set(CAN_MODULES) & set(PURE_MIT)
+    assert not set(CAN_MODULES) & set(PURE) and set(PURE) <= set(CORE)
+    assert f"{ROOT}.model.robot_model" not in PURE
 
 
 def test_the_blocking_works():
@@ -131,8 +138,8 @@ def test_core_module_imports_without_rclpy(module):
     assert_imports_without(module, ("rclpy",))
 
 
-@pytest.mark.parametrize("module", PURE_MIT)
-def test_mit_module_imports_without_pinocchio_can_rclpy(module):
+@pytest.mark.parametrize("module", PURE)
+def test_pure_module_imports_without_pinocchio_can_rclpy(module):
     assert_imports_without(module, ("rclpy", "pinocchio", "can"))
 
 
