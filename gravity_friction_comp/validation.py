@@ -151,7 +151,7 @@ def frame_bytes(data: Any, what: str = "CAN frame data") -> bytes:
         raise InputError(f"{what} must be bytes, got a memoryview of {data.format!r} items", reason="type")
     try:
         return bytes(data)
-    except Exception as error:  # whatever a foreign object's __bytes__/__iter__ raises
+    except Exception as error:  # noqa: BLE001 - whatever a foreign __bytes__/__iter__ raises
         raise InputError(
             f"{what} must be bytes (or ints 0-255), got {data!r}: {error}", reason="type"
         ) from None

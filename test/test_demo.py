@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 pytest.importorskip("rclpy")
+pytestmark = pytest.mark.slow  # runs the demo chain in real time (fast tier: -m "not slow")
 
 from graph_helpers import fresh_domain_id  # noqa: E402
 

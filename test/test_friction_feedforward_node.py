@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 rclpy = pytest.importorskip("rclpy")
+pytestmark = pytest.mark.slow  # graph-level: starts node processes (fast tier: -m "not slow")
 from conftest import REPO_ROOT  # noqa: E402
 from graph_helpers import (
     fresh_domain_id,

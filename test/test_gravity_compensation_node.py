@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 rclpy = pytest.importorskip("rclpy")
+pytestmark = pytest.mark.slow  # graph-level: starts node processes (fast tier: -m "not slow")
 from graph_helpers import (
     fresh_domain_id,
     graph_client,

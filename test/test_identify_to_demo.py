@@ -32,6 +32,7 @@ import pytest
 import yaml
 
 pytest.importorskip("rclpy")
+pytestmark = pytest.mark.slow  # runs the demo chain in real time (fast tier: -m "not slow")
 
 
 from conftest import REPO_ROOT  # noqa: E402

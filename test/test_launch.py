@@ -202,6 +202,7 @@ def test_launch_description_builds(repo_root):
     assert isinstance(gravity_module.generate_launch_description(), LaunchDescription)
 
 
+@pytest.mark.slow  # starts the launch file's processes
 def test_launch_runs_and_data_flows(repo_root):
     """Start arm.launch.py (simulated arm, sine player) and see joint_command and joint_states."""
     require_launch_ros()

@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 rclpy = pytest.importorskip("rclpy")
+pytestmark = pytest.mark.slow  # graph-level: starts node processes (fast tier: -m "not slow")
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
 from graph_helpers import GraphClient, fresh_domain_id, graph_client, node_process, write_params  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402

@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 pytest.importorskip("rclpy")
+pytestmark = pytest.mark.slow  # graph-level: starts node processes (fast tier: -m "not slow")
 
 from graph_helpers import fresh_domain_id, graph_client, node_process, write_params  # noqa: E402
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("rclpy")
+pytestmark = pytest.mark.slow  # graph-level: starts node processes (fast tier: -m "not slow")
 
 from graph_helpers import fresh_domain_id, graph_client, node_process, warm_up, write_params  # noqa: E402
 

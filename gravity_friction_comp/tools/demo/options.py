@@ -1,0 +1,279 @@
+"""The demo's command line: options, and their resolution into a :class:`DemoSetup`.
+
+Defaults are the bundled palletizer; another robot needs ``--urdf``, ``--arm-config`` and
+``--motor-map`` (a sim YAML is derived from the arm YAML when ``--sim-config`` is absent).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import pathlib
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import yaml
+
+from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.tools.demo.scenario import DemoSetup, load_node_parameters, share_directory
+
+__all__ = ["build_setup", "parse_args"]
+
+
+def _floats(text: str | None, n: int, key: str) -> list[float] | None:
+    if not text:
+        return None
+    values = [float(x) for x in text.replace(",", " ").split()]
+    if len(values) == 1:
+        values *= n
+    if len(values) != n:
+        raise ConfigError(f"--{key} needs {n} values, got {len(values)}", key=key, value=text)
+    return values
+
+
+def _derived_sim_config(
+    joints: Sequence[str],
+    motor_types: Sequence[str],
+    home: Sequence[float],
+    arm_config: str,
+    out: pathlib.Path,
+) -> str:
+    """A sim YAML for a robot that has none, written to ``out/sim_derived.yaml``.
+
+    The "true" friction is taken near the arm YAML's tuning, deliberately not equal to it
+    (as a real arm differs from its tuning): Coulomb = 0.9·breakaway, Stribeck level
+    0.2·breakaway above it (v_s 0.05 rad/s), viscous = the YAML's viscous + 0.01; masses
+    × 1.05; armature (reflected rotor inertia) as in config/sim_palletizer.yaml per motor
+    type (DM4340 0.012 kg·m², others 0.002 kg·m²). A YAML without a friction block gives a
+    frictionless simulated arm. Initial positions: mid-range (the demo's default home).
+    """
+    from gravity_friction_comp.friction.arm_yaml import friction_params_from_arm_yaml
+
+    params = friction_params_from_arm_yaml(arm_config, len(joints))
+
+    def per_joint(key: str) -> np.ndarray:
+        return np.broadcast_to(np.asarray(params.get(key, 0.0), dtype=float), (len(joints),))
+
+    breakaway, viscous = per_joint("breakaway"), per_joint("viscous")
+    armature = [0.012 if str(t).upper() == "DM4340" else 0.002 for t in motor_types]
+    body = {
+        "simulation": {
+            "version": 1,
+            "physics_rate_hz": 1000.0,
+            "mass_scale": 1.05,
+            "joints": {
+                j: {
+                    "coulomb": float(0.9 * b),
+                    "stribeck_breakaway": float(0.2 * b),
+                    "stribeck_velocity": 0.05,
+                    "viscous": float(v + 0.01),
+                    "armature": a,
+                    "initial_position": float(q0),
+                }
+                for j, b, v, a, q0 in zip(joints, np.abs(breakaway), np.abs(viscous), armature, home)
+            },
+        }
+    }
+    path = out / "sim_derived.yaml"
+    path.write_text(yaml.safe_dump(body))
+    return str(path)
+
+
+def _gravity_effort_limits(model, limits: Mapping[str, float], log=print) -> tuple[float, ...]:
+    """The gravity node's ``effort_limit`` (one per model joint): the URDF's, raised to the
+    motor map's ``effort_limit`` where the URDF is lower; ``()`` when nothing is raised.
+
+    Some published URDFs carry placeholder effort limits (i2rt YAM: ``effort="1"`` on every
+    joint) that would clamp the gravity term far below what the motors deliver; the motor
+    map states the real bound, and the node's ``effort_limit`` parameter overrides the URDF.
+    """
+    out, raised = [], []
+    for name, urdf_limit in zip(model.joint_names, model.effort_limits):
+        motor = limits.get(name, math.nan)
+        if math.isfinite(motor) and urdf_limit < motor:
+            raised.append(f"{name} {urdf_limit:g}→{motor:g}")
+            urdf_limit = motor
+        out.append(float(urdf_limit))
+    if not raised or not all(math.isfinite(x) for x in out):
+        return ()
+    log(
+        f"  URDF effort limits below the motor map's effort_limit raised to it [N·m] "
+        f"(gravity node effort_limit): {', '.join(raised)}"
+    )
+    return tuple(out)
+
+
+def build_setup(args, out: pathlib.Path) -> DemoSetup:
+    """Resolve the command line into a :class:`DemoSetup` (defaults: the bundled palletizer)."""
+    from gravity_friction_comp.model.robot_model import RobotModel
+    from gravity_friction_comp.sim.config import SimConfig
+
+    share = share_directory()
+    urdf = args.urdf or str(share / "urdf" / "palletizer.urdf")
+    arm_config = args.arm_config or str(share / "config" / "palletizer_arm.yaml")
+    motor_map = args.motor_map or str(share / "config" / "mit_bridge.yaml")
+    gravity_params = args.gravity_params or str(share / "config" / "gravity_compensation.yaml")
+    friction_params = args.friction_params or str(share / "config" / "friction_feedforward.yaml")
+    friction_config = args.friction_config or ""
+    if not (args.period > 0 and math.isfinite(args.period)):
+        raise ConfigError(f"--period must be > 0, got {args.period}", key="period", value=args.period)
+    if args.cycles < 1:
+        raise ConfigError(f"--cycles must be ≥ 1, got {args.cycles}", key="cycles", value=args.cycles)
+    for key, path in (
+        ("urdf", urdf),
+        ("arm-config", arm_config),
+        ("motor-map", motor_map),
+        ("gravity-params", gravity_params),
+        ("friction-params", friction_params),
+        ("friction-config", friction_config or arm_config),
+    ):
+        if not pathlib.Path(path).is_file():
+            raise ConfigError(f"--{key}: no such file {path!r}", key=key, value=path)
+    _, bridge = load_node_parameters(motor_map)
+    joints = tuple(bridge.get("joints") or ())
+    if not joints:
+        raise ConfigError(f"motor map {motor_map!r} has no joints", key="joints")
+    model = RobotModel.from_urdf(urdf)
+    effort = bridge.get("effort_limit") or []
+    gravity_effort_limit: tuple[float, ...] = ()
+    if isinstance(effort, (list, tuple)) and len(effort) == len(joints):
+        gravity_effort_limit = _gravity_effort_limits(model, dict(zip(joints, map(float, effort))))
+    missing = [j for j in joints if j not in model.joint_names]
+    if missing:
+        raise ConfigError(
+            f"motor map joints {missing} not in the URDF; URDF joints: {list(model.joint_names)}",
+            key="joints",
+            value=missing,
+        )
+    all_joints = model.joint_names
+    n = len(all_joints)
+    lower = np.where(np.isfinite(model.position_lower), model.position_lower, -math.pi)
+    upper = np.where(np.isfinite(model.position_upper), model.position_upper, math.pi)
+    home_arg = _floats(args.home, n, "home")
+    if args.sim_config:
+        sim_config = args.sim_config
+    elif not args.urdf:
+        sim_config = str(share / "config" / "sim_palletizer.yaml")
+    else:
+        mid = home_arg or [
+            0.5 * (lo + hi) if j in joints else 0.0 for j, lo, hi in zip(all_joints, lower, upper)
+        ]
+        types = bridge.get("motor_type") or [""] * len(joints)
+        sim_config = _derived_sim_config(
+            joints, types, [mid[all_joints.index(j)] for j in joints], arm_config, out
+        )
+    sim = SimConfig.from_yaml(sim_config)
+    home = np.array(home_arg or [sim.joint(j).initial_position for j in all_joints])
+    k = len(joints)
+    proximal = tuple(args.proximal.split(",")) if args.proximal else joints[: math.ceil(k / 2)]
+    unknown = [j for j in proximal if j not in joints]
+    if unknown:
+        raise ConfigError(
+            f"--proximal names {unknown}, not bridge joints {list(joints)}", key="proximal", value=unknown
+        )
+    distal = tuple(j for j in joints if j not in proximal)
+    amplitude = np.array(
+        [
+            (args.amplitude if j in proximal else args.distal_amplitude) if j in joints else 0.0
+            for j in all_joints
+        ]
+    )
+    margin = 0.05
+    pick = np.clip(home + amplitude, lower + margin, upper - margin)
+    place = np.clip(home - amplitude, lower + margin, upper - margin)
+    # Joints without a motor (passive, e.g. gripper fingers) stay at home.
+    pick = np.where(np.isin(all_joints, joints), pick, home)
+    place = np.where(np.isin(all_joints, joints), place, home)
+    overrides = {}
+    for key in ("kp", "kd"):
+        values = _floats(getattr(args, key), k, key)
+        if values is not None:
+            overrides[key] = values
+    types = bridge.get("motor_type") or []
+    ratios = bridge.get("gear_ratio") or [1.0] * len(joints)
+    position_lsb = {}
+    if len(types) == len(joints) and len(ratios) == len(joints):
+        from gravity_friction_comp.mit.motor_table import motor_limits
+
+        position_lsb = {
+            j: 1e3 * 2.0 * motor_limits(t).p_max / 65535.0 / abs(float(r))
+            for j, t, r in zip(joints, types, ratios)
+        }
+    return DemoSetup(
+        urdf=urdf,
+        arm_config=arm_config,
+        motor_map=motor_map,
+        sim_config=sim_config,
+        gravity_params=gravity_params,
+        friction_params=friction_params,
+        joints=joints,
+        all_joints=tuple(all_joints),
+        home=tuple(home),
+        pick=tuple(pick),
+        place=tuple(place),
+        proximal=proximal,
+        distal=distal,
+        move_time=args.move_time,
+        dwell_time=args.dwell_time,
+        start_delay=args.start_delay,
+        bridge_overrides=overrides,
+        payload_parent=args.payload_parent or ("" if not args.urdf else joints[-1]),
+        profile=args.profile,
+        period=args.period,
+        cycles=args.cycles,
+        friction_config=friction_config,
+        position_lsb=position_lsb,
+        gravity_effort_limit=gravity_effort_limit,
+    )
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="gfc_demo", description="Gravity + friction feedforward on the simulated arm: off vs on."
+    )
+    parser.add_argument("--urdf", help="URDF/xacro of another robot (default: bundled palletizer)")
+    parser.add_argument("--arm-config", help="per-arm YAML with the friction_comp block")
+    parser.add_argument("--motor-map", help="mit_bridge parameter file (joints, CAN ids, motors, kp/kd)")
+    parser.add_argument(
+        "--sim-config",
+        help="simulated arm's true values (default: config/sim_palletizer.yaml "
+        "for the palletizer; derived from --arm-config for another robot)",
+    )
+    parser.add_argument("--gravity-params", help="gravity node parameter file (payload)")
+    parser.add_argument("--friction-params", help="friction node parameter file")
+    parser.add_argument(
+        "--friction-config",
+        help="friction YAML (friction_comp block) for the friction node, "
+        "e.g. identify_friction's friction_identified.yaml (default: --arm-config)",
+    )
+    parser.add_argument(
+        "--profile",
+        choices=("pick_place", "sine"),
+        default="pick_place",
+        help="pick_place cycle with the payload (default), or slow sines about home "
+        "(amplitudes --amplitude/--distal-amplitude) where friction dominates",
+    )
+    parser.add_argument("--period", type=float, default=8.0, help="[s] sine period (--profile sine)")
+    parser.add_argument("--cycles", type=int, default=1, help="sine periods per run (--profile sine)")
+    parser.add_argument(
+        "--payload-parent",
+        help="joint or link holding the payload (default: the gravity "
+        "file's for the palletizer, the last motor-map joint for another robot)",
+    )
+    parser.add_argument("--proximal", help="comma-separated proximal joints (default: first half)")
+    parser.add_argument("--home", help="home pose, one value per URDF joint [rad]")
+    parser.add_argument("--amplitude", type=float, default=0.3, help="proximal pick/place offset [rad]")
+    parser.add_argument("--distal-amplitude", type=float, default=0.1, help="distal pick/place offset [rad]")
+    parser.add_argument("--kp", help="bridge kp per joint (overrides the motor map) [N·m/rad]")
+    parser.add_argument("--kd", help="bridge kd per joint [N·m·s/rad]")
+    parser.add_argument("--move-time", type=float, default=2.0, help="[s] per move")
+    parser.add_argument("--dwell-time", type=float, default=1.5, help="[s] per stop")
+    parser.add_argument("--start-delay", type=float, default=2.0, help="[s] settling at home first")
+    parser.add_argument("--output", default="demo_output", help="output directory")
+    parser.add_argument(
+        "--domain-id",
+        type=int,
+        help="ROS_DOMAIN_ID (default: a private one from the pid, 120-209, "
+        "never the shell's: the demo publishes joint commands)",
+    )
+    return parser.parse_args(argv)

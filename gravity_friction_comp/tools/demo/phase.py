@@ -1,0 +1,255 @@
+"""One run of the demo: compose the nodes in one rclpy context, spin the cycle, record.
+
+The same node classes and ``config/*.yaml`` parameter files as ``launch/arm.launch.py``
+(``--params-file`` plus overrides), one executor, on a DDS domain of the caller's choice;
+a recorder node keeps what the chain publishes (:class:`Recording`). rclpy is imported
+only when a run starts.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gravity_friction_comp.tools.demo.scenario import DemoSetup, load_node_parameters
+
+__all__ = ["Recording", "run_phase"]
+
+
+@dataclass
+class Recording:
+    """What one run recorded (times [s] on the node clock).
+
+    Attributes:
+        setpoint_t, setpoint_q: joint_setpoint stamps (m,) and positions (m, n).
+        state_t, state_q: joint_states stamps (k,) and positions (k, n) (n = setup.joints).
+        term_t, gravity, friction: ~/effort stamps and terms (when received).
+        command_t, command_effort: joint_command stamps and efforts.
+        arrival_t, arrival_q: joint_command arrival times (recorder clock, as the bridge
+            receives it) and positions: the reference the bridge actually tracks.
+    """
+
+    setpoint_t: list = field(default_factory=list)
+    setpoint_q: list = field(default_factory=list)
+    state_t: list = field(default_factory=list)
+    state_q: list = field(default_factory=list)
+    gravity_t: list = field(default_factory=list)
+    gravity: list = field(default_factory=list)
+    friction_t: list = field(default_factory=list)
+    friction: list = field(default_factory=list)
+    command_t: list = field(default_factory=list)
+    command_effort: list = field(default_factory=list)
+    arrival_t: list = field(default_factory=list)
+    arrival_q: list = field(default_factory=list)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {k: np.asarray(v, dtype=float) for k, v in vars(self).items()}
+
+
+def _stamp(msg) -> float:
+    return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+
+
+def _by_name(msg_names, values, wanted) -> list[float] | None:
+    index = {n: i for i, n in enumerate(msg_names)}
+    if len(values) != len(msg_names) or not all(n in index for n in wanted):
+        return None
+    return [values[index[n]] for n in wanted]
+
+
+def _params(values: Mapping[str, Any]):
+    from rclpy.parameter import Parameter
+
+    return [Parameter(k, value=v) for k, v in values.items()]
+
+
+def run_phase(
+    setup: DemoSetup,
+    compensate: bool,
+    domain_id: int,
+    log=print,
+    *,
+    gravity: bool | None = None,
+    friction: bool | None = None,
+) -> Recording:
+    """One run of the cycle with both stages ``enable`` = ``compensate``.
+
+    Builds the nodes with the parameter files (``--params-file``, as the launch file does)
+    plus overrides, spins them on one executor until the cycle is over, and returns what
+    was recorded. ``gravity`` / ``friction`` (when not ``None``) set that stage's
+    ``enable`` instead of ``compensate``. The friction node reads ``setup.friction_config``
+    when set, else ``setup.arm_config``. Raises ConfigError from a node's start-up
+    validation.
+    """
+    gravity_on = compensate if gravity is None else bool(gravity)
+    friction_on = compensate if friction is None else bool(friction)
+    import rclpy
+    from rclpy.context import Context
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.node import Node
+    from sensor_msgs.msg import JointState
+
+    from gravity_friction_comp.nodes.friction_feedforward_node import FrictionFeedforwardNode
+    from gravity_friction_comp.nodes.gravity_compensation_node import GravityCompensationNode
+    from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode
+    from gravity_friction_comp.nodes.setpoint_player import SetpointPlayerNode
+    from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS
+
+    context = Context()
+    rclpy.init(args=[], context=context, domain_id=domain_id)
+    nodes: list[Node] = []
+    rec = Recording()
+    try:
+
+        def files(path, *remaps):
+            args = ["--ros-args", "--params-file", str(path)]
+            for remap in remaps:
+                args += ["-r", remap]
+            return args
+
+        _, gravity_values = load_node_parameters(setup.gravity_params)
+        robot = {k: v for k, v in gravity_values.items() if k == "gravity" or k.startswith("payload.")}
+        gravity_overrides = {"urdf_path": setup.urdf, "enable": gravity_on}
+        if setup.gravity_effort_limit:
+            gravity_overrides["effort_limit"] = list(setup.gravity_effort_limit)
+        if setup.payload_parent:
+            robot["payload.parent"] = gravity_overrides["payload.parent"] = setup.payload_parent
+        nodes.append(
+            GravityCompensationNode(
+                context=context,
+                cli_args=files(setup.gravity_params, "joint_command:=gravity/joint_command"),
+                parameter_overrides=_params(gravity_overrides),
+            )
+        )
+        friction_overrides = {
+            "arm_config": setup.friction_config or setup.arm_config,
+            "joints": list(setup.joints),
+            "enable": friction_on,
+        }
+        # the friction stage clamps to the motor map's limits (its joints, its order)
+        _, motor_values = load_node_parameters(setup.motor_map)
+        effort = motor_values.get("effort_limit") or []
+        if isinstance(effort, (list, tuple)) and len(effort) == len(setup.joints):
+            friction_overrides["effort_limit"] = [float(x) for x in effort]
+        nodes.append(
+            FrictionFeedforwardNode(
+                context=context,
+                cli_args=files(setup.friction_params, "joint_setpoint:=gravity/joint_command"),
+                parameter_overrides=_params(friction_overrides),
+            )
+        )
+        bridge_values = dict(
+            robot, simulate=True, urdf_path=setup.urdf, sim_config=setup.sim_config, read_motor_limits=False
+        )
+        bridge_values.update(setup.bridge_overrides)
+        nodes.append(
+            MitBridgeNode(
+                context=context, cli_args=files(setup.motor_map), parameter_overrides=_params(bridge_values)
+            )
+        )
+        recorder = rclpy.create_node("demo_recorder", context=context)
+        nodes.append(recorder)
+        joints, all_joints = list(setup.joints), list(setup.all_joints)
+
+        def on_setpoint(msg):
+            q = _by_name(msg.name, msg.position, joints)
+            if q is not None:
+                rec.setpoint_t.append(_stamp(msg))
+                rec.setpoint_q.append(q)
+
+        def on_state(msg):
+            q = _by_name(msg.name, msg.position, joints)
+            if q is not None:
+                rec.state_t.append(_stamp(msg))
+                rec.state_q.append(q)
+
+        def on_term(times, values):
+            def cb(msg):
+                e = _by_name(msg.name, msg.effort, joints)
+                if e is not None:
+                    times.append(_stamp(msg))
+                    values.append(e)
+
+            return cb
+
+        recorder.create_subscription(JointState, "joint_setpoint", on_setpoint, SETPOINT_QOS)
+        recorder.create_subscription(JointState, "joint_states", on_state, SETPOINT_QOS)
+        recorder.create_subscription(
+            JointState, "gravity_compensation/effort", on_term(rec.gravity_t, rec.gravity), SETPOINT_QOS
+        )
+        recorder.create_subscription(
+            JointState, "friction_feedforward/effort", on_term(rec.friction_t, rec.friction), SETPOINT_QOS
+        )
+        command_cb = on_term(rec.command_t, rec.command_effort)
+
+        def on_command(msg):
+            command_cb(msg)
+            q = _by_name(msg.name, msg.position, joints)
+            if q is not None:
+                rec.arrival_t.append(recorder.get_clock().now().nanoseconds * 1e-9)
+                rec.arrival_q.append(q)
+
+        recorder.create_subscription(JointState, "joint_command", on_command, SETPOINT_QOS)
+        if setup.profile == "sine":
+            player_values = {
+                "profile": "sine",
+                "amplitude": list(setup.sine_amplitude),
+                "period": setup.period,
+                "loop": True,
+            }
+        else:
+            player_values = {
+                "profile": "pick_place",
+                "pick": list(setup.pick),
+                "place": list(setup.place),
+                "move_time": setup.move_time,
+                "dwell_time": setup.dwell_time,
+                "grip_time": setup.grip_time,
+                "loop": False,
+            }
+        player = SetpointPlayerNode(
+            context=context,
+            parameter_overrides=_params(
+                dict(
+                    player_values,
+                    joint_names=all_joints,
+                    home=list(setup.home),
+                    rate_hz=250.0,
+                    start_delay=setup.start_delay,
+                )
+            ),
+        )
+        nodes.append(player)
+        executor = SingleThreadedExecutor(context=context)
+        for node in nodes:
+            executor.add_node(node)
+        end = setup.start_delay + setup.cycle_time + 0.3
+        wall_limit = time.monotonic() + end + 30.0
+        # Real time: a garbage-collector pass over the previous run's data would stall the
+        # whole chain for tens of ms in the middle of a move (seen as stick-slip steps).
+        gc.collect()
+        gc.freeze()
+        gc.disable()
+        try:
+            while player.elapsed() < end and time.monotonic() < wall_limit:
+                executor.spin_once(timeout_sec=0.01)
+        finally:
+            gc.enable()
+            gc.unfreeze()
+        executor.shutdown(timeout_sec=1.0)
+    finally:
+        for node in reversed(nodes):
+            node.destroy_node()
+        rclpy.try_shutdown(context=context)
+    label = (
+        ("on " if compensate else "off")
+        if gravity is None and friction is None
+        else f"gravity {'on' if gravity_on else 'off'}, friction {'on' if friction_on else 'off'}"
+    )
+    log(f"  {label}: {len(rec.setpoint_t)} setpoints, {len(rec.state_t)} joint_states")
+    return rec
