@@ -37,6 +37,9 @@ CAN_MODULES = (f"{ROOT}.mit.bus",)
 #: Modules the pure-Python layer promises by name (issue 12): listed so that losing one
 #: fails loudly instead of silently shrinking the checked set.
 REQUIRED_PURE = (f"{ROOT}.mit.codec", f"{ROOT}.mit.motor_table")
+#: Single modules outside those subpackages that are pure too (the emulated motor and the
+#: simulator's YAML speak the codec, not the bus).
+EXTRA_PURE = (f"{ROOT}.sim.config", f"{ROOT}.sim.motor_emulator")
 
 
 def _walk(package: str) -> list[str]:
@@ -63,7 +66,7 @@ def pure_modules() -> list[str]:
     out = [f"{ROOT}.{i.name}" for i in pkgutil.iter_modules(gravity_friction_comp.__path__) if not i.ispkg]
     for package in PURE_SUBPACKAGES:
         out += [m for m in _walk(package) if m not in CAN_MODULES]
-    return sorted(out)
+    return sorted(out + list(EXTRA_PURE))
 
 
 #: The children import the same package as this process (a source tree or an install).
@@ -119,6 +122,8 @@ def test_discovery_covers_the_layers():
         assert m in CORE, f"{m} is gone: update the layer test's lists"
     for m in (*REQUIRED_PURE, *CAN_MODULES):
         assert m in _walk(MIT), f"{m} is gone: update the layer test's lists"
+    for m in EXTRA_PURE:
+        assert m in CORE, f"{m} is gone: update the layer test's lists"
     assert set(REQUIRED_PURE) | {f"{ROOT}.errors", f"{ROOT}.validation"} <= set(PURE)
     assert not any(m.split(".")[1] in ROS_SUBPACKAGES for m in CORE[1:])
     assert not set(CAN_MODULES) & set(PURE) and set(PURE) <= set(CORE)
