@@ -4,7 +4,7 @@ The ROS-free core lives in subpackages, one idea each: :mod:`.model` (URDF, mimi
 RobotModel, payload, actuator), :mod:`.friction` (models, BAM, per-arm YAML), :mod:`.stage`
 (the stage contract and the gravity / friction stages), :mod:`.mit` (codec, motor table,
 bridge core and config, the python-can bus), :mod:`.sim` (simulated arm, emulated motors and
-bus), :mod:`.trajectory` (setpoint profiles), :mod:`.ident` (excitation, friction fit). The
+bus), :mod:`.trajectory` (setpoint profiles), :mod:`.ident` (excitation, joint logs, friction fit). The
 rclpy adapters are in :mod:`.nodes`, the programs in :mod:`.tools`.
 
 The names below are importable from the root, loaded on first use (as python-can loads its
@@ -38,24 +38,25 @@ _EXPORTS: dict[str, str] = {
     "excitation_profile": "ident.excitation",
     "ExcitationConfig": "ident.excitation",
     "FeedforwardTerms": "stage.inverse_dynamics",
-    "FRICTION_KEYWORDS": "friction.models",
-    "FRICTION_MODELS": "friction.models",
+    "FRICTION_KEYWORDS": "friction.params",
+    "FRICTION_MODELS": "friction.params",
     "friction_params_from_arm_yaml": "friction.arm_yaml",
     "friction_params_from_openarm_yaml": "friction.arm_yaml",
     "FrictionModel": "friction.models",
-    "FrictionParams": "friction.models",
+    "FrictionParams": "friction.params",
     "GravityFrictionCompError": "errors",
-    "IdentificationConfig": "ident.identification",
-    "IdentificationError": "ident.identification",
-    "IdentificationResult": "ident.identification",
-    "identify": "ident.identification",
+    "IdentificationConfig": "ident.identify",
+    "IdentificationError": "ident.joint_log",
+    "IdentificationResult": "ident.identify",
+    "identify": "ident.identify",
     "InputError": "errors",
     "InverseDynamicsFeedforward": "stage.inverse_dynamics",
     "JointLimits": "ident.excitation",
     "JointMotorMap": "mit.motor_table",
+    "JointStateLog": "ident.joint_log",
     "JointSimParams": "sim.arm",
     "load_arm_yaml": "friction.arm_yaml",
-    "load_log": "ident.identification",
+    "load_log": "ident.joint_log",
     "MitBridgeCore": "mit.bridge_core",
     "ModelError": "errors",
     "ModelWarning": "model.robot_model",
@@ -79,7 +80,7 @@ _EXPORTS: dict[str, str] = {
     "StageSettings": "stage.contract",
     "VelocityEstimator": "stage.velocity",
     "VelocitySelector": "stage.velocity",
-    "write_outputs": "ident.identification",
+    "write_outputs": "ident.report",
 }
 
 __all__ = sorted(_EXPORTS, key=str.lower)
@@ -114,26 +115,17 @@ if TYPE_CHECKING:  # static checkers see the eager imports
         load_arm_yaml,
     )
     from gravity_friction_comp.friction.bam import BAM_MODELS, BamParameters
-    from gravity_friction_comp.friction.models import (
-        FRICTION_KEYWORDS,
-        FRICTION_MODELS,
-        FrictionModel,
-        FrictionParams,
-    )
+    from gravity_friction_comp.friction.models import FrictionModel
+    from gravity_friction_comp.friction.params import FRICTION_KEYWORDS, FRICTION_MODELS, FrictionParams
     from gravity_friction_comp.ident.excitation import (
         ExcitationConfig,
         JointLimits,
         excitation_profile,
         record_simulated,
     )
-    from gravity_friction_comp.ident.identification import (
-        IdentificationConfig,
-        IdentificationError,
-        IdentificationResult,
-        identify,
-        load_log,
-        write_outputs,
-    )
+    from gravity_friction_comp.ident.identify import IdentificationConfig, IdentificationResult, identify
+    from gravity_friction_comp.ident.joint_log import IdentificationError, JointStateLog, load_log
+    from gravity_friction_comp.ident.report import write_outputs
     from gravity_friction_comp.mit.bridge_config import bridge_config_from_values
     from gravity_friction_comp.mit.bridge_core import BridgeConfig, MitBridgeCore, MotorConfig, MotorStatus
     from gravity_friction_comp.mit.bus import (

@@ -16,7 +16,7 @@ import pytest
 from conftest import REPO_ROOT, sweep_log
 
 from gravity_friction_comp.friction.models import FrictionModel
-from gravity_friction_comp.ident.identification import JointStateLog, write_csv
+from gravity_friction_comp.ident.joint_log import JointStateLog, write_csv
 from gravity_friction_comp.model.robot_model import RobotModel
 from gravity_friction_comp.tools.identify_friction import main
 
