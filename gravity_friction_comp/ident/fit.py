@@ -73,35 +73,14 @@ class ModelFit:
     validation_rms: float
     notes: tuple[str, ...] = ()
 
-    def predict(
-        self,
-        velocity: np.ndarray,
-        load: np.ndarray | None = None,
-        *,
-        tau_m: np.ndarray | None = None,
-        tau_e: np.ndarray | None = None,
-    ) -> np.ndarray:
-        """Model friction τ_f [N·m] at velocities (m,) [rad/s].
-
-        ``load`` = |τ_e − τ_m| (m,) [N·m] for ``bam_m3``/``bam_m4`` (0 when ``None``);
-        ``tau_m`` (effort) and ``tau_e`` (−g(q)) (m,) [N·m] for ``bam_m5``/``bam_m6`` (when
-        given they also define the load of m3/m4).
-
-        Raises:
-            ValueError: ``bam_m5``/``bam_m6`` without ``tau_m`` and ``tau_e``.
-        """
+    def predict(self, velocity: np.ndarray, *, tau_m: np.ndarray, tau_e: np.ndarray) -> np.ndarray:
+        """Model friction τ_f [N·m] at velocities (m,) [rad/s], BAM motor torque ``tau_m``
+        (effort) and external torque ``tau_e`` (−g(q)) (m,) [N·m] (the ``bam_`` models use
+        them; m3/m4 through the load ``|τ_e − τ_m|``)."""
         velocity = np.asarray(velocity, dtype=float)
-        if tau_m is not None and tau_e is not None:
-            tau_m = np.asarray(tau_m, dtype=float)
-            tau_e = np.asarray(tau_e, dtype=float)
-            load = np.abs(tau_e - tau_m)
-        elif self.name in ("bam_m5", "bam_m6"):
-            raise ValueError(f"{self.name}: predict needs tau_m and tau_e, not only the load")
-        else:
-            load = np.zeros_like(velocity) if load is None else np.asarray(load, dtype=float)
-            # |τ_e − τ_m| is all M3/M4 use: τ_e = 0, τ_m = −load reproduces it exactly
-            tau_m, tau_e = -load, np.zeros_like(load)
-        return _PREDICT[self.name](self.params, velocity, load, tau_m, tau_e)
+        tau_m = np.asarray(tau_m, dtype=float)
+        tau_e = np.asarray(tau_e, dtype=float)
+        return _PREDICT[self.name](self.params, velocity, np.abs(tau_e - tau_m), tau_m, tau_e)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -129,8 +108,8 @@ class JointFit:
     friction: np.ndarray
     load: np.ndarray
     is_validation: np.ndarray
-    tau_m: np.ndarray | None = None
-    tau_e: np.ndarray | None = None
+    tau_m: np.ndarray
+    tau_e: np.ndarray
     warnings: tuple[str, ...] = ()
 
     @property

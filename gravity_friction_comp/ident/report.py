@@ -184,15 +184,12 @@ def _plot(result: IdentificationResult, out: pathlib.Path) -> list[str]:
         vv = np.concatenate([np.linspace(-vmax, -1e-4, 300), np.linspace(1e-4, vmax, 300)])
         # curves at the median-load sample's τ_m, τ_e (the load models depend on them)
         k = int(np.argsort(jf.load)[jf.load.size // 2])
-        if jf.tau_m is not None and jf.tau_e is not None:
-            at = dict(tau_m=np.full_like(vv, jf.tau_m[k]), tau_e=np.full_like(vv, jf.tau_e[k]))
-        else:
-            at = dict(load=np.full_like(vv, jf.load[k]))
+        tau_m, tau_e = np.full_like(vv, jf.tau_m[k]), np.full_like(vv, jf.tau_e[k])
         for name, m in jf.fits.items():
             style = "-" if name == jf.selected else "--"
             ax.plot(
                 vv,
-                m.predict(vv, **at),
+                m.predict(vv, tau_m=tau_m, tau_e=tau_e),
                 style,
                 label=f"{name} (val RMS {m.validation_rms:.4f} N·m, {m.n_params} p)"
                 + (" ← selected" if name == jf.selected else ""),

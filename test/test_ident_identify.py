@@ -1,4 +1,4 @@
-"""Tests of friction identification (gravity_friction_comp.ident: joint_log, identify, fit, report).
+"""Friction identification (gravity_friction_comp.ident) end to end on a simulated arm: loaders, fits, reports.
 
 The acceptance data come from the simulated arm (simulation.py, BAM-style sticking friction
 with known Coulomb/viscous/Stribeck per joint) driven by the excitation profile through a PD +
