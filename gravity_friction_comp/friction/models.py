@@ -26,7 +26,7 @@ With asymmetric breakaway the term is continuous at 0 but its slope jumps from
 ``F_c^-/ε`` to ``F_c^+/ε``; with symmetric values it is smooth (slope ``F_c/ε``).
 
 Model ``"bam"``: joints with a BAM parameter file use
-:meth:`gravity_friction_comp.friction.bam.BamStack.feedforward` (M1–M6, load dependent), plus their
+:meth:`gravity_friction_comp.friction.bam_solver.BamStack.feedforward` (M1–M6, load dependent), plus their
 ``offset``; their Coulomb/viscous/Stribeck coefficients must be 0 (no double counting).
 Joints without a BAM file use the ``"coulomb"`` terms above.
 

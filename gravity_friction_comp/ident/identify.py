@@ -125,7 +125,7 @@ class IdentificationResult:
     def friction_keywords(self) -> dict[str, Any]:
         """``friction_comp`` keywords for :class:`~gravity_friction_comp.friction.models.FrictionModel`
         from each joint's selected model (``bam_m3``–``bam_m6`` joints fall back to their
-        coulomb_viscous fit here; :func:`write_outputs` writes BAM files for them).
+        coulomb_viscous fit here; :func:`~gravity_friction_comp.ident.report.write_outputs` writes BAM files for them).
 
         ``eps`` is the selected model's fitted ε when it is identified (see
         :data:`~gravity_friction_comp.ident.fit.EPS_NOT_IDENTIFIED`), else the friction
@@ -235,7 +235,7 @@ def friction_samples(log: JointStateLog, model, cfg: IdentificationConfig | None
 
     Args:
         log: record whose joints are the model's joints in the same order (use
-            :meth:`JointStateLog.select` with ``model.joint_names``), with velocity and effort.
+            :meth:`~gravity_friction_comp.ident.joint_log.JointStateLog.select` with ``model.joint_names``), with velocity and effort.
         model: :class:`~gravity_friction_comp.model.robot_model.RobotModel` (payload as during the
             record).
         cfg: settings (savgol window).
@@ -296,12 +296,13 @@ def identify(
             each direction (``"too_little_motion"``); unknown ``joints`` (``"missing_joints"``);
             time not strictly increasing, a median step below :data:`MIN_TIME_STEP` or a
             span above :data:`MAX_DURATION` (``"format"``); friction that pushes along the motion, i.e. a reversed effort or
-            velocity sign convention (``"sign"``, :func:`_direction_check`).
+            velocity sign convention (``"sign"``).
 
     Friction not resolved above the noise, or identified friction above the joint's URDF
     effort limit over the logged velocities (wrong units or scale of the effort), are not
     errors (URDF limits are often placeholders) but warnings in
-    :attr:`JointFit.warnings`, which :func:`write_outputs` and the CLI report.
+    :attr:`~gravity_friction_comp.ident.fit.JointFit.warnings`, which
+    :func:`~gravity_friction_comp.ident.report.write_outputs` and the CLI report.
     """
     cfg = IdentificationConfig() if config is None else config
     progress = progress or (lambda s: None)

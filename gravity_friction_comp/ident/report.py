@@ -37,7 +37,7 @@ def write_outputs(
     """Write the per-arm YAML, BAM JSON files and per-joint PNGs into ``out_dir``.
 
     Args:
-        result: from :func:`identify`.
+        result: from :func:`~gravity_friction_comp.ident.identify.identify`.
         out_dir: created if absent.
         plots: write ``<joint>_friction.png`` (matplotlib Agg).
         all_joints: joint order of the YAML's per-joint lists (default: the identified joints);

@@ -102,7 +102,7 @@ def _payload(path: str):
 
 
 def text_progress(total: int, stream=None) -> Callable[[str], None]:
-    """A textual progress bar on ``stream`` (stderr): returns a callback for :func:`identify`
+    """A textual progress bar on ``stream`` (stderr): returns a callback for :func:`~gravity_friction_comp.ident.identify.identify`
     that advances one of ``total`` steps per call."""
     stream = sys.stderr if stream is None else stream
     count = [0]
