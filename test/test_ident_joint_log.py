@@ -69,6 +69,17 @@ def test_setpoint_stream_has_no_effort_columns_and_replays(tmp_path):
     np.testing.assert_allclose(s.velocity, [2.0, 0.5])
 
 
+def test_leading_blank_lines_and_empty_files(tmp_path):
+    # blank lines before the header are skipped; errors give the file's own line numbers
+    with pytest.raises(IdentificationError, match="line 6, column 'a/position': not a number: 'x'"):
+        load_csv(_write(tmp_path, "\n\ntime,a/position\n0,1\n\n1,x\n"), require=("position",))
+    log = load_csv(_write(tmp_path, "\n\ntime,a/position\n0,1\n1,2\n", "ok.csv"), require=("position",))
+    np.testing.assert_array_equal(log.position[:, 0], [1.0, 2.0])
+    assert log.velocity is None and log.effort is None
+    with pytest.raises(IdentificationError, match="is empty"):
+        load_csv(_write(tmp_path, "\n \n", "empty.csv"))
+
+
 def test_optional_field_for_some_joints_only_is_refused(tmp_path):
     path = _write(tmp_path, "time,a/position,a/velocity,b/position\n0,1,2,3\n")
     with pytest.raises(IdentificationError, match=r"velocity columns for some joints only; none for \['b'\]"):

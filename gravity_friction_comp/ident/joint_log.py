@@ -151,7 +151,10 @@ def load_csv(path: str | os.PathLike, require: Sequence[str] = CSV_FIELDS) -> Jo
         return IdentificationError(f"CSV {str(p)!r}: {message}", reason="format")
 
     rows = list(csv.reader(io.StringIO(text.removeprefix("\ufeff"))))
-    header = [h.strip() for h in rows[0]] if rows else []
+    first = next((k for k, r in enumerate(rows) if any(c.strip() for c in r)), None)
+    if first is None:
+        raise fail("is empty")
+    header = [h.strip() for h in rows[first]]
     if "time" not in header:
         raise fail(
             f"has no 'time' column (layout: time, <joint>/position, <joint>/velocity, "
@@ -190,7 +193,7 @@ def load_csv(path: str | os.PathLike, require: Sequence[str] = CSV_FIELDS) -> Jo
         raise fail(f"repeated column(s) {twice} appear more than once")
     idx = [header.index(c) for c in used]
     data = []
-    for line, row in enumerate(rows[1:], start=2):  # line numbers of the file (1 = header)
+    for line, row in enumerate(rows[first + 1 :], start=first + 2):  # the file's line numbers
         if not any(c.strip() for c in row):
             continue
         if len(row) != len(header):
