@@ -32,6 +32,7 @@ from typing import NamedTuple
 import numpy as np
 
 from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.validation import number
 
 __all__ = [
     "ExcitationConfig",
@@ -135,24 +136,15 @@ class ExcitationConfig:
             "rate_hz",
             "velocity_scale",
         ):
-            _check(key, getattr(self, key), positive=True)
+            number(key, getattr(self, key), positive=True)
         for key in ("hold_time", "margin"):
-            _check(key, getattr(self, key), positive=False)
+            number(key, getattr(self, key), nonneg=True)
         if self.velocity_scale > 1.0:
             raise ConfigError(
                 f"velocity_scale must be ≤ 1, got {self.velocity_scale}",
                 key="velocity_scale",
                 value=self.velocity_scale,
             )
-
-
-def _check(key: str, value, *, positive: bool) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ConfigError(f"{key}: expected a finite number, got {value!r}", key=key, value=value)
-    if (positive and value <= 0) or (not positive and value < 0):
-        raise ConfigError(
-            f"{key} must be {'> 0' if positive else '≥ 0'}, got {value!r}", key=key, value=value
-        )
 
 
 class ExcitationProfile(NamedTuple):

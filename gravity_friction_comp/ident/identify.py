@@ -29,7 +29,6 @@ Pipeline per joint i (issue 7), ROS-free core of ``identify_friction``:
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -39,6 +38,7 @@ from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.friction.params import DEFAULT_EPS
 from gravity_friction_comp.ident.fit import EPS_NOT_IDENTIFIED, JointFit, fit_joint
 from gravity_friction_comp.ident.joint_log import IdentificationError, JointStateLog
+from gravity_friction_comp.validation import number
 
 __all__ = [
     "MAX_DURATION",
@@ -88,20 +88,13 @@ class IdentificationConfig:
             "eps_min",
             "eps_max",
         ):
-            val = getattr(self, key)
-            if (
-                isinstance(val, bool)
-                or not isinstance(val, (int, float))
-                or not val > 0
-                or not math.isfinite(val)
-            ):
-                raise ConfigError(f"{key} must be a finite number > 0, got {val!r}", key=key, value=val)
+            number(key, getattr(self, key), positive=True)
         vf = self.validation_fraction
         if isinstance(vf, bool) or not isinstance(vf, (int, float)) or not 0 < vf <= 0.5:
             raise ConfigError(
                 f"validation_fraction must be in (0, 0.5], got {vf!r}", key="validation_fraction", value=vf
             )
-        if not 0 <= self.improvement_threshold < 1:
+        if not number("improvement_threshold", self.improvement_threshold, nonneg=True) < 1:
             raise ConfigError(
                 "improvement_threshold must be in [0, 1)",
                 key="improvement_threshold",
