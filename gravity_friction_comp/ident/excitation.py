@@ -32,7 +32,7 @@ from typing import NamedTuple
 import numpy as np
 
 from gravity_friction_comp.errors import ConfigError
-from gravity_friction_comp.validation import number
+from gravity_friction_comp.validation import number, per_joint
 
 __all__ = [
     "ExcitationConfig",
@@ -210,14 +210,15 @@ def excitation_profile(
         (a start position outside it is first moved inside), speeds ≤ velocity_scale × limit.
 
     Raises:
-        ConfigError: unknown joint (valid names listed), wrong-length or non-finite
-            ``start_position``/``center``, or a joint whose range is narrower than 2·margin.
+        ConfigError: unknown joint (valid names listed), non-finite ``start_position`` /
+            ``center`` (a scalar is broadcast), or a joint whose range is narrower than
+            2·margin; DimensionError (a ConfigError) for a wrong length.
     """
     cfg = ExcitationConfig() if config is None else config
     names = tuple(limits.joint_names)
     n = len(names)
-    q_start = _vec("start_position", start_position, n)
-    c_all = q_start if center is None else _vec("center", center, n)
+    q_start = per_joint("start_position", start_position, n)
+    c_all = q_start if center is None else per_joint("center", center, n)
     joints = names if cfg.joints is None else cfg.joints
     unknown = [j for j in joints if j not in names]
     if unknown:
@@ -304,18 +305,6 @@ def excitation_profile(
     return ExcitationProfile(
         names, np.arange(m) * dt, position, np.concatenate(vel), np.concatenate(acc), tuple(segments)
     )
-
-
-def _vec(key: str, values, n: int) -> np.ndarray:
-    try:
-        arr = np.array(values, dtype=float).reshape(-1)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{key}: expected {n} numbers, got {values!r}", key=key, value=values) from None
-    if arr.shape != (n,):
-        raise ConfigError(f"{key}: expected {n} values, got {arr.size}", key=key, value=values)
-    if not np.all(np.isfinite(arr)):
-        raise ConfigError(f"{key}: values must be finite, got {arr.tolist()}", key=key, value=values)
-    return arr
 
 
 def write_setpoint_csv(profile: ExcitationProfile, path) -> None:
