@@ -38,24 +38,25 @@ _EXPORTS: dict[str, str] = {
     "excitation_profile": "ident.excitation",
     "ExcitationConfig": "ident.excitation",
     "FeedforwardTerms": "stage.inverse_dynamics",
-    "FRICTION_KEYWORDS": "friction.models",
-    "FRICTION_MODELS": "friction.models",
+    "FRICTION_KEYWORDS": "friction.params",
+    "FRICTION_MODELS": "friction.params",
     "friction_params_from_arm_yaml": "friction.arm_yaml",
     "friction_params_from_openarm_yaml": "friction.arm_yaml",
     "FrictionModel": "friction.models",
-    "FrictionParams": "friction.models",
+    "FrictionParams": "friction.params",
     "GravityFrictionCompError": "errors",
-    "IdentificationConfig": "ident.identification",
-    "IdentificationError": "ident.identification",
-    "IdentificationResult": "ident.identification",
-    "identify": "ident.identification",
+    "IdentificationConfig": "ident.identify",
+    "IdentificationError": "ident.joint_log",
+    "IdentificationResult": "ident.identify",
+    "identify": "ident.identify",
     "InputError": "errors",
     "InverseDynamicsFeedforward": "stage.inverse_dynamics",
     "JointLimits": "ident.excitation",
     "JointMotorMap": "mit.joint_motor_map",
     "JointSimParams": "sim.config",
+    "JointStateLog": "ident.joint_log",
     "load_arm_yaml": "friction.arm_yaml",
-    "load_log": "ident.identification",
+    "load_log": "ident.joint_log",
     "MitBridgeCore": "mit.bridge_core",
     "ModelError": "errors",
     "ModelWarning": "model.robot_model",
@@ -79,7 +80,7 @@ _EXPORTS: dict[str, str] = {
     "StageSettings": "stage.contract",
     "VelocityEstimator": "stage.velocity",
     "VelocitySelector": "stage.velocity",
-    "write_outputs": "ident.identification",
+    "write_outputs": "ident.report",
 }
 
 __all__ = sorted(_EXPORTS, key=str.lower)
@@ -115,35 +116,21 @@ if TYPE_CHECKING:  # static checkers see the eager imports
         load_arm_yaml,
     )
     from gravity_friction_comp.friction.bam import BAM_MODELS, BamParameters
-    from gravity_friction_comp.friction.models import (
-        FRICTION_KEYWORDS,
-        FRICTION_MODELS,
-        FrictionModel,
-        FrictionParams,
-    )
+    from gravity_friction_comp.friction.models import FrictionModel
+    from gravity_friction_comp.friction.params import FRICTION_KEYWORDS, FRICTION_MODELS, FrictionParams
     from gravity_friction_comp.ident.excitation import (
         ExcitationConfig,
         JointLimits,
         excitation_profile,
         record_simulated,
     )
-    from gravity_friction_comp.ident.identification import (
-        IdentificationConfig,
-        IdentificationError,
-        IdentificationResult,
-        identify,
-        load_log,
-        write_outputs,
-    )
+    from gravity_friction_comp.ident.identify import IdentificationConfig, IdentificationResult, identify
+    from gravity_friction_comp.ident.joint_log import IdentificationError, JointStateLog, load_log
+    from gravity_friction_comp.ident.report import write_outputs
     from gravity_friction_comp.mit.bridge_config import BridgeConfig, MotorConfig
     from gravity_friction_comp.mit.bridge_core import MitBridgeCore, MotorStatus
     from gravity_friction_comp.mit.bridge_params import bridge_config_from_values
-    from gravity_friction_comp.mit.bus import (
-        BridgeCanIO,
-        CanSettings,
-        open_bus,
-        read_damiao_limits,
-    )
+    from gravity_friction_comp.mit.bus import BridgeCanIO, CanSettings, open_bus, read_damiao_limits
     from gravity_friction_comp.mit.codec import decode_command, encode_command
     from gravity_friction_comp.mit.feedback import decode_feedback
     from gravity_friction_comp.mit.joint_motor_map import JointMotorMap

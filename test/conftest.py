@@ -46,7 +46,7 @@ def sweep_log(friction, *, moving: bool = True, noise: float = 2e-3, seed: int =
     """
     import numpy as np
 
-    from gravity_friction_comp.ident.identification import JointStateLog
+    from gravity_friction_comp.ident.joint_log import JointStateLog
     from gravity_friction_comp.model.robot_model import RobotModel
 
     model = RobotModel.from_urdf(str(REPO_ROOT / "urdf" / "palletizer.urdf"))

@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from gravity_friction_comp.errors import ConfigError, InputError
-from gravity_friction_comp.friction.bam import BAM_MODELS, BamParameters, BamStack
+from gravity_friction_comp.friction.bam import BAM_MODELS, BamParameters
+from gravity_friction_comp.friction.bam_solver import BamStack
 
 MX64 = pathlib.Path(__file__).resolve().parent / "data" / "bam" / "mx64"
 

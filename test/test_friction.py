@@ -15,7 +15,8 @@ import yaml
 
 from gravity_friction_comp.errors import ConfigError, DimensionError, InputError
 from gravity_friction_comp.friction.bam import BamParameters
-from gravity_friction_comp.friction.models import FRICTION_KEYWORDS, FrictionModel
+from gravity_friction_comp.friction.models import FrictionModel
+from gravity_friction_comp.friction.params import FRICTION_KEYWORDS
 
 MX64 = pathlib.Path(__file__).resolve().parent / "data" / "bam" / "mx64"
 
@@ -404,7 +405,7 @@ def test_bam_model_without_any_bam_file_is_rejected():
     ],
 )
 def test_implausible_coefficients_are_refused(kwargs, key):
-    from gravity_friction_comp.friction.models import MAX_COEFFICIENT
+    from gravity_friction_comp.friction.params import MAX_COEFFICIENT
 
     with pytest.raises(ConfigError, match="within") as info:
         FrictionModel(2, **kwargs)

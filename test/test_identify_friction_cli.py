@@ -16,7 +16,7 @@ import pytest
 from conftest import REPO_ROOT, sweep_log
 
 from gravity_friction_comp.friction.models import FrictionModel
-from gravity_friction_comp.ident.identification import JointStateLog, write_csv
+from gravity_friction_comp.ident.joint_log import JointStateLog, write_csv
 from gravity_friction_comp.model.robot_model import RobotModel
 from gravity_friction_comp.tools.identify_friction import main
 
@@ -93,7 +93,7 @@ def test_missing_files_and_topic(tmp_path, capsys):
     assert "nope.csv" in err
     err = _run_err(["--bag", str(tmp_path / "nobag"), "--urdf", URDF], capsys)
     assert "nobag" in err
-    from test_identification import _write_bag
+    from test_ident_identify import _write_bag
 
     bag = tmp_path / "bag"
     _write_bag(

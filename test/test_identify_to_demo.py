@@ -45,7 +45,8 @@ from gravity_friction_comp.ident.excitation import (
     excitation_profile,
     record_simulated,
 )
-from gravity_friction_comp.ident.identification import identify, write_outputs  # noqa: E402
+from gravity_friction_comp.ident.identify import identify  # noqa: E402
+from gravity_friction_comp.ident.report import write_outputs  # noqa: E402
 from gravity_friction_comp.mit.bridge_params import bridge_config_from_values  # noqa: E402
 from gravity_friction_comp.model.robot_model import RobotModel  # noqa: E402
 from gravity_friction_comp.sim.arm import SimulatedArm  # noqa: E402

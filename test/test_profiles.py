@@ -8,18 +8,14 @@ import numpy as np
 import pytest
 
 from gravity_friction_comp.errors import ConfigError, DimensionError, InputError
-from gravity_friction_comp.trajectory.profiles import (
-    PROFILE_NAMES,
-    RampProfile,
-    ReplayProfile,
-    SineProfile,
+from gravity_friction_comp.trajectory.periodic import RampProfile, SineProfile
+from gravity_friction_comp.trajectory.profiles import PROFILE_NAMES, profile_from_options
+from gravity_friction_comp.trajectory.replay import ReplayProfile, load_csv, load_rosbag
+from gravity_friction_comp.trajectory.waypoints import (
     Waypoint,
     WaypointProfile,
-    load_csv,
-    load_rosbag,
     minimum_jerk,
     pick_place_profile,
-    profile_from_options,
 )
 
 NAMES = ("base_yaw", "shoulder_pitch", "beam_pitch")
@@ -233,7 +229,7 @@ def test_rosbag_replay_maps_by_name(tmp_path):
 
 # ---- durations, overflow, argument types, file encodings ---------------------------------
 def test_min_duration_and_overflowing_velocity():
-    from gravity_friction_comp.trajectory.profiles import MIN_DURATION
+    from gravity_friction_comp.trajectory.base import MIN_DURATION
 
     assert MIN_DURATION == 1e-6
     with pytest.raises(ConfigError, match=r"period must be >= 1e-06") as info:
@@ -318,7 +314,7 @@ def test_replay_minimum_step_and_overflowing_slope():
         (b"time,position.a\n0,\xff\n1,2\n", "not UTF-8"),
         (b"time,position.a\n", "no data rows"),
         (b"time,position.a\n0,1\n1,2,3\n", "line 3 has 3 cells"),
-        (b"time,position.a\n0,1\n1,x\n", "line 3: non-numeric"),
+        (b"time,position.a\n0,1\n1,x\n", "line 3, column 'position.a': not a number"),
         (b"time,time,position.a\n0,0,1\n1,1,2\n", "repeated column"),
     ],
 )

@@ -36,7 +36,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gravity_friction_comp.errors import ConfigError, DimensionError
-from gravity_friction_comp.friction.models import FRICTION_KEYWORDS
+from gravity_friction_comp.friction.params import FRICTION_KEYWORDS
 from gravity_friction_comp.validation import read_yaml, string_keys
 
 __all__ = [
@@ -233,7 +233,7 @@ def friction_params_from_openarm_yaml(
                 key=f"{section}.{key}",
                 value=value,
             )
-        values = _numeric(f"{section}.{key}", value, None)
+        values = [_number(f"{section}.{key}", x, value) for x in value]
         # NaN would pass every comparison below and switch the joint's friction off
         if not all(math.isfinite(x) for x in values):
             raise ConfigError(

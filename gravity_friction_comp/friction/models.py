@@ -26,7 +26,7 @@ With asymmetric breakaway the term is continuous at 0 but its slope jumps from
 ``F_c^-/ε`` to ``F_c^+/ε``; with symmetric values it is smooth (slope ``F_c/ε``).
 
 Model ``"bam"``: joints with a BAM parameter file use
-:meth:`gravity_friction_comp.friction.bam.BamStack.feedforward` (M1–M6, load dependent), plus their
+:meth:`gravity_friction_comp.friction.bam_solver.BamStack.feedforward` (M1–M6, load dependent), plus their
 ``offset``; their Coulomb/viscous/Stribeck coefficients must be 0 (no double counting).
 Joints without a BAM file use the ``"coulomb"`` terms above.
 
@@ -37,110 +37,26 @@ torque the load applies to the joint is then BAM's ``tau_e = -load``.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
-import pathlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from gravity_friction_comp.errors import ConfigError, DimensionError, InputError
-from gravity_friction_comp.friction.bam import BamParameters, BamStack
-from gravity_friction_comp.validation import per_joint
-
-__all__ = [
-    "FRICTION_KEYWORDS",
-    "FRICTION_MODELS",
-    "FrictionModel",
-    "FrictionParams",
-    "MAX_COEFFICIENT",
-]
-
-#: Valid values of ``model``.
-FRICTION_MODELS = ("coulomb", "bam")
-
-#: Keyword names accepted by :class:`FrictionModel`, :meth:`FrictionModel.with_updates` and
-#: :meth:`FrictionModel.from_yaml` (the node can declare one ROS parameter per name).
-FRICTION_KEYWORDS = (
-    "enabled",
-    "model",
-    "breakaway",
-    "breakaway_positive",
-    "breakaway_negative",
-    "eps",
-    "viscous",
-    "stribeck_breakaway",
-    "stribeck_velocity",
-    "stribeck_exponent",
-    "offset",
-    "bam",
-    "bam_files",
+from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.friction.bam import BamParameters
+from gravity_friction_comp.friction.bam_solver import BamStack
+from gravity_friction_comp.friction.params import (
+    FRICTION_KEYWORDS,
+    FrictionParams,
+    given_keywords,
+    joint_count,
+    merge_keywords,
+    params_from_keywords,
 )
 
-DEFAULT_EPS = 0.01  # [rad/s], i2rt PR #37 default
-#: Plausibility limit of every torque-like friction coefficient [N·m or N·m·s/rad].
-MAX_COEFFICIENT = 1e6
-DEFAULT_STRIBECK_VELOCITY = 0.1  # [rad/s]
-DEFAULT_STRIBECK_EXPONENT = 2.0  # [-], Gaussian Stribeck curve (Armstrong-Hélouvry 1994)
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class FrictionParams:
-    """Validated friction parameters, one read-only float array (n,) per coefficient.
-
-    Attributes:
-        n_joints: number of joints n.
-        joint_names: names the arrays refer to, or ``None`` when built from a count.
-        enabled: master switch; ``False`` → zero term.
-        model: ``"coulomb"`` or ``"bam"``.
-        breakaway_positive: Coulomb level for v > 0 [N·m], (n,), ≥ 0.
-        breakaway_negative: Coulomb level magnitude for v < 0 [N·m], (n,), ≥ 0.
-        eps: tanh velocity scale [rad/s], (n,), > 0.
-        viscous: [N·m·s/rad], (n,), ≥ 0.
-        stribeck_breakaway: static level above Coulomb [N·m], (n,), ≥ 0.
-        stribeck_velocity: [rad/s], (n,), > 0.
-        stribeck_exponent: [-], (n,), > 0.
-        offset: constant torque [N·m], (n,), any sign.
-        bam: per-joint :class:`BamParameters` or ``None``, length n.
-    """
-
-    n_joints: int
-    joint_names: tuple[str, ...] | None
-    enabled: bool
-    model: str
-    breakaway_positive: np.ndarray
-    breakaway_negative: np.ndarray
-    eps: np.ndarray
-    viscous: np.ndarray
-    stribeck_breakaway: np.ndarray
-    stribeck_velocity: np.ndarray
-    stribeck_exponent: np.ndarray
-    offset: np.ndarray
-    bam: tuple[BamParameters | None, ...]
-
-    @property
-    def bam_files(self) -> tuple[str | None, ...]:
-        """Source path of each joint's BAM parameters (``None`` where absent or not a file)."""
-        return tuple(p.source if p is not None else None for p in self.bam)
-
-    def as_dict(self) -> dict[str, Any]:
-        """Keyword dict that rebuilds these parameters (arrays as lists of float)."""
-        out: dict[str, Any] = {"enabled": self.enabled, "model": self.model}
-        for key in (
-            "breakaway_positive",
-            "breakaway_negative",
-            "eps",
-            "viscous",
-            "stribeck_breakaway",
-            "stribeck_velocity",
-            "stribeck_exponent",
-            "offset",
-        ):
-            out[key] = getattr(self, key).tolist()
-        out["bam"] = list(self.bam)
-        return out
+__all__ = ["FrictionModel"]
 
 
 class FrictionModel:
@@ -166,7 +82,7 @@ class FrictionModel:
     Every argument left at ``None`` takes its default. An empty sequence counts as not given.
 
     The torque-like coefficients (breakaway levels, viscous, Stribeck breakaway, offset)
-    are limited to ±:data:`MAX_COEFFICIENT` (1e6 N·m or N·m·s/rad): no arm joint has a
+    are limited to ±:data:`~gravity_friction_comp.friction.params.MAX_COEFFICIENT` (1e6 N·m or N·m·s/rad): no arm joint has a
     friction of a mega-newton-metre, and beyond it their sum overflows to inf and then NaN.
 
     Raises:
@@ -194,48 +110,24 @@ class FrictionModel:
         bam_files: Sequence[Any] | None = None,
         enabled: bool | None = None,
     ):
-        n, names = _joints(n_joints_or_joint_names)
-        if enabled is None:
-            enabled = True
-        if not isinstance(enabled, (bool, np.bool_)):
-            raise ConfigError(
-                f"enabled: expected true or false, got {enabled!r}", key="enabled", value=enabled
+        self._init_from_params(
+            params_from_keywords(
+                n_joints_or_joint_names,
+                breakaway=breakaway,
+                breakaway_positive=breakaway_positive,
+                breakaway_negative=breakaway_negative,
+                eps=eps,
+                viscous=viscous,
+                stribeck_breakaway=stribeck_breakaway,
+                stribeck_velocity=stribeck_velocity,
+                stribeck_exponent=stribeck_exponent,
+                offset=offset,
+                model=model,
+                bam=bam,
+                bam_files=bam_files,
+                enabled=enabled,
             )
-        if model is None:
-            model = "coulomb"
-        if not isinstance(model, str) or model not in FRICTION_MODELS:
-            raise ConfigError(
-                f"model: unknown friction model {model!r}; valid choices: " + ", ".join(FRICTION_MODELS),
-                key="model",
-                value=model,
-            )
-        both = _per_joint("breakaway", breakaway, n, 0.0, bound=MAX_COEFFICIENT)
-        pos = _per_joint("breakaway_positive", breakaway_positive, n, None, bound=MAX_COEFFICIENT)
-        neg = _per_joint("breakaway_negative", breakaway_negative, n, None, bound=MAX_COEFFICIENT)
-        pos = both if pos is None else pos
-        neg = both if neg is None else neg
-        params = FrictionParams(
-            n_joints=n,
-            joint_names=names,
-            enabled=bool(enabled),
-            model=model,
-            breakaway_positive=pos,
-            breakaway_negative=neg,
-            eps=_per_joint("eps", eps, n, DEFAULT_EPS, positive=True),
-            viscous=_per_joint("viscous", viscous, n, 0.0, bound=MAX_COEFFICIENT),
-            stribeck_breakaway=_per_joint(
-                "stribeck_breakaway", stribeck_breakaway, n, 0.0, bound=MAX_COEFFICIENT
-            ),
-            stribeck_velocity=_per_joint(
-                "stribeck_velocity", stribeck_velocity, n, DEFAULT_STRIBECK_VELOCITY, positive=True
-            ),
-            stribeck_exponent=_per_joint(
-                "stribeck_exponent", stribeck_exponent, n, DEFAULT_STRIBECK_EXPONENT, positive=True
-            ),
-            offset=_per_joint("offset", offset, n, 0.0, signed=True, bound=MAX_COEFFICIENT),
-            bam=_bam_list(bam, bam_files, n),
         )
-        self._init_from_params(params)
 
     # -- construction helpers -----------------------------------------------------------
     def _init_from_params(self, params: FrictionParams) -> None:
@@ -261,7 +153,8 @@ class FrictionModel:
                     )
         self._bam_idx = slice(None) if len(bam_idx) == params.n_joints else np.array(bam_idx, dtype=int)
         self._bam_eps = params.eps[self._bam_idx]
-        self._bam_stack = BamStack([params.bam[i] for i in bam_idx]) if bam_idx else None
+        stack = [b for b in params.bam if b is not None] if bam_idx else []
+        self._bam_stack = BamStack(stack) if stack else None
         p = params
         self._has_coulomb = bool(np.any(p.breakaway_positive) or np.any(p.breakaway_negative))
         self._asymmetric = not np.array_equal(p.breakaway_positive, p.breakaway_negative)
@@ -322,10 +215,10 @@ class FrictionModel:
                 f"unknown friction keywords {unknown}; valid keywords: " + ", ".join(FRICTION_KEYWORDS),
                 key=unknown[0],
             )
-        n, _ = _joints(joints_or_n)
+        n, _ = joint_count(joints_or_n)
         kwargs = friction_params_from_arm_yaml(path, n_joints=n)
-        given = _given(overrides)
-        kwargs = _merge(kwargs, given)
+        given = given_keywords(overrides)
+        kwargs = merge_keywords(kwargs, given)
         return cls(joints_or_n, **kwargs)
 
     def with_updates(self, **kwargs: Any) -> FrictionModel:
@@ -347,11 +240,11 @@ class FrictionModel:
                 f"unknown friction keywords {unknown}; valid keywords: " + ", ".join(FRICTION_KEYWORDS),
                 key=unknown[0],
             )
-        given = _given(kwargs)
+        given = given_keywords(kwargs)
         if not given:
             return self
         current = self._params.as_dict()
-        merged = _merge(current, given)
+        merged = merge_keywords(current, given)
         p = self._params
         target = list(p.joint_names) if p.joint_names is not None else p.n_joints
         return type(self)(target, **merged)
@@ -442,122 +335,6 @@ class FrictionModel:
             f"FrictionModel(n_joints={p.n_joints}, model={p.model!r}, "
             f"enabled={p.enabled}, is_zero={self._is_zero})"
         )
-
-
-# -- validation helpers ----------------------------------------------------------------------
-def _joints(n_or_names: Any) -> tuple[int, tuple[str, ...] | None]:
-    if isinstance(n_or_names, (bool, np.bool_)):
-        raise ConfigError(
-            "joints: expected a joint count or joint names, got a bool", key="joints", value=n_or_names
-        )
-    if isinstance(n_or_names, (int, np.integer)):
-        n = int(n_or_names)
-        if n < 1:
-            raise ConfigError(f"joints: expected at least 1 joint, got {n}", key="joints", value=n)
-        return n, None
-    if isinstance(n_or_names, str) or not isinstance(n_or_names, Sequence):
-        raise ConfigError(
-            f"joints: expected a joint count or a list of joint names, got {n_or_names!r}",
-            key="joints",
-            value=n_or_names,
-        )
-    names = tuple(n_or_names)
-    if not names:
-        raise ConfigError("joints: empty joint list", key="joints", value=names)
-    if not all(isinstance(s, str) and s for s in names):
-        raise ConfigError(
-            f"joints: names must be non-empty strings, got {names!r}", key="joints", value=names
-        )
-    dup = sorted({s for s in names if names.count(s) > 1})
-    if dup:
-        raise ConfigError(f"joints: duplicate names {dup}", key="joints", value=names)
-    return len(names), names
-
-
-def _per_joint(
-    key: str,
-    value: Any,
-    n: int,
-    default: float | None,
-    *,
-    positive: bool = False,
-    signed: bool = False,
-    bound: float | None = None,
-) -> np.ndarray | None:
-    """Scalar or (n,) → read-only float array (n,); ``None``/empty → default (or None)."""
-    if value is None or _is_empty_sequence(value):
-        if default is None:
-            return None
-        value = default
-    return per_joint(key, value, n, positive=positive, nonneg=not signed, bound=bound)
-
-
-def _bam_list(bam: Any, bam_files: Any, n: int) -> tuple[BamParameters | None, ...]:
-    if bam_files is not None and (
-        isinstance(bam_files, (str, bytes, Mapping)) or not hasattr(bam_files, "__len__")
-    ):
-        raise ConfigError(
-            f"bam_files: expected a list with one path (or null) per joint, got {bam_files!r}",
-            key="bam_files",
-            value=bam_files,
-        )
-    has_bam = bam is not None and not _is_empty_sequence(bam)
-    has_files = bam_files is not None and not _is_empty_sequence(bam_files)
-    if has_bam and has_files:
-        raise ConfigError(
-            "give either bam (parameters) or bam_files (paths), not both", key="bam_files", value=bam_files
-        )
-    if has_files:
-        files = list(bam_files)
-        if len(files) != n:
-            raise DimensionError("bam_files", n, len(files))
-        out = []
-        for f in files:
-            if f is None or f == "":
-                out.append(None)
-            elif isinstance(f, (str, os.PathLike)):
-                out.append(BamParameters.from_json(pathlib.Path(f)))
-            else:
-                raise ConfigError(f"bam_files: expected paths or null, got {f!r}", key="bam_files", value=f)
-        return tuple(out)
-    if has_bam:
-        if isinstance(bam, (str, bytes, BamParameters, Mapping)) or not hasattr(bam, "__len__"):
-            raise ConfigError(
-                "bam: expected a list with one BamParameters (or None) per joint", key="bam", value=bam
-            )
-        items = list(bam)
-        if len(items) != n:
-            raise DimensionError("bam", n, len(items))
-        for item in items:
-            if item is not None and not isinstance(item, BamParameters):
-                raise ConfigError(f"bam: expected BamParameters or None, got {item!r}", key="bam", value=item)
-        return tuple(items)
-    return (None,) * n
-
-
-def _given(kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    """Keywords actually given: not ``None`` and not an empty sequence (ROS array default)."""
-    return {k: v for k, v in kwargs.items() if v is not None and not _is_empty_sequence(v)}
-
-
-def _is_empty_sequence(value: Any) -> bool:
-    """Empty list/tuple/ndarray/array.array (rclpy gives array.array for double arrays)."""
-    return not isinstance(value, (str, bytes, Mapping)) and hasattr(value, "__len__") and len(value) == 0
-
-
-def _merge(base: Mapping[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
-    """``base`` updated by ``given``; a given ``breakaway`` drops base's per-direction
-    values, and ``bam``/``bam_files`` replace each other."""
-    out = dict(base)
-    if "breakaway" in given:
-        for key in ("breakaway_positive", "breakaway_negative"):
-            if key not in given:
-                out.pop(key, None)
-    if "bam" in given or "bam_files" in given:
-        out.pop("bam", None)
-        out.pop("bam_files", None)
-    out.update(given)
-    return out
 
 
 def _input(key: str, value: Any, n: int) -> np.ndarray:

@@ -1,1 +1,1 @@
-"""Identification: excitation trajectories, friction fitting from joint logs, reports."""
+"""Identification: excitation, joint-state logs (one CSV layout, rosbag2), friction fits, reports."""

@@ -18,13 +18,8 @@ range to the URDF ``[lower, upper]`` shrunk by ``margin`` (URDF spec, ``<limit>`
 
 The output is a sampled setpoint stream (time, position, velocity, acceleration per joint)
 that a setpoint player or a simulation loop can replay: :func:`write_setpoint_csv` writes it
-in the ``setpoint_player`` CSV format (``profile:=csv csv_path:=...``, ``loop:=false``), and
-:func:`to_replay_profile` makes a :class:`gravity_friction_comp.trajectory.profiles.ReplayProfile`.
-
-Command line (writes the CSV)::
-
-    python -m gravity_friction_comp.ident.excitation --urdf arm.urdf --start 0 0.3 0.2 \
-        --joints shoulder_pitch beam_pitch --speeds 0.05 0.1 0.3 0.8 --out excitation.csv
+as a joint-log CSV the ``setpoint_player`` replays (``profile:=csv csv_path:=...``,
+``loop:=false``); the command line is :mod:`gravity_friction_comp.tools.excite`.
 """
 
 from __future__ import annotations
@@ -37,15 +32,14 @@ from typing import NamedTuple
 import numpy as np
 
 from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.validation import number, per_joint
 
 __all__ = [
     "ExcitationConfig",
     "ExcitationProfile",
     "JointLimits",
     "excitation_profile",
-    "main",
     "record_simulated",
-    "to_replay_profile",
     "write_setpoint_csv",
 ]
 
@@ -142,24 +136,15 @@ class ExcitationConfig:
             "rate_hz",
             "velocity_scale",
         ):
-            _check(key, getattr(self, key), positive=True)
+            number(key, getattr(self, key), positive=True)
         for key in ("hold_time", "margin"):
-            _check(key, getattr(self, key), positive=False)
+            number(key, getattr(self, key), nonneg=True)
         if self.velocity_scale > 1.0:
             raise ConfigError(
                 f"velocity_scale must be ≤ 1, got {self.velocity_scale}",
                 key="velocity_scale",
                 value=self.velocity_scale,
             )
-
-
-def _check(key: str, value, *, positive: bool) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ConfigError(f"{key}: expected a finite number, got {value!r}", key=key, value=value)
-    if (positive and value <= 0) or (not positive and value < 0):
-        raise ConfigError(
-            f"{key} must be {'> 0' if positive else '≥ 0'}, got {value!r}", key=key, value=value
-        )
 
 
 class ExcitationProfile(NamedTuple):
@@ -225,14 +210,15 @@ def excitation_profile(
         (a start position outside it is first moved inside), speeds ≤ velocity_scale × limit.
 
     Raises:
-        ConfigError: unknown joint (valid names listed), wrong-length or non-finite
-            ``start_position``/``center``, or a joint whose range is narrower than 2·margin.
+        ConfigError: unknown joint (valid names listed), non-finite ``start_position`` /
+            ``center`` (a scalar is broadcast), or a joint whose range is narrower than
+            2·margin; DimensionError (a ConfigError) for a wrong length.
     """
     cfg = ExcitationConfig() if config is None else config
     names = tuple(limits.joint_names)
     n = len(names)
-    q_start = _vec("start_position", start_position, n)
-    c_all = q_start if center is None else _vec("center", center, n)
+    q_start = per_joint("start_position", start_position, n)
+    c_all = q_start if center is None else per_joint("center", center, n)
     joints = names if cfg.joints is None else cfg.joints
     unknown = [j for j in joints if j not in names]
     if unknown:
@@ -321,41 +307,15 @@ def excitation_profile(
     )
 
 
-def _vec(key: str, values, n: int) -> np.ndarray:
-    try:
-        arr = np.array(values, dtype=float).reshape(-1)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{key}: expected {n} numbers, got {values!r}", key=key, value=values) from None
-    if arr.shape != (n,):
-        raise ConfigError(f"{key}: expected {n} values, got {arr.size}", key=key, value=values)
-    if not np.all(np.isfinite(arr)):
-        raise ConfigError(f"{key}: values must be finite, got {arr.tolist()}", key=key, value=values)
-    return arr
-
-
 def write_setpoint_csv(profile: ExcitationProfile, path) -> None:
-    """Write ``profile`` in the setpoint_player CSV format (:func:`profiles.load_csv`):
-    ``time``, ``position.<joint>`` [rad] per joint, ``velocity.<joint>`` [rad/s] per joint."""
-    import csv
+    """Write ``profile`` as a joint-log CSV (:func:`~gravity_friction_comp.ident.joint_log.write_csv`:
+    ``time``, ``<joint>/position`` [rad], ``<joint>/velocity`` [rad/s]), which the
+    setpoint_player replays (``profile:=csv``)."""
+    from gravity_friction_comp.ident.joint_log import JointStateLog, write_csv
 
-    names = profile.joint_names
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(["time"] + [f"position.{n}" for n in names] + [f"velocity.{n}" for n in names])
-        for k in range(profile.time.size):
-            w.writerow(
-                [repr(float(profile.time[k]))]
-                + [repr(float(x)) for x in profile.position[k]]
-                + [repr(float(x)) for x in profile.velocity[k]]
-            )
-
-
-def to_replay_profile(profile: ExcitationProfile, loop: bool = False):
-    """The excitation as a :class:`gravity_friction_comp.trajectory.profiles.ReplayProfile` (linear
-    interpolation, velocities as given), for the setpoint player or the demo."""
-    from gravity_friction_comp.trajectory.profiles import ReplayProfile
-
-    return ReplayProfile(profile.time, profile.joint_names, profile.position, profile.velocity, loop=loop)
+    write_csv(
+        path, JointStateLog(profile.joint_names, profile.time, profile.position, profile.velocity, None)
+    )
 
 
 def record_simulated(
@@ -393,7 +353,7 @@ def record_simulated(
         channel: virtual bus channel (unique per concurrent recording).
 
     Returns:
-        :class:`~gravity_friction_comp.ident.identification.JointStateLog` of the bridge's joints
+        :class:`~gravity_friction_comp.ident.joint_log.JointStateLog` of the bridge's joints
         (motor-map order), time [s] from 0 at the bridge rate.
 
     Raises:
@@ -402,7 +362,7 @@ def record_simulated(
     """
     import can
 
-    from gravity_friction_comp.ident.identification import JointStateLog
+    from gravity_friction_comp.ident.joint_log import JointStateLog
     from gravity_friction_comp.mit.bridge_core import MitBridgeCore
     from gravity_friction_comp.mit.bus import CanSettings, open_bus
     from gravity_friction_comp.sim.bus import SimulatedMotorBus
@@ -474,51 +434,7 @@ def record_simulated(
     return JointStateLog(tuple(joints), np.asarray(t_log), np.array(q_log), np.array(v_log), np.array(e_log))
 
 
-def main(argv=None) -> int:
-    """``python -m gravity_friction_comp.ident.excitation``: write an excitation CSV.
+if __name__ == "__main__":  # README's `python -m gravity_friction_comp.ident.excitation`
+    from gravity_friction_comp.tools.excite import main
 
-    Exit code 0, or 2 with a message on a bad URDF/option (no traceback)."""
-    import argparse
-    import sys
-
-    from gravity_friction_comp.errors import GravityFrictionCompError
-
-    p = argparse.ArgumentParser(
-        prog="python -m gravity_friction_comp.ident.excitation",
-        description="Write friction-identification sweeps as a setpoint_player CSV.",
-    )
-    p.add_argument("--urdf", required=True)
-    p.add_argument(
-        "--start", nargs="+", type=float, required=True, help="start pose [rad], one value per URDF joint"
-    )
-    p.add_argument("--joints", nargs="+", default=None)
-    p.add_argument("--speeds", nargs="+", type=float, default=list(ExcitationConfig.speeds))
-    p.add_argument("--amplitude", type=float, default=ExcitationConfig.amplitude)
-    p.add_argument("--velocity-scale", type=float, default=ExcitationConfig.velocity_scale)
-    p.add_argument("--no-chirp", action="store_true")
-    p.add_argument("--rate", type=float, default=ExcitationConfig.rate_hz)
-    p.add_argument("--out", default="excitation.csv")
-    args = p.parse_args(argv)
-    try:
-        from gravity_friction_comp.model.robot_model import RobotModel
-
-        model = RobotModel.from_urdf(args.urdf)
-        cfg = ExcitationConfig(
-            joints=tuple(args.joints) if args.joints else None,
-            speeds=tuple(args.speeds),
-            amplitude=args.amplitude,
-            velocity_scale=args.velocity_scale,
-            chirp=not args.no_chirp,
-            rate_hz=args.rate,
-        )
-        prof = excitation_profile(JointLimits.from_model(model), args.start, cfg)
-        write_setpoint_csv(prof, args.out)
-    except (GravityFrictionCompError, ValueError, OSError) as exc:
-        print(f"excitation: error: {exc}", file=sys.stderr)
-        return 2
-    print(f"wrote {args.out}: {prof.time[-1]:.1f} s, joints {list(cfg.joints or model.joint_names)}")
-    return 0
-
-
-if __name__ == "__main__":
     raise SystemExit(main())

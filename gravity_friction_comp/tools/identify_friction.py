@@ -17,14 +17,14 @@ Warnings (exit 0, ``identify_friction: warning: ...`` on stderr and in the YAML'
 ``identification`` section): no friction resolved above the noise for a joint, or identified
 friction above the joint's URDF effort limit (the log's effort is probably in other units or
 scaled; URDF limits are often placeholders, so this does not refuse).
-See :mod:`gravity_friction_comp.ident.identification` for the method.
+See :mod:`gravity_friction_comp.ident.identify` for the method.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from gravity_friction_comp.errors import ConfigError, GravityFrictionCompError
 
@@ -101,6 +101,24 @@ def _payload(path: str):
     return Payload.from_params(params)
 
 
+def text_progress(total: int, stream=None) -> Callable[[str], None]:
+    """A textual progress bar on ``stream`` (stderr): returns a callback for :func:`~gravity_friction_comp.ident.identify.identify`
+    that advances one of ``total`` steps per call."""
+    stream = sys.stderr if stream is None else stream
+    count = [0]
+
+    def step(label: str) -> None:
+        count[0] = min(count[0] + 1, total)
+        width = 30
+        filled = int(width * count[0] / total)
+        stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {count[0]}/{total} {label[:40]:<40}")
+        if count[0] == total:
+            stream.write("\n")
+        stream.flush()
+
+    return step
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code (0 ok, 2 bad input)."""
     args = _parser().parse_args(argv)
@@ -113,14 +131,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args) -> int:
-    from gravity_friction_comp.ident.identification import (
-        IdentificationConfig,
-        identify,
-        load_csv,
-        load_rosbag,
-        text_progress,
-        write_outputs,
-    )
+    from gravity_friction_comp.ident.identify import IdentificationConfig, identify
+    from gravity_friction_comp.ident.joint_log import load_csv, load_rosbag
+    from gravity_friction_comp.ident.report import write_outputs
     from gravity_friction_comp.model.robot_model import RobotModel
 
     config = IdentificationConfig(

@@ -1,4 +1,4 @@
-"""Tests of gravity_friction_comp.ident.identification.
+"""Friction identification (gravity_friction_comp.ident) end to end on a simulated arm: loaders, fits, reports.
 
 The acceptance data come from the simulated arm (simulation.py, BAM-style sticking friction
 with known Coulomb/viscous/Stribeck per joint) driven by the excitation profile through a PD +
@@ -17,18 +17,17 @@ from conftest import REPO_ROOT, sweep_log
 from gravity_friction_comp.friction.bam import BamParameters
 from gravity_friction_comp.friction.models import FrictionModel
 from gravity_friction_comp.ident.excitation import ExcitationConfig, JointLimits, excitation_profile
-from gravity_friction_comp.ident.identification import (
-    IdentificationConfig,
+from gravity_friction_comp.ident.fit import ModelFit
+from gravity_friction_comp.ident.identify import IdentificationConfig, identify
+from gravity_friction_comp.ident.joint_log import (
     IdentificationError,
     JointStateLog,
-    ModelFit,
-    identify,
     load_log,
     load_rosbag,
-    select_model,
     write_csv,
-    write_outputs,
 )
+from gravity_friction_comp.ident.report import write_outputs
+from gravity_friction_comp.ident.select import select_model
 from gravity_friction_comp.mit.quantize import float_to_uint, uint_to_float
 from gravity_friction_comp.model.robot_model import RobotModel
 from gravity_friction_comp.sim.arm import SimulatedArm

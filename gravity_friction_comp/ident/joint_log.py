@@ -1,0 +1,342 @@
+"""Joint-state logs: the one record type, CSV layout and rosbag2 reader of the package.
+
+The setpoint player's replay profiles, the excitation recorder and the friction
+identification all read and write joint logs through this module.
+
+CSV layout (written by :func:`write_csv`, read by :func:`load_csv`): a header row, then one
+row per sample; a ``time`` column [s], then per joint ``<joint>/position`` [rad],
+``<joint>/velocity`` [rad/s] and ``<joint>/effort`` [N·m] (velocity and effort may be absent
+for every joint, e.g. a setpoint stream)::
+
+    time,shoulder_pitch/position,shoulder_pitch/velocity,shoulder_pitch/effort
+    0.000,0.3001,0.0,1.532
+
+The older setpoint-player layout ``position.<joint>``, ``velocity.<joint>``,
+``effort.<joint>`` is still read (files written by earlier versions keep loading); it is
+never written.
+
+Bags: ``sensor_msgs/msg/JointState`` on one topic of a rosbag2 folder (sqlite3 or MCAP), read
+with ``rosbags`` (imported on use). No rclpy import.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import pathlib
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.validation import read_text
+
+__all__ = [
+    "CSV_FIELDS",
+    "IdentificationError",
+    "JointStateLog",
+    "load_csv",
+    "load_log",
+    "load_rosbag",
+    "write_csv",
+]
+
+#: Per-joint quantities of a log, in column order.
+CSV_FIELDS = ("position", "velocity", "effort")
+
+
+class IdentificationError(InputError):
+    """A joint log that cannot be read, or identified from (``reason``: ``"missing_topic"``,
+    ``"missing_joints"``, ``"too_little_motion"``, ``"nan"``, ``"format"``, ``"file"``,
+    ``"sign"``, ``"range"``)."""
+
+
+class JointStateLog(NamedTuple):
+    """A joint-state record, m samples of n joints.
+
+    Attributes:
+        joint_names: (n,) names. time: (m,) [s], relative to the first sample.
+        position: (m, n) [rad]. velocity: (m, n) [rad/s] or ``None`` (not recorded).
+        effort: (m, n) [N·m] or ``None`` (not recorded).
+    """
+
+    joint_names: tuple[str, ...]
+    time: np.ndarray
+    position: np.ndarray
+    velocity: np.ndarray | None
+    effort: np.ndarray | None
+
+    def select(self, joints: Sequence[str]) -> JointStateLog:
+        """The same log with only ``joints`` (in that order).
+
+        Raises:
+            IdentificationError: a joint not in the log (reason ``"missing_joints"``; lists
+                the log's joints).
+        """
+        missing = [j for j in joints if j not in self.joint_names]
+        if missing:
+            raise IdentificationError(
+                f"joint(s) {missing} not in the log; joints in the log: {list(self.joint_names)}",
+                reason="missing_joints",
+            )
+        idx = [self.joint_names.index(j) for j in joints]
+        return JointStateLog(
+            tuple(joints),
+            self.time,
+            self.position[:, idx],
+            None if self.velocity is None else self.velocity[:, idx],
+            None if self.effort is None else self.effort[:, idx],
+        )
+
+
+# -------------------------------------------------------------------------------------------
+# CSV
+
+
+def write_csv(path: str | os.PathLike, log: JointStateLog) -> None:
+    """Write ``log`` in the CSV layout of the module docstring (``repr`` floats: exact round
+    trip); fields that are ``None`` get no columns."""
+    fields = [(f, getattr(log, f)) for f in CSV_FIELDS if getattr(log, f) is not None]
+    header = ["time"] + [f"{name}/{f}" for name in log.joint_names for f, _ in fields]
+    data = np.empty((log.time.size, 1 + len(fields) * len(log.joint_names)))
+    data[:, 0] = log.time
+    for k, (_, values) in enumerate(fields):
+        data[:, 1 + k :: len(fields)] = values
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        for row in data:
+            w.writerow([repr(float(x)) for x in row])
+
+
+def _joint_column(column: str) -> tuple[str, str] | None:
+    """``(joint, field)`` of a joint column in either layout, else ``None``."""
+    name, _, field = column.rpartition("/")
+    if name and field in CSV_FIELDS:
+        return name, field
+    field, _, name = column.partition(".")
+    if name and field in CSV_FIELDS:
+        return name, field
+    return None
+
+
+def load_csv(path: str | os.PathLike, require: Sequence[str] = CSV_FIELDS) -> JointStateLog:
+    """Read a CSV log (module docstring layout, or the older ``position.<joint>`` one).
+
+    UTF-8, with or without a byte-order mark (Excel's); blank lines are skipped; every other
+    row has as many cells as the header. Only ``time`` and the joint columns are read;
+    other columns (``<joint>/command``, ``temp/celsius``, a text column) are ignored.
+
+    Args:
+        path: the file.
+        require: fields every joint must have (``"position"`` always is); a field not
+            required is read when every joint has it, else it is ``None``.
+
+    Raises:
+        IdentificationError: missing, unreadable or non-UTF-8 file (``"file"``, names the
+            file); no ``time`` column, no joint columns, a joint lacking a required column,
+            an optional field for only some joints, a column named twice, no data rows, a
+            row whose cell count differs from the header's, or a non-numeric cell in a used
+            column (``"format"``, names the file, line and column).
+    """
+    p = pathlib.Path(path)
+    try:
+        text = read_text(p, "CSV log")
+    except ConfigError as exc:
+        raise IdentificationError(str(exc), reason="file") from None
+
+    def fail(message: str) -> IdentificationError:
+        return IdentificationError(f"CSV {str(p)!r}: {message}", reason="format")
+
+    rows = list(csv.reader(io.StringIO(text.removeprefix("\ufeff"))))
+    first = next((k for k, r in enumerate(rows) if any(c.strip() for c in r)), None)
+    if first is None:
+        raise fail("is empty")
+    header = [h.strip() for h in rows[first]]
+    if "time" not in header:
+        raise fail(
+            f"has no 'time' column (layout: time, <joint>/position, <joint>/velocity, "
+            f"<joint>/effort, ...); columns: {header}"
+        )
+    names: list[str] = []
+    have: dict[str, set[str]] = {}
+    for h in header:
+        parsed = _joint_column(h)
+        if parsed:
+            name, field = parsed
+            if name not in have:
+                names.append(name)
+                have[name] = set()
+            have[name].add(field)
+    if not names:
+        raise fail(f"has no '<joint>/position' columns; columns: {header}")
+    fields = []
+    for field in CSV_FIELDS:
+        lacking = [n for n in names if field not in have[n]]
+        if field == "position" or field in require:
+            if lacking:
+                raise fail(f"joint {lacking[0]!r} has no column {f'{lacking[0]}/{field}'!r}")
+        elif lacking and len(lacking) < len(names):
+            raise fail(f"{field} columns for some joints only; none for {lacking}")
+        if not lacking:
+            fields.append(field)
+
+    def column(name: str, field: str) -> str:
+        slash = f"{name}/{field}"
+        return slash if slash in header else f"{field}.{name}"
+
+    used = ["time"] + [column(n, f) for f in fields for n in names]
+    twice = sorted({c for c in used if header.count(c) > 1})
+    if twice:
+        raise fail(f"repeated column(s) {twice} appear more than once")
+    idx = [header.index(c) for c in used]
+    data = []
+    for line, row in enumerate(rows[first + 1 :], start=first + 2):  # the file's line numbers
+        if not any(c.strip() for c in row):
+            continue
+        if len(row) != len(header):
+            raise fail(
+                f"line {line} has {len(row)} cells, the header has {len(header)} (a short, long or cut-off row)"
+            )
+        try:
+            data.append([float(row[c]) for c in idx])
+        except ValueError:
+            bad = next(c for c in idx if not _is_float(row[c]))
+            raise fail(f"line {line}, column {header[bad]!r}: not a number: {row[bad]!r}") from None
+    if not data:
+        raise fail("no data rows")
+    arr = np.array(data, dtype=float)
+    n = len(names)
+    blocks = {f: arr[:, 1 + k * n : 1 + (k + 1) * n] for k, f in enumerate(fields)}
+    return JointStateLog(
+        tuple(names), arr[:, 0], blocks["position"], blocks.get("velocity"), blocks.get("effort")
+    )
+
+
+def _is_float(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+# -------------------------------------------------------------------------------------------
+# rosbag2
+
+
+def load_rosbag(
+    path: str | os.PathLike,
+    topic: str = "/joint_states",
+    joints: Sequence[str] | None = None,
+    require: Sequence[str] = CSV_FIELDS,
+) -> JointStateLog:
+    """Read ``sensor_msgs/msg/JointState`` messages on ``topic`` from a rosbag2 folder.
+
+    Time is the message header stamp [s] (the record time when the stamp is zero), relative
+    to the first message kept, in record order (not sorted). Joints are matched by name, so
+    messages may list them in any order; a message lacking one of the joints is skipped (a
+    topic shared by several publishers).
+
+    Args:
+        path: rosbag2 folder (with ``metadata.yaml``), sqlite3 or MCAP storage.
+        topic: topic name; a leading ``/`` is optional.
+        joints: joints to keep; ``None`` or empty: those of the first message.
+        require: fields every kept message must carry for all its joints (``"position"``
+            always is); a field not required is ``None`` unless every kept message has it.
+
+    Raises:
+        IdentificationError: not a readable bag (``"file"``); topic absent or without a
+            usable message (``"missing_topic"``, lists the JointState topics present); a
+            message naming a joint twice, or a required array whose length is not that of
+            ``name`` (``"format"``).
+    """
+    from rosbags.rosbag2 import Reader, ReaderError
+    from rosbags.typesys import Stores, get_typestore
+
+    p = pathlib.Path(path)
+    wanted = topic if topic.startswith("/") else f"/{topic}"
+    names: tuple[str, ...] | None = tuple(joints) if joints else None
+    needed = [f for f in CSV_FIELDS if f == "position" or f in require]
+    optional = [f for f in CSV_FIELDS if f not in needed]
+    store = get_typestore(Stores.ROS2_HUMBLE)
+    times: list[float] = []
+    values: dict[str, list[np.ndarray]] = {f: [] for f in CSV_FIELDS}
+    complete = dict.fromkeys(optional, True)
+    try:
+        reader = Reader(p)
+        reader.open()
+    except (ReaderError, OSError) as exc:  # no folder, no metadata.yaml, unknown storage
+        raise IdentificationError(f"cannot read rosbag2 folder {str(p)!r}: {exc}", reason="file") from None
+    try:
+        conns = [c for c in reader.connections if c.topic in (wanted, topic)]
+        if not conns:
+            present = sorted(
+                {c.topic for c in reader.connections if c.msgtype == "sensor_msgs/msg/JointState"}
+            )
+            raise IdentificationError(
+                f"bag {str(p)!r}: no topic {wanted!r}; JointState topics in the bag: {present or 'none'}",
+                reason="missing_topic",
+            )
+        for count, (conn, stamp, raw) in enumerate(reader.messages(connections=conns)):
+            msg: Any = store.deserialize_cdr(raw, conn.msgtype)
+            index = {n: k for k, n in enumerate(msg.name)}
+            if len(index) != len(msg.name):
+                raise IdentificationError(
+                    f"bag {str(p)!r}: message {count} on {wanted!r} names a joint twice ({list(msg.name)})",
+                    reason="format",
+                )
+            short = [f for f in needed if len(getattr(msg, f)) != len(msg.name)]
+            if short:
+                raise IdentificationError(
+                    f"bag {str(p)!r}: message {count} on {wanted!r} has {len(msg.name)} joint names "
+                    f"but {', '.join(f'{len(getattr(msg, f))} {f}' for f in short)} values; "
+                    f"JointState messages must carry {', '.join(needed)} for every joint",
+                    reason="format",
+                )
+            if names is None:
+                names = tuple(msg.name)
+            if any(n not in index for n in names):
+                continue
+            order = [index[n] for n in names]
+            ts = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+            times.append(ts if ts > 0 else stamp * 1e-9)
+            for f in CSV_FIELDS:
+                arr = np.asarray(getattr(msg, f), dtype=float)
+                if len(arr) == len(msg.name):
+                    values[f].append(arr[order])
+                else:
+                    complete[f] = False
+    finally:
+        reader.close()
+    if names is None or not times:
+        raise IdentificationError(
+            f"bag {str(p)!r}: topic {wanted!r} has no message with the joints", reason="missing_topic"
+        )
+    time = np.asarray(times, dtype=float)
+
+    def block(f: str) -> np.ndarray | None:
+        return np.array(values[f], dtype=float) if complete.get(f, True) else None
+
+    return JointStateLog(
+        names, time - time[0], np.array(values["position"]), block("velocity"), block("effort")
+    )
+
+
+def load_log(
+    path: str | os.PathLike, topic: str = "/joint_states", require: Sequence[str] = CSV_FIELDS
+) -> JointStateLog:
+    """A CSV file or a rosbag2 folder (a directory), by what ``path`` is.
+
+    Raises:
+        IdentificationError: as :func:`load_csv` / :func:`load_rosbag`; missing path
+            (``"file"``).
+    """
+    p = pathlib.Path(path)
+    if p.is_dir():
+        return load_rosbag(p, topic, require=require)
+    if not p.exists():
+        raise IdentificationError(f"log {str(p)!r} does not exist", reason="file")
+    return load_csv(p, require)
