@@ -37,7 +37,12 @@ _EXPORTS: dict[str, str] = {
     "encode_command": "mit.codec",
     "excitation_profile": "ident.excitation",
     "ExcitationConfig": "ident.excitation",
+    "FeedforwardStage": "stage.contract",
     "FeedforwardTerms": "stage.inverse_dynamics",
+    "FrictionConfig": "stage.friction",
+    "FrictionStage": "stage.friction",
+    "GravityConfig": "stage.gravity",
+    "GravityStage": "stage.gravity",
     "FRICTION_KEYWORDS": "friction.models",
     "FRICTION_MODELS": "friction.models",
     "friction_params_from_arm_yaml": "friction.arm_yaml",
@@ -157,6 +162,13 @@ if TYPE_CHECKING:  # static checkers see the eager imports
     from gravity_friction_comp.sim.arm import JointSimParams, SimConfig, SimState, SimulatedArm
     from gravity_friction_comp.sim.bus import SimulatedMotor, SimulatedMotorBus
     from gravity_friction_comp.sim.motor_emulator import EmulatedMotor
-    from gravity_friction_comp.stage.contract import StageSettings, apply_stage, parse_setpoint
+    from gravity_friction_comp.stage.contract import (
+        FeedforwardStage,
+        StageSettings,
+        apply_stage,
+        parse_setpoint,
+    )
+    from gravity_friction_comp.stage.friction import FrictionConfig, FrictionStage
+    from gravity_friction_comp.stage.gravity import GravityConfig, GravityStage
     from gravity_friction_comp.stage.inverse_dynamics import FeedforwardTerms, InverseDynamicsFeedforward
     from gravity_friction_comp.stage.velocity import VelocityEstimator, VelocitySelector

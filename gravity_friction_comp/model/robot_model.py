@@ -304,52 +304,6 @@ def _try_fast_model(full, independent, mimics, coupling, offsets, full_map):
     return model, fast_map
 
 
-_REVOLUTE = (
-    "JointModelRX",
-    "JointModelRY",
-    "JointModelRZ",
-    "JointModelRevoluteUnaligned",
-    "JointModelRUBX",
-    "JointModelRUBY",
-    "JointModelRUBZ",
-    "JointModelRevoluteUnboundedUnaligned",
-)
-_PRISMATIC = ("JointModelPX", "JointModelPY", "JointModelPZ", "JointModelPrismaticUnaligned")
-
-
-def _gravity_bound(model: pin.Model, gravity: np.ndarray, coupling: np.ndarray) -> np.ndarray:
-    """(n,) bound on |G^T g_full(q)| over all q; see :attr:`RobotModel.gravity_bound`."""
-    weight = float(np.linalg.norm(gravity))
-    full = np.zeros(model.nv)
-    if weight == 0.0:
-        return np.zeros(coupling.shape[1])
-    for k in range(1, model.njoints):
-        mass = model.inertias[k].mass
-        if mass == 0.0:
-            continue
-        reach = float(np.linalg.norm(model.inertias[k].lever))  # joint k origin → COM of k
-        j = k
-        while j > 0:
-            joint = model.joints[j]
-            kind = joint.shortname()
-            if kind in _REVOLUTE:
-                full[joint.idx_v] += mass * weight * reach
-            elif kind in _PRISMATIC:
-                full[joint.idx_v] += mass * weight
-            else:
-                full[joint.idx_v : joint.idx_v + joint.nv] = math.inf
-            # one step towards the root: the placement of j in its parent's frame
-            reach += float(np.linalg.norm(model.jointPlacements[j].translation))
-            if kind not in _REVOLUTE:
-                reach = math.inf  # the joint's own motion moves k by an unbounded amount
-            j = model.parents[j]
-    absolute = np.abs(coupling)
-    bound = np.array(
-        [np.sum(full[absolute[:, i] > 0] * absolute[absolute[:, i] > 0, i]) for i in range(coupling.shape[1])]
-    )
-    return bound * (1.0 + 1e-9)
-
-
 def _payload_placement(model: pin.Model, parent: str, structure: _Structure) -> tuple[int, pin.SE3]:
     """Joint id and parent-frame placement in that joint's frame, by joint or frame name."""
     if parent in structure.full_joint_names:
@@ -421,7 +375,6 @@ class RobotModel:
             if self._direct
             else self._gravity_projected
         )
-        self._gravity_bound: np.ndarray | None = None  # computed on first use
         self._total_mass = float(sum(self._full.inertias[j].mass for j in range(1, self._full.njoints)))
         self._tril = np.tril_indices(self._full.nv, -1)  # CRBA fills the upper triangle only
         self._project = bool(structure.mimics)  # G is the identity without mimic joints
@@ -691,38 +644,6 @@ class RobotModel:
             )
         g_full = pin.computeGeneralizedGravity(self._full, self._full_data, self._full_config(q))
         return self._s.coupling_t @ g_full
-
-    def gravity_kernel(self):
-        """The callable behind :meth:`gravity`, without its input checks (for 1 kHz loops).
-
-        ``kernel(q)`` returns the same (n,) array [N·m or N] as ``gravity(q)``, bit for bit,
-        but ``q`` must already be a finite float64 array of shape (n,) in
-        :attr:`joint_names` order (as :meth:`Setpoint.model_position
-        <gravity_friction_comp.stage.contract.Setpoint.model_position>` gives it): anything else is
-        undefined (Pinocchio may raise or return NaN). The kernel uses this model's
-        ``pin.Data``, so the thread-safety note of the class applies.
-        """
-        return self._kernel
-
-    @property
-    def gravity_bound(self) -> np.ndarray:
-        """(n,) [N·m or N] a bound on ``|g_i(q)|`` that holds for *every* configuration q.
-
-        From the triangle inequality on the kinematic tree (Featherstone, *Rigid Body
-        Dynamics Algorithms*, 2008, §5.3: ``g_j = S_jᵀ Σ_k f_k``): body k of mass ``m_k``
-        loads a revolute joint j with at most ``m_k·|g|·d_jk``, where ``d_jk`` is the sum of
-        the joint-placement translation norms from j to k plus the norm of k's centre-of-mass
-        lever (rotations leave these lengths unchanged), and a prismatic joint with at most
-        ``m_k·|g|``. A prismatic joint between j and k makes ``d_jk`` unbounded (``inf``), as
-        does any joint type other than revolute/prismatic. Mimic joints are folded through
-        ``|G|ᵀ``. Exact for a single pendulum (``m·|g|·l``); padded by 1e-9 relative to cover
-        rounding. Payload included; the stage uses it to prove the effort clamp a no-op.
-        """
-        if self._gravity_bound is None:
-            self._gravity_bound = _readonly(
-                _gravity_bound(self._full, self._gravity_vector, self._s.coupling)
-            )
-        return self._gravity_bound
 
     # ---- dynamics ----------------------------------------------------------------------
     def mass_matrix(self, q) -> np.ndarray:
