@@ -55,7 +55,7 @@ MIN_TOTAL_MASS = 1e-3
 _STANDARD_GRAVITY = (0.0, 0.0, -9.81)
 
 
-def _gravity_vector(value: Sequence[float]) -> np.ndarray:
+def _gravity_vector(value: Sequence[float] | np.ndarray) -> np.ndarray:
     try:
         vec = np.array(value, dtype=float).reshape(-1)
     except (TypeError, ValueError):
@@ -86,7 +86,7 @@ class RobotModel:
         self,
         structure: Structure,
         payload: Payload | None = None,
-        gravity: Sequence[float] = _STANDARD_GRAVITY,
+        gravity: Sequence[float] | np.ndarray = _STANDARD_GRAVITY,
         actuators: ActuatorModel | None = None,
     ):
         """Internal: use :meth:`from_urdf`. Raises ConfigError for a bad payload/gravity/actuators."""
@@ -117,7 +117,9 @@ class RobotModel:
         self._n = len(structure.joint_names)
         self._shape = (self._n,)
         # gravity() dispatch, decided once (the node calls it at 1 kHz)
-        self._direct = self._fast is not None and structure.fast_map.identity
+        self._direct = (
+            self._fast is not None and structure.fast_map is not None and structure.fast_map.identity
+        )
         self._kernel = (
             functools.partial(pin.computeGeneralizedGravity, self._fast, self._fast_data)
             if self._direct
@@ -386,10 +388,9 @@ class RobotModel:
         return self._kernel(q)
 
     def _gravity_projected(self, q: np.ndarray) -> np.ndarray:
-        if self._fast is not None:
-            return pin.computeGeneralizedGravity(
-                self._fast, self._fast_data, self._s.fast_map.configuration(q)
-            )
+        fast_map = self._s.fast_map
+        if self._fast is not None and fast_map is not None:
+            return pin.computeGeneralizedGravity(self._fast, self._fast_data, fast_map.configuration(q))
         g_full = pin.computeGeneralizedGravity(self._full, self._full_data, self._full_config(q))
         return self._s.coupling_t @ g_full
 

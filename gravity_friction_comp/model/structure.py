@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
+from numpy.typing import ArrayLike
 
 from gravity_friction_comp.errors import ConfigError, ModelError
 from gravity_friction_comp.model.mimic import MimicCoupling, resolve_mimics
@@ -86,7 +87,7 @@ class Structure:
     velocity_limits: np.ndarray
 
 
-def readonly(a: np.ndarray) -> np.ndarray:
+def readonly(a: ArrayLike) -> np.ndarray:
     a = np.array(a, dtype=float)
     a.setflags(write=False)
     return a

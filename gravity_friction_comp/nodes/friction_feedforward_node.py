@@ -70,10 +70,11 @@ PARAMETERS: tuple[Param, ...] = (
 
 def build_friction_config(values: Mapping[str, Any]) -> FrictionConfig:
     """The node's parameter values as a :class:`FrictionConfig` (raises ConfigError with the reason)."""
-    joints = validate_joints(values.get("joints"))
+    joints = validate_joints(values["joints"])
     overrides = {k: values.get(k) for k in MODEL_PARAMETERS}
-    if isinstance(overrides.get("bam_files"), (list, tuple)):
-        overrides["bam_files"] = [f or None for f in overrides["bam_files"]]
+    bam_files = overrides.get("bam_files")
+    if isinstance(bam_files, (list, tuple)):
+        overrides["bam_files"] = [f or None for f in bam_files]
     if values.get("arm_config"):
         model = FrictionModel.from_yaml(values["arm_config"], list(joints), **overrides)
     else:
@@ -82,9 +83,9 @@ def build_friction_config(values: Mapping[str, Any]) -> FrictionConfig:
         model,
         joints,
         effort_limit=values.get("effort_limit"),
-        velocity_source=values.get("velocity_source"),
-        velocity_cutoff_hz=values.get("velocity_cutoff_hz"),
-        velocity_deadband=values.get("velocity_deadband"),
+        velocity_source=values["velocity_source"],
+        velocity_cutoff_hz=values["velocity_cutoff_hz"],
+        velocity_deadband=values["velocity_deadband"],
     )
 
 
@@ -94,13 +95,14 @@ class FrictionFeedforwardNode(FeedforwardStageNode):
 
     NODE_NAME = "friction_feedforward"
     PARAMETERS = PARAMETERS
+    stage: FrictionStage | None
 
     def __init__(self, **kwargs):
         self._warned_fallback = False
         self._jumps = 0
         super().__init__(self.NODE_NAME, **kwargs)
         self.create_subscription(JointState, "joint_states", self._on_joint_states, SETPOINT_QOS)
-        config = self.stage.config
+        config = self._config
         self.get_logger().info(
             f"friction model {config.model!r} on joints {list(config.joints)}, "
             f"velocity from {config.velocity_source}"
@@ -110,14 +112,17 @@ class FrictionFeedforwardNode(FeedforwardStageNode):
         return build_friction_config(values)
 
     def configure_stage(self, settings, config: FrictionConfig, values, changed) -> None:
-        if self.stage is None:
-            self.stage = FrictionStage(config, settings)
+        stage = self.stage
+        if stage is None:
+            stage = self.stage = FrictionStage(config, settings)
         else:
-            self.stage.set_config(config)
-            self.stage.set_settings(settings)
-        self._jumps = self.stage.selector.jumps
+            stage.set_config(config)
+            stage.set_settings(settings)
+        self._jumps = stage.selector.jumps
 
     def after_update(self) -> None:
+        if self.stage is None:
+            return
         selector = self.stage.selector
         if selector.jumps != self._jumps:
             self._jumps = selector.jumps
@@ -135,6 +140,8 @@ class FrictionFeedforwardNode(FeedforwardStageNode):
             )
 
     def _on_joint_states(self, msg: JointState) -> None:
+        if self.stage is None:
+            return
         try:
             self.stage.update_measured(msg.name, msg.velocity)
         except InputError as error:

@@ -93,6 +93,7 @@ class GravityCompensationNode(FeedforwardStageNode):
 
     NODE_NAME = "gravity_compensation"
     PARAMETERS = PARAMETERS
+    stage: GravityStage | None
 
     def __init__(self, **kwargs):
         self._description_xml: str | None = None
@@ -103,12 +104,13 @@ class GravityCompensationNode(FeedforwardStageNode):
             depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
         )
         self.create_subscription(String, "robot_description", self._on_description, latched)
-        if self._config.models is None:
+        models = self._config.models
+        if models is None:
             self.get_logger().info(
                 "no robot_description/urdf_path parameter: waiting for the robot_description topic"
             )
         else:
-            self._log_model(self._config.models)
+            self._log_model(models)
 
     def build_config(self, values: Mapping[str, Any], changed: set[str], previous) -> _Built:
         # the cheap checks first (the same validators GravityConfig runs), then the model
@@ -136,17 +138,18 @@ class GravityCompensationNode(FeedforwardStageNode):
     def configure_stage(self, settings, config: _Built, values, changed) -> None:
         if "payload.attached" in changed:
             self._holding = bool(values["payload.attached"])
+        stage = self.stage
         if config.config is None:
             return
-        if self.stage is None:
+        if stage is None:
             self.stage = GravityStage(config.config, settings, self._holding)
         else:
-            self.stage.set_config(config.config)
-            self.stage.set_settings(settings)
-            self.stage.set_holding(self._holding)
+            stage.set_config(config.config)
+            stage.set_settings(settings)
+            stage.set_holding(self._holding)
 
     def after_update(self) -> None:
-        if self.stage.velocity_clamped:
+        if self.stage is not None and self.stage.velocity_clamped:
             self.warn_throttled(
                 "velocity_clamped",
                 "setpoint velocity beyond the URDF velocity "
@@ -188,7 +191,8 @@ class GravityCompensationNode(FeedforwardStageNode):
             self.get_logger().error(f"robot_description rejected, keeping the last model: {error}")
             return
         self._configure(self.stage.settings if self.stage else settings_from(values), config, values, set())
-        self._log_model(config.models)
+        if config.models is not None:
+            self._log_model(config.models)
         self.republish()
 
     def _log_model(self, models: RobotModels) -> None:

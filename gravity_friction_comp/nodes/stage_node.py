@@ -127,7 +127,7 @@ class FeedforwardStageNode(Node):
 
     # ----------------------------------------------------------------- parameters
     def _current_values(self) -> dict[str, Any]:
-        return {p.name: p.value for p in self.get_parameters(self._parameter_names)}
+        return {p.name: p.value for p in self.get_parameters(list(self._parameter_names))}
 
     def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
         if self._declaring:

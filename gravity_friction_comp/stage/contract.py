@@ -297,7 +297,7 @@ def apply_stage(
         summed = (incoming if joint_map.identity else incoming[joint_map.index]) + scaled
     else:
         summed = scaled + _zeros(len(scaled))  # the absent incoming 0: IEEE 0 + -0.0 = +0.0
-    clamped = ()
+    clamped: tuple[str, ...] = ()
     if not math.isfinite(summed.dot(summed)) and not np.isfinite(summed).all():
         raise InputError("stage term is not finite", reason="not_finite")
     # Test before clamping (clamping is rare); count_nonzero is the cheap "any" here.

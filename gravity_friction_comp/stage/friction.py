@@ -61,7 +61,8 @@ class FrictionConfig:
 
     Attributes:
         model: The friction model, one entry per joint of ``joints``.
-        joints: Names the model's arrays refer to; ``None``: the model's joint names.
+        joints: Names the model's arrays refer to (a tuple once validated); empty: the
+            model's joint names.
         effort_limit: ``None`` (no limit), one number or (n,) numbers [N·m], each > 0.
         velocity_source: ``setpoint``, ``measured`` or ``differentiated``.
         velocity_cutoff_hz: Low-pass cutoff of the differentiation [Hz], > 0.
@@ -74,7 +75,7 @@ class FrictionConfig:
     """
 
     model: FrictionModel
-    joints: Sequence[str] | None = None
+    joints: Sequence[str] = ()
     effort_limit: Any = None
     velocity_source: str = "setpoint"
     velocity_cutoff_hz: float = 20.0
@@ -84,7 +85,7 @@ class FrictionConfig:
     def __post_init__(self) -> None:
         if not isinstance(self.model, FrictionModel):
             raise ConfigError(f"model must be a FrictionModel, got {self.model!r}", key="model")
-        joints = validate_joints(self.model.joint_names if self.joints is None else self.joints)
+        joints = validate_joints(self.joints or self.model.joint_names)
         if self.model.n_joints != len(joints):
             raise ConfigError(
                 f"the friction model has {self.model.n_joints} joints, joints names {len(joints)}",
@@ -103,6 +104,18 @@ class FrictionConfig:
         return (self.joints, self.velocity_source, self.velocity_cutoff_hz, self.velocity_deadband)
 
 
+def _checked(config: FrictionConfig) -> FrictionConfig:
+    if not isinstance(config, FrictionConfig):
+        raise ConfigError(f"config must be a FrictionConfig, got {config!r}", key="config")
+    return config
+
+
+def _selector(config: FrictionConfig) -> VelocitySelector:
+    return VelocitySelector(
+        len(config.joints), config.velocity_source, config.velocity_cutoff_hz, config.velocity_deadband
+    )
+
+
 class FrictionStage(FeedforwardStage):
     """Friction feedforward stage, ROS-free (see the module docstring).
 
@@ -118,10 +131,10 @@ class FrictionStage(FeedforwardStage):
 
     def __init__(self, config: FrictionConfig, settings: StageSettings | None = None):
         super().__init__(settings)
-        self._config: FrictionConfig | None = None
-        self._selector: VelocitySelector | None = None
+        self._config = _checked(config)
+        self._joints = tuple(config.joints)
+        self._selector = _selector(config)
         self._velocity: np.ndarray | None = None  # q̇ of the last setpoint, model order
-        self.set_config(config)
 
     @property
     def config(self) -> FrictionConfig:
@@ -148,19 +161,13 @@ class FrictionStage(FeedforwardStage):
         Raises:
             ConfigError: not a FrictionConfig.
         """
-        if not isinstance(config, FrictionConfig):
-            raise ConfigError(f"config must be a FrictionConfig, got {config!r}", key="config")
         previous = self._config
-        if previous is None or previous.velocity_key() != config.velocity_key():
-            self._selector = VelocitySelector(
-                len(config.joints),
-                config.velocity_source,
-                config.velocity_cutoff_hz,
-                config.velocity_deadband,
-            )
-        if previous is not None and previous.joints != config.joints:
+        config = _checked(config)
+        if previous.velocity_key() != config.velocity_key():
+            self._selector = _selector(config)
+        if previous.joints != config.joints:
             self._velocity, self._last = None, None
-        self._config = config
+        self._config, self._joints = config, tuple(config.joints)
 
     def update_measured(self, names: Sequence[str], velocity: Sequence[float]) -> bool:
         """A measured ``joint_states`` velocity, (m,) by name; used for ``velocity_source: measured``.
@@ -186,7 +193,7 @@ class FrictionStage(FeedforwardStage):
     # ---- stage hooks ---------------------------------------------------------------------
     @property
     def joint_names(self) -> tuple[str, ...]:
-        return self._config.joints
+        return self._joints
 
     def effort_limits(self) -> np.ndarray:
         return self._config.effort_limits

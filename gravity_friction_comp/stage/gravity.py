@@ -103,7 +103,13 @@ class GravityConfig:
 
     def select(self, holding: bool) -> RobotModel:
         """The model for the gripper's holding state."""
-        return self.payload_model if holding else self.model
+        return self.payload_model if holding and self.payload_model is not None else self.model
+
+
+def _checked(config: GravityConfig) -> GravityConfig:
+    if not isinstance(config, GravityConfig):
+        raise ConfigError(f"config must be a GravityConfig, got {config!r}", key="config")
+    return config
 
 
 class GravityStage(FeedforwardStage):
@@ -122,12 +128,12 @@ class GravityStage(FeedforwardStage):
 
     def __init__(self, config: GravityConfig, settings: StageSettings | None = None, holding: bool = False):
         super().__init__(settings)
-        self._config: GravityConfig | None = None
         self._filter: InverseDynamicsFeedforward | None = None
         self._motion: tuple[np.ndarray, np.ndarray] | None = None  # last (q̇, q̈)
         #: True when the last setpoint's velocity exceeded the URDF limit and was clamped
         #: (inverse-dynamics mode).
         self.velocity_clamped = False
+        self._config = _checked(config)
         self.set_config(config)
         self._holding = False
         self.set_holding(holding)
@@ -168,8 +174,7 @@ class GravityStage(FeedforwardStage):
         Raises:
             ConfigError: not a GravityConfig.
         """
-        if not isinstance(config, GravityConfig):
-            raise ConfigError(f"config must be a GravityConfig, got {config!r}", key="config")
+        config = _checked(config)
         previous = self._filter
         if config.mode != "inverse_dynamics":
             self._filter, self._motion = None, None
