@@ -1,9 +1,11 @@
 """Shared ROS 2 plumbing of a feedforward stage (gravity, friction).
 
 A stage subscribes ``joint_setpoint`` and publishes ``joint_command`` (incoming effort +
-scale·term) and its term alone on ``~/effort``. The numbers live in the ROS-free core
-(:mod:`gravity_friction_comp.stage.contract` and the model modules); this class only translates
-messages and parameters, validates parameter changes before they are accepted (the reason
+scale·term) and its term alone on ``~/effort``. The numbers live in the ROS-free stage objects
+(:mod:`gravity_friction_comp.stage.gravity`, :mod:`gravity_friction_comp.stage.friction`, on
+:class:`~gravity_friction_comp.stage.contract.FeedforwardStage`); this class only translates
+messages and parameters (declared once, :data:`STAGE_PARAMETERS` and each node's
+``PARAMETERS``), validates parameter changes before they are accepted (the reason
 is what ``ros2 param set`` prints), and republishes from the last setpoint whenever its
 output changes without a new setpoint.
 """
