@@ -10,7 +10,10 @@ For each model, times (median over repeats, the calls timed in turns) on the sam
 * :meth:`RobotModel.mass_matrix` with and without the actuator model;
 * one :meth:`InverseDynamicsFeedforward.update` (input checks, acceleration filter,
   inverse dynamics without friction): what the gravity node's ``inverse_dynamics`` mode does
-  per setpoint apart from name mapping.
+  per setpoint apart from name mapping;
+* one :meth:`GravityStage.update <gravity_friction_comp.stage.gravity.GravityStage.update>`
+  in ``inverse_dynamics`` mode: the gravity node's whole numeric path per setpoint (parsing,
+  name mapping, the filter, one RNEA, add and clamp).
 
 and prints each time and its ratio to the matching bare call measured in the same run.
 
@@ -20,6 +23,7 @@ Run: ``.venv/bin/python bench/dynamics_compute.py [--repeat 15] [--number 3000]`
 from __future__ import annotations
 
 import argparse
+import array
 import itertools
 import pathlib
 import statistics
@@ -36,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from gravity_friction_comp.model.actuator import ActuatorModel  # noqa: E402
 from gravity_friction_comp.model.robot_model import RobotModel  # noqa: E402
+from gravity_friction_comp.stage.gravity import GravityConfig, GravityStage  # noqa: E402
 from gravity_friction_comp.stage.inverse_dynamics import InverseDynamicsFeedforward  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data" / "urdf"
@@ -86,6 +91,9 @@ def bench_model(label: str, path: pathlib.Path, repeat: int, number: int) -> dic
     ff = InverseDynamicsFeedforward(model.copy(), cutoff_hz=20.0)
     clock = (k * 1e-3 for k in itertools.count())  # 1 kHz setpoint stamps [s]
     ff.update(q, v, next(clock))
+    stage = GravityStage(GravityConfig(model, mode="inverse_dynamics", effort_limit=1e9))
+    names, qa, va = list(model.joint_names), array.array("d", q), array.array("d", v)
+    stage.update(names, qa, va, (), next(clock))
 
     t = interleaved_median_us(
         {
@@ -97,6 +105,7 @@ def bench_model(label: str, path: pathlib.Path, repeat: int, number: int) -> dic
             "mm": lambda: model.mass_matrix(q),
             "mm_bare": lambda: bare.mass_matrix(q),
             "ff": lambda: ff.update(q, v, next(clock)),
+            "stage": lambda: stage.update(names, qa, va, (), next(clock)),
         },
         repeat,
         number,
@@ -108,6 +117,7 @@ def bench_model(label: str, path: pathlib.Path, repeat: int, number: int) -> dic
     print(f"  inverse_dynamics, actuators, no fric. {t['id_nf']:7.2f} µs  {t['id_nf'] / r:5.2f}x")
     print(f"  inverse_dynamics, no actuator model   {t['id_bare']:7.2f} µs  {t['id_bare'] / r:5.2f}x")
     print(f"  InverseDynamicsFeedforward.update     {t['ff']:7.2f} µs  {t['ff'] / r:5.2f}x")
+    print(f"  GravityStage.update, inverse_dynamics {t['stage']:7.2f} µs  {t['stage'] / r:5.2f}x")
     print(f"  pin.crba (full model)                 {c:7.2f} µs   1.00x")
     print(f"  mass_matrix, actuators                {t['mm']:7.2f} µs  {t['mm'] / c:5.2f}x")
     print(f"  mass_matrix, no actuator model        {t['mm_bare']:7.2f} µs  {t['mm_bare'] / c:5.2f}x")

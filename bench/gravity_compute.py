@@ -6,19 +6,18 @@ one joint the model lacks) -- times:
 
 * ``bare``: ``pin.computeGeneralizedGravity(model, data, q)`` on the model Pinocchio's URDF
   parser builds from the same file (no mimic reduction, no checks) -- the baseline;
-* ``kernel``: :meth:`RobotModel.gravity_kernel` alone -- the unchecked Pinocchio call on the
-  model the node evaluates (Pinocchio's mimic model with the payload where it exists);
-* ``minimal``: name mapping through a precomputed index, the kernel, the clamp to the URDF
+* ``gravity()``: :meth:`RobotModel.gravity` alone -- the checked Pinocchio call on the model
+  the node evaluates (Pinocchio's mimic model with the payload where it exists);
+* ``minimal``: name mapping through a precomputed index, ``gravity()``, the clamp to the URDF
   effort limits, scatter back into message order -- no validation at all: the numpy floor of
   the issue's "name mapping + gravity + clamp";
 * ``fused``: the node's checks for this message (lengths, the cached name list, NaN/inf
   screen, the |q| magnitude drop, finiteness of the result, +0.0 for the absent incoming
-  effort) fused into one function over a precomputed map, clamp skipped where the node skips
-  it -- what any restructuring of the node path could at best reach in CPython + numpy;
-* ``node``: exactly what the node runs per setpoint: ``parse_setpoint`` (length,
-  duplicate-name and finiteness checks, cached name mapping), ``RobotModel.gravity`` (which
-  also drops absurd magnitudes), ``apply_stage`` (add, finiteness; the clamp is skipped when
-  ``RobotModel.gravity_bound`` proves it a no-op, as the node does);
+  effort, the clamp) fused into one function over a precomputed map -- what any restructuring of the node path could at best reach in CPython + numpy;
+* ``node``: exactly what the node runs per setpoint: :meth:`GravityStage.update
+  <gravity_friction_comp.stage.gravity.GravityStage.update>` -- ``parse_setpoint`` (length,
+  duplicate-name and finiteness checks, name mapping), ``RobotModel.gravity`` (which also
+  drops absurd magnitudes), ``apply_stage`` (add, finiteness, clamp);
 * ``numpy call``: one ``np.frombuffer`` of the message's positions -- the unit cost of the
   numpy calls the paths above are made of.
 
@@ -50,12 +49,8 @@ sys.path.insert(0, str(ROOT))
 
 from gravity_friction_comp.model.payload import Payload  # noqa: E402
 from gravity_friction_comp.model.robot_model import RobotModel  # noqa: E402
-from gravity_friction_comp.stage.contract import (
-    JointMap,
-    apply_stage,
-    clamp_free_scale,  # noqa: E402
-    parse_setpoint,
-)
+from gravity_friction_comp.stage.contract import JointMap, apply_stage, parse_setpoint  # noqa: E402
+from gravity_friction_comp.stage.gravity import GravityConfig, GravityStage  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data" / "urdf"
 MODELS = {
@@ -97,9 +92,9 @@ def bench_model(path: pathlib.Path, payload_parent: str | None, rounds: int, num
     q_model = rng.uniform(-0.5, 0.5, model.n)
     limit = np.array(model.effort_limits)
     neg_limit = -limit
-    kernel = model.gravity_kernel()
+    kernel = model.gravity
     model_names = model.joint_names
-    within = clamp_free_scale(model.gravity_bound, limit) >= 1.0  # the node's set-up rule
+    stage = GravityStage(GravityConfig(model))
 
     bare_model = pin.buildModelFromUrdf(str(path))
     bare_data = bare_model.createData()
@@ -142,7 +137,7 @@ def bench_model(path: pathlib.Path, payload_parent: str | None, rounds: int, num
             g = gravity(q) + 0.0  # the absent incoming effort: 0 + -0.0 = +0.0
             if not isfinite(g.dot(g)):
                 raise AssertionError("term not finite")
-            if not within:
+            if np.count_nonzero(np.abs(g) > limit):
                 g = np.minimum(np.maximum(g, neg_limit), limit)
             if identity:
                 return g
@@ -152,20 +147,24 @@ def bench_model(path: pathlib.Path, payload_parent: str | None, rounds: int, num
 
         def node_path():
             """Exactly what the node runs per setpoint: validate + map, gravity, add + clamp."""
+            return stage.update(names, position, velocity, no_effort, 0.0).effort
+
+        def contract_path():
+            """The same by hand from the contract functions (must give the same bits)."""
             setpoint = parse_setpoint(names, position, velocity, no_effort, model_names)
             term = model.gravity(setpoint.model_position())
-            return apply_stage(setpoint, term, 1.0, limit, within_limits=within).effort
+            return apply_stage(setpoint, term, 1.0, limit).effort
 
         expected = np.zeros(n_msg)
         expected[index] = np.clip(model.gravity(q_model), neg_limit, limit)
         np.testing.assert_array_equal(node_path(), expected)
         np.testing.assert_array_equal(minimal_path(), expected)
-        assert fused_path().tobytes() == node_path().tobytes()
+        assert fused_path().tobytes() == node_path().tobytes() == contract_path().tobytes()
 
         results[layout] = fastest_us(
             {
                 "bare": lambda: pin.computeGeneralizedGravity(bare_model, bare_data, q_bare),
-                "kernel": lambda: kernel(q_model),
+                "gravity()": lambda: kernel(q_model),
                 "minimal": minimal_path,
                 "fused": fused_path,
                 "node": node_path,
@@ -174,7 +173,7 @@ def bench_model(path: pathlib.Path, payload_parent: str | None, rounds: int, num
             rounds,
             number,
         )
-    return results, within
+    return results
 
 
 def main() -> int:
@@ -193,15 +192,14 @@ def main() -> int:
             continue
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            results, within = bench_model(path, parent, args.rounds, args.number)
+            results = bench_model(path, parent, args.rounds, args.number)
         for layout, t in results.items():
             bare = t["bare"]
             ratio = {k: v / bare for k, v in t.items()}
             print(
-                f"{label:36s} {layout:11s} bare {bare:5.2f} µs | kernel {t['kernel']:5.2f} "
-                f"({ratio['kernel']:4.2f}x) | minimal {t['minimal']:5.2f} "
-                f"({ratio['minimal']:4.2f}x) | fused {t['fused']:5.2f} ({ratio['fused']:4.2f}x) | node {t['node']:5.2f} ({ratio['node']:4.2f}x, "
-                f"clamp {'skipped' if within else 'run'}) | numpy call "
+                f"{label:36s} {layout:11s} bare {bare:5.2f} µs | gravity() {t['gravity()']:5.2f} "
+                f"({ratio['gravity()']:4.2f}x) | minimal {t['minimal']:5.2f} "
+                f"({ratio['minimal']:4.2f}x) | fused {t['fused']:5.2f} ({ratio['fused']:4.2f}x) | node {t['node']:5.2f} ({ratio['node']:4.2f}x) | numpy call "
                 f"{t['numpy call']:4.2f} µs"
             )
             worst[layout] = max(worst.get(layout, 0.0), ratio["node"])

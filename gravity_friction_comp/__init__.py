@@ -37,14 +37,19 @@ _EXPORTS: dict[str, str] = {
     "encode_command": "mit.codec",
     "excitation_profile": "ident.excitation",
     "ExcitationConfig": "ident.excitation",
+    "FeedforwardStage": "stage.contract",
     "FeedforwardTerms": "stage.inverse_dynamics",
     "FRICTION_KEYWORDS": "friction.params",
     "FRICTION_MODELS": "friction.params",
     "friction_params_from_arm_yaml": "friction.arm_yaml",
     "friction_params_from_openarm_yaml": "friction.arm_yaml",
+    "FrictionConfig": "stage.friction",
     "FrictionModel": "friction.models",
     "FrictionParams": "friction.params",
+    "FrictionStage": "stage.friction",
+    "GravityConfig": "stage.gravity",
     "GravityFrictionCompError": "errors",
+    "GravityStage": "stage.gravity",
     "IdentificationConfig": "ident.identify",
     "IdentificationError": "ident.joint_log",
     "IdentificationResult": "ident.identify",
@@ -119,9 +124,9 @@ if TYPE_CHECKING:  # static checkers see the eager imports
     from gravity_friction_comp.friction.models import FrictionModel
     from gravity_friction_comp.friction.params import FRICTION_KEYWORDS, FRICTION_MODELS, FrictionParams
     from gravity_friction_comp.ident.excitation import (
+        excitation_profile,
         ExcitationConfig,
         JointLimits,
-        excitation_profile,
         record_simulated,
     )
     from gravity_friction_comp.ident.identify import IdentificationConfig, IdentificationResult, identify
@@ -134,7 +139,7 @@ if TYPE_CHECKING:  # static checkers see the eager imports
     from gravity_friction_comp.mit.codec import decode_command, encode_command
     from gravity_friction_comp.mit.feedback import decode_feedback
     from gravity_friction_comp.mit.joint_motor_map import JointMotorMap
-    from gravity_friction_comp.mit.motor_table import MOTOR_TABLE, MotorLimits, motor_limits, motor_types
+    from gravity_friction_comp.mit.motor_table import motor_limits, MOTOR_TABLE, motor_types, MotorLimits
     from gravity_friction_comp.model.actuator import ActuatorModel, ActuatorTerms
     from gravity_friction_comp.model.payload import Payload
     from gravity_friction_comp.model.robot_model import ModelWarning, RobotModel
@@ -142,6 +147,13 @@ if TYPE_CHECKING:  # static checkers see the eager imports
     from gravity_friction_comp.sim.bus import SimulatedMotor, SimulatedMotorBus
     from gravity_friction_comp.sim.config import JointSimParams, SimConfig
     from gravity_friction_comp.sim.motor_emulator import EmulatedMotor
-    from gravity_friction_comp.stage.contract import StageSettings, apply_stage, parse_setpoint
+    from gravity_friction_comp.stage.contract import (
+        apply_stage,
+        FeedforwardStage,
+        parse_setpoint,
+        StageSettings,
+    )
+    from gravity_friction_comp.stage.friction import FrictionConfig, FrictionStage
+    from gravity_friction_comp.stage.gravity import GravityConfig, GravityStage
     from gravity_friction_comp.stage.inverse_dynamics import FeedforwardTerms, InverseDynamicsFeedforward
     from gravity_friction_comp.stage.velocity import VelocityEstimator, VelocitySelector

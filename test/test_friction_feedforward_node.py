@@ -210,3 +210,37 @@ def test_chain_command_is_sum_of_terms_and_holding_propagates(tmp_path):
             loaded.gravity(q) - bare.gravity(q),
             atol=1e-12,
         )
+
+
+def test_parameter_declarations_keep_names_defaults_and_give_ranges():
+    from gravity_friction_comp.nodes.friction_feedforward_node import MODEL_PARAMETERS, PARAMETERS
+    from gravity_friction_comp.nodes.parameters import descriptor
+
+    by_name = {p.name: p for p in PARAMETERS}
+    assert len(by_name) == len(PARAMETERS)
+    expected = {
+        "enable": True,
+        "scale": 1.0,
+        "joints": [""],
+        "arm_config": "",
+        "effort_limit": None,
+        "velocity_source": "setpoint",
+        "velocity_cutoff_hz": 20.0,
+        "velocity_deadband": 0.0,
+        **{name: None for name in MODEL_PARAMETERS},
+    }
+    assert {name: p.default for name, p in by_name.items()} == expected
+    for name, low in (("velocity_cutoff_hz", 0.0), ("velocity_deadband", 0.0), ("scale", -1e6)):
+        (rng,) = descriptor(by_name[name]).floating_point_range
+        assert rng.from_value == low
+    assert descriptor(by_name["breakaway"]).dynamic_typing
+
+
+def test_out_of_range_values_refused_with_the_name(friction):
+    client = friction[0]
+    for bad, needle in (({"velocity_cutoff_hz": -5.0}, "velocity_cutoff_hz"), ({"scale": 2e6}, "scale")):
+        result = client.set_parameters(NODE, **bad)[0]
+        assert not result.successful and needle in result.reason, (bad, result.reason)
+    # the range admits 0, the config refuses it (> 0): same reason vocabulary as the Python API
+    result = client.set_parameters(NODE, velocity_cutoff_hz=0.0)[0]
+    assert not result.successful and "velocity_cutoff_hz must be > 0" in result.reason, result.reason

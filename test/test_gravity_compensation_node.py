@@ -292,3 +292,66 @@ def test_empty_robot_description_topic_is_ignored(tmp_path):
         assert client.spin_until(lambda: len(commands) > n0, 5.0, proc)
         bare = RobotModel.from_urdf(xml)
         np.testing.assert_allclose(commands[-1].effort, bare.gravity(np.array([0.0, 0.4, 0.2])), atol=1e-12)
+
+
+def test_descriptors_carry_the_declared_ranges(running):
+    """`ros2 param describe` sees each Param's range (FloatingPointRange) and description."""
+    from rcl_interfaces.srv import DescribeParameters
+
+    from gravity_friction_comp.nodes.gravity_compensation_node import PARAMETERS
+
+    client = running[0]
+    declared = {p.name: p for p in PARAMETERS}
+    names = ["scale", "payload.mass", "acceleration_cutoff_hz", "mode"]
+    cli = client.node.create_client(DescribeParameters, f"/{NODE}/describe_parameters")
+    assert client.spin_until(cli.service_is_ready, 10.0)
+    future = cli.call_async(DescribeParameters.Request(names=names))
+    assert client.spin_until(future.done, 10.0)
+    by_name = {d.name: d for d in future.result().descriptors}
+    for name in names:
+        d, p = by_name[name], declared[name]
+        assert d.description.startswith(p.description)
+        if p.low is None and p.high is None:
+            assert not d.floating_point_range
+        else:
+            (rng,) = d.floating_point_range
+            assert (rng.from_value, rng.to_value) == (p.low, math.inf if p.high is None else p.high)
+    assert by_name["payload.mass"].floating_point_range[0].from_value == 0.0
+
+
+def test_parameter_names_and_defaults_are_kept():
+    """One declaration per parameter, with the names and defaults users' YAML files rely on."""
+    from gravity_friction_comp.nodes.gravity_compensation_node import PARAMETERS
+
+    names = [p.name for p in PARAMETERS]
+    assert len(names) == len(set(names))
+    defaults = {p.name: p.default for p in PARAMETERS}
+    assert defaults == {
+        "enable": True,
+        "scale": 1.0,
+        "robot_description": "",
+        "urdf_path": "",
+        "xacro_args": [""],
+        "gravity": [0.0, 0.0, -9.81],
+        "payload.mass": 0.0,
+        "payload.shape": "point",
+        "payload.radius": 0.0,
+        "payload.length": 0.0,
+        "payload.size": [0.0, 0.0, 0.0],
+        "payload.com": [0.0, 0.0, 0.0],
+        "payload.rpy": [0.0, 0.0, 0.0],
+        "payload.parent": "",
+        "payload.attached": False,
+        "mode": "gravity",
+        "acceleration_cutoff_hz": 20.0,
+        "arm_config": "",
+        "effort_limit": None,
+    }
+
+
+def test_out_of_range_start_up_value_is_a_clear_error(tmp_path, urdf_path):
+    path = write_params(tmp_path / "bad.yaml", NODE, {"urdf_path": urdf_path, "payload.mass": -1.0})
+    with node_process("gravity_compensation_node", fresh_domain_id(), path) as proc:
+        out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 2, out
+    assert "invalid configuration" in out and "payload.mass" in out

@@ -12,11 +12,9 @@ of the full (unreduced) Pinocchio model (FIELD_NOTES "URDF, mimic joints, Pinocc
 
 (exact because G is constant, so ``a_full = G·a`` carries no extra velocity-product term).
 
-Pinocchio's own mimic support (``buildModelFromUrdf(..., mimic=True)``) refuses many real
-files (mimic visited before its master, mimic of a mimic, continuous↔revolute mimic), so the
-coupling is read from the URDF XML here. For speed, gravity is evaluated on a Pinocchio mimic
-model built with ``pin.transformJointIntoMimic`` when Pinocchio accepts the coupling *and* it
-reproduces the projection at load time; otherwise on the full model with the projection.
+The coupling is read from the URDF XML (:mod:`~gravity_friction_comp.model.mimic`); the
+Pinocchio models, G and the configuration maps are built once per URDF
+(:mod:`~gravity_friction_comp.model.structure`).
 
 An optional :class:`~gravity_friction_comp.model.actuator.ActuatorModel` (:meth:`RobotModel.with_actuators`)
 adds the reflected rotor inertia n²·J to the mass matrix diagonal and, in inverse dynamics,
@@ -33,14 +31,20 @@ import functools
 import math
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
 
 from gravity_friction_comp.errors import ConfigError, InputError, ModelError
 from gravity_friction_comp.model.actuator import ActuatorModel, ActuatorTerms
+from gravity_friction_comp.model.mimic import MimicCoupling, ModelWarning
 from gravity_friction_comp.model.payload import Payload
+from gravity_friction_comp.model.structure import (
+    Structure,
+    build_structure,
+    payload_placement,
+    readonly,
+)
 from gravity_friction_comp.model.urdf import UrdfDescription, UrdfJoint, UrdfSource, load_description
 
 __all__ = ["MIN_TOTAL_MASS", "MimicCoupling", "ModelWarning", "RobotModel"]
@@ -49,153 +53,9 @@ __all__ = ["MIN_TOTAL_MASS", "MimicCoupling", "ModelWarning", "RobotModel"]
 MIN_TOTAL_MASS = 1e-3
 
 _STANDARD_GRAVITY = (0.0, 0.0, -9.81)
-_FAST_PATH_TOL = 1e-9  # [N·m] agreement required between Pinocchio's mimic model and G-projection
 
 
-class ModelWarning(UserWarning):
-    """A robot description that loads but is probably not what the user meant.
-
-    Raised (via :func:`warnings.warn`) for ``<mimic>`` on a fixed joint (ignored) and for a
-    moving mass below :data:`MIN_TOTAL_MASS` (gravity will be ~0).
-    """
-
-
-@dataclass(frozen=True)
-class MimicCoupling:
-    """A mimic joint resolved to its independent root joint.
-
-    ``q[joint] = multiplier * q[master] + offset`` with ``master`` independent (chains such as
-    ``q3 = k3·(k2·q1 + o2) + o3`` are composed). Units follow the joints ([rad] or [m]).
-    """
-
-    joint: str
-    master: str
-    multiplier: float
-    offset: float
-
-
-def _resolve_mimics(desc: UrdfDescription, movable: Sequence[str]) -> dict[str, MimicCoupling]:
-    """Resolve every movable mimic joint to its independent root.
-
-    Raises:
-        ModelError: self-mimic, missing master, master that is a fixed joint, or a cycle
-            (``joints`` names the joints involved).
-    """
-    movable_set = set(movable)
-    tags = {}
-    for name, joint in desc.joints.items():
-        if joint.mimic is None:
-            continue
-        if joint.type == "fixed":
-            warnings.warn(
-                f"{desc.origin}: <mimic> on fixed joint {name!r} is ignored",
-                ModelWarning,
-                stacklevel=4,
-            )
-            continue
-        tags[name] = joint.mimic
-    resolved = {}
-    for name in movable:
-        if name not in tags:
-            continue
-        chain = [name]
-        multiplier, offset = 1.0, 0.0
-        current = name
-        while current in tags:
-            tag = tags[current]
-            master = tag.joint
-            if master == current:
-                raise ModelError(f"{desc.origin}: joint {current!r} mimics itself", joints=(current,))
-            if master not in desc.joints:
-                raise ModelError(
-                    f"{desc.origin}: joint {current!r} mimics {master!r}, which is not a joint of this robot",
-                    joints=(current, master),
-                )
-            if master not in movable_set:
-                raise ModelError(
-                    f"{desc.origin}: joint {current!r} mimics {master!r}, a "
-                    f"{desc.joints[master].type} joint (a master must move)",
-                    joints=(current, master),
-                )
-            if master in chain:
-                cycle = chain[chain.index(master) :] + [master]
-                raise ModelError(f"{desc.origin}: mimic cycle {' -> '.join(cycle)}", joints=tuple(cycle[:-1]))
-            # q_name = multiplier·q_current + offset, q_current = k·q_master + o
-            offset = multiplier * tag.offset + offset
-            multiplier = multiplier * tag.multiplier
-            chain.append(master)
-            current = master
-        resolved[name] = MimicCoupling(name, current, multiplier, offset)
-    return resolved
-
-
-@dataclass(frozen=True)
-class _ConfigMap:
-    """Index arrays that turn joint angles into a Pinocchio configuration vector."""
-
-    nq: int
-    lin_q: np.ndarray  # configuration slots of 1-slot joints
-    lin_v: np.ndarray  # ... fed from these angle entries
-    cont_q: np.ndarray  # cos slot of continuous joints (sin at +1)
-    cont_v: np.ndarray
-    identity: bool  # configuration == angles
-
-    @classmethod
-    def for_model(cls, model: pin.Model, joint_ids: Sequence[int], angle_index: Sequence[int]):
-        lin_q, lin_v, cont_q, cont_v = [], [], [], []
-        for jid, k in zip(joint_ids, angle_index):
-            joint = model.joints[jid]
-            if joint.nq == 1:
-                lin_q.append(joint.idx_q)
-                lin_v.append(k)
-            else:  # continuous (unbounded revolute): (cos θ, sin θ)
-                cont_q.append(joint.idx_q)
-                cont_v.append(k)
-        identity = not cont_q and lin_q == list(range(model.nq)) and lin_v == list(range(model.nq))
-        as_idx = lambda x: np.asarray(x, dtype=np.intp)  # noqa: E731
-        return cls(model.nq, as_idx(lin_q), as_idx(lin_v), as_idx(cont_q), as_idx(cont_v), identity)
-
-    def configuration(self, theta: np.ndarray) -> np.ndarray:
-        if self.identity:
-            return theta
-        out = np.empty(self.nq)
-        out[self.lin_q] = theta[self.lin_v]
-        if self.cont_q.size:
-            angles = theta[self.cont_v]
-            out[self.cont_q] = np.cos(angles)
-            out[self.cont_q + 1] = np.sin(angles)
-        return out
-
-
-@dataclass(frozen=True)
-class _Structure:
-    """Everything that depends only on the URDF (shared by payload/gravity variants)."""
-
-    description: UrdfDescription
-    full_model: pin.Model  # without payload, never mutated
-    fast_model: pin.Model | None  # Pinocchio mimic model (nv == n), or None
-    joint_names: tuple[str, ...]
-    full_joint_names: tuple[str, ...]
-    mimics: Mapping[str, MimicCoupling]
-    coupling: np.ndarray  # (nv_full, n)
-    coupling_t: np.ndarray  # (n, nv_full), C-contiguous copy of G^T
-    offsets: np.ndarray  # (nv_full,)
-    has_offsets: bool
-    full_map: _ConfigMap
-    fast_map: _ConfigMap | None
-    effort_limits: np.ndarray
-    position_lower: np.ndarray
-    position_upper: np.ndarray
-    velocity_limits: np.ndarray
-
-
-def _readonly(a: np.ndarray) -> np.ndarray:
-    a = np.array(a, dtype=float)
-    a.setflags(write=False)
-    return a
-
-
-def _gravity_vector(value: Sequence[float]) -> np.ndarray:
+def _gravity_vector(value: Sequence[float] | np.ndarray) -> np.ndarray:
     try:
         vec = np.array(value, dtype=float).reshape(-1)
     except (TypeError, ValueError):
@@ -207,164 +67,6 @@ def _gravity_vector(value: Sequence[float]) -> np.ndarray:
             f"gravity must be 3 finite numbers [m/s²], got {value!r}", key="gravity", value=value
         )
     return vec
-
-
-def _build_structure(desc: UrdfDescription) -> _Structure:
-    try:
-        full = pin.buildModelFromXML(desc.xml)
-    except Exception as exc:  # urdfdom reports through ValueError/RuntimeError
-        raise ModelError(f"Pinocchio cannot build a model from {desc.origin}: {exc}") from exc
-    full_names = tuple(full.names[1:])
-    for jid, name in enumerate(full_names, start=1):
-        joint = full.joints[jid]
-        if name not in desc.joints:
-            raise ModelError(f"{desc.origin}: Pinocchio joint {name!r} not found in the URDF", joints=(name,))
-        if joint.nv != 1:
-            raise ModelError(
-                f"{desc.origin}: joint {name!r} of type {desc.joints[name].type!r} is not supported "
-                "(revolute, continuous, prismatic and fixed only)",
-                joints=(name,),
-            )
-    mimics = _resolve_mimics(desc, full_names)
-    independent = tuple(n for n in full_names if n not in mimics)
-    if not independent:
-        raise ModelError(f"{desc.origin}: the robot has no movable independent joint")
-    column = {name: i for i, name in enumerate(independent)}
-    n, nv_full = len(independent), full.nv
-    coupling = np.zeros((nv_full, n))
-    offsets = np.zeros(nv_full)
-    for jid, name in enumerate(full_names, start=1):
-        row = full.joints[jid].idx_v
-        if name in mimics:
-            mc = mimics[name]
-            coupling[row, column[mc.master]] = mc.multiplier
-            offsets[row] = mc.offset
-        else:
-            coupling[row, column[name]] = 1.0
-    full_ids = range(1, full.njoints)
-    full_map = _ConfigMap.for_model(full, full_ids, [full.joints[j].idx_v for j in full_ids])
-
-    fast_model, fast_map = _try_fast_model(full, independent, mimics, coupling, offsets, full_map)
-
-    urdf = [desc.joints[name] for name in independent]
-    return _Structure(
-        description=desc,
-        full_model=full,
-        fast_model=fast_model,
-        joint_names=independent,
-        full_joint_names=full_names,
-        mimics=dict(mimics),
-        coupling=_readonly(coupling),
-        coupling_t=_readonly(np.ascontiguousarray(coupling.T)),
-        offsets=_readonly(offsets),
-        has_offsets=bool(np.any(offsets)),
-        full_map=full_map,
-        fast_map=fast_map,
-        effort_limits=_readonly([j.effort for j in urdf]),
-        position_lower=_readonly([j.lower for j in urdf]),
-        position_upper=_readonly([j.upper for j in urdf]),
-        velocity_limits=_readonly([j.velocity for j in urdf]),
-    )
-
-
-def _try_fast_model(full, independent, mimics, coupling, offsets, full_map):
-    """Pinocchio mimic model with the same gravity as the projection, or (None, None).
-
-    ``pin.transformJointIntoMimic`` needs the master before the mimic joint in the tree and
-    equal configuration sizes; anything it refuses, or any disagreement with the projection
-    on random configurations, falls back to the projection route.
-    """
-    if not mimics:
-        model = full
-    else:
-        model = full
-        try:
-            for name, mc in mimics.items():
-                model = pin.transformJointIntoMimic(
-                    model, model.getJointId(mc.master), model.getJointId(name), mc.multiplier, mc.offset
-                )
-        except Exception:  # Pinocchio refuses this coupling: keep the projection route
-            return None, None
-    if model.nv != len(independent):
-        return None, None
-    ids = [model.getJointId(name) for name in independent]
-    if [model.joints[j].idx_v for j in ids] != list(range(len(independent))):
-        return None, None
-    fast_map = _ConfigMap.for_model(model, ids, range(len(independent)))
-    rng = np.random.default_rng(0)
-    full_data, fast_data = full.createData(), model.createData()
-    for _ in range(3):
-        q = rng.uniform(-math.pi, math.pi, len(independent))
-        ref = coupling.T @ pin.computeGeneralizedGravity(
-            full, full_data, full_map.configuration(coupling @ q + offsets)
-        )
-        got = pin.computeGeneralizedGravity(model, fast_data, fast_map.configuration(q))
-        if not np.allclose(got, ref, rtol=0.0, atol=_FAST_PATH_TOL * (1.0 + np.abs(ref).max())):
-            return None, None
-    return model, fast_map
-
-
-_REVOLUTE = (
-    "JointModelRX",
-    "JointModelRY",
-    "JointModelRZ",
-    "JointModelRevoluteUnaligned",
-    "JointModelRUBX",
-    "JointModelRUBY",
-    "JointModelRUBZ",
-    "JointModelRevoluteUnboundedUnaligned",
-)
-_PRISMATIC = ("JointModelPX", "JointModelPY", "JointModelPZ", "JointModelPrismaticUnaligned")
-
-
-def _gravity_bound(model: pin.Model, gravity: np.ndarray, coupling: np.ndarray) -> np.ndarray:
-    """(n,) bound on |G^T g_full(q)| over all q; see :attr:`RobotModel.gravity_bound`."""
-    weight = float(np.linalg.norm(gravity))
-    full = np.zeros(model.nv)
-    if weight == 0.0:
-        return np.zeros(coupling.shape[1])
-    for k in range(1, model.njoints):
-        mass = model.inertias[k].mass
-        if mass == 0.0:
-            continue
-        reach = float(np.linalg.norm(model.inertias[k].lever))  # joint k origin → COM of k
-        j = k
-        while j > 0:
-            joint = model.joints[j]
-            kind = joint.shortname()
-            if kind in _REVOLUTE:
-                full[joint.idx_v] += mass * weight * reach
-            elif kind in _PRISMATIC:
-                full[joint.idx_v] += mass * weight
-            else:
-                full[joint.idx_v : joint.idx_v + joint.nv] = math.inf
-            # one step towards the root: the placement of j in its parent's frame
-            reach += float(np.linalg.norm(model.jointPlacements[j].translation))
-            if kind not in _REVOLUTE:
-                reach = math.inf  # the joint's own motion moves k by an unbounded amount
-            j = model.parents[j]
-    absolute = np.abs(coupling)
-    bound = np.array(
-        [np.sum(full[absolute[:, i] > 0] * absolute[absolute[:, i] > 0, i]) for i in range(coupling.shape[1])]
-    )
-    return bound * (1.0 + 1e-9)
-
-
-def _payload_placement(model: pin.Model, parent: str, structure: _Structure) -> tuple[int, pin.SE3]:
-    """Joint id and parent-frame placement in that joint's frame, by joint or frame name."""
-    if parent in structure.full_joint_names:
-        return model.getJointId(parent), pin.SE3.Identity()
-    if model.existFrame(parent):
-        frame = model.frames[model.getFrameId(parent)]
-        return frame.parentJoint, frame.placement
-    links = sorted(structure.description.links)
-    raise ConfigError(
-        f"payload parent {parent!r} is neither a joint nor a link of "
-        f"{structure.description.origin}; joints: {', '.join(structure.full_joint_names)}; "
-        f"links: {', '.join(links)}",
-        key="parent",
-        value=parent,
-    )
 
 
 class RobotModel:
@@ -382,14 +84,14 @@ class RobotModel:
 
     def __init__(
         self,
-        structure: _Structure,
+        structure: Structure,
         payload: Payload | None = None,
-        gravity: Sequence[float] = _STANDARD_GRAVITY,
+        gravity: Sequence[float] | np.ndarray = _STANDARD_GRAVITY,
         actuators: ActuatorModel | None = None,
     ):
         """Internal: use :meth:`from_urdf`. Raises ConfigError for a bad payload/gravity/actuators."""
         self._s = structure
-        self._gravity_vector = _readonly(_gravity_vector(gravity))
+        self._gravity_vector = readonly(_gravity_vector(gravity))
         self._payload = payload
         motion = pin.Motion(np.array(self._gravity_vector), np.zeros(3))
         self._full = pin.Model(structure.full_model)
@@ -404,7 +106,7 @@ class RobotModel:
                     key="payload",
                     value=payload,
                 )
-            jid, placement = _payload_placement(self._full, payload.parent, structure)
+            jid, placement = payload_placement(self._full, payload.parent, structure)
             added = placement.act(payload.spatial_inertia())
             self._full.inertias[jid] = self._full.inertias[jid] + added
             if self._fast is not None:
@@ -415,13 +117,14 @@ class RobotModel:
         self._n = len(structure.joint_names)
         self._shape = (self._n,)
         # gravity() dispatch, decided once (the node calls it at 1 kHz)
-        self._direct = self._fast is not None and structure.fast_map.identity
+        self._direct = (
+            self._fast is not None and structure.fast_map is not None and structure.fast_map.identity
+        )
         self._kernel = (
             functools.partial(pin.computeGeneralizedGravity, self._fast, self._fast_data)
             if self._direct
             else self._gravity_projected
         )
-        self._gravity_bound: np.ndarray | None = None  # computed on first use
         self._total_mass = float(sum(self._full.inertias[j].mass for j in range(1, self._full.njoints)))
         self._tril = np.tril_indices(self._full.nv, -1)  # CRBA fills the upper triangle only
         self._project = bool(structure.mimics)  # G is the identity without mimic joints
@@ -436,7 +139,7 @@ class RobotModel:
             )
         self._actuators = actuators
         if actuators is None:
-            zero = _readonly(np.zeros(self._n))
+            zero = readonly(np.zeros(self._n))
             terms = ActuatorTerms(zero, zero, zero)
         else:
             terms = actuators.fold(self._s.full_joint_names, self._s.joint_names, self._s.coupling)
@@ -473,7 +176,7 @@ class RobotModel:
             ConfigError: Bad ``gravity`` or ``xacro_args`` on a non-xacro source.
         """
         desc = load_description(source, xacro_args)
-        model = cls(_build_structure(desc), None, gravity)
+        model = cls(build_structure(desc), None, gravity)
         if model.total_mass < MIN_TOTAL_MASS:
             warnings.warn(
                 f"{desc.origin}: total moving mass is {model.total_mass:.3g} kg "
@@ -685,44 +388,11 @@ class RobotModel:
         return self._kernel(q)
 
     def _gravity_projected(self, q: np.ndarray) -> np.ndarray:
-        if self._fast is not None:
-            return pin.computeGeneralizedGravity(
-                self._fast, self._fast_data, self._s.fast_map.configuration(q)
-            )
+        fast_map = self._s.fast_map
+        if self._fast is not None and fast_map is not None:
+            return pin.computeGeneralizedGravity(self._fast, self._fast_data, fast_map.configuration(q))
         g_full = pin.computeGeneralizedGravity(self._full, self._full_data, self._full_config(q))
         return self._s.coupling_t @ g_full
-
-    def gravity_kernel(self):
-        """The callable behind :meth:`gravity`, without its input checks (for 1 kHz loops).
-
-        ``kernel(q)`` returns the same (n,) array [N·m or N] as ``gravity(q)``, bit for bit,
-        but ``q`` must already be a finite float64 array of shape (n,) in
-        :attr:`joint_names` order (as :meth:`Setpoint.model_position
-        <gravity_friction_comp.stage.contract.Setpoint.model_position>` gives it): anything else is
-        undefined (Pinocchio may raise or return NaN). The kernel uses this model's
-        ``pin.Data``, so the thread-safety note of the class applies.
-        """
-        return self._kernel
-
-    @property
-    def gravity_bound(self) -> np.ndarray:
-        """(n,) [N·m or N] a bound on ``|g_i(q)|`` that holds for *every* configuration q.
-
-        From the triangle inequality on the kinematic tree (Featherstone, *Rigid Body
-        Dynamics Algorithms*, 2008, §5.3: ``g_j = S_jᵀ Σ_k f_k``): body k of mass ``m_k``
-        loads a revolute joint j with at most ``m_k·|g|·d_jk``, where ``d_jk`` is the sum of
-        the joint-placement translation norms from j to k plus the norm of k's centre-of-mass
-        lever (rotations leave these lengths unchanged), and a prismatic joint with at most
-        ``m_k·|g|``. A prismatic joint between j and k makes ``d_jk`` unbounded (``inf``), as
-        does any joint type other than revolute/prismatic. Mimic joints are folded through
-        ``|G|ᵀ``. Exact for a single pendulum (``m·|g|·l``); padded by 1e-9 relative to cover
-        rounding. Payload included; the stage uses it to prove the effort clamp a no-op.
-        """
-        if self._gravity_bound is None:
-            self._gravity_bound = _readonly(
-                _gravity_bound(self._full, self._gravity_vector, self._s.coupling)
-            )
-        return self._gravity_bound
 
     # ---- dynamics ----------------------------------------------------------------------
     def mass_matrix(self, q) -> np.ndarray:

@@ -30,35 +30,51 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Bool, String
 
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.model.actuator import ActuatorModel
-from gravity_friction_comp.nodes.robot_params import RobotModels, build_robot_models, declare_robot_parameters
-from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, FeedforwardStageNode, run_node
-from gravity_friction_comp.stage.contract import clamp_free_scale, effort_limits_from
-from gravity_friction_comp.stage.inverse_dynamics import (
-    InverseDynamicsFeedforward,
-    validate_acceleration_cutoff,
+from gravity_friction_comp.nodes.parameters import Param
+from gravity_friction_comp.nodes.robot_params import ROBOT_PARAMETERS, RobotModels, build_robot_models
+from gravity_friction_comp.nodes.stage_node import (
+    SETPOINT_QOS,
+    STAGE_PARAMETERS,
+    FeedforwardStageNode,
+    run_node,
+    settings_from,
 )
+from gravity_friction_comp.stage.gravity import GravityConfig, GravityStage, validate_mode
+from gravity_friction_comp.stage.inverse_dynamics import validate_acceleration_cutoff
 
-__all__ = ["GravityCompensationNode", "main"]
+__all__ = ["GravityCompensationNode", "PARAMETERS", "main"]
 
-
-MODES = ("gravity", "inverse_dynamics")
+#: Every parameter of the node, declared once.
+PARAMETERS: tuple[Param, ...] = (
+    *STAGE_PARAMETERS,
+    *ROBOT_PARAMETERS.values(),
+    Param("mode", "gravity", "gravity | inverse_dynamics (M(q)qdd + C(q,qd)qd + g(q), no friction)"),
+    Param(
+        "acceleration_cutoff_hz",
+        20.0,
+        "low-pass cutoff of the setpoint-velocity differentiation (> 0)",
+        unit="Hz",
+        low=0.0,
+    ),
+    Param("arm_config", "", "per-arm YAML with an actuators: block (rotor inertia, gear ratio)"),
+    Param(
+        "effort_limit",
+        None,
+        "|effort| limit per joint (one value or one per joint) overriding the URDF; unset: URDF",
+        unit="N·m",
+    ),
+)
 
 
 @dataclass(frozen=True)
-class _GravityConfig:
+class _Built:
     models: RobotModels | None
-    attached: bool
-    mode: str
-    acceleration_cutoff_hz: float
-    effort_limits: np.ndarray | None
-    clamp_free_scale: tuple[float, float] = (0.0, 0.0)  # (bare, loaded): no clamp up to |scale|
+    config: GravityConfig | None  # None: no robot description yet
 
 
 def _with_actuators(models: RobotModels | None, arm_config: str) -> RobotModels | None:
@@ -72,69 +88,34 @@ def _with_actuators(models: RobotModels | None, arm_config: str) -> RobotModels 
 
 
 class GravityCompensationNode(FeedforwardStageNode):
-    """Gravity feedforward stage (node name ``gravity_compensation``)."""
+    """Gravity feedforward stage (node name ``gravity_compensation``) around a
+    :class:`~gravity_friction_comp.stage.gravity.GravityStage`."""
 
     NODE_NAME = "gravity_compensation"
+    PARAMETERS = PARAMETERS
+    stage: GravityStage | None
 
     def __init__(self, **kwargs):
         self._description_xml: str | None = None
         self._holding = False
-        self._feedforward: InverseDynamicsFeedforward | None = None
-        self._motion: tuple[np.ndarray, np.ndarray] | None = None  # last (q̇, q̈)
         super().__init__(self.NODE_NAME, **kwargs)
-        self._holding = self._config.attached
-        self._reset_feedforward(self._config)
         self.create_subscription(Bool, "gripper/holding", self._on_holding, SETPOINT_QOS)
         latched = QoSProfile(
             depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
         )
         self.create_subscription(String, "robot_description", self._on_description, latched)
-        if self._config.models is None:
+        models = self._config.models
+        if models is None:
             self.get_logger().info(
                 "no robot_description/urdf_path parameter: waiting for the robot_description topic"
             )
         else:
-            self._log_model(self._config.models)
+            self._log_model(models)
 
-    def declare_stage_parameters(self) -> None:
-        declare_robot_parameters(self)
-        self.declare_parameter(
-            "mode",
-            "gravity",
-            ParameterDescriptor(
-                description="gravity | inverse_dynamics (M(q)qdd + C(q,qd)qd + g(q), no friction)"
-            ),
-        )
-        self.declare_parameter(
-            "acceleration_cutoff_hz",
-            20.0,
-            ParameterDescriptor(description="low-pass cutoff of the setpoint-velocity differentiation [Hz]"),
-        )
-        self.declare_parameter(
-            "arm_config",
-            "",
-            ParameterDescriptor(
-                description="per-arm YAML with an actuators: block (rotor inertia, gear ratio)"
-            ),
-        )
-        self.declare_parameter(
-            "effort_limit",
-            None,
-            ParameterDescriptor(
-                dynamic_typing=True,
-                description="|effort| limit per joint [N·m] overriding the URDF; unset: URDF",
-            ),
-        )
-
-    def build_config(self, values: Mapping[str, Any], changed: set[str], previous) -> Any:
-        if values["mode"] not in MODES:
-            raise ConfigError(
-                f"mode {values['mode']!r} unknown; valid choices: " + ", ".join(MODES),
-                key="mode",
-                value=values["mode"],
-            )
-        cutoff = values["acceleration_cutoff_hz"]
-        validate_acceleration_cutoff(cutoff)
+    def build_config(self, values: Mapping[str, Any], changed: set[str], previous) -> _Built:
+        # the cheap checks first (the same validators GravityConfig runs), then the model
+        validate_mode(values["mode"])
+        validate_acceleration_cutoff(values["acceleration_cutoff_hz"])
         models = build_robot_models(values, previous.models if previous else None, self._description_xml)
         if models is None and previous is not None and previous.models is not None:
             raise ConfigError(
@@ -143,101 +124,52 @@ class GravityCompensationNode(FeedforwardStageNode):
                 key="urdf_path",
             )
         models = _with_actuators(models, values["arm_config"])
-        attached = values["payload.attached"]
-        if previous is not None and "payload.attached" not in changed:
-            attached = previous.attached
-        limits = None  # checked once a model gives the joint count
-        if models is not None:
-            limits = effort_limits_from(values["effort_limit"], models.bare.n, models.bare.effort_limits)
-        clamp_free = (0.0, 0.0)
-        if models is not None:
-            clamp_free = (
-                clamp_free_scale(models.bare.gravity_bound, limits),
-                clamp_free_scale(models.loaded.gravity_bound, limits),
-            )
-        return _GravityConfig(models, bool(attached), values["mode"], float(cutoff), limits, clamp_free)
-
-    def _post_set_parameters(self, params) -> None:
-        pending = self._pending
-        if any(p.name == "payload.attached" for p in params) and pending is not None:
-            self._holding = pending[1].attached
-        super()._post_set_parameters(params)
-        if pending is not None:
-            self._reset_feedforward(pending[1])
-
-    def _reset_feedforward(self, config: _GravityConfig) -> None:
-        # Only the filter lives here; the torque is computed with the model in force.
-        previous = self._feedforward
-        if config.mode != "inverse_dynamics" or config.models is None:
-            self._feedforward, self._motion = None, None
-        elif (
-            previous is None
-            or previous.cutoff_hz != config.acceleration_cutoff_hz
-            or previous.model.joint_names != config.models.bare.joint_names
-        ):
-            self._feedforward = InverseDynamicsFeedforward(
-                config.models.bare.copy(), config.acceleration_cutoff_hz
-            )
-            self._motion = None
-
-    # ----------------------------------------------------------------- stage hooks
-    def _model(self, config):
-        return None if config.models is None else config.models.select(self._holding)
-
-    def model_joint_names(self, config) -> tuple[str, ...]:
-        model = self._model(config)
-        return () if model is None else model.joint_names
-
-    def effort_limits(self, config) -> np.ndarray:
-        return config.effort_limits
-
-    def term_within_limits(self, config, scale: float) -> bool:
-        # g(q) is bounded for every q (RobotModel.gravity_bound); M(q)q̈ is not.
-        if config.mode != "gravity" or config.models is None:
-            return False
-        return abs(scale) <= config.clamp_free_scale[self._holding]
-
-    def on_setpoint_accepted(self, setpoint, stamp) -> None:
-        if self._feedforward is None:
-            return
-        terms = self._feedforward.update(
-            setpoint.model_position(), setpoint.model_velocity(), self.setpoint_time(stamp)
+        if models is None:
+            return _Built(None, None)
+        config = GravityConfig(
+            models.bare,
+            models.loaded,
+            mode=values["mode"],
+            acceleration_cutoff_hz=values["acceleration_cutoff_hz"],
+            effort_limit=values["effort_limit"],
         )
-        self._motion = (terms.velocity, terms.acceleration)
-        if self._feedforward.velocity_clamped:
+        return _Built(models, config)
+
+    def configure_stage(self, settings, config: _Built, values, changed) -> None:
+        if "payload.attached" in changed:
+            self._holding = bool(values["payload.attached"])
+        stage = self.stage
+        if config.config is None:
+            return
+        if stage is None:
+            self.stage = GravityStage(config.config, settings, self._holding)
+        else:
+            stage.set_config(config.config)
+            stage.set_settings(settings)
+            stage.set_holding(self._holding)
+
+    def after_update(self) -> None:
+        if self.stage is not None and self.stage.velocity_clamped:
             self.warn_throttled(
                 "velocity_clamped",
                 "setpoint velocity beyond the URDF velocity "
                 "limit: clamped for the inverse-dynamics feedforward",
             )
 
-    def compute_term(self, setpoint, config):
-        model = self._model(config)
-        q = setpoint.model_position()
-        if config.mode == "inverse_dynamics" and self._motion is not None:
-            velocity, acceleration = self._motion
-            return model.inverse_dynamics(q, velocity, acceleration, include_friction=False)
-        # the checked call: it also drops |q| > ~1e154 (absurd, and mimic multipliers > 1
-        # would overflow it to NaN), which parsing alone lets through
-        return model.gravity(q)
-
-    def _process(self, msg, fresh):
-        if self._config.models is None:
-            self.warn_throttled(
-                "no_model",
-                "setpoint dropped: no robot model yet (set "
-                "robot_description or urdf_path, or publish robot_description)",
-            )
-            if fresh:
-                self._last_setpoint = msg
-            return
-        super()._process(msg, fresh)
+    def no_stage(self) -> None:
+        self.warn_throttled(
+            "no_model",
+            "setpoint dropped: no robot model yet (set "
+            "robot_description or urdf_path, or publish robot_description)",
+        )
 
     # ----------------------------------------------------------------- other inputs
     def _on_holding(self, msg: Bool) -> None:
         holding = bool(msg.data)
         if holding != self._holding:
             self._holding = holding
+            if self.stage is not None:
+                self.stage.set_holding(holding)
             self.get_logger().info(f"holding={holding}: payload {'attached' if holding else 'released'}")
             self.republish()
 
@@ -258,8 +190,9 @@ class GravityCompensationNode(FeedforwardStageNode):
             self._description_xml = previous_xml
             self.get_logger().error(f"robot_description rejected, keeping the last model: {error}")
             return
-        self._config = config
-        self._log_model(config.models)
+        self._configure(self.stage.settings if self.stage else settings_from(values), config, values, set())
+        if config.models is not None:
+            self._log_model(config.models)
         self.republish()
 
     def _log_model(self, models: RobotModels) -> None:

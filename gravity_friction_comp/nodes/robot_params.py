@@ -1,5 +1,8 @@
 """Robot-description and payload parameters, shared by every node that builds a RobotModel.
 
+Declared once (:data:`ROBOT_PARAMETERS`); turned into models by :func:`build_robot_models`.
+No rclpy import at module level.
+
 The gravity node and the bridge's simulated arm read the robot the same way, so a launch
 file passes the same parameters to both (one place for each fact: masses come from the URDF).
 
@@ -25,11 +28,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from rcl_interfaces.msg import ParameterDescriptor
 
 from gravity_friction_comp.errors import ConfigError, InputError, ModelError
 from gravity_friction_comp.model.payload import PAYLOAD_SHAPES, Payload
 from gravity_friction_comp.model.robot_model import RobotModel
+from gravity_friction_comp.nodes.parameters import Param, declare
 
 __all__ = [
     "ROBOT_PARAMETERS",
@@ -41,29 +44,31 @@ __all__ = [
 
 DESCRIPTION_KEYS = ("robot_description", "urdf_path", "xacro_args", "gravity")
 
-#: name → (default, description)
-ROBOT_PARAMETERS: dict[str, tuple[Any, str]] = {
-    "robot_description": ("", "URDF XML (takes precedence over urdf_path)"),
-    "urdf_path": ("", "URDF or .xacro file path"),
+_ROBOT_PARAMS = (
+    Param("robot_description", "", "URDF XML (takes precedence over urdf_path)"),
+    Param("urdf_path", "", "URDF or .xacro file path"),
     # [""] not []: rclpy cannot infer a type from an empty list; empty entries are skipped.
-    "xacro_args": ([""], "xacro mappings name:=value (for a .xacro urdf_path)"),
-    "gravity": ([0.0, 0.0, -9.81], "gravity vector in the base frame [m/s^2]"),
-    "payload.mass": (0.0, "payload mass [kg], 0 for none"),
-    "payload.shape": ("point", "payload shape: cylinder | box | sphere | point"),
-    "payload.radius": (0.0, "cylinder/sphere radius [m]"),
-    "payload.length": (0.0, "cylinder length [m]"),
-    "payload.size": ([0.0, 0.0, 0.0], "box edge lengths [m]"),
-    "payload.com": ([0.0, 0.0, 0.0], "payload centre of mass in the parent frame [m]"),
-    "payload.rpy": ([0.0, 0.0, 0.0], "payload orientation in the parent frame [rad]"),
-    "payload.parent": ("", "joint or link the payload is attached to"),
-    "payload.attached": (False, "initial holding state"),
-}
+    Param("xacro_args", [""], "xacro mappings name:=value (for a .xacro urdf_path)"),
+    Param("gravity", [0.0, 0.0, -9.81], "gravity vector in the base frame", unit="m/s^2"),
+    Param("payload.mass", 0.0, "payload mass, 0 for none", unit="kg", low=0.0),
+    Param("payload.shape", "point", "payload shape: cylinder | box | sphere | point"),
+    Param("payload.radius", 0.0, "cylinder/sphere radius", unit="m", low=0.0),
+    Param("payload.length", 0.0, "cylinder length", unit="m", low=0.0),
+    Param("payload.size", [0.0, 0.0, 0.0], "box edge lengths", unit="m"),
+    Param("payload.com", [0.0, 0.0, 0.0], "payload centre of mass in the parent frame", unit="m"),
+    Param("payload.rpy", [0.0, 0.0, 0.0], "payload orientation in the parent frame", unit="rad"),
+    Param("payload.parent", "", "joint or link the payload is attached to"),
+    Param("payload.attached", False, "initial holding state"),
+)
+
+#: name → :class:`~gravity_friction_comp.nodes.parameters.Param`, in declaration order
+#: (``list(ROBOT_PARAMETERS)`` gives the names; validation is :func:`build_robot_models`'s).
+ROBOT_PARAMETERS: dict[str, Param] = {p.name: p for p in _ROBOT_PARAMS}
 
 
 def declare_robot_parameters(node) -> None:
     """Declare :data:`ROBOT_PARAMETERS` on ``node`` (an ``rclpy.node.Node``)."""
-    for name, (default, description) in ROBOT_PARAMETERS.items():
-        node.declare_parameter(name, default, ParameterDescriptor(description=description))
+    declare(node, tuple(ROBOT_PARAMETERS.values()))
 
 
 def payload_from_values(values: Mapping[str, Any]) -> Payload | None:

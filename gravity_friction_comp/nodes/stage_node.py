@@ -1,9 +1,11 @@
 """Shared ROS 2 plumbing of a feedforward stage (gravity, friction).
 
 A stage subscribes ``joint_setpoint`` and publishes ``joint_command`` (incoming effort +
-scale·term) and its term alone on ``~/effort``. The numbers live in the ROS-free core
-(:mod:`gravity_friction_comp.stage.contract` and the model modules); this class only translates
-messages and parameters, validates parameter changes before they are accepted (the reason
+scale·term) and its term alone on ``~/effort``. The numbers live in the ROS-free stage objects
+(:mod:`gravity_friction_comp.stage.gravity`, :mod:`gravity_friction_comp.stage.friction`, on
+:class:`~gravity_friction_comp.stage.contract.FeedforwardStage`); this class only translates
+messages and parameters (declared once, :data:`STAGE_PARAMETERS` and each node's
+``PARAMETERS``), validates parameter changes before they are accepted (the reason
 is what ``ros2 param set`` prints), and republishes from the last setpoint whenever its
 output changes without a new setpoint.
 """
@@ -13,41 +15,56 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
 from gravity_friction_comp.errors import ConfigError, InputError
-from gravity_friction_comp.stage.contract import StageSettings, Throttle, apply_stage, parse_setpoint
+from gravity_friction_comp.nodes.parameters import Param, check, declare
+from gravity_friction_comp.stage.contract import MAX_SCALE, FeedforwardStage, StageSettings, Throttle
 
 __all__ = [
     "EXECUTOR_ENV",
     "FeedforwardStageNode",
     "SETPOINT_QOS",
+    "STAGE_PARAMETERS",
     "executor_choice",
     "make_executor",
     "run_node",
+    "settings_from",
     "spin_node",
 ]
 
 #: Setpoints and commands: keep-last, small depth, reliable (ARCHITECTURE.md).
 SETPOINT_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
 
+#: Parameters every stage node declares (:class:`StageSettings`).
+STAGE_PARAMETERS: tuple[Param, ...] = (
+    Param("enable", True, "false: term 0, the stage passes effort through unchanged"),
+    Param("scale", 1.0, "multiplier on the term", unit="-", low=-MAX_SCALE, high=MAX_SCALE),
+)
+
+
+def settings_from(values: Mapping[str, Any]) -> StageSettings:
+    """The :class:`StageSettings` of the ``enable`` and ``scale`` values (raises ConfigError)."""
+    return StageSettings(enabled=values["enable"], scale=values["scale"])
+
 
 class FeedforwardStageNode(Node):
-    """Base class: ``joint_setpoint`` → ``joint_command`` + ``~/effort``.
+    """Base class: ``joint_setpoint`` → ``joint_command`` + ``~/effort``, around a core stage.
 
-    Subclasses declare their parameters in :meth:`declare_stage_parameters`, turn the full
-    parameter mapping into a validated config in :meth:`build_config` (raising
-    :class:`ConfigError` with a reason) and compute their term in :meth:`compute_term`.
-
-    Parameters shared by every stage:
-        enable (bool): ``false`` → term 0, output effort = input effort.
-        scale (double): multiplier on the term.
+    The numbers are those of :attr:`stage` (a
+    :class:`~gravity_friction_comp.stage.contract.FeedforwardStage`); this class translates
+    messages and parameters. Subclasses list their parameters in :attr:`PARAMETERS`
+    (:data:`STAGE_PARAMETERS` included), turn the parameter values into a validated config in
+    :meth:`build_config` (raising :class:`ConfigError` with a reason) and apply it to the
+    stage in :meth:`configure_stage`.
     """
+
+    #: Every parameter the node declares, once (docs are generated from it).
+    PARAMETERS: tuple[Param, ...] = STAGE_PARAMETERS
 
     def __init__(self, node_name: str, **kwargs):
         super().__init__(node_name, **kwargs)
@@ -55,23 +72,19 @@ class FeedforwardStageNode(Node):
         self._last_setpoint: JointState | None = None
         self._pending: Any = None
         self._config: Any = None
-        self._settings = StageSettings()
+        #: The core stage (``None`` until a config exists, e.g. no robot model yet).
+        self.stage: FeedforwardStage | None = None
         self._declaring = True
         # Callbacks first, so launch-file values go through the same validation.
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(self._post_set_parameters)
-        self.declare_parameter(
-            "enable",
-            True,
-            ParameterDescriptor(description="false: term 0, the stage passes effort through unchanged"),
-        )
-        self.declare_parameter("scale", 1.0, ParameterDescriptor(description="multiplier on the term [-]"))
-        self.declare_stage_parameters()
+        declare(self, self.PARAMETERS)
         self._declaring = False
-        self._parameter_names = tuple(self.list_parameters([], 0).names)
+        self._parameter_names = tuple(p.name for p in self.PARAMETERS)
         values = self._current_values()
-        self._settings = self._settings_from(values)
-        self._config = self.build_config(values, set(values), None)
+        check(self.PARAMETERS, values)
+        settings = settings_from(values)
+        self._configure(settings, self.build_config(values, set(values), None), values, set(values))
         # Reused for every publication: publish() serialises at once, so nothing aliases.
         # The fields are set from typed values only (the incoming message, array('d'),
         # lists of float), so the generated per-assignment type assertions are skipped.
@@ -82,9 +95,6 @@ class FeedforwardStageNode(Node):
         self.create_subscription(JointState, "joint_setpoint", self._on_setpoint, SETPOINT_QOS)
 
     # ----------------------------------------------------------------- subclass hooks
-    def declare_stage_parameters(self) -> None:
-        """Declare the subclass's parameters (called once, from ``__init__``)."""
-
     def build_config(self, values: Mapping[str, Any], changed: set[str], previous: Any) -> Any:
         """Return the subclass's config for these parameter values.
 
@@ -96,34 +106,19 @@ class FeedforwardStageNode(Node):
         Raises:
             ConfigError: the change is rejected with ``str(error)`` as the reason.
         """
-        return None
-
-    def compute_term(self, setpoint, config) -> np.ndarray | None:
-        """(n_model,) [N·m] term in model order, or ``None`` for no term."""
         raise NotImplementedError
 
-    def model_joint_names(self, config) -> tuple[str, ...]:
-        """Names the stage computes for (the others pass through)."""
+    def configure_stage(
+        self, settings: StageSettings, config: Any, values: Mapping[str, Any], changed: set[str]
+    ) -> None:
+        """Create :attr:`stage` or hand it the accepted settings and config."""
         raise NotImplementedError
 
-    def effort_limits(self, config) -> np.ndarray:
-        """(n_model,) [N·m] limits applied to the outgoing effort."""
-        return np.full(len(self.model_joint_names(config)), np.inf)
+    def after_update(self) -> None:
+        """Hook run after the stage accepted a new setpoint (warnings about its state)."""
 
-    def term_within_limits(self, config, scale: float) -> bool:
-        """True when ``|scale·term| <= effort_limits`` is guaranteed for every setpoint.
-
-        Lets :func:`~gravity_friction_comp.stage.contract.apply_stage` skip the clamp (same result,
-        less time); the default promises nothing.
-        """
-        return False
-
-    def on_setpoint_accepted(self, setpoint, stamp) -> None:
-        """Hook for stages that keep state from setpoints (velocity estimation).
-
-        ``stamp`` is the setpoint's ``header.stamp``; :meth:`setpoint_time` turns it into
-        seconds (only stages that need a time pay for the conversion).
-        """
+    def no_stage(self) -> None:
+        """Hook run for a setpoint that arrives while there is no stage."""
 
     def setpoint_time(self, stamp) -> float:
         """[s] a setpoint's stamp, or this node's clock for an unstamped (zero) one."""
@@ -134,11 +129,7 @@ class FeedforwardStageNode(Node):
 
     # ----------------------------------------------------------------- parameters
     def _current_values(self) -> dict[str, Any]:
-        return {p.name: p.value for p in self.get_parameters(self._parameter_names)}
-
-    @staticmethod
-    def _settings_from(values: Mapping[str, Any]) -> StageSettings:
-        return StageSettings(enabled=values["enable"], scale=values["scale"])
+        return {p.name: p.value for p in self.get_parameters(list(self._parameter_names))}
 
     def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
         if self._declaring:
@@ -154,21 +145,26 @@ class FeedforwardStageNode(Node):
         proposed = {p.name: p.value for p in params}
         values.update(proposed)
         try:
-            settings = self._settings_from(values)
+            check(self.PARAMETERS, proposed)
+            settings = settings_from(values)
             config = self.build_config(values, set(proposed), self._config)
         except ConfigError as error:
             return SetParametersResult(successful=False, reason=str(error))
         except (TypeError, ValueError) as error:
             return SetParametersResult(successful=False, reason=f"invalid value: {error}")
-        self._pending = (settings, config)
+        self._pending = (settings, config, values, set(proposed))
         return SetParametersResult(successful=True)
 
     def _post_set_parameters(self, params: list[Parameter]) -> None:
         if self._pending is None:
             return
-        self._settings, self._config = self._pending
-        self._pending = None
+        pending, self._pending = self._pending, None
+        self._configure(*pending)
         self.republish()
+
+    def _configure(self, settings: StageSettings, config: Any, values: Mapping[str, Any], changed: set[str]):
+        self._config = config
+        self.configure_stage(settings, config, values, changed)
 
     # ----------------------------------------------------------------- data path
     def warn_throttled(self, key: str, message: str) -> None:
@@ -185,27 +181,25 @@ class FeedforwardStageNode(Node):
             self._process(self._last_setpoint, fresh=False)
 
     def _process(self, msg: JointState, fresh: bool) -> None:
-        config = self._config
-        try:
-            setpoint = parse_setpoint(
-                msg.name, msg.position, msg.velocity, msg.effort, self.model_joint_names(config)
-            )
-        except InputError as error:
-            self.warn_throttled(error.reason, f"setpoint dropped: {error}")
+        stage = self.stage
+        if stage is None:
+            if fresh:
+                self._last_setpoint = msg
+            self.no_stage()
             return
-        if fresh:
-            self._last_setpoint = msg
-            self.on_setpoint_accepted(setpoint, msg.header.stamp)
-        settings = self._settings
         try:
-            term = self.compute_term(setpoint, config) if settings.enabled else None
-            result = apply_stage(
-                setpoint,
-                term,
-                settings.scale,
-                self.effort_limits(config),
-                within_limits=self.term_within_limits(config, settings.scale),
-            )
+            if fresh:
+                kept = stage.kept
+                try:
+                    result = stage.update(
+                        msg.name, msg.position, msg.velocity, msg.effort, self.setpoint_time(msg.header.stamp)
+                    )
+                finally:
+                    if stage.kept is not kept:  # accepted (even if its term then failed)
+                        self._last_setpoint = msg
+                        self.after_update()
+            else:
+                result = stage.evaluate(msg.name, msg.position, msg.velocity, msg.effort)
         except InputError as error:
             self.warn_throttled(error.reason, f"setpoint dropped: {error}")
             return
@@ -318,6 +312,7 @@ def spin_node(node: Node) -> None:
 def run_node(node_class, args=None) -> None:
     """``main()`` body shared by the node executables: spin until SIGINT, then clean up."""
     import rclpy
+    from rclpy.exceptions import InvalidParameterValueException
     from rclpy.executors import ExternalShutdownException
 
     rclpy.init(args=args)
@@ -327,15 +322,16 @@ def run_node(node_class, args=None) -> None:
         spin_node(node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
-    except ConfigError as error:
-        # A bad start-up configuration: say why instead of a traceback.
+    except (ConfigError, InvalidParameterValueException) as error:
+        # A bad start-up configuration (rclpy refuses out-of-range values itself): say why
+        # instead of a traceback.
         import sys
 
         print(
             f"[{getattr(node_class, 'NODE_NAME', node_class.__name__)}] invalid configuration: {error}",
             file=sys.stderr,
         )
-        raise SystemExit(2)
+        raise SystemExit(2) from None
     finally:
         if node is not None:
             node.destroy_node()

@@ -152,6 +152,24 @@ class InverseDynamicsFeedforward:
             InputError: a vector not of shape (n,) (``reason="shape"``) or not finite
                 (``reason="nan"``), or a non-finite ``t``; the filter state is unchanged.
         """
+        q, v, a = self._motion(position, velocity, t)
+        effort = self._model.inverse_dynamics(q, v, a, include_friction=False)
+        return FeedforwardTerms(effort, np.array(v, dtype=float), a)
+
+    def motion(self, position, velocity, t: float) -> tuple[np.ndarray, np.ndarray]:
+        """Feed one setpoint and return (q̇, q̈) only, each (n,), without the torque.
+
+        For a caller that evaluates the torque itself on another model with the same joints
+        (the gravity stage picks the payload model per setpoint): the filters advance exactly
+        as in :meth:`update`, and no RNEA is spent here.
+
+        Raises:
+            InputError: as :meth:`update`.
+        """
+        _, v, a = self._motion(position, velocity, t)
+        return v, a
+
+    def _motion(self, position, velocity, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         q = self._check(position, "position")
         if not isinstance(t, (int, float, np.floating)) or not math.isfinite(t):
             raise InputError(f"t must be a finite time [s], got {t!r}", reason="nan")
@@ -167,8 +185,7 @@ class InverseDynamicsFeedforward:
         if self.velocity_clamped:
             v = np.clip(v, -limits, limits)
         a = self._accel.update(v, t)
-        effort = self._model.inverse_dynamics(q, v, a, include_friction=False)
-        return FeedforwardTerms(effort, np.array(v, dtype=float), a)
+        return q, v, a
 
     def _check(self, x, what: str) -> np.ndarray:
         try:

@@ -112,7 +112,7 @@ class VelocityEstimator:
         self._detect_jumps = bool(detect_jumps)
         self._tau = 1.0 / (2.0 * math.pi * validate_cutoff(cutoff_hz))
         self._last_q: np.ndarray | None = None
-        self._last_t: float | None = None
+        self._last_t = 0.0  # [s] meaningful only while _last_q is set
         self._v = np.zeros(self._n)
         #: Jumps that restarted the filter (``detect_jumps``).
         self.jumps = 0
@@ -120,7 +120,7 @@ class VelocityEstimator:
     def reset(self) -> None:
         """Forget history; the next update returns zeros."""
         self._last_q = None
-        self._last_t = None
+        self._last_t = 0.0
         self._v = np.zeros(self._n)
 
     def update(self, position: np.ndarray, t: float) -> np.ndarray:

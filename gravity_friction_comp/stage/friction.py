@@ -1,0 +1,212 @@
+"""The friction stage as a plain object: exactly what ``friction_feedforward_node`` publishes.
+
+For the stage's joints ``i`` of a setpoint (the other joints pass through):
+
+.. math::
+
+    \\tau_{out,i} = \\operatorname{clip}(\\tau_{in,i} + s\\,\\tau_{f,i}(\\dot q, \\tau_{in}),\\
+    -\\tau_{max,i},\\ \\tau_{max,i})
+
+with ``τ_f`` the :class:`~gravity_friction_comp.friction.models.FrictionModel` torque (the
+incoming effort is the load of BAM models), ``q̇`` from the setpoint, the measurement or
+differentiated positions (:class:`~gravity_friction_comp.stage.velocity.VelocitySelector`,
+deadband included), ``s`` the scale and ``τ_max`` the effort limits (``inf`` unless set).
+No rclpy import.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.friction.models import FrictionModel
+from gravity_friction_comp.stage.contract import (
+    FeedforwardStage,
+    JointMap,
+    Setpoint,
+    StageSettings,
+    effort_limits_from,
+)
+from gravity_friction_comp.stage.velocity import (
+    VelocitySelector,
+    validate_cutoff,
+    validate_deadband,
+    validate_velocity_source,
+)
+
+__all__ = ["FrictionConfig", "FrictionStage", "validate_joints"]
+
+
+def validate_joints(joints: Any) -> tuple[str, ...]:
+    """The stage's joint names, empty entries dropped (ROS string arrays cannot be empty).
+
+    Raises:
+        ConfigError: no name left, or a name repeated (key ``joints``).
+    """
+    names = tuple(j for j in (joints or ()) if j)
+    if not names:
+        raise ConfigError("joints must name the joints the friction arrays refer to", key="joints")
+    if len(set(names)) != len(names):
+        raise ConfigError(f"joints has duplicate names: {list(names)}", key="joints")
+    return names
+
+
+@dataclass(frozen=True, eq=False)
+class FrictionConfig:
+    """Validated configuration of a :class:`FrictionStage`.
+
+    Attributes:
+        model: The friction model, one entry per joint of ``joints``.
+        joints: Names the model's arrays refer to (a tuple once validated); empty: the
+            model's joint names.
+        effort_limit: ``None`` (no limit), one number or (n,) numbers [N·m], each > 0.
+        velocity_source: ``setpoint``, ``measured`` or ``differentiated``.
+        velocity_cutoff_hz: Low-pass cutoff of the differentiation [Hz], > 0.
+        velocity_deadband: |q̇| at or below this gives no friction [rad/s], >= 0.
+        effort_limits: (n,) [N·m] the limits in force (derived, read-only).
+
+    Raises:
+        ConfigError: no/duplicate joints, a model of another size, invalid velocity source
+            (choices listed), cutoff or deadband, bad effort limit (key named).
+    """
+
+    model: FrictionModel
+    joints: Sequence[str] = ()
+    effort_limit: Any = None
+    velocity_source: str = "setpoint"
+    velocity_cutoff_hz: float = 20.0
+    velocity_deadband: float = 0.0
+    effort_limits: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.model, FrictionModel):
+            raise ConfigError(f"model must be a FrictionModel, got {self.model!r}", key="model")
+        joints = validate_joints(self.joints or self.model.joint_names)
+        if self.model.n_joints != len(joints):
+            raise ConfigError(
+                f"the friction model has {self.model.n_joints} joints, joints names {len(joints)}",
+                key="joints",
+            )
+        object.__setattr__(self, "joints", joints)
+        validate_velocity_source(self.velocity_source)
+        object.__setattr__(self, "velocity_cutoff_hz", validate_cutoff(self.velocity_cutoff_hz))
+        object.__setattr__(self, "velocity_deadband", validate_deadband(self.velocity_deadband))
+        limits = effort_limits_from(self.effort_limit, len(joints))
+        limits.setflags(write=False)
+        object.__setattr__(self, "effort_limits", limits)
+
+    def velocity_key(self) -> tuple:
+        """What the velocity selector depends on (a change restarts it)."""
+        return (self.joints, self.velocity_source, self.velocity_cutoff_hz, self.velocity_deadband)
+
+
+def _checked(config: FrictionConfig) -> FrictionConfig:
+    if not isinstance(config, FrictionConfig):
+        raise ConfigError(f"config must be a FrictionConfig, got {config!r}", key="config")
+    return config
+
+
+def _selector(config: FrictionConfig) -> VelocitySelector:
+    return VelocitySelector(
+        len(config.joints), config.velocity_source, config.velocity_cutoff_hz, config.velocity_deadband
+    )
+
+
+class FrictionStage(FeedforwardStage):
+    """Friction feedforward stage, ROS-free (see the module docstring).
+
+    Args:
+        config: :class:`FrictionConfig`.
+        settings: enable and scale (:class:`StageSettings`; default enabled, scale 1).
+
+    Raises:
+        ConfigError: ``config`` not a FrictionConfig.
+
+    Not thread-safe (the velocity filter state).
+    """
+
+    def __init__(self, config: FrictionConfig, settings: StageSettings | None = None):
+        super().__init__(settings)
+        self._config = _checked(config)
+        self._joints = tuple(config.joints)
+        self._selector = _selector(config)
+        self._velocity: np.ndarray | None = None  # q̇ of the last setpoint, model order
+
+    @property
+    def config(self) -> FrictionConfig:
+        """The configuration in force."""
+        return self._config
+
+    @property
+    def selector(self) -> VelocitySelector:
+        """The velocity source (its ``jumps`` and ``fell_back`` tell what to warn about)."""
+        return self._selector
+
+    @property
+    def velocity(self) -> np.ndarray | None:
+        """(n,) [rad/s] the q̇ the last setpoint's term used (``None`` before the first)."""
+        return self._velocity
+
+    def set_config(self, config: FrictionConfig) -> None:
+        """Use ``config`` from the next computation on.
+
+        The velocity selector (filter state, last measurement) survives a change that keeps
+        the joints and the velocity settings; otherwise it restarts, and a change of joints
+        also forgets the last setpoint (:meth:`repeat` gives ``None`` until the next one).
+
+        Raises:
+            ConfigError: not a FrictionConfig.
+        """
+        previous = self._config
+        config = _checked(config)
+        if previous.velocity_key() != config.velocity_key():
+            self._selector = _selector(config)
+        if previous.joints != config.joints:
+            self._velocity, self._last = None, None
+        self._config, self._joints = config, tuple(config.joints)
+
+    def update_measured(self, names: Sequence[str], velocity: Sequence[float]) -> bool:
+        """A measured ``joint_states`` velocity, (m,) by name; used for ``velocity_source: measured``.
+
+        Returns:
+            ``True`` when stored, ``False`` when the source is not ``measured`` (ignored).
+
+        Raises:
+            InputError: ``reason`` ``"length_mismatch"``, ``"duplicate_names"``,
+                ``"missing_joints"`` or ``"not_finite"``; nothing is stored.
+        """
+        if self._config.velocity_source != "measured":
+            return False
+        if len(velocity) != len(names):
+            raise InputError("joint_states velocity does not match its names", reason="length_mismatch")
+        index = JointMap.for_names(names, self._config.joints).index
+        measured = np.asarray(velocity, dtype=float)[index]
+        if not np.isfinite(measured).all():
+            raise InputError("non-finite measured velocity", reason="not_finite")
+        self._selector.update_measured(measured)
+        return True
+
+    # ---- stage hooks ---------------------------------------------------------------------
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        return self._joints
+
+    def effort_limits(self) -> np.ndarray:
+        return self._config.effort_limits
+
+    def _accept(self, setpoint: Setpoint, t: float) -> None:
+        self._velocity = self._selector.velocity(setpoint.model_position(), setpoint.model_velocity(), t)
+
+    def _term(self, setpoint: Setpoint) -> np.ndarray | None:
+        model = self._config.model
+        if model.is_zero:
+            return None  # bit-identical pass-through
+        if self._velocity is None:  # evaluate() before any update(): no q̇ to use yet
+            raise InputError("no velocity yet: feed a setpoint with update() first", reason="no_velocity")
+        load = setpoint.model_effort() if model.uses_load else None
+        # parse_setpoint and the selector hand over finite float64 (n,) arrays only
+        return model.torque(self._velocity, load, checked=False)

@@ -1,0 +1,150 @@
+"""Tests of gravity_friction_comp.stage.friction (the friction stage as a plain object).
+
+Independent routes: the friction law of config/palletizer_arm.yaml written out by hand
+(Coulomb tanh + viscous), the backward-difference + backward-Euler RC filter by hand, and
+the stage contract's formula applied by hand.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.friction.models import FrictionModel
+from gravity_friction_comp.stage.contract import StageSettings
+from gravity_friction_comp.stage.friction import FrictionConfig, FrictionStage
+
+JOINTS = ["base_yaw", "shoulder_pitch", "beam_pitch"]
+BREAKAWAY = np.array([0.12, 0.20, 0.10])  # config/palletizer_arm.yaml, restated
+EPS = 0.02
+VISCOUS = np.array([0.02, 0.04, 0.02])
+NAMES = ["shoulder_pitch", "gripper", "beam_pitch", "base_yaw"]
+INDEX = [3, 0, 2]
+
+
+def _hand(v):
+    return np.array([b * math.tanh(x / EPS) + c * x for b, x, c in zip(BREAKAWAY, v, VISCOUS)])
+
+
+@pytest.fixture(scope="module")
+def model(repo_root):
+    return FrictionModel.from_yaml(str(repo_root / "config" / "palletizer_arm.yaml"), JOINTS)
+
+
+def _model_order(values):
+    return np.asarray(values)[INDEX]
+
+
+def test_setpoint_velocity_scale_limit_and_pass_through(model):
+    stage = FrictionStage(
+        FrictionConfig(model, JOINTS, effort_limit=[9.0, 9.0, 0.05]), StageSettings(scale=2.0)
+    )
+    v_msg = [0.05, 3.0, -0.01, 0.3]
+    incoming = [1.0, 0.7, 0.0, -0.5]
+    res = stage.update(NAMES, [0.0] * 4, v_msg, incoming, 1.0)
+    expected = _model_order(incoming) + 2.0 * _hand(_model_order(v_msg))
+    expected[2] = np.clip(expected[2], -0.05, 0.05)  # beam_pitch clamped to its 0.05 N·m limit
+    assert abs(expected[2]) == 0.05
+    np.testing.assert_allclose(_model_order(res.effort), expected, rtol=0, atol=1e-12)
+    assert res.effort[1] == 0.7 and res.clamped == ("beam_pitch",)
+    stage.set_enabled(False)
+    assert [x.hex() for x in stage.repeat().effort] == [float(x).hex() for x in incoming]
+
+
+def test_measured_velocity_and_deadband(model):
+    stage = FrictionStage(FrictionConfig(model, JOINTS, velocity_source="measured", velocity_deadband=0.003))
+    res = stage.update(JOINTS, [0.0] * 3, [0.5] * 3, [], 0.0)
+    assert res.effort.tolist() == [0.0, 0.0, 0.0]  # no measurement yet: zeros
+    half_lsb = 10.0 / 4095  # MIT feedback at rest reads ±½ LSB
+    assert stage.update_measured(["gripper", *JOINTS], [9.0, half_lsb, -half_lsb, half_lsb])
+    assert stage.update(JOINTS, [0.0] * 3, [0.5] * 3, [], 0.01).effort.tolist() == [0.0, 0.0, 0.0]
+    stage.update_measured(JOINTS[::-1], [0.0, -0.2, 0.2])
+    res = stage.update(JOINTS, [0.0] * 3, [0.5] * 3, [], 0.02)
+    np.testing.assert_allclose(res.effort, _hand([0.2, -0.2, 0.0]), atol=1e-12)
+    for names, velocity, reason in (
+        (JOINTS, [0.0, 0.0], "length_mismatch"),
+        (JOINTS[:2], [0.0, 0.0], "missing_joints"),
+        (JOINTS, [0.0, math.nan, 0.0], "not_finite"),
+    ):
+        with pytest.raises(InputError) as info:
+            stage.update_measured(names, velocity)
+        assert info.value.reason == reason
+    # another source ignores measurements
+    assert not FrictionStage(FrictionConfig(model, JOINTS)).update_measured(JOINTS, [1.0] * 3)
+
+
+def test_differentiated_velocity_by_hand(model):
+    cutoff = 10.0
+    stage = FrictionStage(
+        FrictionConfig(model, JOINTS, velocity_source="differentiated", velocity_cutoff_hz=cutoff)
+    )
+    tau = 1.0 / (2.0 * math.pi * cutoff)
+    rng = np.random.default_rng(2)
+    q_last, t_last, v_hat = None, None, np.zeros(3)
+    for k in range(5):
+        t = 3.0 + 0.01 * k
+        q = rng.uniform(-0.1, 0.1, 3)
+        res = stage.update(JOINTS, q, [], [], t)
+        if q_last is not None:
+            dt = t - t_last
+            v_hat = v_hat + dt / (dt + tau) * ((q - q_last) / dt - v_hat)
+        q_last, t_last = q, t
+        np.testing.assert_allclose(stage.velocity, v_hat, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(res.effort, _hand(v_hat), rtol=1e-12, atol=1e-15)
+    assert np.any(v_hat != 0.0)
+
+
+def test_set_config_keeps_or_restarts_the_velocity_state(model):
+    stage = FrictionStage(FrictionConfig(model, JOINTS, velocity_source="measured"))
+    stage.update_measured(JOINTS, [0.2, 0.2, 0.2])
+    stage.update(JOINTS, [0.0] * 3, [], [], 0.0)
+    # new coefficients, same velocity settings: the measurement is kept
+    stage.set_config(FrictionConfig(model.with_updates(eps=0.05), JOINTS, velocity_source="measured"))
+    assert stage.update(JOINTS, [0.0] * 3, [], [], 0.1).effort[0] > 0.0
+    # new velocity settings: the selector restarts (no measurement yet -> zeros)
+    stage.set_config(FrictionConfig(model, JOINTS, velocity_source="measured", velocity_deadband=0.001))
+    assert stage.update(JOINTS, [0.0] * 3, [], [], 0.2).effort.tolist() == [0.0] * 3
+    # other joints: the kept setpoint is forgotten
+    stage.set_config(FrictionConfig(FrictionModel(["a"], breakaway=0.1), ["a"]))
+    assert stage.repeat() is None
+
+
+def test_zero_model_is_a_bit_identical_pass_through():
+    stage = FrictionStage(FrictionConfig(FrictionModel(JOINTS, breakaway=0.5, enabled=False)))
+    incoming = [0.1 + 0.2, -0.0, 1e-300]
+    res = stage.update(JOINTS, [0.0] * 3, [1.0] * 3, incoming, 0.0)
+    assert [x.hex() for x in res.effort] == [float(x).hex() for x in incoming]
+
+
+def test_evaluate_before_any_update_has_no_velocity(model):
+    stage = FrictionStage(FrictionConfig(model, JOINTS))
+    with pytest.raises(InputError) as info:
+        stage.evaluate(JOINTS, [0.0] * 3, [0.1] * 3, [])
+    assert info.value.reason == "no_velocity"
+
+
+@pytest.mark.parametrize(
+    "kwargs,key",
+    [
+        ({"joints": ["a", "a", "b"]}, "joints"),
+        ({"joints": ["", ""]}, "joints"),
+        ({"joints": ["a", "b"]}, "joints"),
+        ({"velocity_source": "psychic"}, "velocity_source"),
+        ({"velocity_cutoff_hz": 0.0}, "velocity_cutoff_hz"),
+        ({"velocity_deadband": -1.0}, "velocity_deadband"),
+        ({"effort_limit": 0.0}, "effort_limit"),
+    ],
+)
+def test_config_validation_names_the_key(model, kwargs, key):
+    with pytest.raises(ConfigError) as info:
+        FrictionConfig(model, **{"joints": JOINTS, **kwargs})
+    assert info.value.key == key
+
+
+def test_joints_default_to_the_model_names(model):
+    assert FrictionConfig(model).joints == tuple(JOINTS)
+    with pytest.raises(ConfigError):
+        FrictionConfig(FrictionModel(3, breakaway=0.1))  # a count-only model names no joints

@@ -1,0 +1,194 @@
+"""Tests of gravity_friction_comp.stage.gravity (the gravity stage as a plain object).
+
+Independent routes: gravity and inverse dynamics rebuilt from plain Pinocchio on the
+unreduced model with a hand-written coupling matrix, the acceleration filter written out by
+hand, and the stage contract's formula (clip of incoming + scale·term) applied by hand.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from gravity_friction_comp.errors import ConfigError, DimensionError, InputError
+from gravity_friction_comp.model.actuator import ActuatorModel
+from gravity_friction_comp.model.payload import Payload
+from gravity_friction_comp.model.robot_model import RobotModel
+from gravity_friction_comp.stage.contract import StageSettings
+from gravity_friction_comp.stage.gravity import GravityConfig, GravityStage
+
+# palletizer: full joints base_yaw, shoulder_pitch, crank_parallel (= -shoulder), beam_pitch,
+# beam_parallel (= -beam), written by hand from urdf/palletizer.urdf
+G = np.array([[1, 0, 0], [0, 1, 0], [0, -1, 0], [0, 0, 1], [0, 0, -1]], dtype=float)
+NAMES = ["gripper", "beam_pitch", "base_yaw", "shoulder_pitch"]  # shuffled + a joint it lacks
+INDEX = [2, 3, 1]  # message index of base_yaw, shoulder_pitch, beam_pitch
+
+
+@pytest.fixture(scope="module")
+def models(repo_root):
+    bare = RobotModel.from_urdf(repo_root / "urdf" / "palletizer.urdf")
+    loaded = bare.with_payload(Payload.cylinder(0.4, 0.033, 0.12, com=(0.0, 0.0, -0.07), parent="tool"))
+    return bare, loaded
+
+
+def _pin_gravity(model, q):
+    full = model.full_model
+    return G.T @ pin.computeGeneralizedGravity(full, full.createData(), model.full_configuration(q))
+
+
+def _pin_id(model, q, v, a):
+    full = model.full_model
+    qf = model.full_configuration(q)
+    return G.T @ pin.rnea(full, full.createData(), qf, G @ v, G @ a)
+
+
+def _in_model_order(values):
+    return np.asarray(values)[INDEX]
+
+
+def test_gravity_mode_scale_limits_holding_and_pass_through(models):
+    bare, loaded = models
+    stage = GravityStage(GravityConfig(bare, loaded), StageSettings(scale=0.5))
+    assert stage.joint_names == bare.joint_names
+    q_msg = [0.7, -0.3, 0.2, 0.5]
+    incoming = [1.5, 0.25, -0.5, 0.125]
+    res = stage.update(NAMES, q_msg, [], incoming, 0.0)
+    q = _in_model_order(q_msg)
+    expected = _in_model_order(incoming) + 0.5 * _pin_gravity(bare, q)
+    np.testing.assert_allclose(_in_model_order(res.effort), expected, rtol=0, atol=1e-12)
+    assert res.effort[0] == 1.5 and res.term[0] == 0.0  # the gripper passes through
+    np.testing.assert_allclose(_in_model_order(res.term), 0.5 * _pin_gravity(bare, q), atol=1e-12)
+    # holding: the payload model, recomputed from the kept setpoint
+    stage.set_holding(True)
+    held = stage.repeat()
+    np.testing.assert_allclose(_in_model_order(held.term), 0.5 * _pin_gravity(loaded, q), atol=1e-12)
+    assert not np.allclose(held.term, res.term)
+    # effort limits: the URDF's by default, overridden by effort_limit; clamped joints named
+    stage.set_config(GravityConfig(bare, loaded, effort_limit=[0.01, 0.02, 0.03]))
+    clamped = stage.repeat()
+    assert np.all(np.abs(_in_model_order(clamped.effort)) <= [0.01, 0.02, 0.03])
+    assert set(clamped.clamped) == set(bare.joint_names)
+    # disabled: the incoming effort, bit for bit
+    stage.set_enabled(False)
+    off = stage.repeat()
+    assert [x.hex() for x in off.effort] == [float(x).hex() for x in incoming]
+
+
+def test_effort_limits_default_to_the_urdf(models):
+    bare, _ = models
+    assert GravityConfig(bare).effort_limits.tolist() == bare.effort_limits.tolist()
+    assert GravityConfig(bare, effort_limit=2.0).effort_limits.tolist() == [2.0] * 3
+    assert GravityConfig(bare).payload_model is bare
+
+
+def test_inverse_dynamics_mode_filters_acceleration_and_runs_rnea_once(models, monkeypatch):
+    bare, loaded = models
+    act = ActuatorModel(3, rotor_inertia=[1e-5, 4e-5, 2e-5], gear_ratio=[10.0, 30.0, 8.0], viscous=0.3)
+    bare_a, loaded_a = bare.with_actuators(act), loaded.with_actuators(act)
+    cutoff = 15.0
+    stage = GravityStage(
+        GravityConfig(bare_a, loaded_a, mode="inverse_dynamics", acceleration_cutoff_hz=cutoff)
+    )
+    calls = []
+    original = pin.rnea
+    monkeypatch.setattr(pin, "rnea", lambda *a: calls.append(1) or original(*a))
+    tau_rc = 1.0 / (2.0 * math.pi * cutoff)
+    reflected = np.array([1e-5 * 100, 4e-5 * 900, 2e-5 * 64])  # n²J by hand [kg·m²]
+    rng = np.random.default_rng(3)
+    accel, last_v, last_t = np.zeros(3), None, None
+    for k in range(6):
+        t = 2.0 + 0.004 * k
+        q_msg = rng.uniform(-0.6, 0.6, 4)
+        v_msg = rng.uniform(-1.0, 1.0, 4)
+        n_calls = len(calls)
+        res = stage.update(NAMES, q_msg, v_msg, [], t)
+        assert len(calls) == n_calls + 1  # one RNEA per setpoint
+        q, v = _in_model_order(q_msg), _in_model_order(v_msg)
+        if last_v is not None:  # backward difference through the backward-Euler RC by hand
+            dt = t - last_t
+            accel = accel + dt / (dt + tau_rc) * ((v - last_v) / dt - accel)
+        last_v, last_t = v, t
+        expected = _pin_id(bare, q, v, accel) + reflected * accel  # no friction (viscous left out)
+        np.testing.assert_allclose(_in_model_order(res.term), expected, rtol=1e-12, atol=1e-12)
+    assert np.any(accel != 0.0)
+    # the payload model while holding, same filter state (a repeat does not advance it)
+    stage.set_holding(True)
+    held = stage.repeat()
+    expected = _pin_id(loaded, q, v, accel) + reflected * accel
+    np.testing.assert_allclose(_in_model_order(held.term), expected, rtol=1e-12, atol=1e-12)
+    # back to gravity mode: g(q) of the kept setpoint
+    stage.set_config(GravityConfig(bare_a, loaded_a))
+    np.testing.assert_allclose(_in_model_order(stage.repeat().term), _pin_gravity(loaded, q), atol=1e-12)
+
+
+def test_velocity_beyond_the_urdf_limit_is_clamped_and_flagged(models):
+    bare, _ = models
+    stage = GravityStage(GravityConfig(bare, mode="inverse_dynamics"))
+    limits = bare.velocity_limits
+    fast = 2.0 * limits
+    stage.update(list(bare.joint_names), [0.1, 0.2, 0.3], fast, [], 1.0)
+    assert stage.velocity_clamped
+    res = stage.update(list(bare.joint_names), [0.1, 0.2, 0.3], fast, [], 1.001)
+    np.testing.assert_allclose(
+        res.term, _pin_id(bare, np.array([0.1, 0.2, 0.3]), limits, np.zeros(3)), atol=1e-9
+    )
+    stage.update(list(bare.joint_names), [0.1, 0.2, 0.3], 0.5 * limits, [], 1.002)
+    assert not stage.velocity_clamped
+
+
+def test_bad_setpoints_are_refused_and_not_kept(models):
+    bare, _ = models
+    stage = GravityStage(GravityConfig(bare))
+    assert stage.repeat() is None and stage.kept is None
+    for names, q, reason in (
+        (["base_yaw", "shoulder_pitch"], [0.0, 0.0], "missing_joints"),
+        (list(bare.joint_names), [0.0, math.nan, 0.0], "not_finite"),
+    ):
+        with pytest.raises(InputError) as info:
+            stage.update(names, q, [], [], 0.0)
+        assert info.value.reason == reason
+    assert stage.kept is None
+    # finite but absurd |q|: parsed and kept, then refused by the model's checked call
+    with pytest.raises(InputError), np.errstate(over="ignore"):
+        stage.update(list(bare.joint_names), [1e200, 0.0, 0.0], [], [], 0.0)
+    assert stage.kept is not None
+
+
+@pytest.mark.parametrize(
+    "kwargs,key",
+    [
+        ({"mode": "magic"}, "mode"),
+        ({"acceleration_cutoff_hz": 0.0}, "acceleration_cutoff_hz"),
+        ({"acceleration_cutoff_hz": math.inf}, "acceleration_cutoff_hz"),
+        ({"effort_limit": -1.0}, "effort_limit"),
+    ],
+)
+def test_config_validation_names_the_key(models, kwargs, key):
+    bare, _ = models
+    with pytest.raises(ConfigError) as info:
+        GravityConfig(bare, **kwargs)
+    assert info.value.key == key
+
+
+def test_config_refuses_other_models(models, repo_root):
+    bare, _ = models
+    with pytest.raises(DimensionError):
+        GravityConfig(bare, effort_limit=[1.0, 2.0])
+    with pytest.raises(ConfigError, match="valid choices: gravity, inverse_dynamics"):
+        GravityConfig(bare, mode="dynamics")
+    other = RobotModel.from_urdf(
+        '<robot name="r"><link name="a"/><link name="b"><inertial><mass value="1"/>'
+        '<inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>'
+        '<joint name="j" type="revolute"><parent link="a"/><child link="b"/><axis xyz="0 1 0"/>'
+        '<limit effort="1" velocity="1" lower="-1" upper="1"/></joint></robot>'
+    )
+    with pytest.raises(ConfigError) as info:
+        GravityConfig(bare, other)
+    assert info.value.key == "payload_model"
+    with pytest.raises(ConfigError):
+        GravityStage(GravityConfig(bare), holding=1)
+    with pytest.raises(ConfigError):
+        GravityStage(GravityConfig(bare)).set_scale(math.nan)
