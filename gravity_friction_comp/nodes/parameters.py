@@ -163,8 +163,9 @@ def markdown_table(params: Sequence[Param]) -> str:
     ]
     for p in params:
         rng = "" if p.low is None and p.high is None else _range(p)
+        desc = p.description.replace("|", r"\|")  # GFM: an escaped pipe stays in its cell
         rows.append(
             f"| `{p.name}` | {p.type} | {_cell(p.default)} | {p.unit} | {rng} | "
-            f"{'no' if p.read_only else 'yes'} | {p.description.replace('|', '/')} |"
+            f"{'no' if p.read_only else 'yes'} | {desc} |"
         )
     return "\n".join(rows) + "\n"
