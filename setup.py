@@ -33,6 +33,7 @@ setup(
             f"setpoint_player = {PACKAGE}.nodes.setpoint_player:main",
             f"gfc_demo = {PACKAGE}.tools.demo:main",
             f"identify_friction = {PACKAGE}.tools.identify_friction:main",
+            f"excite = {PACKAGE}.tools.excite:main",
         ],
     },
 )

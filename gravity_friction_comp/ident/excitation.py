@@ -432,9 +432,3 @@ def record_simulated(
         bus.shutdown()
         sim.stop()
     return JointStateLog(tuple(joints), np.asarray(t_log), np.array(q_log), np.array(v_log), np.array(e_log))
-
-
-if __name__ == "__main__":  # README's `python -m gravity_friction_comp.ident.excitation`
-    from gravity_friction_comp.tools.excite import main
-
-    raise SystemExit(main())
