@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from gravity_friction_comp.errors import ConfigError, DimensionError, InputError
+from gravity_friction_comp.errors import ConfigError, DimensionError, InputError, Reason
 
 __all__ = ["frame_bytes", "number", "per_joint", "read_text", "read_yaml", "short_repr", "string_keys"]
 
@@ -136,7 +136,7 @@ def frame_bytes(data: Any, what: str = "CAN frame data") -> bytes:
         The payload as ``bytes`` (any length; callers check the length their format needs).
 
     Raises:
-        InputError: ``reason="type"`` for anything else -- notably a number (Python or
+        InputError: reason ``Reason.TYPE`` for anything else -- notably a number (Python or
             numpy), which ``bytes()`` would silently turn into that many zero bytes, a
             numpy array of another dtype or a memoryview of wider items (their raw memory is
             not the payload), ``None`` and ``str``.
@@ -144,16 +144,18 @@ def frame_bytes(data: Any, what: str = "CAN frame data") -> bytes:
     if isinstance(data, bytes):
         return data
     if data is None or isinstance(data, (numbers.Number, np.generic, str)):
-        raise InputError(f"{what} must be bytes, got {type(data).__name__} {data!r}", reason="type")
+        raise InputError(f"{what} must be bytes, got {type(data).__name__} {data!r}", reason=Reason.TYPE)
     if isinstance(data, np.ndarray) and data.dtype != np.uint8:
-        raise InputError(f"{what} must be bytes, got a {data.dtype} array", reason="type")
+        raise InputError(f"{what} must be bytes, got a {data.dtype} array", reason=Reason.TYPE)
     if isinstance(data, memoryview) and data.itemsize != 1:
-        raise InputError(f"{what} must be bytes, got a memoryview of {data.format!r} items", reason="type")
+        raise InputError(
+            f"{what} must be bytes, got a memoryview of {data.format!r} items", reason=Reason.TYPE
+        )
     try:
         return bytes(data)
     except Exception as error:  # noqa: BLE001 - whatever a foreign __bytes__/__iter__ raises
         raise InputError(
-            f"{what} must be bytes (or ints 0-255), got {data!r}: {error}", reason="type"
+            f"{what} must be bytes (or ints 0-255), got {data!r}: {error}", reason=Reason.TYPE
         ) from None
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.errors import ConfigError, InputError, Reason
 from gravity_friction_comp.model.actuator import ActuatorModel
 from gravity_friction_comp.model.robot_model import RobotModel
 from gravity_friction_comp.stage.inverse_dynamics import InverseDynamicsFeedforward
@@ -177,14 +177,14 @@ def test_bad_inputs_leave_the_filter_unchanged(geared):
     run(ref, 20)
     t, q, v = sine_setpoints(20)
     for bad_q, bad_v, bad_t, reason in (
-        ([0.1, 0.2], v, t, "shape"),
-        (q, [0.0, math.nan, 0.0], t, "nan"),
-        (q, v, math.inf, "nan"),
-        (q, ["x", 1, 2], t, "shape"),
+        ([0.1, 0.2], v, t, Reason.SHAPE),
+        (q, [0.0, math.nan, 0.0], t, Reason.NOT_FINITE),
+        (q, v, math.inf, Reason.NOT_FINITE),
+        (q, ["x", 1, 2], t, Reason.SHAPE),
     ):
         with pytest.raises(InputError) as err:
             ff.update(bad_q, bad_v, bad_t)
-        assert err.value.reason == reason
+        assert err.value.reason is reason
     with pytest.raises(ConfigError):
         InverseDynamicsFeedforward("not a model")
     np.testing.assert_array_equal(ff.update(q, v, t).effort, ref.update(q, v, t).effort)

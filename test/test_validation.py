@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from gravity_friction_comp.errors import ConfigError, DimensionError
+from gravity_friction_comp.errors import ConfigError, DimensionError, Reason
 from gravity_friction_comp.validation import number, per_joint
 
 
@@ -74,7 +74,7 @@ def test_frame_bytes_accepts_payload_types_and_refuses_the_rest():
     for bad in (3, 3.0, None, "010203", [1, 2, 256], [-1], [object()]):
         with pytest.raises(InputError) as info:
             frame_bytes(bad, "test frame")
-        assert info.value.reason == "type" and "test frame" in str(info.value)
+        assert info.value.reason is Reason.TYPE and "test frame" in str(info.value)
 
 
 def test_frame_bytes_refuses_numpy_numbers_and_wide_arrays():

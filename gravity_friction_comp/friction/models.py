@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.errors import ConfigError, InputError, Reason
 from gravity_friction_comp.friction.bam import BamParameters
 from gravity_friction_comp.friction.bam_solver import BamStack
 from gravity_friction_comp.friction.params import (
@@ -299,7 +299,7 @@ class FrictionModel:
             New float64 array (n,); exactly +0.0 entries where the term vanishes.
 
         Raises:
-            InputError: wrong shape (``reason="shape"``) or non-finite values (``"nan"``).
+            InputError: wrong shape (reason ``Reason.SHAPE``) or non-finite values (``Reason.NOT_FINITE``).
         """
         p = self._params
         v = _input("velocity", velocity, p.n_joints) if checked else velocity
@@ -341,10 +341,10 @@ def _input(key: str, value: Any, n: int) -> np.ndarray:
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError) as exc:
-        raise InputError(f"{key}: expected {n} numbers, got {value!r}", reason="type") from exc
+        raise InputError(f"{key}: expected {n} numbers, got {value!r}", reason=Reason.TYPE) from exc
     if arr.shape != (n,):
-        raise InputError(f"{key}: expected shape ({n},), got {arr.shape}", reason="shape")
+        raise InputError(f"{key}: expected shape ({n},), got {arr.shape}", reason=Reason.SHAPE)
     # one dot product screens for NaN/inf; only a non-finite (or overflowing) one looks closer
     if not math.isfinite(arr.dot(arr)) and not np.isfinite(arr).all():
-        raise InputError(f"{key}: non-finite values {arr.tolist()}", reason="nan")
+        raise InputError(f"{key}: non-finite values {arr.tolist()}", reason=Reason.NOT_FINITE)
     return arr

@@ -15,7 +15,7 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.errors import ConfigError, InputError, Reason
 from gravity_friction_comp.mit.motor_table import MotorLimits
 from gravity_friction_comp.validation import frame_bytes
 
@@ -139,7 +139,7 @@ def limits_from_damiao_registers(base: MotorLimits, registers: Mapping[int, floa
         New :class:`MotorLimits`.
 
     Raises:
-        InputError: a reported range that is not finite and > 0 (reason ``"bad_register"``);
+        InputError: a reported range that is not finite and > 0 (reason ``Reason.RANGE``);
             the caller should keep the table and report it.
     """
     if base.family != "damiao":
@@ -157,7 +157,7 @@ def limits_from_damiao_registers(base: MotorLimits, registers: Mapping[int, floa
         if not math.isfinite(v) or v <= 0.0:
             raise InputError(
                 f"Damiao register {rid} ({name}) reported {value!r}; expected finite > 0",
-                reason="bad_register",
+                reason=Reason.RANGE,
             )
         changes[name] = v
     return replace(base, **changes)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 
-from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.errors import ConfigError, InputError, Reason
 from gravity_friction_comp.mit.codec import MitCommand, decode_command
 from gravity_friction_comp.mit.cubemars_feedback import CubeMarsError, encode_feedback_cubemars
 from gravity_friction_comp.mit.damiao_feedback import DamiaoState, encode_feedback_damiao
@@ -113,11 +113,13 @@ class EmulatedMotor:
         """Set the shaft position [rad] (before zero offset) and velocity [rad/s] from physics.
 
         Raises:
-            InputError: non-finite values (reason ``"nan"``).
+            InputError: non-finite values (reason ``Reason.NOT_FINITE``).
         """
         p, v = float(position), float(velocity)
         if not (math.isfinite(p) and math.isfinite(v)):
-            raise InputError(f"shaft state must be finite, got ({position!r}, {velocity!r})", reason="nan")
+            raise InputError(
+                f"shaft state must be finite, got ({position!r}, {velocity!r})", reason=Reason.NOT_FINITE
+            )
         self._shaft_position, self._shaft_velocity = p, v
 
     # --- faults --------------------------------------------------------------------------

@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.errors import ConfigError, InputError, Reason
 from gravity_friction_comp.model.robot_model import RobotModel
 from gravity_friction_comp.stage.velocity import VelocityEstimator
 from gravity_friction_comp.validation import number
@@ -149,8 +149,8 @@ class InverseDynamicsFeedforward:
             :class:`FeedforwardTerms` (effort without friction; see the module docstring).
 
         Raises:
-            InputError: a vector not of shape (n,) (``reason="shape"``) or not finite
-                (``reason="nan"``), or a non-finite ``t``; the filter state is unchanged.
+            InputError: a vector not of shape (n,) (reason ``Reason.SHAPE``) or not finite
+                (reason ``Reason.NOT_FINITE``), or a non-finite ``t``; the filter state is unchanged.
         """
         q, v, a = self._motion(position, velocity, t)
         effort = self._model.inverse_dynamics(q, v, a, include_friction=False)
@@ -172,7 +172,7 @@ class InverseDynamicsFeedforward:
     def _motion(self, position, velocity, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         q = self._check(position, "position")
         if not isinstance(t, (int, float, np.floating)) or not math.isfinite(t):
-            raise InputError(f"t must be a finite time [s], got {t!r}", reason="nan")
+            raise InputError(f"t must be a finite time [s], got {t!r}", reason=Reason.NOT_FINITE)
         if velocity is None:
             self.fell_back = True
             v = self._vel.update(q, t)
@@ -191,13 +191,13 @@ class InverseDynamicsFeedforward:
         try:
             arr = np.asarray(x, dtype=float)
         except (TypeError, ValueError):
-            raise InputError(f"{what} must be {self._n} numbers, got {x!r}", reason="shape") from None
+            raise InputError(f"{what} must be {self._n} numbers, got {x!r}", reason=Reason.SHAPE) from None
         if arr.shape != (self._n,):
             raise InputError(
                 f"{what} must have shape ({self._n},) in joint_names order "
                 f"{list(self._model.joint_names)}, got shape {arr.shape}",
-                reason="shape",
+                reason=Reason.SHAPE,
             )
         if not np.all(np.isfinite(arr)):
-            raise InputError(f"{what} contains NaN/inf: {arr.tolist()}", reason="nan")
+            raise InputError(f"{what} contains NaN/inf: {arr.tolist()}", reason=Reason.NOT_FINITE)
         return arr

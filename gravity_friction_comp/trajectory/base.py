@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.errors import ConfigError, InputError, Reason
 from gravity_friction_comp.validation import number, per_joint
 
 __all__ = ["MIN_DURATION", "Profile", "ProfileSample"]
@@ -115,14 +115,17 @@ class Profile:
         """The setpoint at time ``t`` [s] (≥ 0).
 
         Raises:
-            InputError: ``t`` negative or not finite (reason ``"time"``).
+            InputError: ``t`` not a number (``Reason.TYPE``), not finite (``Reason.NOT_FINITE``)
+                or negative (``Reason.RANGE``).
         """
         try:
             t = float(t)
         except (TypeError, ValueError, OverflowError):
-            raise InputError(f"profile time must be a number [s], got {t!r}", reason="time") from None
-        if not (math.isfinite(t) and t >= 0.0):
-            raise InputError(f"profile time must be finite and ≥ 0 [s], got {t!r}", reason="time")
+            raise InputError(f"profile time must be a number [s], got {t!r}", reason=Reason.TYPE) from None
+        if not math.isfinite(t):
+            raise InputError(f"profile time must be finite and ≥ 0 [s], got {t!r}", reason=Reason.NOT_FINITE)
+        if t < 0.0:
+            raise InputError(f"profile time must be finite and ≥ 0 [s], got {t!r}", reason=Reason.RANGE)
         if t >= self.period:
             if not self.loop:
                 position, _, holding = self._at(self.period)
