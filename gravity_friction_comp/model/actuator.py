@@ -70,8 +70,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from gravity_friction_comp.errors import ConfigError, DimensionError
+from gravity_friction_comp.validation import joint_names, string_keys
 from gravity_friction_comp.validation import per_joint as _per_joint
-from gravity_friction_comp.validation import string_keys
 
 __all__ = ["ACTUATOR_BLOCK_KEYS", "ACTUATOR_KEYWORDS", "ACTUATOR_LIMITS", "ActuatorModel", "ActuatorTerms"]
 
@@ -421,10 +421,5 @@ def _joints(joints: Any, key: str = "joints") -> tuple[int, tuple[str, ...] | No
             key=key,
             value=joints,
         )
-    names = tuple(joints)
-    if not all(isinstance(s, str) and s for s in names):
-        raise ConfigError(f"{key}: names must be non-empty strings, got {names!r}", key=key, value=names)
-    dup = sorted({s for s in names if names.count(s) > 1})
-    if dup:
-        raise ConfigError(f"{key}: duplicate names {dup}", key=key, value=names)
+    names = joint_names(key, tuple(joints))
     return len(names), names

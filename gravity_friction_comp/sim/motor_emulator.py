@@ -26,15 +26,10 @@ from gravity_friction_comp.mit.cubemars_feedback import CubeMarsError, encode_fe
 from gravity_friction_comp.mit.damiao_feedback import DamiaoState, encode_feedback_damiao
 from gravity_friction_comp.mit.motor_table import MotorLimits
 from gravity_friction_comp.mit.special_frames import SpecialFrame, classify_special_frame
+from gravity_friction_comp.validation import can_id as checked_can_id
 from gravity_friction_comp.validation import frame_bytes
 
 __all__ = ["EmulatedMotor"]
-
-
-def _check_id(key: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 0x7FF:
-        raise ConfigError(f"{key} must be an integer in 0..0x7FF, got {value!r}", key=key, value=value)
-    return value
 
 
 class EmulatedMotor:
@@ -74,8 +69,8 @@ class EmulatedMotor:
         if not isinstance(limits, MotorLimits):
             raise ConfigError("limits must be a MotorLimits", key="limits", value=limits)
         self.limits = limits
-        self.can_id = _check_id("can_id", can_id)
-        self.master_id = _check_id("master_id", master_id)
+        self.can_id = checked_can_id("can_id", can_id)
+        self.master_id = checked_can_id("master_id", master_id)
         self.t_mos = float(t_mos)
         self.t_rotor = float(t_rotor)
         self.old_firmware = bool(old_firmware)

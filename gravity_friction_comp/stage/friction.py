@@ -37,6 +37,7 @@ from gravity_friction_comp.stage.velocity import (
     validate_deadband,
     validate_velocity_source,
 )
+from gravity_friction_comp.validation import joint_names
 
 __all__ = ["FrictionConfig", "FrictionStage", "validate_joints"]
 
@@ -50,9 +51,7 @@ def validate_joints(joints: Any) -> tuple[str, ...]:
     names = tuple(j for j in (joints or ()) if j)
     if not names:
         raise ConfigError("joints must name the joints the friction arrays refer to", key="joints")
-    if len(set(names)) != len(names):
-        raise ConfigError(f"joints has duplicate names: {list(names)}", key="joints")
-    return names
+    return joint_names("joints", names)
 
 
 @dataclass(frozen=True, eq=False)

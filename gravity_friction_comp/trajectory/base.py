@@ -20,6 +20,7 @@ from typing import NamedTuple
 import numpy as np
 
 from gravity_friction_comp.errors import ConfigError, InputError, Reason
+from gravity_friction_comp.validation import joint_names as unique_names
 from gravity_friction_comp.validation import number, per_joint
 
 __all__ = ["MIN_DURATION", "Profile", "ProfileSample"]
@@ -59,14 +60,7 @@ def name_list(joint_names) -> tuple[str, ...]:
 
 
 def checked_names(joint_names: Sequence[str]) -> tuple[str, ...]:
-    names = name_list(joint_names)
-    if not names or not all(isinstance(n, str) and n for n in names):
-        raise ConfigError(
-            f"joint_names must be non-empty strings, got {list(names)}", key="joint_names", value=list(names)
-        )
-    if len(set(names)) != len(names):
-        raise ConfigError(f"joint_names has duplicates: {list(names)}", key="joint_names", value=list(names))
-    return names
+    return unique_names("joint_names", name_list(joint_names))
 
 
 def vector(key: str, value, n: int) -> np.ndarray:
