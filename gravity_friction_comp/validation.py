@@ -11,7 +11,7 @@ import math
 import numbers
 import os
 import pathlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -31,6 +31,7 @@ __all__ = [
     "read_yaml",
     "short_repr",
     "string_keys",
+    "vector",
 ]
 
 #: Largest 11-bit (standard) CAN arbitration id.
@@ -228,6 +229,36 @@ def joint_names(key: str, value: Any) -> tuple[str, ...]:
     if dup:
         raise ConfigError(f"{key}: duplicate names {dup} in {list(names)}", key=key, value=names)
     return names
+
+
+def vector(what: str, value: Any, n: int, *, names: Sequence[str] | None = None) -> np.ndarray:
+    """A runtime input of n finite numbers (a position, velocity or load vector) as floats.
+
+    Args:
+        what: Name of the input for the message (``"velocity"``).
+        value: A sequence or array of n numbers.
+        n: Required length.
+        names: The joint order, shown in the shape message when given.
+
+    Returns:
+        (n,) float64 array (``value`` itself when it already is one; not copied).
+
+    Raises:
+        InputError: ``Reason.TYPE`` not numbers (a string, a mapping, mixed entries);
+            ``Reason.SHAPE`` not of shape (n,); ``Reason.NOT_FINITE`` a NaN or ±inf entry.
+    """
+    if isinstance(value, (str, bytes, Mapping)):
+        raise InputError(f"{what} must be {n} numbers, got {short_repr(value)}", reason=Reason.TYPE)
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(f"{what} must be {n} numbers, got {short_repr(value)}", reason=Reason.TYPE) from None
+    if arr.shape != (n,):
+        order = "" if names is None else f" in joint order {list(names)}"
+        raise InputError(f"{what} must have shape ({n},){order}, got shape {arr.shape}", reason=Reason.SHAPE)
+    if not np.isfinite(arr).all():
+        raise InputError(f"{what} contains NaN/inf: {arr.tolist()}", reason=Reason.NOT_FINITE)
+    return arr
 
 
 def frame_bytes(data: Any, what: str = "CAN frame data") -> bytes:

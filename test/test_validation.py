@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from gravity_friction_comp.errors import ConfigError, DimensionError, Reason
-from gravity_friction_comp.validation import can_id, integer, joint_names, number, per_joint
+from gravity_friction_comp.errors import ConfigError, DimensionError, InputError, Reason
+from gravity_friction_comp.validation import can_id, integer, joint_names, number, per_joint, vector
 
 
 def test_per_joint_broadcasts_and_normalises_negative_zero():
@@ -185,3 +185,30 @@ def test_joint_names_non_empty_unique_strings():
         with pytest.raises(ConfigError) as info:
             joint_names("joints", bad)
         assert fragment in str(info.value) and info.value.key == "joints", (bad, str(info.value))
+
+
+def test_vector_reasons_follow_the_vocabulary():
+    out = vector("velocity", [1, 2, 3], 3)
+    assert out.dtype == np.float64 and out.tolist() == [1.0, 2.0, 3.0]
+    same = np.zeros(3)
+    assert vector("velocity", same, 3) is same  # no copy on the hot path
+    cases = [
+        ("abc", Reason.TYPE),
+        ({"a": 1.0}, Reason.TYPE),
+        (["x", 1, 2], Reason.TYPE),
+        (None, Reason.SHAPE),  # np.asarray(None, float) is a 0-d NaN: not (3,)
+        ([1.0, 2.0], Reason.SHAPE),
+        ([[1.0, 2.0, 3.0]], Reason.SHAPE),
+        ([1.0, math.nan, 0.0], Reason.NOT_FINITE),
+        ([1e200, 1e200, 0.0], None),  # huge but finite: accepted (a plausibility bound is the caller's)
+        ([0.0, -math.inf, 0.0], Reason.NOT_FINITE),
+    ]
+    for bad, reason in cases:
+        if reason is None:
+            assert vector("load", bad, 3).tolist() == bad
+            continue
+        with pytest.raises(InputError) as info:
+            vector("load", bad, 3)
+        assert info.value.reason is reason and "load" in str(info.value), (bad, info.value.reason)
+    with pytest.raises(InputError, match=r"in joint order \['a', 'b'\]"):
+        vector("position", [0.0], 2, names=("a", "b"))

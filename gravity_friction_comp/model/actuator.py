@@ -282,7 +282,7 @@ class ActuatorModel:
                     key="actuators.joints",
                 )
             names = tuple(robot.joint_names)
-        n, names = _joints(names, key="actuators.joints")
+        names = joint_names("actuators.joints", names)  # a count is not enough here
         if robot is not None:
             valid = tuple(robot.full_joint_names)
             bad = [s for s in names if s not in valid]
@@ -309,12 +309,13 @@ class ActuatorModel:
                 value=True,
             )
         base = cls.from_urdf_dynamics(robot)
+        base_names = tuple(robot.full_joint_names)  # the joints from_urdf_dynamics names
         merged = {k: np.array(getattr(base, k)) for k in ACTUATOR_KEYWORDS}
-        index = {s: i for i, s in enumerate(base.joint_names)}
+        index = {s: i for i, s in enumerate(base_names)}
         for k in given:
             for j, s in enumerate(names):
                 merged[k][index[s]] = getattr(listed, k)[j]
-        return cls(base.joint_names, **merged)
+        return cls(base_names, **merged)
 
     # ---- description -------------------------------------------------------------------
     @property
