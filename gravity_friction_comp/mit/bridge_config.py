@@ -19,7 +19,7 @@ import numpy as np
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.mit.joint_motor_map import JointMotorMap
 from gravity_friction_comp.mit.motor_table import MotorLimits
-from gravity_friction_comp.validation import can_id, number
+from gravity_friction_comp.validation import can_id, integer, number
 
 __all__ = [
     "BEHAVIORS",
@@ -160,14 +160,7 @@ class BridgeConfig:
         if not motors:
             raise ConfigError("at least one motor is required", key="joints", value=())
         for key in ("rate_hz", "command_timeout"):
-            v = float(getattr(self, key))
-            if not math.isfinite(v) or v <= 0:
-                raise ConfigError(
-                    f"{key} must be finite and > 0, got {getattr(self, key)!r}",
-                    key=key,
-                    value=getattr(self, key),
-                )
-            object.__setattr__(self, key, v)
+            object.__setattr__(self, key, number(key, getattr(self, key), positive=True))
         for key in ("timeout_behavior", "fault_behavior"):
             if getattr(self, key) not in BEHAVIORS:
                 raise ConfigError(
@@ -175,19 +168,8 @@ class BridgeConfig:
                     key=key,
                     value=getattr(self, key),
                 )
-        cycles = self.stale_cycles
-        if isinstance(cycles, bool) or not isinstance(cycles, int) or cycles < 1:
-            raise ConfigError(
-                f"stale_cycles must be an integer ≥ 1, got {self.stale_cycles!r}",
-                key="stale_cycles",
-                value=self.stale_cycles,
-            )
-        if not isinstance(self.bitrate, int) or self.bitrate <= 0:
-            raise ConfigError(
-                f"can.bitrate must be a positive integer, got {self.bitrate!r}",
-                key="can.bitrate",
-                value=self.bitrate,
-            )
+        object.__setattr__(self, "stale_cycles", integer("stale_cycles", self.stale_cycles, low=1))
+        object.__setattr__(self, "bitrate", integer("can.bitrate", self.bitrate, low=1))
         names: list[Any] = [m.name for m in motors]
         ids: list[Any] = [m.can_id for m in motors]
         for key, seq in (("joints", names), ("can_id", ids)):

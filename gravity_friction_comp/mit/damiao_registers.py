@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 from gravity_friction_comp.errors import ConfigError, InputError, Reason
 from gravity_friction_comp.mit.motor_table import MotorLimits
 from gravity_friction_comp.validation import can_id as checked_can_id
-from gravity_friction_comp.validation import frame_bytes
+from gravity_friction_comp.validation import frame_bytes, integer
 
 __all__ = [
     "DAMIAO_LIMIT_REGISTERS",
@@ -65,12 +65,7 @@ def damiao_register_read_request(can_id: int, register_id: int) -> bytes:
     same layout in enactic/openarm_can ``create_query_param_command``.
     """
     can_id = checked_can_id("can_id", can_id)
-    if isinstance(register_id, bool) or not isinstance(register_id, int) or not 0 <= register_id <= 255:
-        raise ConfigError(
-            f"register_id must be an integer in 0..255, got {register_id!r}",
-            key="register_id",
-            value=register_id,
-        )
+    register_id = integer("register_id", register_id, low=0, high=255)
     return bytes([can_id & 0xFF, (can_id >> 8) & 0xFF, _DAMIAO_READ, register_id, 0, 0, 0, 0])
 
 
