@@ -240,7 +240,7 @@ def _measure(args, domain, procs) -> int:
     block_len = args.duration / n_blocks
     sent = {k: [] for k in chains}
     seq = 0
-    for b in range(n_blocks):
+    for _ in range(n_blocks):
         for k in chains:  # alternate A B A B ...
             start = time.perf_counter()
             next_t = start

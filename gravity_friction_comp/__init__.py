@@ -51,7 +51,7 @@ _EXPORTS: dict[str, str] = {
     "GravityFrictionCompError": "errors",
     "GravityStage": "stage.gravity",
     "IdentificationConfig": "ident.identify",
-    "IdentificationError": "ident.joint_log",
+    "IdentificationError": "errors",
     "IdentificationResult": "ident.identify",
     "identify": "ident.identify",
     "InputError": "errors",
@@ -64,7 +64,7 @@ _EXPORTS: dict[str, str] = {
     "load_log": "ident.joint_log",
     "MitBridgeCore": "mit.bridge_core",
     "ModelError": "errors",
-    "ModelWarning": "model.robot_model",
+    "ModelWarning": "errors",
     "motor_limits": "mit.motor_table",
     "MOTOR_TABLE": "mit.motor_table",
     "motor_types": "mit.motor_table",
@@ -75,6 +75,7 @@ _EXPORTS: dict[str, str] = {
     "parse_setpoint": "stage.contract",
     "Payload": "model.payload",
     "read_damiao_limits": "mit.bus",
+    "Reason": "errors",
     "record_simulated": "ident.excitation",
     "RobotModel": "model.robot_model",
     "SimConfig": "sim.config",
@@ -112,8 +113,11 @@ if TYPE_CHECKING:  # static checkers see the eager imports
         ConfigError,
         DimensionError,
         GravityFrictionCompError,
+        IdentificationError,
         InputError,
         ModelError,
+        ModelWarning,
+        Reason,
     )
     from gravity_friction_comp.friction.arm_yaml import (
         friction_params_from_arm_yaml,
@@ -124,13 +128,13 @@ if TYPE_CHECKING:  # static checkers see the eager imports
     from gravity_friction_comp.friction.models import FrictionModel
     from gravity_friction_comp.friction.params import FRICTION_KEYWORDS, FRICTION_MODELS, FrictionParams
     from gravity_friction_comp.ident.excitation import (
-        excitation_profile,
         ExcitationConfig,
         JointLimits,
+        excitation_profile,
         record_simulated,
     )
     from gravity_friction_comp.ident.identify import IdentificationConfig, IdentificationResult, identify
-    from gravity_friction_comp.ident.joint_log import IdentificationError, JointStateLog, load_log
+    from gravity_friction_comp.ident.joint_log import JointStateLog, load_log
     from gravity_friction_comp.ident.report import write_outputs
     from gravity_friction_comp.mit.bridge_config import BridgeConfig, MotorConfig
     from gravity_friction_comp.mit.bridge_core import MitBridgeCore, MotorStatus
@@ -139,19 +143,19 @@ if TYPE_CHECKING:  # static checkers see the eager imports
     from gravity_friction_comp.mit.codec import decode_command, encode_command
     from gravity_friction_comp.mit.feedback import decode_feedback
     from gravity_friction_comp.mit.joint_motor_map import JointMotorMap
-    from gravity_friction_comp.mit.motor_table import motor_limits, MOTOR_TABLE, motor_types, MotorLimits
+    from gravity_friction_comp.mit.motor_table import MOTOR_TABLE, MotorLimits, motor_limits, motor_types
     from gravity_friction_comp.model.actuator import ActuatorModel, ActuatorTerms
     from gravity_friction_comp.model.payload import Payload
-    from gravity_friction_comp.model.robot_model import ModelWarning, RobotModel
+    from gravity_friction_comp.model.robot_model import RobotModel
     from gravity_friction_comp.sim.arm import SimState, SimulatedArm
     from gravity_friction_comp.sim.bus import SimulatedMotor, SimulatedMotorBus
     from gravity_friction_comp.sim.config import JointSimParams, SimConfig
     from gravity_friction_comp.sim.motor_emulator import EmulatedMotor
     from gravity_friction_comp.stage.contract import (
-        apply_stage,
         FeedforwardStage,
-        parse_setpoint,
         StageSettings,
+        apply_stage,
+        parse_setpoint,
     )
     from gravity_friction_comp.stage.friction import FrictionConfig, FrictionStage
     from gravity_friction_comp.stage.gravity import GravityConfig, GravityStage

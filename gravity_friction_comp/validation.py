@@ -11,14 +11,33 @@ import math
 import numbers
 import os
 import pathlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from gravity_friction_comp.errors import ConfigError, DimensionError, InputError
+from gravity_friction_comp.errors import ConfigError, DimensionError, InputError, Reason
 
-__all__ = ["frame_bytes", "number", "per_joint", "read_text", "read_yaml", "short_repr", "string_keys"]
+__all__ = [
+    "CAN_EXTENDED_ID_MAX",
+    "CAN_STANDARD_ID_MAX",
+    "can_id",
+    "frame_bytes",
+    "integer",
+    "joint_names",
+    "number",
+    "per_joint",
+    "read_text",
+    "read_yaml",
+    "short_repr",
+    "string_keys",
+    "vector",
+]
+
+#: Largest 11-bit (standard) CAN arbitration id.
+CAN_STANDARD_ID_MAX = 0x7FF
+#: Largest 29-bit (extended) CAN arbitration id.
+CAN_EXTENDED_ID_MAX = 0x1FFFFFFF
 
 
 def per_joint(
@@ -89,9 +108,16 @@ def per_joint(
 
 
 def number(
-    key: str, value: Any, *, positive: bool = False, nonneg: bool = False, unit: str = "", text: bool = False
+    key: str,
+    value: Any,
+    *,
+    positive: bool = False,
+    nonneg: bool = False,
+    unit: str = "",
+    text: bool = False,
+    finite: bool = True,
 ) -> float:
-    """One finite real number (int or float; bools are rejected).
+    """One real number (int or float; bools are rejected), finite unless ``finite=False``.
 
     Args:
         key: Parameter name for the error message.
@@ -101,27 +127,138 @@ def number(
         unit: e.g. ``"[Hz]"``, appended to the message.
         text: also read numeric strings (for YAML files: PyYAML reads ``1e-5``, without a
             dot, as a string); otherwise strings are rejected.
+        finite: require a finite value; ``False`` admits ±inf (a limit meaning "none"),
+            never NaN.
 
     Raises:
-        ConfigError: not a number, not finite, or outside the required sign.
+        ConfigError: not a number, NaN, not finite (when required), or outside the required
+            sign. The message shows the value cut by :func:`short_repr`.
     """
     unit = f" {unit}" if unit else ""
+    shown = short_repr(value)
     numeric = isinstance(value, (int, float, np.integer, np.floating)) or (text and isinstance(value, str))
     if isinstance(value, (bool, np.bool_)) or not numeric:
-        raise ConfigError(f"{key} must be a number{unit}, got {value!r}", key=key, value=value)
+        raise ConfigError(f"{key} must be a number{unit}, got {shown}", key=key, value=value)
     try:
         x = float(value)
     except ValueError:
-        raise ConfigError(f"{key} must be a number{unit}, got {value!r}", key=key, value=value) from None
+        raise ConfigError(f"{key} must be a number{unit}, got {shown}", key=key, value=value) from None
     except OverflowError:  # an int beyond the float range
-        raise ConfigError(f"{key} must be finite{unit}, got {value!r}", key=key, value=value) from None
-    if not math.isfinite(x):
-        raise ConfigError(f"{key} must be finite{unit}, got {value!r}", key=key, value=value)
+        raise ConfigError(f"{key} must be finite{unit}, got {shown}", key=key, value=value) from None
+    if math.isnan(x) or (finite and not math.isfinite(x)):
+        raise ConfigError(f"{key} must be finite{unit}, got {shown}", key=key, value=value)
     if positive and not x > 0.0:
-        raise ConfigError(f"{key} must be > 0{unit}, got {value!r}", key=key, value=value)
+        raise ConfigError(f"{key} must be > 0{unit}, got {shown}", key=key, value=value)
     if nonneg and not x >= 0.0:
-        raise ConfigError(f"{key} must be >= 0{unit}, got {value!r}", key=key, value=value)
+        raise ConfigError(f"{key} must be >= 0{unit}, got {shown}", key=key, value=value)
     return x
+
+
+def integer(key: str, value: Any, *, low: int | None = None, high: int | None = None) -> int:
+    """One integer (Python or numpy int; bools, floats such as ``1.0`` and strings rejected).
+
+    Args:
+        key: Parameter name for the error message.
+        value: The value.
+        low, high: Inclusive bounds (``None``: unbounded).
+
+    Returns:
+        ``value`` as a Python ``int``.
+
+    Raises:
+        ConfigError: not an integer, or outside ``low..high``.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ConfigError(f"{key} must be an integer, got {short_repr(value)}", key=key, value=value)
+    out = int(value)
+    if (low is not None and out < low) or (high is not None and out > high):
+        span = f"{'' if low is None else low}..{'' if high is None else high}"
+        raise ConfigError(
+            f"{key} must be an integer in {span}, got {short_repr(value)}", key=key, value=value
+        )
+    return out
+
+
+def can_id(key: str, value: Any, *, extended: bool = False) -> int:
+    """A CAN arbitration id: an integer in 0..0x7FF (11-bit standard) or, with
+    ``extended=True``, 0..0x1FFFFFFF (29-bit).
+
+    Raises:
+        ConfigError: not an integer (bools rejected), or outside the range (the message
+            names the range in hex).
+    """
+    top = CAN_EXTENDED_ID_MAX if extended else CAN_STANDARD_ID_MAX
+    if (
+        isinstance(value, (bool, np.bool_))
+        or not isinstance(value, (int, np.integer))
+        or not 0 <= value <= top
+    ):
+        kind = "29-bit extended" if extended else "11-bit standard"
+        raise ConfigError(
+            f"{key} must be an integer in 0..0x{top:X} ({kind} id), got {short_repr(value)}",
+            key=key,
+            value=value,
+        )
+    return int(value)
+
+
+def joint_names(key: str, value: Any) -> tuple[str, ...]:
+    """A non-empty sequence of unique, non-empty joint names.
+
+    Args:
+        key: Parameter name for the error message.
+        value: A list or tuple of strings (a single string is refused: it is not a list).
+
+    Returns:
+        The names as a tuple.
+
+    Raises:
+        ConfigError: not a sequence, empty, an entry that is not a non-empty string, or a
+            repeated name (the repeats are listed).
+    """
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, (list, tuple, np.ndarray)):
+        raise ConfigError(
+            f"{key}: expected a non-empty list of joint names, got {short_repr(value)}", key=key, value=value
+        )
+    names = tuple(value)
+    if not names:
+        raise ConfigError(f"{key}: expected a non-empty list of joint names, got []", key=key, value=names)
+    if not all(isinstance(s, str) and s for s in names):
+        raise ConfigError(f"{key}: names must be non-empty strings, got {list(names)}", key=key, value=names)
+    dup = sorted({s for s in names if names.count(s) > 1})
+    if dup:
+        raise ConfigError(f"{key}: duplicate names {dup} in {list(names)}", key=key, value=names)
+    return names
+
+
+def vector(what: str, value: Any, n: int, *, names: Sequence[str] | None = None) -> np.ndarray:
+    """A runtime input of n finite numbers (a position, velocity or load vector) as floats.
+
+    Args:
+        what: Name of the input for the message (``"velocity"``).
+        value: A sequence or array of n numbers.
+        n: Required length.
+        names: The joint order, shown in the shape message when given.
+
+    Returns:
+        (n,) float64 array (``value`` itself when it already is one; not copied).
+
+    Raises:
+        InputError: ``Reason.TYPE`` not numbers (a string, a mapping, mixed entries);
+            ``Reason.SHAPE`` not of shape (n,); ``Reason.NOT_FINITE`` a NaN or ±inf entry.
+    """
+    if isinstance(value, (str, bytes, Mapping)):
+        raise InputError(f"{what} must be {n} numbers, got {short_repr(value)}", reason=Reason.TYPE)
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(f"{what} must be {n} numbers, got {short_repr(value)}", reason=Reason.TYPE) from None
+    if arr.shape != (n,):
+        order = "" if names is None else f" in joint order {list(names)}"
+        raise InputError(f"{what} must have shape ({n},){order}, got shape {arr.shape}", reason=Reason.SHAPE)
+    if not np.isfinite(arr).all():
+        raise InputError(f"{what} contains NaN/inf: {arr.tolist()}", reason=Reason.NOT_FINITE)
+    return arr
 
 
 def frame_bytes(data: Any, what: str = "CAN frame data") -> bytes:
@@ -136,7 +273,7 @@ def frame_bytes(data: Any, what: str = "CAN frame data") -> bytes:
         The payload as ``bytes`` (any length; callers check the length their format needs).
 
     Raises:
-        InputError: ``reason="type"`` for anything else -- notably a number (Python or
+        InputError: reason ``Reason.TYPE`` for anything else -- notably a number (Python or
             numpy), which ``bytes()`` would silently turn into that many zero bytes, a
             numpy array of another dtype or a memoryview of wider items (their raw memory is
             not the payload), ``None`` and ``str``.
@@ -144,16 +281,18 @@ def frame_bytes(data: Any, what: str = "CAN frame data") -> bytes:
     if isinstance(data, bytes):
         return data
     if data is None or isinstance(data, (numbers.Number, np.generic, str)):
-        raise InputError(f"{what} must be bytes, got {type(data).__name__} {data!r}", reason="type")
+        raise InputError(f"{what} must be bytes, got {type(data).__name__} {data!r}", reason=Reason.TYPE)
     if isinstance(data, np.ndarray) and data.dtype != np.uint8:
-        raise InputError(f"{what} must be bytes, got a {data.dtype} array", reason="type")
+        raise InputError(f"{what} must be bytes, got a {data.dtype} array", reason=Reason.TYPE)
     if isinstance(data, memoryview) and data.itemsize != 1:
-        raise InputError(f"{what} must be bytes, got a memoryview of {data.format!r} items", reason="type")
+        raise InputError(
+            f"{what} must be bytes, got a memoryview of {data.format!r} items", reason=Reason.TYPE
+        )
     try:
         return bytes(data)
     except Exception as error:  # noqa: BLE001 - whatever a foreign __bytes__/__iter__ raises
         raise InputError(
-            f"{what} must be bytes (or ints 0-255), got {data!r}: {error}", reason="type"
+            f"{what} must be bytes (or ints 0-255), got {data!r}: {error}", reason=Reason.TYPE
         ) from None
 
 

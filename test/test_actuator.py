@@ -221,18 +221,20 @@ def test_reflected_inertia_only_on_the_diagonal(palletizer, shared_data):
 
 
 def test_single_pendulum_with_geared_rotor_closed_form():
-    m, l, izz_about_y = 2.0, 0.3, 0.02  # INERTIA: iyy = 0.02 about the joint axis (y)
+    m, length, izz_about_y = 2.0, 0.3, 0.02  # INERTIA: iyy = 0.02 about the joint axis (y)
     jr, n, b, c = 3e-5, 36.0, 0.05, 0.2
-    model = RobotModel.from_urdf(robot(link("base"), link("arm", m, f"{l} 0 0"), joint("j", "base", "arm")))
+    model = RobotModel.from_urdf(
+        robot(link("base"), link("arm", m, f"{length} 0 0"), joint("j", "base", "arm"))
+    )
     act = model.with_actuators(ActuatorModel(1, rotor_inertia=jr, gear_ratio=n, viscous=b, coulomb=c))
-    inertia = m * l * l + izz_about_y + n * n * jr  # parallel-axis + reflected rotor
+    inertia = m * length * length + izz_about_y + n * n * jr  # parallel-axis + reflected rotor
     for q, v, a in ((0.3, 1.5, -4.0), (-1.2, -0.7, 2.5), (2.0, 0.0, 1.0), (0.0, -0.0, -3.0)):
         sign = (v > 0) - (v < 0)
-        expected = inertia * a + b * v + c * sign - m * G0 * l * math.cos(q)
+        expected = inertia * a + b * v + c * sign - m * G0 * length * math.cos(q)
         np.testing.assert_allclose(act.inverse_dynamics([q], [v], [a]), [expected], rtol=1e-13)
         np.testing.assert_allclose(
             act.inverse_dynamics([q], [v], [a], include_friction=False),
-            [inertia * a - m * G0 * l * math.cos(q)],
+            [inertia * a - m * G0 * length * math.cos(q)],
             rtol=1e-13,
         )
         np.testing.assert_allclose(act.mass_matrix([q]), [[inertia]], rtol=1e-14)
@@ -383,6 +385,8 @@ def test_arm_yaml_urdf_dynamics_merge():
         ({"actuators": {"urdf_dynamics": "yes"}}, "actuators.urdf_dynamics"),
         ({"actuators": {"gear_ratio": [1, 0, 1, 1]}}, "actuators.gear_ratio"),
         ({"actuators": {"joints": ["j1", "nope"]}}, "actuators.joints"),
+        ({"actuators": {"joints": 4}}, "actuators.joints"),  # a count: was a TypeError
+        ({"actuators": {"joints": ["j1", "j1"]}}, "actuators.joints"),
         ({"actuators": {"rotor_inertia": -1.0}}, "actuators.rotor_inertia"),
     ],
 )

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import yaml
 
-from gravity_friction_comp.errors import ConfigError, DimensionError, InputError
+from gravity_friction_comp.errors import ConfigError, DimensionError, InputError, Reason
 from gravity_friction_comp.friction.bam import BamParameters
 from gravity_friction_comp.friction.models import FrictionModel
 from gravity_friction_comp.friction.params import FRICTION_KEYWORDS
@@ -188,10 +188,10 @@ def test_torque_input_errors():
     m = FrictionModel(3, breakaway=1.0)
     with pytest.raises(InputError) as info:
         m.torque([1.0, 2.0])
-    assert info.value.reason == "shape"
+    assert info.value.reason is Reason.SHAPE
     with pytest.raises(InputError) as info:
         m.torque([1.0, float("nan"), 0.0])
-    assert info.value.reason == "nan"
+    assert info.value.reason is Reason.NOT_FINITE
 
 
 def test_caller_arrays_not_mutated():

@@ -14,13 +14,13 @@ import numpy as np
 import pytest
 from conftest import REPO_ROOT, sweep_log
 
+from gravity_friction_comp.errors import IdentificationError, Reason
 from gravity_friction_comp.friction.bam import BamParameters
 from gravity_friction_comp.friction.models import FrictionModel
 from gravity_friction_comp.ident.excitation import ExcitationConfig, JointLimits, excitation_profile
 from gravity_friction_comp.ident.fit import ModelFit
 from gravity_friction_comp.ident.identify import IdentificationConfig, identify
 from gravity_friction_comp.ident.joint_log import (
-    IdentificationError,
     JointStateLog,
     load_log,
     load_rosbag,
@@ -398,7 +398,7 @@ def test_rosbag_round_trip(tmp_path, storage):
     np.testing.assert_array_equal(sel.velocity[:, 0], v[:, 1])
     with pytest.raises(IdentificationError, match="/joint_states") as err:
         load_rosbag(bag, "/other")
-    assert err.value.reason == "missing_topic"
+    assert err.value.reason is Reason.MISSING
 
 
 def test_errors(sim_run):
@@ -408,13 +408,13 @@ def test_errors(sim_run):
     nan_log = log._replace(effort=bad)
     with pytest.raises(IdentificationError, match="NaN") as err:
         identify(nan_log, model, EXCITED)
-    assert err.value.reason == "nan"
+    assert err.value.reason is Reason.NOT_FINITE
     with pytest.raises(IdentificationError, match="too little motion") as err:
         identify(log, model, ["beam_pitch"])  # held during the whole record
-    assert err.value.reason == "too_little_motion"
+    assert err.value.reason is Reason.TOO_LITTLE_MOTION
     with pytest.raises(IdentificationError, match="elbow") as err:
         identify(log, model, ["elbow"])
-    assert err.value.reason == "missing_joints"
+    assert err.value.reason is Reason.MISSING_JOINTS
     with pytest.raises(IdentificationError, match="base_yaw"):
         identify(log.select(["shoulder_pitch", "beam_pitch"]), model, ["shoulder_pitch"])
 
@@ -493,7 +493,7 @@ def test_csv_not_utf8_names_the_file(tmp_path):
     path = _csv(tmp_path, _HEADER.encode() + b"0,1,2,\xff\n", name="latin.csv")
     with pytest.raises(IdentificationError, match="latin.csv.*not UTF-8") as err:
         load_log(path)
-    assert err.value.reason == "file"
+    assert err.value.reason is Reason.FILE
 
 
 @pytest.mark.parametrize(
@@ -508,7 +508,7 @@ def test_csv_not_utf8_names_the_file(tmp_path):
 def test_csv_bad_rows_name_the_line(tmp_path, rows, fragment):
     with pytest.raises(IdentificationError, match=fragment) as err:
         load_log(_csv(tmp_path, _HEADER + rows))
-    assert err.value.reason == "format"
+    assert err.value.reason is Reason.FORMAT
 
 
 def test_csv_other_columns_are_ignored(tmp_path):
@@ -540,7 +540,7 @@ def test_rosbag_short_arrays_are_errors(tmp_path, field, length):
     _write_bag(bag, ("a", "b"), np.arange(n) * 0.01, arrays["position"], arrays["velocity"], arrays["effort"])
     with pytest.raises(IdentificationError, match=f"2 joint names but {length} {field} values") as err:
         load_log(bag)
-    assert err.value.reason == "format"
+    assert err.value.reason is Reason.FORMAT
 
 
 def test_rosbag_duplicate_joint_name_is_an_error(tmp_path):
@@ -564,14 +564,14 @@ def test_time_column_checks(sim_run, time, fragment):
     short = JointStateLog(log.joint_names, time, log.position[:40], log.velocity[:40], log.effort[:40])
     with pytest.raises(IdentificationError, match=fragment) as err:
         identify(short, model, ["base_yaw"])
-    assert err.value.reason == "format"
+    assert err.value.reason is Reason.FORMAT
 
 
 def test_reversed_effort_sign_is_an_error():
     model, log = sweep_log(lambda v: -0.15 * np.sign(v) - 0.05 * v)
     with pytest.raises(IdentificationError, match="sign convention .* reversed") as err:
         identify(log, model, ["base_yaw"])
-    assert err.value.reason == "sign"
+    assert err.value.reason is Reason.SIGN
     assert "breakaway -0.15" in str(err.value)
     # the velocity reversed instead (effort right): the same error
     _, good = sweep_log(lambda v: 0.15 * np.sign(v) + 0.05 * v)
@@ -628,5 +628,5 @@ def test_unloadable_yaml_is_refused_and_removed(tmp_path):
     result = identify(log, model, ["base_yaw"])
     with pytest.raises(IdentificationError, match="not a valid friction_comp block") as err:
         write_outputs(result, tmp_path, plots=False, all_joints=list(model.joint_names))
-    assert err.value.reason == "range"
+    assert err.value.reason is Reason.RANGE
     assert not (tmp_path / "friction_identified.yaml").exists()

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from conftest import sweep_log
 
+from gravity_friction_comp.errors import IdentificationError, Reason
 from gravity_friction_comp.ident.identify import FrictionSamples, friction_samples
 from gravity_friction_comp.ident.joint_log import (
-    IdentificationError,
     JointStateLog,
     load_csv,
     load_rosbag,
@@ -62,7 +62,7 @@ def test_setpoint_stream_has_no_effort_columns_and_replays(tmp_path):
     # identification needs the effort: the same file is refused there, naming the column
     with pytest.raises(IdentificationError, match="joint 'a' has no column 'a/effort'") as err:
         load_csv(path)
-    assert err.value.reason == "format"
+    assert err.value.reason is Reason.FORMAT
     # the player replays it: halfway between samples 0 and 1
     s = replay_csv(path, loop=False).sample(0.5)
     np.testing.assert_allclose(s.position, [1.0, 1.25])

@@ -170,7 +170,7 @@ def test_identified_yaml_recovers_demo_tracking_improvement(identified, tmp_path
     for _ in range(REPEATS):
         for label, friction_yaml, friction_on in configs:
             s = dataclasses.replace(setup, friction_config=friction_yaml)
-            for attempt in range(MAX_ATTEMPTS):
+            for _attempt in range(MAX_ATTEMPTS):
                 # the previous runs' data stay in this process: collect them now, not as a
                 # garbage-collector pause in the middle of the real-time run
                 gc.collect()

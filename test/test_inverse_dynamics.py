@@ -15,7 +15,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.errors import ConfigError, InputError, Reason
 from gravity_friction_comp.model.actuator import ActuatorModel
 from gravity_friction_comp.model.robot_model import RobotModel
 from gravity_friction_comp.stage.inverse_dynamics import InverseDynamicsFeedforward
@@ -102,7 +102,7 @@ def test_effort_is_rigid_body_plus_reflected_inertia_without_friction(geared, re
     data = full.createData()
     refl = np.array([100 * 1.8e-5, 1600 * 5.4e-5, 100 * 1.8e-5])  # n²J by hand
     ff = InverseDynamicsFeedforward(geared, cutoff_hz=CUTOFF)
-    for t, q, v, res in run(ff, 200)[::20]:
+    for _t, q, v, res in run(ff, 200)[::20]:
         a = res.acceleration
         expected = (
             G_PALLETIZER.T @ pin.rnea(full, data, G_PALLETIZER @ q, G_PALLETIZER @ v, G_PALLETIZER @ a)
@@ -130,7 +130,7 @@ def test_setpoint_without_velocity_falls_back_to_differentiated_positions(geared
     assert not ff.fell_back
     results = run(ff, 600, with_velocity=False)
     assert ff.fell_back
-    for t, _, v, res in results[300:]:
+    for t, _, _v, res in results[300:]:
         # velocity from positions: same filter, so the same closed-form lag as above
         gain = 1.0 / np.sqrt(1.0 + (OMEGA * TAU_RC) ** 2)
         ideal = AMP * gain * np.sin(OMEGA * t - np.arctan(OMEGA * TAU_RC))
@@ -177,14 +177,14 @@ def test_bad_inputs_leave_the_filter_unchanged(geared):
     run(ref, 20)
     t, q, v = sine_setpoints(20)
     for bad_q, bad_v, bad_t, reason in (
-        ([0.1, 0.2], v, t, "shape"),
-        (q, [0.0, math.nan, 0.0], t, "nan"),
-        (q, v, math.inf, "nan"),
-        (q, ["x", 1, 2], t, "shape"),
+        ([0.1, 0.2], v, t, Reason.SHAPE),
+        (q, [0.0, math.nan, 0.0], t, Reason.NOT_FINITE),
+        (q, v, math.inf, Reason.NOT_FINITE),
+        (q, ["x", 1, 2], t, Reason.TYPE),
     ):
         with pytest.raises(InputError) as err:
             ff.update(bad_q, bad_v, bad_t)
-        assert err.value.reason == reason
+        assert err.value.reason is reason
     with pytest.raises(ConfigError):
         InverseDynamicsFeedforward("not a model")
     np.testing.assert_array_equal(ff.update(q, v, t).effort, ref.update(q, v, t).effort)

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from gravity_friction_comp.errors import ConfigError, DimensionError, InputError
+from gravity_friction_comp.errors import ConfigError, DimensionError, InputError, Reason
 from gravity_friction_comp.mit.bridge_config import BridgeConfig, MotorConfig
 from gravity_friction_comp.mit.bridge_core import MitBridgeCore
 from gravity_friction_comp.mit.codec import decode_command
@@ -246,7 +246,7 @@ def test_nan_rejected_and_previous_command_kept():
     for bad in ([math.nan, 0, 0], [0, math.inf, 0]):
         with pytest.raises(InputError) as err:
             core.set_command(bad, None, None, 0.01)
-        assert err.value.reason == "nan"
+        assert err.value.reason is Reason.NOT_FINITE
     with pytest.raises(InputError):
         core.set_command([0, 0, 0], [0, math.nan, 0], None, 0.01)
     assert core.rejected_commands == 3

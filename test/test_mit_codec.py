@@ -17,7 +17,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from gravity_friction_comp.errors import InputError
+from gravity_friction_comp.errors import InputError, Reason
 from gravity_friction_comp.mit.codec import (
     P_CODE_MAX,
     MitCommandCodes,
@@ -153,13 +153,13 @@ def test_pack_unpack_codes_and_errors():
         pack_command_codes(MitCommandCodes(0x10000, 0, 0, 0, 0))
     with pytest.raises(InputError) as err:
         encode_command(0, math.inf, 0, 0, 0, motor_limits("DM4310"))
-    assert err.value.reason == "nan"
+    assert err.value.reason is Reason.NOT_FINITE
     with pytest.raises(InputError) as err:
         decode_command(bytes(7), motor_limits("DM4310"))
-    assert err.value.reason == "length"
+    assert err.value.reason is Reason.SHAPE
     with pytest.raises(InputError) as err:
         decode_command(ENABLE_FRAME, motor_limits("DM4310"))
-    assert err.value.reason == "special_frame"
+    assert err.value.reason is Reason.SPECIAL_FRAME
 
 
 def test_unguarded_packing_would_hit_special_frames():
@@ -214,7 +214,7 @@ def test_decoders_reject_non_bytes_with_the_packages_error(garbage):
     ):
         with pytest.raises(InputError) as info:
             decode(garbage)
-        assert info.value.reason == "type"
+        assert info.value.reason is Reason.TYPE
 
 
 def test_decoders_accept_bytes_like_payloads():

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.errors import ConfigError, InputError, Reason
 from gravity_friction_comp.mit.quantize import float_to_uint, uint_to_float
 
 
@@ -22,7 +22,7 @@ def test_float_to_uint_rounds_to_nearest_half_up():
     assert uint_to_float(2048, -10.0, 10.0, 12) == pytest.approx(10.0 / 4095)
     with pytest.raises(InputError) as err:
         float_to_uint(math.nan, -1, 1, 12)
-    assert err.value.reason == "nan"
+    assert err.value.reason is Reason.NOT_FINITE
     with pytest.raises(ConfigError):
         float_to_uint(0.0, 1.0, -1.0, 12)
     with pytest.raises(InputError):

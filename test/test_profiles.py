@@ -124,7 +124,7 @@ def test_bad_options_fail_clearly():
         profile_from_options("sine", NAMES, home=[0, 0], amplitude=0.1)
     with pytest.raises(ConfigError, match="period"):
         SineProfile(NAMES, 0.0, 0.1, period=0.0)
-    with pytest.raises(ConfigError, match="duplicates"):
+    with pytest.raises(ConfigError, match="duplicate names"):
         SineProfile(("a", "a"), 0.0, 0.1, period=1.0)
     with pytest.raises(ConfigError, match="finite"):
         SineProfile(NAMES, [0.0, float("nan"), 0.0], 0.1, period=1.0)

@@ -16,9 +16,9 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from gravity_friction_comp.errors import ConfigError, InputError, ModelError
+from gravity_friction_comp.errors import ConfigError, InputError, ModelError, ModelWarning, Reason
 from gravity_friction_comp.model.payload import Payload
-from gravity_friction_comp.model.robot_model import ModelWarning, RobotModel
+from gravity_friction_comp.model.robot_model import RobotModel
 
 G0 = 9.81
 SHARED_URDF = "urdf"  # under the shared_data fixture
@@ -608,11 +608,11 @@ def test_bad_inputs_raise_input_error(repo_root):
     model = RobotModel.from_urdf(repo_root / "urdf/palletizer.urdf")
     with pytest.raises(InputError, match="shape") as info:
         model.gravity([0.0, 0.0])
-    assert info.value.reason == "shape"
+    assert info.value.reason is Reason.SHAPE
     for bad in ([0.0, float("nan"), 0.0], [float("inf"), 0.0, 0.0]):
         with pytest.raises(InputError) as info:
             model.gravity(bad)
-        assert info.value.reason == "nan"
+        assert info.value.reason is Reason.NOT_FINITE
     with pytest.raises(InputError):
         model.inverse_dynamics([0, 0, 0], [0, 0], [0, 0, 0])
     with pytest.raises(InputError):
@@ -648,7 +648,7 @@ def test_gravity_non_numeric_input_raises_the_package_error(bad, repo_root):
     model = RobotModel.from_urdf(str(repo_root / "urdf" / "palletizer.urdf"))
     with pytest.raises(InputError) as info:
         model.gravity(bad)
-    assert info.value.reason == "shape"
+    assert info.value.reason is Reason.SHAPE
 
 
 # ---------------------------------------------------------------- closed forms

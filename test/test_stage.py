@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.errors import ConfigError, InputError, Reason
 from gravity_friction_comp.stage.contract import (
     JointMap,
     StageSettings,
@@ -50,20 +50,20 @@ def test_disabled_term_is_bit_identical_pass_through():
 @pytest.mark.parametrize(
     "names,pos,vel,eff,reason",
     [
-        (["a", "b"], [0.0, 0.0], [], [], "missing_joints"),
-        (["a", "b", "c", "a"], [0.0] * 4, [], [], "duplicate_names"),
-        (["a", "b", "c"], [0.0] * 2, [], [], "length_mismatch"),
-        (["a", "b", "c"], [0.0] * 3, [1.0], [], "length_mismatch"),
-        (["a", "b", "c"], [0.0] * 3, [], [1.0, 2.0], "length_mismatch"),
-        (["a", "b", "c"], [0.0, math.nan, 0.0], [], [], "not_finite"),
-        (["a", "b", "c"], [0.0] * 3, [0.0, math.inf, 0.0], [], "not_finite"),
-        (["a", "b", "c"], [0.0] * 3, [], [0.0, 0.0, -math.inf], "not_finite"),
+        (["a", "b"], [0.0, 0.0], [], [], Reason.MISSING_JOINTS),
+        (["a", "b", "c", "a"], [0.0] * 4, [], [], Reason.DUPLICATE_NAMES),
+        (["a", "b", "c"], [0.0] * 2, [], [], Reason.SHAPE),
+        (["a", "b", "c"], [0.0] * 3, [1.0], [], Reason.SHAPE),
+        (["a", "b", "c"], [0.0] * 3, [], [1.0, 2.0], Reason.SHAPE),
+        (["a", "b", "c"], [0.0, math.nan, 0.0], [], [], Reason.NOT_FINITE),
+        (["a", "b", "c"], [0.0] * 3, [0.0, math.inf, 0.0], [], Reason.NOT_FINITE),
+        (["a", "b", "c"], [0.0] * 3, [], [0.0, 0.0, -math.inf], Reason.NOT_FINITE),
     ],
 )
 def test_bad_setpoints_rejected_with_reason(names, pos, vel, eff, reason):
     with pytest.raises(InputError) as info:
         parse_setpoint(names, pos, vel, eff, MODEL)
-    assert info.value.reason == reason
+    assert info.value.reason is reason
 
 
 def test_non_finite_term_rejected():
@@ -197,7 +197,7 @@ def test_non_finite_term_refused_with_reason():
             for bad in (math.nan, math.inf):
                 with pytest.raises(InputError) as info:
                     apply_stage(sp, np.array([0.0, bad, 0.0]), 1.0, np.full(3, 10.0))
-                assert info.value.reason == "not_finite"
+                assert info.value.reason is Reason.NOT_FINITE
 
 
 def test_joint_map_takes_any_sequence_of_names():

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.errors import ConfigError, InputError, Reason
 from gravity_friction_comp.friction.models import FrictionModel
 from gravity_friction_comp.stage.contract import StageSettings
 from gravity_friction_comp.stage.friction import FrictionConfig, FrictionStage
@@ -65,13 +65,13 @@ def test_measured_velocity_and_deadband(model):
     res = stage.update(JOINTS, [0.0] * 3, [0.5] * 3, [], 0.02)
     np.testing.assert_allclose(res.effort, _hand([0.2, -0.2, 0.0]), atol=1e-12)
     for names, velocity, reason in (
-        (JOINTS, [0.0, 0.0], "length_mismatch"),
-        (JOINTS[:2], [0.0, 0.0], "missing_joints"),
-        (JOINTS, [0.0, math.nan, 0.0], "not_finite"),
+        (JOINTS, [0.0, 0.0], Reason.SHAPE),
+        (JOINTS[:2], [0.0, 0.0], Reason.MISSING_JOINTS),
+        (JOINTS, [0.0, math.nan, 0.0], Reason.NOT_FINITE),
     ):
         with pytest.raises(InputError) as info:
             stage.update_measured(names, velocity)
-        assert info.value.reason == reason
+        assert info.value.reason is reason
     # another source ignores measurements
     assert not FrictionStage(FrictionConfig(model, JOINTS)).update_measured(JOINTS, [1.0] * 3)
 
@@ -123,7 +123,7 @@ def test_evaluate_before_any_update_has_no_velocity(model):
     stage = FrictionStage(FrictionConfig(model, JOINTS))
     with pytest.raises(InputError) as info:
         stage.evaluate(JOINTS, [0.0] * 3, [0.1] * 3, [])
-    assert info.value.reason == "no_velocity"
+    assert info.value.reason is Reason.NOT_READY
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from gravity_friction_comp.errors import ConfigError, DimensionError, InputError
+from gravity_friction_comp.errors import ConfigError, DimensionError, InputError, Reason
 from gravity_friction_comp.model.actuator import ActuatorModel
 from gravity_friction_comp.model.payload import Payload
 from gravity_friction_comp.model.robot_model import RobotModel
@@ -144,12 +144,12 @@ def test_bad_setpoints_are_refused_and_not_kept(models):
     stage = GravityStage(GravityConfig(bare))
     assert stage.repeat() is None and stage.kept is None
     for names, q, reason in (
-        (["base_yaw", "shoulder_pitch"], [0.0, 0.0], "missing_joints"),
-        (list(bare.joint_names), [0.0, math.nan, 0.0], "not_finite"),
+        (["base_yaw", "shoulder_pitch"], [0.0, 0.0], Reason.MISSING_JOINTS),
+        (list(bare.joint_names), [0.0, math.nan, 0.0], Reason.NOT_FINITE),
     ):
         with pytest.raises(InputError) as info:
             stage.update(names, q, [], [], 0.0)
-        assert info.value.reason == reason
+        assert info.value.reason is reason
     assert stage.kept is None
     # finite but absurd |q|: parsed and kept, then refused by the model's checked call
     with pytest.raises(InputError), np.errstate(over="ignore"):

@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from gravity_friction_comp.errors import ConfigError, DimensionError
-from gravity_friction_comp.validation import number, per_joint
+from gravity_friction_comp.errors import ConfigError, DimensionError, InputError, Reason
+from gravity_friction_comp.validation import can_id, integer, joint_names, number, per_joint, vector
 
 
 def test_per_joint_broadcasts_and_normalises_negative_zero():
@@ -74,7 +74,7 @@ def test_frame_bytes_accepts_payload_types_and_refuses_the_rest():
     for bad in (3, 3.0, None, "010203", [1, 2, 256], [-1], [object()]):
         with pytest.raises(InputError) as info:
             frame_bytes(bad, "test frame")
-        assert info.value.reason == "type" and "test frame" in str(info.value)
+        assert info.value.reason is Reason.TYPE and "test frame" in str(info.value)
 
 
 def test_frame_bytes_refuses_numpy_numbers_and_wide_arrays():
@@ -129,3 +129,86 @@ def test_integers_beyond_float_range_are_config_errors():
         number("coulomb", huge)
     with pytest.raises(ConfigError):
         per_joint("coulomb", [1.0, huge], 2)
+
+
+def test_number_admits_infinity_only_when_asked_and_never_nan():
+    assert number("limit", math.inf, finite=False) == math.inf
+    assert number("limit", -math.inf, finite=False) == -math.inf
+    for bad in (math.inf, math.nan):
+        with pytest.raises(ConfigError, match="limit must be finite"):
+            number("limit", bad)
+    with pytest.raises(ConfigError, match="limit must be finite"):
+        number("limit", math.nan, finite=False)
+    with pytest.raises(ConfigError) as info:
+        number("v", 10**400)  # the 401-digit value is cut in the message
+    assert len(str(info.value)) < 80 and info.value.key == "v"
+
+
+def test_integer_rejects_bools_floats_and_out_of_range():
+    assert integer("n", 3) == 3 and type(integer("n", np.int16(3))) is int
+    for bad in (True, 3.0, "3", None):
+        with pytest.raises(ConfigError, match="n must be an integer") as info:
+            integer("n", bad)
+        assert info.value.key == "n" and info.value.value is bad
+    assert integer("n", 5, low=5, high=5) == 5
+    for bad in (4, 6):
+        with pytest.raises(ConfigError, match=r"n must be an integer in 5\.\.5"):
+            integer("n", bad, low=5, high=5)
+
+
+def test_can_id_standard_and_extended_ranges():
+    assert can_id("can_id", 0) == 0 and can_id("can_id", 0x7FF) == 2047
+    assert can_id("can_id", 0x1FFFFFFF, extended=True) == 536870911
+    for bad, extended in ((0x800, False), (-1, False), (0x20000000, True), (-1, True)):
+        with pytest.raises(ConfigError) as info:
+            can_id("can_id", bad, extended=extended)
+        top = "0x1FFFFFFF" if extended else "0x7FF"
+        assert f"in 0..{top}" in str(info.value) and info.value.key == "can_id" and info.value.value == bad
+    for bad in (True, 1.0, "1", None):
+        with pytest.raises(ConfigError, match="master_id must be an integer"):
+            can_id("master_id", bad)
+
+
+def test_joint_names_non_empty_unique_strings():
+    assert joint_names("joints", ["a", "b"]) == ("a", "b")
+    assert joint_names("joints", np.array(["a", "b"])) == ("a", "b")
+    cases = [
+        ("ab", "non-empty list of joint names"),  # a bare string is not one name per character
+        ([], "non-empty list of joint names"),
+        (None, "non-empty list of joint names"),
+        ({"a": 1}, "non-empty list of joint names"),
+        (["a", ""], "names must be non-empty strings"),
+        (["a", 3], "names must be non-empty strings"),
+        (["a", "b", "a", "b"], "duplicate names ['a', 'b']"),
+    ]
+    for bad, fragment in cases:
+        with pytest.raises(ConfigError) as info:
+            joint_names("joints", bad)
+        assert fragment in str(info.value) and info.value.key == "joints", (bad, str(info.value))
+
+
+def test_vector_reasons_follow_the_vocabulary():
+    out = vector("velocity", [1, 2, 3], 3)
+    assert out.dtype == np.float64 and out.tolist() == [1.0, 2.0, 3.0]
+    same = np.zeros(3)
+    assert vector("velocity", same, 3) is same  # no copy on the hot path
+    cases = [
+        ("abc", Reason.TYPE),
+        ({"a": 1.0}, Reason.TYPE),
+        (["x", 1, 2], Reason.TYPE),
+        (None, Reason.SHAPE),  # np.asarray(None, float) is a 0-d NaN: not (3,)
+        ([1.0, 2.0], Reason.SHAPE),
+        ([[1.0, 2.0, 3.0]], Reason.SHAPE),
+        ([1.0, math.nan, 0.0], Reason.NOT_FINITE),
+        ([1e200, 1e200, 0.0], None),  # huge but finite: accepted (a plausibility bound is the caller's)
+        ([0.0, -math.inf, 0.0], Reason.NOT_FINITE),
+    ]
+    for bad, reason in cases:
+        if reason is None:
+            assert vector("load", bad, 3).tolist() == bad
+            continue
+        with pytest.raises(InputError) as info:
+            vector("load", bad, 3)
+        assert info.value.reason is reason and "load" in str(info.value), (bad, info.value.reason)
+    with pytest.raises(InputError, match=r"in joint order \['a', 'b'\]"):
+        vector("position", [0.0], 2, names=("a", "b"))

@@ -29,7 +29,6 @@ as ``breakaway``. A file with ``LeaderArmParam``/``FollowerArmParam`` is read wi
 
 from __future__ import annotations
 
-import math
 import os
 import pathlib
 from collections.abc import Mapping
@@ -37,7 +36,7 @@ from typing import Any
 
 from gravity_friction_comp.errors import ConfigError, DimensionError
 from gravity_friction_comp.friction.params import FRICTION_KEYWORDS
-from gravity_friction_comp.validation import read_yaml, string_keys
+from gravity_friction_comp.validation import number, read_yaml, string_keys
 
 __all__ = [
     "FRICTION_BLOCK_KEYS",
@@ -233,12 +232,8 @@ def friction_params_from_openarm_yaml(
                 key=f"{section}.{key}",
                 value=value,
             )
-        values = [_number(f"{section}.{key}", x, value) for x in value]
-        # NaN would pass every comparison below and switch the joint's friction off
-        if not all(math.isfinite(x) for x in values):
-            raise ConfigError(
-                f"{section}.{key}: values must be finite, got {values}", key=f"{section}.{key}", value=value
-            )
+        # finite: NaN would pass every comparison below and switch the joint's friction off
+        values = [number(f"{section}.{key}", x, text=True) for x in value]
         lists[key] = values
     n = len(lists["Fc"])
     for key, value in lists.items():
@@ -264,30 +259,13 @@ def friction_params_from_openarm_yaml(
     }
 
 
-def _number(key: str, x: Any, whole: Any) -> float:
-    """One YAML number as float; numeric strings too (YAML 1.1 reads ``5e-3``, without a
-    dot, as a string)."""
-    if isinstance(x, bool) or not isinstance(x, (int, float, str)):
-        raise ConfigError(
-            f"{key}: expected a number or a list of numbers, got {whole!r}", key=key, value=whole
-        )
-    try:
-        return float(x)
-    except ValueError:
-        raise ConfigError(
-            f"{key}: expected a number or a list of numbers, got {whole!r}", key=key, value=whole
-        ) from None
-    except OverflowError:  # an int beyond the float range
-        raise ConfigError(f"{key}: values must be finite, got {whole!r}", key=key, value=whole) from None
-
-
 def _numeric(key: str, value: Any, n_joints: int | None) -> float | list[float]:
     """A number or a list of numbers (length ``n_joints`` when given) as float(s)."""
     if isinstance(value, list):
         if value and n_joints is not None and len(value) != n_joints:
             raise DimensionError(key, n_joints, len(value))
-        return [_number(key, x, value) for x in value]
-    return _number(key, value, value)
+        return [number(key, x, text=True) for x in value]
+    return number(key, value, text=True)
 
 
 def _bam_paths(value: Any, n_joints: int | None, base_dir: str | os.PathLike | None) -> list[str | None]:

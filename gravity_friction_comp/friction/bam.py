@@ -432,7 +432,7 @@ class BamParameters:
             eps: tanh velocity scale [rad/s], > 0.
 
         Raises:
-            InputError: non-finite inputs (``reason="nan"``) or ``eps <= 0`` (``"eps"``).
+            InputError: non-finite inputs (reason ``Reason.NOT_FINITE``) or ``eps <= 0`` (``Reason.RANGE``).
         """
         dtheta, tau_e, eps = np.broadcast_arrays(
             np.asarray(dtheta, dtype=float), np.asarray(tau_e, dtype=float), np.asarray(eps, dtype=float)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gravity_friction_comp.errors import InputError
+from gravity_friction_comp.errors import InputError, Reason
 
 if TYPE_CHECKING:
     from gravity_friction_comp.friction.bam import BamParameters
@@ -109,16 +109,16 @@ class BamStack:
             eps: (m,) tanh velocity scale [rad/s], > 0.
 
         Raises:
-            InputError: non-finite inputs (``reason="nan"``), ``eps <= 0`` (``"eps"``), or
-                no convergence (``"bam_no_solution"``; not expected for validated parameters).
+            InputError: non-finite inputs (reason ``Reason.NOT_FINITE``), ``eps <= 0`` (``Reason.RANGE``), or
+                no convergence (``Reason.NO_SOLUTION``; not expected for validated parameters).
         """
         dtheta = np.asarray(dtheta, dtype=float)
         tau_e = np.asarray(tau_e, dtype=float)
         eps = np.asarray(eps, dtype=float)
         if not (np.all(np.isfinite(dtheta)) and np.all(np.isfinite(tau_e))):
-            raise InputError("BAM feedforward: non-finite velocity or load", reason="nan")
+            raise InputError("BAM feedforward: non-finite velocity or load", reason=Reason.NOT_FINITE)
         if not np.all(eps > 0.0) or not np.all(np.isfinite(eps)):
-            raise InputError("BAM feedforward: eps must be finite and > 0", reason="eps")
+            raise InputError("BAM feedforward: eps must be finite and > 0", reason=Reason.RANGE)
         return self.feedforward_unchecked(dtheta, tau_e, eps)
 
     def feedforward_unchecked(self, dtheta: np.ndarray, tau_e: np.ndarray, eps: np.ndarray) -> np.ndarray:
@@ -155,8 +155,8 @@ class BamStack:
         (an answer of 1e7 N·m has a 2e-9 ulp).
 
         Raises:
-            InputError: ``reason="range"`` when the bracket bound overflows (a load so large
-                that the budget is not a finite double), ``"bam_no_solution"`` if not
+            InputError: reason ``Reason.RANGE`` when the bracket bound overflows (a load so large
+                that the budget is not a finite double), ``Reason.NO_SOLUTION`` if not
                 converged in ``_MAX_ITER`` steps (not expected).
         """
         sigma = np.sign(s)
@@ -180,7 +180,7 @@ class BamStack:
                 "BAM feedforward: load torque too large for the friction "
                 f"coefficients (budget bound overflows; |tau_e| up to "
                 f"{float(np.max(abs_e)):g} N·m)",
-                reason="range",
+                reason=Reason.RANGE,
             )
         # The tolerance follows the torques G is computed from (a0, the load terms at
         # tau_e, and y itself), never the bracket: with the quadratic term the bound hi can
@@ -233,4 +233,4 @@ class BamStack:
                 y_newton = y - g / dg
             ok = (y_newton > lo) & (y_newton < hi)
             y = np.where(done, y, np.where(ok, y_newton, 0.5 * (lo + hi)))
-        raise InputError("BAM feedforward: the implicit equation did not converge", reason="bam_no_solution")
+        raise InputError("BAM feedforward: the implicit equation did not converge", reason=Reason.NO_SOLUTION)

@@ -37,14 +37,13 @@ torque the load applies to the joint is then BAM's ``tau_e = -load``.
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.friction.bam import BamParameters
 from gravity_friction_comp.friction.bam_solver import BamStack
 from gravity_friction_comp.friction.params import (
@@ -55,6 +54,7 @@ from gravity_friction_comp.friction.params import (
     merge_keywords,
     params_from_keywords,
 )
+from gravity_friction_comp.validation import vector
 
 __all__ = ["FrictionModel"]
 
@@ -299,10 +299,10 @@ class FrictionModel:
             New float64 array (n,); exactly +0.0 entries where the term vanishes.
 
         Raises:
-            InputError: wrong shape (``reason="shape"``) or non-finite values (``"nan"``).
+            InputError: wrong shape (reason ``Reason.SHAPE``) or non-finite values (``Reason.NOT_FINITE``).
         """
         p = self._params
-        v = _input("velocity", velocity, p.n_joints) if checked else velocity
+        v = vector("velocity", velocity, p.n_joints) if checked else velocity
         if self._is_zero:
             return np.zeros(p.n_joints)
         t = np.tanh(v / p.eps)
@@ -324,7 +324,7 @@ class FrictionModel:
             if load is None or not self._bam_stack.load_dependent:
                 tau_e = np.zeros(self._bam_stack.size)
             else:
-                tau_e = -(_input("load", load, p.n_joints) if checked else load)[idx]
+                tau_e = -(vector("load", load, p.n_joints) if checked else load)[idx]
             out[idx] += self._bam_stack.feedforward_unchecked(v[idx], tau_e, self._bam_eps)
         # x + 0 turns -0.0 into +0.0 and leaves every other value unchanged.
         return out + self._zeros
@@ -335,16 +335,3 @@ class FrictionModel:
             f"FrictionModel(n_joints={p.n_joints}, model={p.model!r}, "
             f"enabled={p.enabled}, is_zero={self._is_zero})"
         )
-
-
-def _input(key: str, value: Any, n: int) -> np.ndarray:
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"{key}: expected {n} numbers, got {value!r}", reason="type") from exc
-    if arr.shape != (n,):
-        raise InputError(f"{key}: expected shape ({n},), got {arr.shape}", reason="shape")
-    # one dot product screens for NaN/inf; only a non-finite (or overflowing) one looks closer
-    if not math.isfinite(arr.dot(arr)) and not np.isfinite(arr).all():
-        raise InputError(f"{key}: non-finite values {arr.tolist()}", reason="nan")
-    return arr

@@ -19,7 +19,7 @@ import numpy as np
 
 from gravity_friction_comp.errors import ConfigError, DimensionError
 from gravity_friction_comp.friction.bam import BamParameters
-from gravity_friction_comp.validation import per_joint
+from gravity_friction_comp.validation import joint_names, per_joint
 
 __all__ = [
     "DEFAULT_EPS",
@@ -191,16 +191,7 @@ def joint_count(n_or_names: Any) -> tuple[int, tuple[str, ...] | None]:
             key="joints",
             value=n_or_names,
         )
-    names = tuple(n_or_names)
-    if not names:
-        raise ConfigError("joints: empty joint list", key="joints", value=names)
-    if not all(isinstance(s, str) and s for s in names):
-        raise ConfigError(
-            f"joints: names must be non-empty strings, got {names!r}", key="joints", value=names
-        )
-    dup = sorted({s for s in names if names.count(s) > 1})
-    if dup:
-        raise ConfigError(f"joints: duplicate names {dup}", key="joints", value=names)
+    names = joint_names("joints", tuple(n_or_names))
     return len(names), names
 
 

@@ -42,8 +42,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from gravity_friction_comp.errors import IdentificationError, Reason
 from gravity_friction_comp.ident.bam_fit import BAM_NLS, MOTOR_LOAD_MAX, bam_predictor, fit_bam_nls
-from gravity_friction_comp.ident.joint_log import IdentificationError
 from gravity_friction_comp.ident.select import select_model
 
 if TYPE_CHECKING:
@@ -197,7 +197,7 @@ def fit_joint(
         effort_limit: URDF effort limit [N·m]; friction above it is a warning.
 
     Raises:
-        IdentificationError: friction pushing along the motion (``"sign"``).
+        IdentificationError: friction pushing along the motion (``Reason.SIGN``).
     """
     from scipy.optimize import least_squares
 
@@ -366,7 +366,7 @@ def _direction_check(
         Warnings: one when D is not significantly above zero (no friction resolved).
 
     Raises:
-        IdentificationError: ``reason="sign"`` when ``D < −(5 σ_D + 1e-3·rms(r))``: the
+        IdentificationError: reason ``Reason.SIGN`` when ``D < −(5 σ_D + 1e-3·rms(r))``: the
             effort or the velocity sign convention of the log is reversed.
     """
     fc, fv = float(x[0]), float(x[1])
@@ -383,7 +383,7 @@ def _direction_check(
             f"{fc:.4g} N·m, viscous {fv:.4g} N·m·s/rad: mean {d:.4g} N·m along the motion); "
             "friction must oppose the velocity, so the effort or the velocity sign "
             "convention of the log is probably reversed (negate one of them)",
-            reason="sign",
+            reason=Reason.SIGN,
         )
     if d <= margin:
         return (

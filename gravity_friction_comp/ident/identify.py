@@ -34,10 +34,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.errors import ConfigError, IdentificationError, Reason
 from gravity_friction_comp.friction.params import DEFAULT_EPS
 from gravity_friction_comp.ident.fit import EPS_NOT_IDENTIFIED, JointFit, fit_joint
-from gravity_friction_comp.ident.joint_log import IdentificationError, JointStateLog
+from gravity_friction_comp.ident.joint_log import JointStateLog
 from gravity_friction_comp.validation import number
 
 __all__ = [
@@ -176,31 +176,31 @@ def _check_log(log: JointStateLog) -> None:
                 f"{key} holds {int(bad.sum())} NaN/inf value(s) (first at sample {rows[0]}, "
                 f"t = {log.time[rows[0]] if np.isfinite(log.time[rows[0]]) else 'nan'}); "
                 "clean or cut the log",
-                reason="nan",
+                reason=Reason.NOT_FINITE,
             )
     if log.time.size < 10:
-        raise IdentificationError(f"log has only {log.time.size} samples", reason="too_little_motion")
+        raise IdentificationError(f"log has only {log.time.size} samples", reason=Reason.TOO_LITTLE_MOTION)
     dt = np.diff(log.time)
     if np.any(dt <= 0):
         k = int(np.flatnonzero(dt <= 0)[0]) + 1
         raise IdentificationError(
             f"time must be strictly increasing: sample {k} has t = {float(log.time[k])!r} s "
             f"after t = {float(log.time[k - 1])!r} s (duplicate or reordered messages?)",
-            reason="format",
+            reason=Reason.FORMAT,
         )
     step = float(np.median(dt))
     if not step >= MIN_TIME_STEP:
         raise IdentificationError(
             f"median time step {step:.3g} s is below {MIN_TIME_STEP:g} s (a joint-state log "
             "sampled above 1 MHz is not a real record): is the time column in seconds?",
-            reason="format",
+            reason=Reason.FORMAT,
         )
     span = float(log.time[-1] - log.time[0])
     if not span <= MAX_DURATION:
         raise IdentificationError(
             f"log spans {span:.3g} s, above {MAX_DURATION:g} s (~116 days, not one "
             "identification record): is the time column in seconds (not ns)?",
-            reason="format",
+            reason=Reason.FORMAT,
         )
 
 
@@ -234,7 +234,7 @@ def friction_samples(log: JointStateLog, model, cfg: IdentificationConfig | None
         cfg: settings (savgol window).
 
     Raises:
-        IdentificationError: the log has no velocity or no effort (``"format"``).
+        IdentificationError: the log has no velocity or no effort (``Reason.FORMAT``).
     """
     from scipy.signal import savgol_filter
 
@@ -261,7 +261,9 @@ def _velocity_effort(log: JointStateLog) -> tuple[np.ndarray, np.ndarray]:
     """The log's velocity and effort; IdentificationError when one was not recorded."""
     if log.velocity is None or log.effort is None:
         missing = [f for f in ("velocity", "effort") if getattr(log, f) is None]
-        raise IdentificationError(f"the log has no {' or '.join(missing)}: cannot identify", reason="format")
+        raise IdentificationError(
+            f"the log has no {' or '.join(missing)}: cannot identify", reason=Reason.FORMAT
+        )
     return log.velocity, log.effort
 
 
@@ -284,12 +286,12 @@ def identify(
         progress: called with a short text after each fit step (for a progress bar).
 
     Raises:
-        IdentificationError: NaN/inf in the log (``"nan"``); model joints missing from the log
-            (``"missing_joints"``); a joint without ``min_samples`` moving training samples in
-            each direction (``"too_little_motion"``); unknown ``joints`` (``"missing_joints"``);
+        IdentificationError: NaN/inf in the log (``Reason.NOT_FINITE``); model joints missing from the log
+            (``Reason.MISSING_JOINTS``); a joint without ``min_samples`` moving training samples in
+            each direction (``Reason.TOO_LITTLE_MOTION``); unknown ``joints`` (``Reason.MISSING_JOINTS``);
             time not strictly increasing, a median step below :data:`MIN_TIME_STEP` or a
-            span above :data:`MAX_DURATION` (``"format"``); friction that pushes along the motion, i.e. a reversed effort or
-            velocity sign convention (``"sign"``).
+            span above :data:`MAX_DURATION` (``Reason.FORMAT``); friction that pushes along the motion, i.e. a reversed effort or
+            velocity sign convention (``Reason.SIGN``).
 
     Friction not resolved above the noise, or identified friction above the joint's URDF
     effort limit over the logged velocities (wrong units or scale of the effort), are not
@@ -304,7 +306,7 @@ def identify(
     bad = [j for j in joints if j not in names]
     if bad:
         raise IdentificationError(
-            f"joint(s) {bad} not in the URDF model; model joints: {list(names)}", reason="missing_joints"
+            f"joint(s) {bad} not in the URDF model; model joints: {list(names)}", reason=Reason.MISSING_JOINTS
         )
     log = log.select(names)
     _check_log(log)
@@ -326,7 +328,7 @@ def identify(
                 f"+/− at |v| ≥ {cfg.min_velocity} rad/s with |a| ≤ {cfg.max_acceleration} "
                 f"rad/s² (need {cfg.min_samples} each, and some in the validation blocks); "
                 "record constant-velocity sweeps in both directions",
-                reason="too_little_motion",
+                reason=Reason.TOO_LITTLE_MOTION,
             )
         fits.append(
             fit_joint(

@@ -30,12 +30,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.errors import ConfigError, IdentificationError, Reason
 from gravity_friction_comp.validation import read_text
 
 __all__ = [
     "CSV_FIELDS",
-    "IdentificationError",
     "JointStateLog",
     "load_csv",
     "load_log",
@@ -45,12 +44,6 @@ __all__ = [
 
 #: Per-joint quantities of a log, in column order.
 CSV_FIELDS = ("position", "velocity", "effort")
-
-
-class IdentificationError(InputError):
-    """A joint log that cannot be read, or identified from (``reason``: ``"missing_topic"``,
-    ``"missing_joints"``, ``"too_little_motion"``, ``"nan"``, ``"format"``, ``"file"``,
-    ``"sign"``, ``"range"``)."""
 
 
 class JointStateLog(NamedTuple):
@@ -72,14 +65,14 @@ class JointStateLog(NamedTuple):
         """The same log with only ``joints`` (in that order).
 
         Raises:
-            IdentificationError: a joint not in the log (reason ``"missing_joints"``; lists
+            IdentificationError: a joint not in the log (reason ``Reason.MISSING_JOINTS``; lists
                 the log's joints).
         """
         missing = [j for j in joints if j not in self.joint_names]
         if missing:
             raise IdentificationError(
                 f"joint(s) {missing} not in the log; joints in the log: {list(self.joint_names)}",
-                reason="missing_joints",
+                reason=Reason.MISSING_JOINTS,
             )
         idx = [self.joint_names.index(j) for j in joints]
         return JointStateLog(
@@ -135,20 +128,20 @@ def load_csv(path: str | os.PathLike, require: Sequence[str] = CSV_FIELDS) -> Jo
             required is read when every joint has it, else it is ``None``.
 
     Raises:
-        IdentificationError: missing, unreadable or non-UTF-8 file (``"file"``, names the
+        IdentificationError: missing, unreadable or non-UTF-8 file (``Reason.FILE``, names the
             file); no ``time`` column, no joint columns, a joint lacking a required column,
             an optional field for only some joints, a column named twice, no data rows, a
             row whose cell count differs from the header's, or a non-numeric cell in a used
-            column (``"format"``, names the file, line and column).
+            column (``Reason.FORMAT``, names the file, line and column).
     """
     p = pathlib.Path(path)
     try:
         text = read_text(p, "CSV log")
     except ConfigError as exc:
-        raise IdentificationError(str(exc), reason="file") from None
+        raise IdentificationError(str(exc), reason=Reason.FILE) from None
 
     def fail(message: str) -> IdentificationError:
-        return IdentificationError(f"CSV {str(p)!r}: {message}", reason="format")
+        return IdentificationError(f"CSV {str(p)!r}: {message}", reason=Reason.FORMAT)
 
     rows = list(csv.reader(io.StringIO(text.removeprefix("\ufeff"))))
     first = next((k for k, r in enumerate(rows) if any(c.strip() for c in r)), None)
@@ -248,10 +241,10 @@ def load_rosbag(
             always is); a field not required is ``None`` unless every kept message has it.
 
     Raises:
-        IdentificationError: not a readable bag (``"file"``); topic absent or without a
-            usable message (``"missing_topic"``, lists the JointState topics present); a
+        IdentificationError: not a readable bag (``Reason.FILE``); topic absent or without a
+            usable message (``Reason.MISSING``, lists the JointState topics present); a
             message naming a joint twice, or a required array whose length is not that of
-            ``name`` (``"format"``).
+            ``name`` (``Reason.FORMAT``).
     """
     from rosbags.rosbag2 import Reader, ReaderError
     from rosbags.typesys import Stores, get_typestore
@@ -269,7 +262,9 @@ def load_rosbag(
         reader = Reader(p)
         reader.open()
     except (ReaderError, OSError) as exc:  # no folder, no metadata.yaml, unknown storage
-        raise IdentificationError(f"cannot read rosbag2 folder {str(p)!r}: {exc}", reason="file") from None
+        raise IdentificationError(
+            f"cannot read rosbag2 folder {str(p)!r}: {exc}", reason=Reason.FILE
+        ) from None
     try:
         conns = [c for c in reader.connections if c.topic in (wanted, topic)]
         if not conns:
@@ -278,7 +273,7 @@ def load_rosbag(
             )
             raise IdentificationError(
                 f"bag {str(p)!r}: no topic {wanted!r}; JointState topics in the bag: {present or 'none'}",
-                reason="missing_topic",
+                reason=Reason.MISSING,
             )
         for count, (conn, stamp, raw) in enumerate(reader.messages(connections=conns)):
             msg: Any = store.deserialize_cdr(raw, conn.msgtype)
@@ -286,7 +281,7 @@ def load_rosbag(
             if len(index) != len(msg.name):
                 raise IdentificationError(
                     f"bag {str(p)!r}: message {count} on {wanted!r} names a joint twice ({list(msg.name)})",
-                    reason="format",
+                    reason=Reason.FORMAT,
                 )
             short = [f for f in needed if len(getattr(msg, f)) != len(msg.name)]
             if short:
@@ -294,7 +289,7 @@ def load_rosbag(
                     f"bag {str(p)!r}: message {count} on {wanted!r} has {len(msg.name)} joint names "
                     f"but {', '.join(f'{len(getattr(msg, f))} {f}' for f in short)} values; "
                     f"JointState messages must carry {', '.join(needed)} for every joint",
-                    reason="format",
+                    reason=Reason.FORMAT,
                 )
             if names is None:
                 names = tuple(msg.name)
@@ -313,7 +308,7 @@ def load_rosbag(
         reader.close()
     if names is None or not times:
         raise IdentificationError(
-            f"bag {str(p)!r}: topic {wanted!r} has no message with the joints", reason="missing_topic"
+            f"bag {str(p)!r}: topic {wanted!r} has no message with the joints", reason=Reason.MISSING
         )
     time = np.asarray(times, dtype=float)
 
@@ -332,11 +327,11 @@ def load_log(
 
     Raises:
         IdentificationError: as :func:`load_csv` / :func:`load_rosbag`; missing path
-            (``"file"``).
+            (``Reason.FILE``).
     """
     p = pathlib.Path(path)
     if p.is_dir():
         return load_rosbag(p, topic, require=require)
     if not p.exists():
-        raise IdentificationError(f"log {str(p)!r} does not exist", reason="file")
+        raise IdentificationError(f"log {str(p)!r} does not exist", reason=Reason.FILE)
     return load_csv(p, require)

@@ -18,11 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.errors import ConfigError, IdentificationError, Reason
 from gravity_friction_comp.friction.models import FrictionModel
 from gravity_friction_comp.ident.bam_fit import BAM_NLS, bam_dict
 from gravity_friction_comp.ident.identify import IdentificationResult
-from gravity_friction_comp.ident.joint_log import IdentificationError
 
 __all__ = ["write_outputs"]
 
@@ -47,7 +46,7 @@ def write_outputs(
         ``{"yaml": path, "bam": {joint: {model: path}}, "plots": [paths]}``.
 
     Raises:
-        IdentificationError: ``reason="range"`` when the written YAML does not load with
+        IdentificationError: reason ``Reason.RANGE`` when the written YAML does not load with
             :meth:`~gravity_friction_comp.friction.models.FrictionModel.from_yaml` (e.g. a
             coefficient beyond friction.py's ±1e6 bound: the log's effort is in other
             units); the YAML is removed.
@@ -147,7 +146,7 @@ def write_outputs(
         raise IdentificationError(
             f"the identified friction is not a valid friction_comp block ({exc}); not "
             f"written. Check the log's effort units and scale",
-            reason="range",
+            reason=Reason.RANGE,
         ) from None
     plots_out = []
     if plots:

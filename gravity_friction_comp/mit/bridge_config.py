@@ -19,6 +19,7 @@ import numpy as np
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.mit.joint_motor_map import JointMotorMap
 from gravity_friction_comp.mit.motor_table import MotorLimits
+from gravity_friction_comp.validation import can_id, integer, number
 
 __all__ = [
     "BEHAVIORS",
@@ -32,22 +33,6 @@ __all__ = [
 BEHAVIORS = ("damp", "disable", "hold")
 
 # --- configuration ----------------------------------------------------------------------------
-
-
-def _finite_nonneg(key: str, value: object) -> float:
-    try:
-        out = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ConfigError(f"{key} must be a number, got {value!r}", key=key, value=value) from None
-    if not math.isfinite(out) or out < 0:
-        raise ConfigError(f"{key} must be finite and ≥ 0, got {value!r}", key=key, value=value)
-    return out
-
-
-def _can_id(key: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 0x7FF:
-        raise ConfigError(f"{key} must be an integer in 0..0x7FF, got {value!r}", key=key, value=value)
-    return value
 
 
 @dataclass(frozen=True)
@@ -90,8 +75,8 @@ class MotorConfig:
             raise ConfigError(
                 f"joint name must be a non-empty string, got {self.name!r}", key="joints", value=self.name
             )
-        _can_id("can_id", self.can_id)
-        _can_id("master_id", self.master_id)
+        object.__setattr__(self, "can_id", can_id("can_id", self.can_id))
+        object.__setattr__(self, "master_id", can_id("master_id", self.master_id))
         if not isinstance(self.limits, MotorLimits):
             raise ConfigError("limits must be a MotorLimits", key="motor_type", value=self.limits)
         if not isinstance(self.mapping, JointMotorMap):
@@ -102,8 +87,8 @@ class MotorConfig:
             raise ConfigError(
                 f"{self.name}: can_id and master_id must differ", key="master_id", value=self.master_id
             )
-        object.__setattr__(self, "kp", _finite_nonneg("kp", self.kp))
-        object.__setattr__(self, "kd", _finite_nonneg("kd", self.kd))
+        object.__setattr__(self, "kp", number("kp", self.kp, nonneg=True))
+        object.__setattr__(self, "kd", number("kd", self.kd, nonneg=True))
         lim = float(self.effort_limit)
         if math.isnan(lim) or lim <= 0:
             raise ConfigError(
@@ -113,7 +98,7 @@ class MotorConfig:
             )
         object.__setattr__(self, "effort_limit", lim)
         if self.damp_kd is not None:
-            object.__setattr__(self, "damp_kd", _finite_nonneg("damp_kd", self.damp_kd))
+            object.__setattr__(self, "damp_kd", number("damp_kd", self.damp_kd, nonneg=True))
         lower, upper = float(self.position_lower), float(self.position_upper)
         if (
             math.isnan(lower)
@@ -175,14 +160,7 @@ class BridgeConfig:
         if not motors:
             raise ConfigError("at least one motor is required", key="joints", value=())
         for key in ("rate_hz", "command_timeout"):
-            v = float(getattr(self, key))
-            if not math.isfinite(v) or v <= 0:
-                raise ConfigError(
-                    f"{key} must be finite and > 0, got {getattr(self, key)!r}",
-                    key=key,
-                    value=getattr(self, key),
-                )
-            object.__setattr__(self, key, v)
+            object.__setattr__(self, key, number(key, getattr(self, key), positive=True))
         for key in ("timeout_behavior", "fault_behavior"):
             if getattr(self, key) not in BEHAVIORS:
                 raise ConfigError(
@@ -190,19 +168,8 @@ class BridgeConfig:
                     key=key,
                     value=getattr(self, key),
                 )
-        cycles = self.stale_cycles
-        if isinstance(cycles, bool) or not isinstance(cycles, int) or cycles < 1:
-            raise ConfigError(
-                f"stale_cycles must be an integer ≥ 1, got {self.stale_cycles!r}",
-                key="stale_cycles",
-                value=self.stale_cycles,
-            )
-        if not isinstance(self.bitrate, int) or self.bitrate <= 0:
-            raise ConfigError(
-                f"can.bitrate must be a positive integer, got {self.bitrate!r}",
-                key="can.bitrate",
-                value=self.bitrate,
-            )
+        object.__setattr__(self, "stale_cycles", integer("stale_cycles", self.stale_cycles, low=1))
+        object.__setattr__(self, "bitrate", integer("can.bitrate", self.bitrate, low=1))
         names: list[Any] = [m.name for m in motors]
         ids: list[Any] = [m.can_id for m in motors]
         for key, seq in (("joints", names), ("can_id", ids)):

@@ -43,7 +43,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from gravity_friction_comp.errors import ConfigError, DimensionError, InputError
+from gravity_friction_comp.errors import ConfigError, DimensionError, InputError, Reason
 from gravity_friction_comp.mit.bridge_config import BridgeConfig, check_gains
 from gravity_friction_comp.mit.codec import encode_command
 from gravity_friction_comp.mit.damiao_feedback import DamiaoFeedback
@@ -197,12 +197,12 @@ class MitBridgeCore:
         if values is None:
             return np.zeros(self.n_joints)
         if isinstance(values, (str, bytes)):
-            raise InputError(f"{key} must be {self.n_joints} numbers, got {values!r}", reason="type")
+            raise InputError(f"{key} must be {self.n_joints} numbers, got {values!r}", reason=Reason.TYPE)
         try:
             arr = np.array(values, dtype=float).reshape(-1)
         except (TypeError, ValueError):
             raise InputError(
-                f"{key} must be {self.n_joints} numbers, got {values!r}", reason="type"
+                f"{key} must be {self.n_joints} numbers, got {values!r}", reason=Reason.TYPE
             ) from None
         if arr.shape[0] != self.n_joints:
             raise DimensionError(key, self.n_joints, arr.shape[0])
@@ -225,7 +225,7 @@ class MitBridgeCore:
 
         Raises:
             DimensionError: a length other than n.
-            InputError: NaN/inf anywhere (reason ``"nan"``) or not numbers (``"type"``);
+            InputError: NaN/inf anywhere (reason ``Reason.NOT_FINITE``) or not numbers (``Reason.TYPE``);
                 the previous command is kept and its age keeps growing.
         """
         try:
@@ -237,7 +237,7 @@ class MitBridgeCore:
             raise
         if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd)) and np.all(np.isfinite(tau))):
             self.rejected_commands += 1
-            raise InputError("joint command contains NaN/inf; rejected", reason="nan")
+            raise InputError("joint command contains NaN/inf; rejected", reason=Reason.NOT_FINITE)
         self._cmd_q, self._cmd_qd, self._cmd_tau = q, qd, tau
         self._cmd_time = float(now)
 
@@ -256,7 +256,7 @@ class MitBridgeCore:
             ``(kp, kd)`` new arrays, shape (n,) each.
 
         Raises:
-            DimensionError: wrong length. InputError: not numbers (reason ``"type"``).
+            DimensionError: wrong length. InputError: not numbers (reason ``Reason.TYPE``).
             ConfigError: negative or non-finite (key ``kp``/``kd``).
         """
         new_kp = self._kp if kp is None else check_gains("kp", self._array("kp", kp))

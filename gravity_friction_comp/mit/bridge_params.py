@@ -7,8 +7,6 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-import numpy as np
-
 from gravity_friction_comp.errors import ConfigError
 
 __all__ = [
@@ -21,6 +19,7 @@ __all__ = [
 from gravity_friction_comp.mit.bridge_config import BEHAVIORS, BridgeConfig, MotorConfig, default_of
 from gravity_friction_comp.mit.joint_motor_map import JointMotorMap
 from gravity_friction_comp.mit.motor_table import MotorLimits, motor_limits
+from gravity_friction_comp.validation import integer, number
 
 # --- parameters → BridgeConfig ------------------------------------------------------------------
 
@@ -57,16 +56,9 @@ def _per_joint(key: str, values: Mapping[str, Any], n: int) -> list[Any]:
     return raw
 
 
-def _as_int(key: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ConfigError(f"{key} entries must be integers, got {value!r}", key=key, value=value)
-    return int(value)
-
-
 def _as_float(key: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ConfigError(f"{key} entries must be numbers, got {value!r}", key=key, value=value)
-    return float(value)
+    # ±inf is a value here ("no limit": effort_limit, position_lower/upper); NaN is not
+    return number(key, value, finite=False)
 
 
 def bridge_config_from_values(
@@ -109,7 +101,7 @@ def bridge_config_from_values(
             )
         limits = override.get(name) or motor_limits(mtype)
         mapping = JointMotorMap(
-            direction=_as_int("direction", cols["direction"][i]),
+            direction=integer("direction", cols["direction"][i]),
             offset=_as_float("offset", cols["offset"][i]),
             gear_ratio=_as_float("gear_ratio", cols["gear_ratio"][i]),
         )
@@ -118,8 +110,8 @@ def bridge_config_from_values(
         motors.append(
             MotorConfig(
                 name=name,
-                can_id=_as_int("can_id", cols["can_id"][i]),
-                master_id=_as_int("master_id", cols["master_id"][i]),
+                can_id=integer("can_id", cols["can_id"][i]),
+                master_id=integer("master_id", cols["master_id"][i]),
                 limits=limits,
                 mapping=mapping,
                 kp=_as_float("kp", cols["kp"][i]),
@@ -133,7 +125,7 @@ def bridge_config_from_values(
             )
         )
     kwargs: dict[str, Any] = {}
-    for key, cast in (("rate_hz", _as_float), ("command_timeout", _as_float), ("stale_cycles", _as_int)):
+    for key, cast in (("rate_hz", _as_float), ("command_timeout", _as_float), ("stale_cycles", integer)):
         if values.get(key) is not None:
             kwargs[key] = cast(key, values[key])
     for key in ("timeout_behavior", "fault_behavior"):
@@ -146,7 +138,7 @@ def bridge_config_from_values(
                 )
             kwargs[key] = values[key]
     if values.get("can.bitrate") is not None:
-        kwargs["bitrate"] = _as_int("can.bitrate", values["can.bitrate"])
+        kwargs["bitrate"] = integer("can.bitrate", values["can.bitrate"])
     return BridgeConfig(motors=tuple(motors), **kwargs)
 
 

@@ -3,9 +3,7 @@
 No rclpy import: pure Python.
 """
 
-import math
-
-from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.validation import number
 
 __all__ = [
     "CAN_FRAME_BITS_NOMINAL",
@@ -40,19 +38,9 @@ def bus_load_fraction(
     Raises:
         ConfigError: non-finite or negative rate, bitrate or bits ≤ 0.
     """
-    fps, br, bits = float(frames_per_second), float(bitrate), float(bits_per_frame)
-    if not math.isfinite(fps) or fps < 0:
-        raise ConfigError(
-            f"frames_per_second must be finite ≥ 0, got {frames_per_second!r}",
-            key="frames_per_second",
-            value=frames_per_second,
-        )
-    if not math.isfinite(br) or br <= 0:
-        raise ConfigError(f"bitrate must be finite > 0, got {bitrate!r}", key="can.bitrate", value=bitrate)
-    if not math.isfinite(bits) or bits <= 0:
-        raise ConfigError(
-            f"bits_per_frame must be > 0, got {bits_per_frame!r}", key="bits_per_frame", value=bits_per_frame
-        )
+    fps = number("frames_per_second", frames_per_second, nonneg=True, unit="[1/s]")
+    br = number("can.bitrate", bitrate, positive=True, unit="[bit/s]")
+    bits = number("bits_per_frame", bits_per_frame, positive=True)
     return fps * bits / br
 
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from gravity_friction_comp.errors import InputError
+from gravity_friction_comp.errors import InputError, Reason
 from gravity_friction_comp.mit.motor_table import MotorLimits
 from gravity_friction_comp.mit.quantize import (
     KD_BITS,
@@ -102,7 +102,7 @@ def command_codes(
         :class:`MitCommandCodes`.
 
     Raises:
-        InputError: any value NaN/inf (reason ``"nan"``).
+        InputError: any value NaN/inf (reason ``Reason.NOT_FINITE``).
     """
     p = float_to_uint(finite("position", position), -limits.p_max, limits.p_max, P_BITS)
     return MitCommandCodes(
@@ -118,13 +118,13 @@ def pack_command_codes(codes: MitCommandCodes) -> bytes:
     """Pack codes into 8 bytes: big-endian ``p<<48 | v<<36 | kp<<24 | kd<<12 | τ``.
 
     Raises:
-        InputError: a code that does not fit its field (reason ``"code_range"``).
+        InputError: a code that does not fit its field (reason ``Reason.RANGE``).
     """
     widths = (P_BITS, V_BITS, KP_BITS, KD_BITS, T_BITS)
     word = 0
     for code, bits in zip(codes, widths):
         if not 0 <= int(code) < (1 << bits):
-            raise InputError(f"code {code} does not fit {bits} bits", reason="code_range")
+            raise InputError(f"code {code} does not fit {bits} bits", reason=Reason.RANGE)
         word = (word << bits) | int(code)
     return word.to_bytes(8, "big")
 
@@ -133,11 +133,11 @@ def unpack_command_codes(data: bytes) -> MitCommandCodes:
     """Inverse of :func:`pack_command_codes`.
 
     Raises:
-        InputError: ``data`` not 8 bytes (reason ``"length"``) or not bytes-like (``"type"``).
+        InputError: ``data`` not 8 bytes (reason ``Reason.SHAPE``) or not bytes-like (``Reason.TYPE``).
     """
     raw = frame_bytes(data, "MIT command")
     if len(raw) != 8:
-        raise InputError(f"MIT command must be 8 bytes, got {len(raw)}", reason="length")
+        raise InputError(f"MIT command must be 8 bytes, got {len(raw)}", reason=Reason.SHAPE)
     word = int.from_bytes(raw, "big")
     return MitCommandCodes(
         p=word >> 48,
@@ -163,7 +163,7 @@ def encode_command(
         8 bytes.
 
     Raises:
-        InputError: any value NaN/inf (reason ``"nan"``).
+        InputError: any value NaN/inf (reason ``Reason.NOT_FINITE``).
 
     Source: FIELD_NOTES "MIT mode on CAN"; Damiao / CubeMars AK MIT-mode protocol.
     """
@@ -174,12 +174,12 @@ def decode_command(data: bytes, limits: MotorLimits) -> MitCommand:
     """Decode an 8-byte MIT command frame (what the motor sees), inverse of :func:`encode_command`.
 
     Raises:
-        InputError: wrong length (``"length"``), a special frame (``"special_frame"``) or
-            not bytes-like (``"type"``).
+        InputError: wrong length (``Reason.SHAPE``), a special frame (``Reason.SPECIAL_FRAME``) or
+            not bytes-like (``Reason.TYPE``).
     """
     data = frame_bytes(data, "MIT command")
     if classify_special_frame(data) is not None:
-        raise InputError("special frame is not an MIT command", reason="special_frame")
+        raise InputError("special frame is not an MIT command", reason=Reason.SPECIAL_FRAME)
     c = unpack_command_codes(data)
     return MitCommand(
         position=uint_to_float(c.p, -limits.p_max, limits.p_max, P_BITS),

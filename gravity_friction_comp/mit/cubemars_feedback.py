@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from gravity_friction_comp.errors import InputError
+from gravity_friction_comp.errors import InputError, Reason
 from gravity_friction_comp.mit.motor_table import MotorLimits
 from gravity_friction_comp.mit.quantize import (
     check_byte,
@@ -127,7 +127,9 @@ def encode_feedback_cubemars(
     if temperature is None and error_code is None:
         return head
     if temperature is None or error_code is None:
-        raise InputError("give both temperature and error_code, or neither (6-byte reply)", reason="missing")
+        raise InputError(
+            "give both temperature and error_code, or neither (6-byte reply)", reason=Reason.MISSING
+        )
     return head + bytes([temperature_byte("temperature", temperature), check_byte("error_code", error_code)])
 
 
@@ -135,11 +137,11 @@ def decode_feedback_cubemars(data: bytes, limits: MotorLimits) -> CubeMarsFeedba
     """Decode a 6- or 8-byte CubeMars AK feedback frame (inverse of the encoder).
 
     Raises:
-        InputError: length other than 6 or 8 (reason ``"length"``).
+        InputError: length other than 6 or 8 (reason ``Reason.SHAPE``).
     """
     raw = frame_bytes(data, "feedback frame")
     if len(raw) not in (6, 8):
-        raise InputError(f"CubeMars feedback must be 6 or 8 bytes, got {len(raw)}", reason="length")
+        raise InputError(f"CubeMars feedback must be 6 or 8 bytes, got {len(raw)}", reason=Reason.SHAPE)
     p, v, t = unpack_pvt(raw[1:6], limits)
     long = len(raw) == 8
     return CubeMarsFeedback(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from gravity_friction_comp.errors import InputError
+from gravity_friction_comp.errors import InputError, Reason
 from gravity_friction_comp.mit.motor_table import MotorLimits
 from gravity_friction_comp.mit.quantize import (
     pack_pvt,
@@ -135,9 +135,11 @@ def encode_feedback_damiao(
     """
     state = int(state)
     if not 0 <= state <= 15:
-        raise InputError(f"state must be 0..15, got {state}", reason="code_range")
-    if isinstance(can_id, bool) or not isinstance(can_id, int) or can_id < 0:
-        raise InputError(f"can_id must be a non-negative integer, got {can_id!r}", reason="code_range")
+        raise InputError(f"state must be 0..15, got {state}", reason=Reason.RANGE)
+    if isinstance(can_id, bool) or not isinstance(can_id, int):
+        raise InputError(f"can_id must be a non-negative integer, got {can_id!r}", reason=Reason.TYPE)
+    if can_id < 0:
+        raise InputError(f"can_id must be a non-negative integer, got {can_id!r}", reason=Reason.RANGE)
     head = (state << 4) | (can_id & 0xF)
     return (
         bytes([head])
@@ -150,11 +152,11 @@ def decode_feedback_damiao(data: bytes, limits: MotorLimits) -> DamiaoFeedback:
     """Decode an 8-byte Damiao feedback frame (inverse of :func:`encode_feedback_damiao`).
 
     Raises:
-        InputError: not 8 bytes (reason ``"length"``) or not bytes-like (``"type"``).
+        InputError: not 8 bytes (reason ``Reason.SHAPE``) or not bytes-like (``Reason.TYPE``).
     """
     raw = frame_bytes(data, "feedback frame")
     if len(raw) != 8:
-        raise InputError(f"Damiao feedback must be 8 bytes, got {len(raw)}", reason="length")
+        raise InputError(f"Damiao feedback must be 8 bytes, got {len(raw)}", reason=Reason.SHAPE)
     p, v, t = unpack_pvt(raw[1:6], limits)
     return DamiaoFeedback(
         motor_id=raw[0] & 0xF,

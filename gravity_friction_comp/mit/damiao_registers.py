@@ -15,9 +15,10 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.errors import ConfigError, InputError, Reason
 from gravity_friction_comp.mit.motor_table import MotorLimits
-from gravity_friction_comp.validation import frame_bytes
+from gravity_friction_comp.validation import can_id as checked_can_id
+from gravity_friction_comp.validation import frame_bytes, integer
 
 __all__ = [
     "DAMIAO_LIMIT_REGISTERS",
@@ -45,16 +46,6 @@ DAMIAO_LIMIT_REGISTERS: Mapping[int, str] = MappingProxyType(
 )
 
 
-def _check_can_id(can_id: object) -> int:
-    if isinstance(can_id, bool) or not isinstance(can_id, int) or not 0 <= can_id <= 0x7FF:
-        raise ConfigError(
-            f"can_id must be an integer in 0..0x7FF (11-bit standard id), got {can_id!r}",
-            key="can_id",
-            value=can_id,
-        )
-    return can_id
-
-
 def damiao_register_read_request(can_id: int, register_id: int) -> bytes:
     """Data bytes of a Damiao register read request, sent with arbitration id 0x7FF.
 
@@ -73,13 +64,8 @@ def damiao_register_read_request(can_id: int, register_id: int) -> bytes:
     Source: FIELD_NOTES ("registers 21–23 … read via ID 0x7FF: [id_lo, id_hi, 0x33, rid]");
     same layout in enactic/openarm_can ``create_query_param_command``.
     """
-    can_id = _check_can_id(can_id)
-    if isinstance(register_id, bool) or not isinstance(register_id, int) or not 0 <= register_id <= 255:
-        raise ConfigError(
-            f"register_id must be an integer in 0..255, got {register_id!r}",
-            key="register_id",
-            value=register_id,
-        )
+    can_id = checked_can_id("can_id", can_id)
+    register_id = integer("register_id", register_id, low=0, high=255)
     return bytes([can_id & 0xFF, (can_id >> 8) & 0xFF, _DAMIAO_READ, register_id, 0, 0, 0, 0])
 
 
@@ -139,7 +125,7 @@ def limits_from_damiao_registers(base: MotorLimits, registers: Mapping[int, floa
         New :class:`MotorLimits`.
 
     Raises:
-        InputError: a reported range that is not finite and > 0 (reason ``"bad_register"``);
+        InputError: a reported range that is not finite and > 0 (reason ``Reason.RANGE``);
             the caller should keep the table and report it.
     """
     if base.family != "damiao":
@@ -157,7 +143,7 @@ def limits_from_damiao_registers(base: MotorLimits, registers: Mapping[int, floa
         if not math.isfinite(v) or v <= 0.0:
             raise InputError(
                 f"Damiao register {rid} ({name}) reported {value!r}; expected finite > 0",
-                reason="bad_register",
+                reason=Reason.RANGE,
             )
         changes[name] = v
     return replace(base, **changes)

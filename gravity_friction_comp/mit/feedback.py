@@ -25,7 +25,7 @@ def decode_feedback(data: bytes, limits: MotorLimits) -> MotorFeedback:
     [N·m], ``is_fault``, ``fault_reason`` and ``temperatures``.
 
     Raises:
-        InputError: malformed frame (reason ``"length"``).
+        InputError: malformed frame (reason ``Reason.SHAPE``).
     """
     if limits.family == "cubemars":
         return decode_feedback_cubemars(data, limits)

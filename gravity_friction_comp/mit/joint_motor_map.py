@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gravity_friction_comp.errors import ConfigError
-from gravity_friction_comp.mit.motor_table import MotorLimits, _positive_finite
+from gravity_friction_comp.mit.motor_table import MotorLimits
 from gravity_friction_comp.validation import number, short_repr
 
 __all__ = [
@@ -69,7 +69,7 @@ class JointMotorMap:
                 value=self.offset,
             ) from None
         object.__setattr__(self, "offset", off)
-        ratio = _positive_finite("gear_ratio", self.gear_ratio)
+        ratio = number("gear_ratio", self.gear_ratio, positive=True, text=True)
         low, high = GEAR_RATIO_RANGE
         if not low <= ratio <= high:
             raise ConfigError(

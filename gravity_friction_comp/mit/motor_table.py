@@ -20,7 +20,7 @@ from types import MappingProxyType
 from typing import Any
 
 from gravity_friction_comp.errors import ConfigError
-from gravity_friction_comp.validation import number, short_repr, string_keys
+from gravity_friction_comp.validation import number, string_keys
 
 __all__ = [
     "FAMILIES",
@@ -33,20 +33,6 @@ __all__ = [
 
 #: Motor families: they differ in feedback layout and special frames (see mit.damiao_feedback, mit.cubemars_feedback).
 FAMILIES = ("cubemars", "damiao")
-
-
-def _positive_finite(key: str, value: object) -> float:
-    """Return ``value`` as float, or raise ConfigError when it is not a finite number > 0.
-
-    Numeric strings are read (PyYAML reads ``1e-5`` as a string); bools and integers beyond
-    the float range are refused (``True`` used to become 1.0, ``10**400`` an OverflowError).
-    """
-    try:
-        return number(key, value, positive=True, text=True)
-    except ConfigError:
-        raise ConfigError(
-            f"{key} must be a finite number > 0, got {short_repr(value)}", key=key, value=value
-        ) from None
 
 
 #: Largest accepted motor-limit override (p_max [rad], v_max [rad/s], t_max [N·m], kp_max,
@@ -82,7 +68,7 @@ class MotorLimits:
 
     def __post_init__(self) -> None:
         for name in ("p_max", "v_max", "t_max", "kp_max", "kd_max"):
-            object.__setattr__(self, name, _positive_finite(name, getattr(self, name)))
+            object.__setattr__(self, name, number(name, getattr(self, name), positive=True, text=True))
         if self.family not in FAMILIES:
             raise ConfigError(
                 f"family must be one of {', '.join(FAMILIES)}; got {self.family!r}",
@@ -170,7 +156,7 @@ def motor_limits(motor_type: str, overrides: Mapping[str, float] | None = None) 
             key=unknown[0],
             value=overrides[unknown[0]],
         )
-    clean: dict[str, Any] = {k: _positive_finite(k, v) for k, v in overrides.items()}
+    clean: dict[str, Any] = {k: number(k, v, positive=True, text=True) for k, v in overrides.items()}
     big = {k: v for k, v in clean.items() if v > MAX_OVERRIDE}
     if big:
         name = sorted(big)[0]

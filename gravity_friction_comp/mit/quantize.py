@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 
-from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.errors import ConfigError, InputError, Reason
 from gravity_friction_comp.mit.motor_table import MotorLimits
 
 __all__ = [
@@ -49,9 +49,9 @@ def finite(name: str, x: object) -> float:
     try:
         out = float(x)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise InputError(f"{name} must be a number, got {x!r}", reason="not_a_number") from None
+        raise InputError(f"{name} must be a number, got {x!r}", reason=Reason.TYPE) from None
     if not math.isfinite(out):
-        raise InputError(f"{name} must be finite, got {x!r}", reason="nan")
+        raise InputError(f"{name} must be finite, got {x!r}", reason=Reason.NOT_FINITE)
     return out
 
 
@@ -70,7 +70,7 @@ def float_to_uint(x: float, lo: float, hi: float, bits: int) -> int:
         int in ``0 .. 2^bits − 1``.
 
     Raises:
-        InputError: ``x`` NaN/inf (reason ``"nan"``).
+        InputError: ``x`` NaN/inf (reason ``Reason.NOT_FINITE``).
         ConfigError: ``lo >= hi`` or a bad ``bits``.
 
     Source: FIELD_NOTES "MIT mode on CAN" (scale by (2^bits − 1)/span).
@@ -98,13 +98,13 @@ def uint_to_float(code: int, lo: float, hi: float, bits: int) -> float:
         float [field unit].
 
     Raises:
-        InputError: code outside 0..2^bits − 1 (reason ``"code_range"``).
+        InputError: code outside 0..2^bits − 1 (reason ``Reason.RANGE``).
 
     Source: inverse of :func:`float_to_uint`; same map as the Damiao/AK reference drivers.
     """
     top = (1 << int(bits)) - 1
     if not 0 <= int(code) <= top:
-        raise InputError(f"code {code} outside 0..{top}", reason="code_range")
+        raise InputError(f"code {code} outside 0..{top}", reason=Reason.RANGE)
     return lo + int(code) * (hi - lo) / top
 
 
@@ -129,7 +129,7 @@ def unpack_pvt(raw: bytes, limits: MotorLimits) -> tuple[float, float, float]:
 
 def check_byte(name: str, value: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 255:
-        raise InputError(f"{name} must be an integer 0..255, got {value!r}", reason="code_range")
+        raise InputError(f"{name} must be an integer 0..255, got {value!r}", reason=Reason.RANGE)
     return value
 
 

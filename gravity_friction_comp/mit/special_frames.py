@@ -71,7 +71,7 @@ def classify_special_frame(data: bytes) -> SpecialFrame | None:
     """The special command ``data`` is, or ``None`` for any other frame (e.g. MIT commands).
 
     Raises:
-        InputError: ``data`` is not bytes-like (reason ``"type"``).
+        InputError: ``data`` is not bytes-like (reason ``Reason.TYPE``).
     """
     raw = frame_bytes(data)
     if len(raw) != 8 or raw[:7] != b"\xff" * 7:

@@ -70,8 +70,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from gravity_friction_comp.errors import ConfigError, DimensionError
+from gravity_friction_comp.validation import joint_names, string_keys
 from gravity_friction_comp.validation import per_joint as _per_joint
-from gravity_friction_comp.validation import string_keys
 
 __all__ = ["ACTUATOR_BLOCK_KEYS", "ACTUATOR_KEYWORDS", "ACTUATOR_LIMITS", "ActuatorModel", "ActuatorTerms"]
 
@@ -282,7 +282,7 @@ class ActuatorModel:
                     key="actuators.joints",
                 )
             names = tuple(robot.joint_names)
-        n, names = _joints(names, key="actuators.joints")
+        names = joint_names("actuators.joints", names)  # a count is not enough here
         if robot is not None:
             valid = tuple(robot.full_joint_names)
             bad = [s for s in names if s not in valid]
@@ -309,12 +309,13 @@ class ActuatorModel:
                 value=True,
             )
         base = cls.from_urdf_dynamics(robot)
+        base_names = tuple(robot.full_joint_names)  # the joints from_urdf_dynamics names
         merged = {k: np.array(getattr(base, k)) for k in ACTUATOR_KEYWORDS}
-        index = {s: i for i, s in enumerate(base.joint_names)}
+        index = {s: i for i, s in enumerate(base_names)}
         for k in given:
             for j, s in enumerate(names):
                 merged[k][index[s]] = getattr(listed, k)[j]
-        return cls(base.joint_names, **merged)
+        return cls(base_names, **merged)
 
     # ---- description -------------------------------------------------------------------
     @property
@@ -421,10 +422,5 @@ def _joints(joints: Any, key: str = "joints") -> tuple[int, tuple[str, ...] | No
             key=key,
             value=joints,
         )
-    names = tuple(joints)
-    if not all(isinstance(s, str) and s for s in names):
-        raise ConfigError(f"{key}: names must be non-empty strings, got {names!r}", key=key, value=names)
-    dup = sorted({s for s in names if names.count(s) > 1})
-    if dup:
-        raise ConfigError(f"{key}: duplicate names {dup}", key=key, value=names)
+    names = joint_names(key, tuple(joints))
     return len(names), names

@@ -13,18 +13,10 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gravity_friction_comp.errors import ModelError
+from gravity_friction_comp.errors import ModelError, ModelWarning
 from gravity_friction_comp.model.urdf import UrdfDescription
 
-__all__ = ["MimicCoupling", "ModelWarning", "resolve_mimics"]
-
-
-class ModelWarning(UserWarning):
-    """A robot description that loads but is probably not what the user meant.
-
-    Raised (via :func:`warnings.warn`) for ``<mimic>`` on a fixed joint (ignored) and for a
-    moving mass below :data:`MIN_TOTAL_MASS` (gravity will be ~0).
-    """
+__all__ = ["MimicCoupling", "resolve_mimics"]
 
 
 @dataclass(frozen=True)

@@ -227,7 +227,7 @@ class Payload:
         h = _positive(length, "length")
         ixx = m * (3.0 * r * r + h * h) / 12.0
         principal = np.diag([ixx, ixx, 0.5 * m * r * r])
-        return cls(m, com, _rotate(principal, rpy, "rpy"), parent, "cylinder")
+        return cls(m, _vector3(com, "com"), _rotate(principal, rpy, "rpy"), parent, "cylinder")
 
     @classmethod
     def box(
@@ -254,7 +254,7 @@ class Payload:
         principal = np.diag(
             [m * (sy * sy + sz * sz) / 12.0, m * (sx * sx + sz * sz) / 12.0, m * (sx * sx + sy * sy) / 12.0]
         )
-        return cls(m, com, _rotate(principal, rpy, "rpy"), parent, "box")
+        return cls(m, _vector3(com, "com"), _rotate(principal, rpy, "rpy"), parent, "box")
 
     @classmethod
     def sphere(
@@ -276,7 +276,7 @@ class Payload:
         m = _mass(mass, "mass")
         r = _positive(radius, "radius")
         _vector3(rpy, "rpy")
-        return cls(m, com, np.eye(3) * 0.4 * m * r * r, parent, "sphere")
+        return cls(m, _vector3(com, "com"), np.eye(3) * 0.4 * m * r * r, parent, "sphere")
 
     @classmethod
     def point(
@@ -292,7 +292,7 @@ class Payload:
         Raises:
             ConfigError: Invalid value (key names the argument).
         """
-        return cls(_mass(mass, "mass"), com, np.zeros((3, 3)), parent, "point")
+        return cls(_mass(mass, "mass"), _vector3(com, "com"), np.zeros((3, 3)), parent, "point")
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any], *, prefix: str = "payload.") -> Payload:

@@ -35,9 +35,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pinocchio as pin
 
-from gravity_friction_comp.errors import ConfigError, InputError, ModelError
+from gravity_friction_comp.errors import ConfigError, InputError, ModelError, ModelWarning, Reason
 from gravity_friction_comp.model.actuator import ActuatorModel, ActuatorTerms
-from gravity_friction_comp.model.mimic import MimicCoupling, ModelWarning
+from gravity_friction_comp.model.mimic import MimicCoupling
 from gravity_friction_comp.model.payload import Payload
 from gravity_friction_comp.model.structure import (
     Structure,
@@ -47,7 +47,7 @@ from gravity_friction_comp.model.structure import (
 )
 from gravity_friction_comp.model.urdf import UrdfDescription, UrdfJoint, UrdfSource, load_description
 
-__all__ = ["MIN_TOTAL_MASS", "MimicCoupling", "ModelWarning", "RobotModel"]
+__all__ = ["MIN_TOTAL_MASS", "MimicCoupling", "RobotModel"]
 
 #: Below this moving mass [kg] the model warns that gravity will be ~0 (placeholder masses).
 MIN_TOTAL_MASS = 1e-3
@@ -332,20 +332,22 @@ class RobotModel:
     # ---- inputs ------------------------------------------------------------------------
     def _vector(self, x, what: str) -> np.ndarray:
         if isinstance(x, (str, bytes, Mapping)):
-            raise InputError(f"{what} must be {self._n} numbers, got {x!r}", reason="shape")
+            raise InputError(f"{what} must be {self._n} numbers, got {x!r}", reason=Reason.SHAPE)
         try:
             x = np.asarray(x, dtype=float)
         except (TypeError, ValueError):
-            raise InputError(f"{what} must be {self._n} numbers, got {x!r}", reason="shape") from None
+            raise InputError(f"{what} must be {self._n} numbers, got {x!r}", reason=Reason.SHAPE) from None
         if x.shape != self._shape:
             raise InputError(
                 f"{what} must have shape ({self._n},) in joint_names order {list(self._s.joint_names)}, "
                 f"got shape {x.shape}",
-                reason="shape",
+                reason=Reason.SHAPE,
             )
         # one dot product checks every entry (NaN/inf propagate); also rejects |x| > ~1e154
         if not math.isfinite(x.dot(x)):
-            raise InputError(f"{what} contains NaN/inf (or absurd magnitude): {x.tolist()}", reason="nan")
+            raise InputError(
+                f"{what} contains NaN/inf (or absurd magnitude): {x.tolist()}", reason=Reason.NOT_FINITE
+            )
         return x
 
     def full_configuration(self, q) -> np.ndarray:
@@ -377,7 +379,7 @@ class RobotModel:
             q: (n,) positions [rad or m] in :attr:`joint_names` order.
 
         Raises:
-            InputError: Wrong shape (``reason="shape"``) or non-finite (``reason="nan"``).
+            InputError: Wrong shape (reason ``Reason.SHAPE``) or non-finite (reason ``Reason.NOT_FINITE``).
         """
         try:
             q = np.asarray(q, dtype=float)

@@ -166,9 +166,9 @@ def _expand_xacro(path: pathlib.Path, xacro_args: Mapping[str, str] | None) -> s
 
 
 def _float_attr(elem: ET.Element | None, attr: str, default: float, where: str) -> float:
-    if elem is None or elem.get(attr) is None:
+    text = None if elem is None else elem.get(attr)
+    if text is None:
         return default
-    text = elem.get(attr)
     try:
         value = float(text)
     except ValueError:

@@ -130,9 +130,9 @@ def descriptor(p: Param):
             hi = int(p.high) if p.high is not None else 2**63 - 1
             d.integer_range = [IntegerRange(from_value=lo, to_value=hi, step=0)]
         else:
-            lo = float(p.low) if p.low is not None else -math.inf
-            hi = float(p.high) if p.high is not None else math.inf
-            d.floating_point_range = [FloatingPointRange(from_value=lo, to_value=hi, step=0.0)]
+            flo = float(p.low) if p.low is not None else -math.inf
+            fhi = float(p.high) if p.high is not None else math.inf
+            d.floating_point_range = [FloatingPointRange(from_value=flo, to_value=fhi, step=0.0)]
     return d
 
 

@@ -61,7 +61,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gravity_friction_comp.errors import ConfigError, DimensionError, InputError
+from gravity_friction_comp.errors import ConfigError, DimensionError, InputError, Reason
 from gravity_friction_comp.model.actuator import ActuatorModel
 from gravity_friction_comp.model.payload import Payload
 from gravity_friction_comp.model.robot_model import RobotModel
@@ -255,7 +255,7 @@ class SimulatedArm:
         """Set q (n,) [rad] and q̇ (n,) [rad/s] (zeros when ``None``); time is kept.
 
         Raises:
-            DimensionError: wrong length. InputError: non-finite (reason ``"nan"``).
+            DimensionError: wrong length. InputError: non-finite (reason ``Reason.NOT_FINITE``).
         """
         q = self._vector("position", position)
         v = np.zeros(self.n) if velocity is None else self._vector("velocity", velocity)
@@ -266,7 +266,7 @@ class SimulatedArm:
         if arr.shape[0] != self.n:
             raise DimensionError(key, self.n, arr.shape[0])
         if not np.all(np.isfinite(arr)):
-            raise InputError(f"{key} contains NaN/inf: {arr.tolist()}", reason="nan")
+            raise InputError(f"{key} contains NaN/inf: {arr.tolist()}", reason=Reason.NOT_FINITE)
         return arr
 
     # --- physics ---------------------------------------------------------------------------
@@ -297,13 +297,15 @@ class SimulatedArm:
             New ``(q, q̇)``, copies, (n,) each [rad], [rad/s].
 
         Raises:
-            DimensionError: wrong length. InputError: non-finite torque (reason ``"nan"``)
-            or a bad dt (reason ``"dt"``); the state is unchanged.
+            DimensionError: wrong length. InputError: non-finite torque (reason ``Reason.NOT_FINITE``)
+            or a bad dt (reason ``Reason.RANGE``); the state is unchanged.
         """
         tau = self._vector("tau_motor", tau_motor)
         h = self.dt if dt is None else float(dt)
         if not (math.isfinite(h) and 0 < h <= 1.0 / MIN_PHYSICS_RATE_HZ + 1e-12):
-            raise InputError(f"dt must be in (0, {1.0 / MIN_PHYSICS_RATE_HZ}] s, got {dt!r}", reason="dt")
+            raise InputError(
+                f"dt must be in (0, {1.0 / MIN_PHYSICS_RATE_HZ}] s, got {dt!r}", reason=Reason.RANGE
+            )
         q, v = self._q, self._v
         s = self.config.mass_scale
         mass = s * self._model.mass_matrix(q) + np.diag(self.armature)

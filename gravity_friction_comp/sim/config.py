@@ -45,10 +45,6 @@ _TOP_KEYS = ("version", "physics_rate_hz", "mass_scale", "joints", "actuators")
 _SCHEMA_VERSION = 1
 
 
-def _number(key: str, value: Any, *, positive: bool = False, nonneg: bool = False) -> float:
-    return number(key, value, positive=positive, nonneg=nonneg, text=True)
-
-
 @dataclass(frozen=True)
 class JointSimParams:
     """True per-joint values of the simulated arm (joint side).
@@ -84,11 +80,11 @@ class JointSimParams:
 
     def __post_init__(self) -> None:
         for key in ("coulomb", "stribeck_breakaway", "viscous", "armature"):
-            object.__setattr__(self, key, _number(key, getattr(self, key), nonneg=True))
+            object.__setattr__(self, key, number(key, getattr(self, key), nonneg=True, text=True))
         for key in ("stribeck_velocity", "stribeck_exponent"):
-            object.__setattr__(self, key, _number(key, getattr(self, key), positive=True))
+            object.__setattr__(self, key, number(key, getattr(self, key), positive=True, text=True))
         for key in ("initial_position", "initial_velocity"):
-            object.__setattr__(self, key, _number(key, getattr(self, key)))
+            object.__setattr__(self, key, number(key, getattr(self, key), text=True))
 
     @property
     def breakaway(self) -> float:
@@ -154,13 +150,13 @@ class SimConfig:
                 )
             clean[name] = params
         object.__setattr__(self, "joints", MappingProxyType(clean))
-        scale = _number("mass_scale", self.mass_scale, positive=True)
+        scale = number("mass_scale", self.mass_scale, positive=True, text=True)
         if not 1e-3 <= scale <= 1e3:  # a model off by 1000× is not "the truth differs a bit"
             raise ConfigError(
                 f"mass_scale must be within 1e-3..1e3, got {scale!r}", key="mass_scale", value=self.mass_scale
             )
         object.__setattr__(self, "mass_scale", scale)
-        rate = _number("physics_rate_hz", self.physics_rate_hz, positive=True)
+        rate = number("physics_rate_hz", self.physics_rate_hz, positive=True, text=True)
         if rate < MIN_PHYSICS_RATE_HZ:
             raise ConfigError(
                 f"physics_rate_hz must be ≥ {MIN_PHYSICS_RATE_HZ:g}, got {rate:g}",

@@ -20,21 +20,16 @@ from __future__ import annotations
 
 import math
 
-from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.errors import ConfigError, InputError, Reason
 from gravity_friction_comp.mit.codec import MitCommand, decode_command
 from gravity_friction_comp.mit.cubemars_feedback import CubeMarsError, encode_feedback_cubemars
 from gravity_friction_comp.mit.damiao_feedback import DamiaoState, encode_feedback_damiao
 from gravity_friction_comp.mit.motor_table import MotorLimits
 from gravity_friction_comp.mit.special_frames import SpecialFrame, classify_special_frame
+from gravity_friction_comp.validation import can_id as checked_can_id
 from gravity_friction_comp.validation import frame_bytes
 
 __all__ = ["EmulatedMotor"]
-
-
-def _check_id(key: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 0x7FF:
-        raise ConfigError(f"{key} must be an integer in 0..0x7FF, got {value!r}", key=key, value=value)
-    return value
 
 
 class EmulatedMotor:
@@ -74,8 +69,8 @@ class EmulatedMotor:
         if not isinstance(limits, MotorLimits):
             raise ConfigError("limits must be a MotorLimits", key="limits", value=limits)
         self.limits = limits
-        self.can_id = _check_id("can_id", can_id)
-        self.master_id = _check_id("master_id", master_id)
+        self.can_id = checked_can_id("can_id", can_id)
+        self.master_id = checked_can_id("master_id", master_id)
         self.t_mos = float(t_mos)
         self.t_rotor = float(t_rotor)
         self.old_firmware = bool(old_firmware)
@@ -113,11 +108,13 @@ class EmulatedMotor:
         """Set the shaft position [rad] (before zero offset) and velocity [rad/s] from physics.
 
         Raises:
-            InputError: non-finite values (reason ``"nan"``).
+            InputError: non-finite values (reason ``Reason.NOT_FINITE``).
         """
         p, v = float(position), float(velocity)
         if not (math.isfinite(p) and math.isfinite(v)):
-            raise InputError(f"shaft state must be finite, got ({position!r}, {velocity!r})", reason="nan")
+            raise InputError(
+                f"shaft state must be finite, got ({position!r}, {velocity!r})", reason=Reason.NOT_FINITE
+            )
         self._shaft_position, self._shaft_velocity = p, v
 
     # --- faults --------------------------------------------------------------------------

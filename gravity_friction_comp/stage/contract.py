@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from gravity_friction_comp.errors import InputError
+from gravity_friction_comp.errors import InputError, Reason
 
 __all__ = [
     "FeedforwardStage",
@@ -70,21 +70,21 @@ class JointMap:
             cost in a running node, so no cache).
 
         Raises:
-            InputError: ``reason="duplicate_names"`` when a name repeats in the message,
-                ``reason="missing_joints"`` when model joints are absent from it.
+            InputError: reason ``Reason.DUPLICATE_NAMES`` when a name repeats in the message,
+                reason ``Reason.MISSING_JOINTS`` when model joints are absent from it.
         """
         message_names, model_names = tuple(message_names), tuple(model_names)
         position = {name: i for i, name in enumerate(message_names)}
         if len(position) != len(message_names):
             repeated = next(name for i, name in enumerate(message_names) if name in message_names[:i])
-            raise InputError(f"duplicate joint name {repeated!r} in setpoint", reason="duplicate_names")
+            raise InputError(f"duplicate joint name {repeated!r} in setpoint", reason=Reason.DUPLICATE_NAMES)
         try:
             index = np.array([position[name] for name in model_names], dtype=np.intp)
         except KeyError:
             missing = [name for name in model_names if name not in position]
             raise InputError(
                 f"setpoint lacks model joints {missing} (has {list(message_names)})",
-                reason="missing_joints",
+                reason=Reason.MISSING_JOINTS,
             ) from None
         index.setflags(write=False)
         return JointMap(message_names, model_names, index, message_names == model_names)
@@ -155,8 +155,8 @@ def parse_setpoint(
         contract: the stages never write to them.
 
     Raises:
-        InputError: with ``reason`` one of ``"length_mismatch"``, ``"duplicate_names"``,
-            ``"missing_joints"``, ``"not_finite"``.
+        InputError: with ``reason`` one of ``Reason.SHAPE``, ``Reason.DUPLICATE_NAMES``,
+            ``Reason.MISSING_JOINTS``, ``Reason.NOT_FINITE``.
     """
     m = len(names)
     n_vel, n_eff = len(velocity), len(effort)
@@ -178,7 +178,7 @@ def parse_setpoint(
             if values is not None:
                 bad = [joint_map.message_names[i] for i in np.flatnonzero(~np.isfinite(values))]
                 if bad:
-                    raise InputError(f"non-finite {field} for joints {bad}", reason="not_finite")
+                    raise InputError(f"non-finite {field} for joints {bad}", reason=Reason.NOT_FINITE)
     return Setpoint(joint_map.message_names, pos, vel, eff, joint_map, n_eff > 0)
 
 
@@ -198,11 +198,11 @@ def _zeros(n: int) -> np.ndarray:
 
 def _raise_length_mismatch(m: int, n_pos: int, n_vel: int, n_eff: int):
     if n_pos != m:
-        raise InputError(f"position has {n_pos} values for {m} names", reason="length_mismatch")
+        raise InputError(f"position has {n_pos} values for {m} names", reason=Reason.SHAPE)
     for field, count in (("velocity", n_vel), ("effort", n_eff)):
         if count not in (0, m):
             raise InputError(
-                f"{field} has {count} values for {m} names (expected 0 or {m})", reason="length_mismatch"
+                f"{field} has {count} values for {m} names (expected 0 or {m})", reason=Reason.SHAPE
             )
 
 
@@ -283,7 +283,7 @@ def apply_stage(
         ``effort`` (treat both as read-only).
 
     Raises:
-        InputError: ``reason="not_finite"`` when the term is not finite (the caller drops
+        InputError: reason ``Reason.NOT_FINITE`` when the term is not finite (the caller drops
             the message rather than publish NaN).
     """
     incoming = setpoint.effort
@@ -299,7 +299,7 @@ def apply_stage(
         summed = scaled + _zeros(len(scaled))  # the absent incoming 0: IEEE 0 + -0.0 = +0.0
     clamped: tuple[str, ...] = ()
     if not math.isfinite(summed.dot(summed)) and not np.isfinite(summed).all():
-        raise InputError("stage term is not finite", reason="not_finite")
+        raise InputError("stage term is not finite", reason=Reason.NOT_FINITE)
     # Test before clamping (clamping is rare); count_nonzero is the cheap "any" here.
     over = np.abs(summed) > effort_limits
     if np.count_nonzero(over):

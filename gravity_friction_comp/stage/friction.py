@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.errors import ConfigError, InputError, Reason
 from gravity_friction_comp.friction.models import FrictionModel
 from gravity_friction_comp.stage.contract import (
     FeedforwardStage,
@@ -37,6 +37,7 @@ from gravity_friction_comp.stage.velocity import (
     validate_deadband,
     validate_velocity_source,
 )
+from gravity_friction_comp.validation import joint_names
 
 __all__ = ["FrictionConfig", "FrictionStage", "validate_joints"]
 
@@ -50,9 +51,7 @@ def validate_joints(joints: Any) -> tuple[str, ...]:
     names = tuple(j for j in (joints or ()) if j)
     if not names:
         raise ConfigError("joints must name the joints the friction arrays refer to", key="joints")
-    if len(set(names)) != len(names):
-        raise ConfigError(f"joints has duplicate names: {list(names)}", key="joints")
-    return names
+    return joint_names("joints", names)
 
 
 @dataclass(frozen=True, eq=False)
@@ -176,17 +175,17 @@ class FrictionStage(FeedforwardStage):
             ``True`` when stored, ``False`` when the source is not ``measured`` (ignored).
 
         Raises:
-            InputError: ``reason`` ``"length_mismatch"``, ``"duplicate_names"``,
-                ``"missing_joints"`` or ``"not_finite"``; nothing is stored.
+            InputError: ``reason`` ``Reason.SHAPE``, ``Reason.DUPLICATE_NAMES``,
+                ``Reason.MISSING_JOINTS`` or ``Reason.NOT_FINITE``; nothing is stored.
         """
         if self._config.velocity_source != "measured":
             return False
         if len(velocity) != len(names):
-            raise InputError("joint_states velocity does not match its names", reason="length_mismatch")
+            raise InputError("joint_states velocity does not match its names", reason=Reason.SHAPE)
         index = JointMap.for_names(names, self._config.joints).index
         measured = np.asarray(velocity, dtype=float)[index]
         if not np.isfinite(measured).all():
-            raise InputError("non-finite measured velocity", reason="not_finite")
+            raise InputError("non-finite measured velocity", reason=Reason.NOT_FINITE)
         self._selector.update_measured(measured)
         return True
 
@@ -206,7 +205,7 @@ class FrictionStage(FeedforwardStage):
         if model.is_zero:
             return None  # bit-identical pass-through
         if self._velocity is None:  # evaluate() before any update(): no q̇ to use yet
-            raise InputError("no velocity yet: feed a setpoint with update() first", reason="no_velocity")
+            raise InputError("no velocity yet: feed a setpoint with update() first", reason=Reason.NOT_READY)
         load = setpoint.model_effort() if model.uses_load else None
         # parse_setpoint and the selector hand over finite float64 (n,) arrays only
         return model.torque(self._velocity, load, checked=False)

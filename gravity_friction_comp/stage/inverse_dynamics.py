@@ -29,10 +29,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.errors import ConfigError, InputError, Reason
 from gravity_friction_comp.model.robot_model import RobotModel
 from gravity_friction_comp.stage.velocity import VelocityEstimator
-from gravity_friction_comp.validation import number
+from gravity_friction_comp.validation import number, vector
 
 __all__ = [
     "DEFAULT_ACCELERATION_CUTOFF_HZ",
@@ -149,8 +149,8 @@ class InverseDynamicsFeedforward:
             :class:`FeedforwardTerms` (effort without friction; see the module docstring).
 
         Raises:
-            InputError: a vector not of shape (n,) (``reason="shape"``) or not finite
-                (``reason="nan"``), or a non-finite ``t``; the filter state is unchanged.
+            InputError: a vector not of shape (n,) (reason ``Reason.SHAPE``) or not finite
+                (reason ``Reason.NOT_FINITE``), or a non-finite ``t``; the filter state is unchanged.
         """
         q, v, a = self._motion(position, velocity, t)
         effort = self._model.inverse_dynamics(q, v, a, include_friction=False)
@@ -170,14 +170,14 @@ class InverseDynamicsFeedforward:
         return v, a
 
     def _motion(self, position, velocity, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        q = self._check(position, "position")
+        q = vector("position", position, self._n, names=self._model.joint_names)
         if not isinstance(t, (int, float, np.floating)) or not math.isfinite(t):
-            raise InputError(f"t must be a finite time [s], got {t!r}", reason="nan")
+            raise InputError(f"t must be a finite time [s], got {t!r}", reason=Reason.NOT_FINITE)
         if velocity is None:
             self.fell_back = True
             v = self._vel.update(q, t)
         else:
-            v = self._check(velocity, "velocity")
+            v = vector("velocity", velocity, self._n, names=self._model.joint_names)
         # A glitched setpoint velocity beyond the URDF limit would saturate the feedforward
         # for many filter time constants: clamp it to the limit (URDF <limit velocity>).
         limits = self._model.velocity_limits
@@ -186,18 +186,3 @@ class InverseDynamicsFeedforward:
             v = np.clip(v, -limits, limits)
         a = self._accel.update(v, t)
         return q, v, a
-
-    def _check(self, x, what: str) -> np.ndarray:
-        try:
-            arr = np.asarray(x, dtype=float)
-        except (TypeError, ValueError):
-            raise InputError(f"{what} must be {self._n} numbers, got {x!r}", reason="shape") from None
-        if arr.shape != (self._n,):
-            raise InputError(
-                f"{what} must have shape ({self._n},) in joint_names order "
-                f"{list(self._model.joint_names)}, got shape {arr.shape}",
-                reason="shape",
-            )
-        if not np.all(np.isfinite(arr)):
-            raise InputError(f"{what} contains NaN/inf: {arr.tolist()}", reason="nan")
-        return arr

@@ -19,7 +19,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.errors import ConfigError, InputError, Reason
+from gravity_friction_comp.validation import joint_names as unique_names
 from gravity_friction_comp.validation import number, per_joint
 
 __all__ = ["MIN_DURATION", "Profile", "ProfileSample"]
@@ -59,14 +60,7 @@ def name_list(joint_names) -> tuple[str, ...]:
 
 
 def checked_names(joint_names: Sequence[str]) -> tuple[str, ...]:
-    names = name_list(joint_names)
-    if not names or not all(isinstance(n, str) and n for n in names):
-        raise ConfigError(
-            f"joint_names must be non-empty strings, got {list(names)}", key="joint_names", value=list(names)
-        )
-    if len(set(names)) != len(names):
-        raise ConfigError(f"joint_names has duplicates: {list(names)}", key="joint_names", value=list(names))
-    return names
+    return unique_names("joint_names", name_list(joint_names))
 
 
 def vector(key: str, value, n: int) -> np.ndarray:
@@ -115,14 +109,17 @@ class Profile:
         """The setpoint at time ``t`` [s] (≥ 0).
 
         Raises:
-            InputError: ``t`` negative or not finite (reason ``"time"``).
+            InputError: ``t`` not a number (``Reason.TYPE``), not finite (``Reason.NOT_FINITE``)
+                or negative (``Reason.RANGE``).
         """
         try:
             t = float(t)
         except (TypeError, ValueError, OverflowError):
-            raise InputError(f"profile time must be a number [s], got {t!r}", reason="time") from None
-        if not (math.isfinite(t) and t >= 0.0):
-            raise InputError(f"profile time must be finite and ≥ 0 [s], got {t!r}", reason="time")
+            raise InputError(f"profile time must be a number [s], got {t!r}", reason=Reason.TYPE) from None
+        if not math.isfinite(t):
+            raise InputError(f"profile time must be finite and ≥ 0 [s], got {t!r}", reason=Reason.NOT_FINITE)
+        if t < 0.0:
+            raise InputError(f"profile time must be finite and ≥ 0 [s], got {t!r}", reason=Reason.RANGE)
         if t >= self.period:
             if not self.loop:
                 position, _, holding = self._at(self.period)

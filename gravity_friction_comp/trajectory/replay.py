@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from gravity_friction_comp.errors import ConfigError, DimensionError
+from gravity_friction_comp.errors import ConfigError, DimensionError, IdentificationError
 from gravity_friction_comp.ident import joint_log
 from gravity_friction_comp.trajectory.base import MIN_DURATION, Profile, checked_names, finite_rate, name_list
 
@@ -148,7 +148,7 @@ def load_csv(
     p = _path("csv_path", path)
     try:
         log = joint_log.load_csv(p, require=("position",))
-    except joint_log.IdentificationError as error:
+    except IdentificationError as error:
         raise ConfigError(str(error), key="csv_path", value=str(p)) from None
     log = _select(log, joint_names)
     try:
@@ -191,7 +191,7 @@ def load_rosbag(
     wanted = topic if topic.startswith("/") else f"/{topic}"
     try:
         log = joint_log.load_rosbag(p, topic, names or None, require=("position",))
-    except joint_log.IdentificationError as error:
+    except IdentificationError as error:
         raise ConfigError(str(error), key="bag_path", value=str(p)) from None
     order = np.argsort(log.time, kind="stable")
     t = log.time[order]
