@@ -35,12 +35,17 @@ from gravity_friction_comp.model.robot_model import RobotModel
 from gravity_friction_comp.nodes.parameters import Param, declare
 
 __all__ = [
+    "MAX_GRAVITY",
     "ROBOT_PARAMETERS",
     "RobotModels",
     "build_robot_models",
     "declare_robot_parameters",
     "payload_from_values",
 ]
+
+#: Largest accepted |gravity| [m/s²]: 10 g. Earth's is 9.81 and no arm runs at 10 g; beyond
+#: it a typo (``[0, 0, -981]``, ``1e308``) saturates or drops every output instead of failing.
+MAX_GRAVITY = 100.0
 
 DESCRIPTION_KEYS = ("robot_description", "urdf_path", "xacro_args", "gravity")
 
@@ -49,7 +54,14 @@ _ROBOT_PARAMS = (
     Param("urdf_path", "", "URDF or .xacro file path"),
     # [""] not []: rclpy cannot infer a type from an empty list; empty entries are skipped.
     Param("xacro_args", [""], "xacro mappings name:=value (for a .xacro urdf_path)"),
-    Param("gravity", [0.0, 0.0, -9.81], "gravity vector in the base frame", unit="m/s^2"),
+    Param(
+        "gravity",
+        [0.0, 0.0, -9.81],
+        f"gravity vector in the base frame, |g| <= {MAX_GRAVITY:g}",
+        unit="m/s^2",
+        low=-MAX_GRAVITY,
+        high=MAX_GRAVITY,
+    ),
     Param("payload.mass", 0.0, "payload mass, 0 for none", unit="kg", low=0.0),
     Param("payload.shape", "point", "payload shape: cylinder | box | sphere | point"),
     Param("payload.radius", 0.0, "cylinder/sphere radius", unit="m", low=0.0),
@@ -158,6 +170,12 @@ def build_robot_models(
     ):
         raise ConfigError(
             f"gravity must be 3 finite values [m/s^2], got {list(gravity)}",
+            key="gravity",
+            value=list(gravity),
+        )
+    if float(np.linalg.norm(np.asarray(gravity, dtype=float))) > MAX_GRAVITY:
+        raise ConfigError(
+            f"gravity must be within {MAX_GRAVITY:g} m/s^2 in magnitude (10 g), got {list(gravity)}",
             key="gravity",
             value=list(gravity),
         )
