@@ -27,6 +27,7 @@ __all__ = [
     "descriptor",
     "is_null",
     "markdown_table",
+    "text_table",
     "values_of",
 ]
 
@@ -263,3 +264,20 @@ def markdown_table(params: Sequence[Param]) -> str:
             f"{'no' if p.read_only else 'yes'} | {p.description.replace('|', '/')} |"
         )
     return "\n".join(rows) + "\n"
+
+
+def text_table(params: Sequence[Param]) -> str:
+    """Plain-text list of ``params`` for ``--help``: per parameter a line with name, type,
+    default, unit, range and read-only, then its description indented."""
+    lines = []
+    for p in params:
+        facts = [p.type, f"default {_cell(p.default).strip('`')}"]
+        if p.unit:
+            facts.append(f"[{p.unit}]")
+        if p.low is not None or p.high is not None:
+            facts.append(f"range {_range(p)}")
+        if p.read_only:
+            facts.append("read-only")
+        lines.append(f"  {p.name} ({', '.join(facts)})")
+        lines.append(f"      {p.description}")
+    return "\n".join(lines) + "\n"
