@@ -135,3 +135,51 @@ def test_null_in_a_params_file_means_unset(make_node):
     for name in ("effort_limit", "damp_kd"):
         assert node.get_parameter(name).type_ == Parameter.Type.NOT_SET
         assert node.get_parameter(name).value is None
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("payload.com", [0.0, 0.0]),
+        ("payload.com", [float("nan"), 0.0, 0.0]),
+        ("payload.com", [1e3, 0.0, 0.0]),
+        ("payload.rpy", [0.0]),
+        ("payload.size", [0.1, -0.1, 0.1]),
+        ("payload.size", [0.1, 0.1]),
+    ],
+)
+def test_payload_vectors_are_checked_while_the_mass_is_0(key, value):
+    from gravity_friction_comp.nodes.robot_params import payload_from_values
+
+    values = {p.name: p.default for p in ROBOT_PARAMETERS.values()}
+    assert values["payload.mass"] == 0.0
+    assert payload_from_values(values) is None
+    with pytest.raises(ConfigError) as info:
+        payload_from_values({**values, key: value})
+    assert info.value.key == key
+
+
+def test_robot_parameters_read_only_for_start_up_readers():
+    from gravity_friction_comp.nodes.parameters import descriptor
+    from gravity_friction_comp.nodes.robot_params import robot_parameters
+
+    assert robot_parameters() == tuple(ROBOT_PARAMETERS.values())
+    assert not any(p.read_only for p in robot_parameters())
+    frozen = robot_parameters(read_only=True)
+    assert [p.name for p in frozen] == list(ROBOT_PARAMETERS)
+    assert all(p.read_only and descriptor(p).read_only for p in frozen)
+    # the shared declarations themselves are unchanged (the stages change them at runtime)
+    assert not any(p.read_only for p in ROBOT_PARAMETERS.values())
+
+
+def test_read_only_robot_parameters_refuse_ros2_param_set(make_node):
+    from rclpy.parameter import Parameter
+
+    from gravity_friction_comp.nodes.robot_params import robot_parameters
+
+    node = make_node(
+        robot_parameters(read_only=True), "n:\n  ros__parameters:\n    payload:\n      mass: 1\n"
+    )
+    assert node.get_parameter("payload.mass").value == 1.0  # start-up values still apply
+    (result,) = node.set_parameters([Parameter("payload.mass", value=-1.0)])
+    assert not result.successful and "read-only" in result.reason

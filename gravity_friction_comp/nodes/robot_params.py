@@ -23,6 +23,7 @@ Parameters:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -30,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from gravity_friction_comp.errors import ConfigError, InputError, ModelError
-from gravity_friction_comp.model.payload import PAYLOAD_SHAPES, Payload
+from gravity_friction_comp.model.payload import PAYLOAD_SHAPES, Payload, check_payload_vectors
 from gravity_friction_comp.model.robot_model import RobotModel
 from gravity_friction_comp.nodes.parameters import Param, declare
 
@@ -41,6 +42,7 @@ __all__ = [
     "build_robot_models",
     "declare_robot_parameters",
     "payload_from_values",
+    "robot_parameters",
 ]
 
 #: Largest accepted |gravity| [m/s²]: 10 g. Earth's is 9.81 and no arm runs at 10 g; beyond
@@ -78,9 +80,18 @@ _ROBOT_PARAMS = (
 ROBOT_PARAMETERS: dict[str, Param] = {p.name: p for p in _ROBOT_PARAMS}
 
 
-def declare_robot_parameters(node) -> None:
-    """Declare :data:`ROBOT_PARAMETERS` on ``node`` (an ``rclpy.node.Node``)."""
-    declare(node, tuple(ROBOT_PARAMETERS.values()))
+def robot_parameters(read_only: bool = False) -> tuple[Param, ...]:
+    """:data:`ROBOT_PARAMETERS` as a tuple; ``read_only=True`` for a node that reads them only
+    at start-up (the bridge's simulated arm), so ``ros2 param set`` says they cannot change
+    instead of accepting a value that is never used."""
+    params = tuple(ROBOT_PARAMETERS.values())
+    return tuple(dataclasses.replace(p, read_only=True) for p in params) if read_only else params
+
+
+def declare_robot_parameters(node, read_only: bool = False) -> None:
+    """Declare :data:`ROBOT_PARAMETERS` on ``node`` (an ``rclpy.node.Node``), read-only
+    after start-up when ``read_only`` (see :func:`robot_parameters`)."""
+    declare(node, robot_parameters(read_only))
 
 
 def payload_from_values(values: Mapping[str, Any]) -> Payload | None:
@@ -94,6 +105,7 @@ def payload_from_values(values: Mapping[str, Any]) -> Payload | None:
         for k, v in values.items()
         if k.startswith("payload.") and k != "payload.attached"
     }
+    check_payload_vectors(fields)  # whatever the mass: a bad com fails now, not later
     mass = fields.get("mass", 0.0)
     if isinstance(mass, (int, float)) and not isinstance(mass, bool) and mass == 0.0:
         # no payload; still refuse an unknown shape now rather than on the next mass change
