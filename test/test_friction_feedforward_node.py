@@ -240,7 +240,10 @@ def test_parameter_declarations_keep_names_defaults_and_give_ranges():
 
 def test_out_of_range_values_refused_with_the_name(friction):
     client = friction[0]
-    for bad, needle in (({"velocity_cutoff_hz": -5.0}, "velocity_cutoff_hz"), ({"scale": 2 * MAX_SCALE}, "scale")):
+    for bad, needle in (
+        ({"velocity_cutoff_hz": -5.0}, "velocity_cutoff_hz"),
+        ({"scale": 2 * MAX_SCALE}, "scale"),
+    ):
         result = client.set_parameters(NODE, **bad)[0]
         assert not result.successful and needle in result.reason, (bad, result.reason)
     # the range admits 0, the config refuses it (> 0): same reason vocabulary as the Python API
