@@ -93,3 +93,22 @@ def test_publish_guarded_skips_once_the_context_is_down(friction_node):
     assert publish_guarded(node, pub, JointState()) is True
     rclpy.try_shutdown(context=context)
     assert publish_guarded(node, pub, JointState()) is False
+
+
+@pytest.mark.parametrize("module_name", ["mit_bridge_node", "setpoint_player"])
+def test_help_of_nodes_whose_module_holds_the_parameters(module_name, capsys):
+    import importlib
+
+    module = importlib.import_module(f"gravity_friction_comp.nodes.{module_name}")
+    node_class = next(
+        v
+        for v in vars(module).values()
+        if isinstance(v, type) and v.__module__ == module.__name__ and "NODE_NAME" in vars(v)
+    )
+    with pytest.raises(SystemExit) as info:
+        run_node(node_class, ["prog", "--help"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    assert f"parameters ({len(module.PARAMETERS)}):" in out
+    for p in module.PARAMETERS:
+        assert f"  {p.name} (" in out

@@ -347,14 +347,17 @@ def _user_args(args) -> list[str]:
 
 def usage(node_class) -> str:
     """The ``--help`` text of a node executable: its summary, how to pass parameters, then
-    every parameter of ``node_class.PARAMETERS`` (:func:`~gravity_friction_comp.nodes.parameters.text_table`)."""
+    every parameter of ``node_class.PARAMETERS`` (or of its module's ``PARAMETERS``), as
+    :func:`~gravity_friction_comp.nodes.parameters.text_table` lists them."""
     import sys
 
     from gravity_friction_comp.nodes.parameters import text_table
 
     name = getattr(node_class, "NODE_NAME", node_class.__name__)
-    module_doc = getattr(sys.modules.get(node_class.__module__), "__doc__", None) or name
-    params = tuple(getattr(node_class, "PARAMETERS", ()))
+    module = sys.modules.get(node_class.__module__)
+    module_doc = getattr(module, "__doc__", None) or name
+    # the class's list, else its module's PARAMETERS (the convention of every node module)
+    params = tuple(getattr(node_class, "PARAMETERS", None) or getattr(module, "PARAMETERS", ()))
     return (
         f"usage: {name}_node [-h] [--ros-args [-p NAME:=VALUE]... [--params-file FILE] [-r FROM:=TO]...]\n\n"
         f"{module_doc.strip().splitlines()[0]}\n\n"
