@@ -224,3 +224,23 @@ def test_integer_sets_and_bounds_over_dds(tmp_path):
         after = np.asarray(_output(client, setpoints, commands, proc, msg).effort)
         np.testing.assert_array_equal(after, heavier)  # output unchanged by the refusals
         assert proc.poll() is None
+
+
+def test_bridge_param_dump_loads_back(tmp_path):
+    """The bridge (simulated arm) started again from its own dump: ``damp_kd`` and the other
+    unset parameters come back as unset (was: ``damp_kd has 1 values for 3 joints``)."""
+    domain = fresh_domain_id()
+    args = ["--params-file", str(REPO_ROOT / "config" / "mit_bridge.yaml"), "-p", "simulate:=true"]
+    args += ["-p", f"urdf_path:={URDF}"]
+    with node_process("mit_bridge_node", domain, None, args) as proc, graph_client(domain) as client:
+        states = client.subscribe(JointState, "joint_states")
+        assert client.spin_until(lambda: len(states) > 0, 30.0, proc)
+        dump = _dump(client, "mit_bridge")
+    text = yaml.safe_dump(dump, default_flow_style=False)
+    assert ": null" in text
+    dump_path = tmp_path / "dump.yaml"
+    dump_path.write_text(text)
+    with node_process("mit_bridge_node", domain, str(dump_path)) as proc, graph_client(domain) as client:
+        states = client.subscribe(JointState, "joint_states")
+        assert client.spin_until(lambda: len(states) > 0, 30.0, proc)
+        assert list(states[-1].name) == JOINTS
