@@ -112,3 +112,28 @@ def test_help_of_nodes_whose_module_holds_the_parameters(module_name, capsys):
     assert f"parameters ({len(module.PARAMETERS)}):" in out
     for p in module.PARAMETERS:
         assert f"  {p.name} (" in out
+
+
+def test_files_that_never_end_are_refused_at_once(friction_node, tmp_path):
+    """``arm_config:=/dev/zero`` (or a 20,000-deep YAML) is refused in ``ros2 param set``
+    within a second, with a reason, and the node keeps its configuration."""
+    import time
+
+    from rclpy.parameter import Parameter
+
+    node, _ = friction_node
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("[" * 20_000 + "]" * 20_000)
+    for params, needle in (
+        ([Parameter("arm_config", value="/dev/zero")], "not a regular file"),
+        ([Parameter("arm_config", value=str(deep))], "nested"),
+        (
+            [Parameter("model", value="bam"), Parameter("bam_files", value=["/dev/zero", ""])],
+            "not a regular file",
+        ),
+    ):
+        start = time.perf_counter()
+        result = node.set_parameters_atomically(params)
+        assert time.perf_counter() - start < 1.0
+        assert not result.successful and needle in result.reason, result.reason
+    assert node.get_parameter("arm_config").value == ""
