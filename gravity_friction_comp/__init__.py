@@ -128,9 +128,9 @@ if TYPE_CHECKING:  # static checkers see the eager imports
     from gravity_friction_comp.friction.models import FrictionModel
     from gravity_friction_comp.friction.params import FRICTION_KEYWORDS, FRICTION_MODELS, FrictionParams
     from gravity_friction_comp.ident.excitation import (
+        excitation_profile,
         ExcitationConfig,
         JointLimits,
-        excitation_profile,
         record_simulated,
     )
     from gravity_friction_comp.ident.identify import IdentificationConfig, IdentificationResult, identify
@@ -143,7 +143,7 @@ if TYPE_CHECKING:  # static checkers see the eager imports
     from gravity_friction_comp.mit.codec import decode_command, encode_command
     from gravity_friction_comp.mit.feedback import decode_feedback
     from gravity_friction_comp.mit.joint_motor_map import JointMotorMap
-    from gravity_friction_comp.mit.motor_table import MOTOR_TABLE, MotorLimits, motor_limits, motor_types
+    from gravity_friction_comp.mit.motor_table import motor_limits, MOTOR_TABLE, motor_types, MotorLimits
     from gravity_friction_comp.model.actuator import ActuatorModel, ActuatorTerms
     from gravity_friction_comp.model.payload import Payload
     from gravity_friction_comp.model.robot_model import RobotModel
@@ -152,10 +152,10 @@ if TYPE_CHECKING:  # static checkers see the eager imports
     from gravity_friction_comp.sim.config import JointSimParams, SimConfig
     from gravity_friction_comp.sim.motor_emulator import EmulatedMotor
     from gravity_friction_comp.stage.contract import (
-        FeedforwardStage,
-        StageSettings,
         apply_stage,
+        FeedforwardStage,
         parse_setpoint,
+        StageSettings,
     )
     from gravity_friction_comp.stage.friction import FrictionConfig, FrictionStage
     from gravity_friction_comp.stage.gravity import GravityConfig, GravityStage

@@ -1,7 +1,8 @@
 """``ros2 param dump`` files: read a node's parameters, flattened to ROS parameter names.
 
 Shared by the launch files and the demo, so a parameter file means the same thing whether
-``ros2 launch`` or the in-process demo reads it. Every error is a
+``ros2 launch`` or the in-process demo reads it. A ``null`` value (what ``ros2 param dump``
+writes for an unset parameter) means unset: it is left out of the result. Every error is a
 :class:`~gravity_friction_comp.errors.ConfigError` (a ``ValueError``) with
 ``key="params"`` and the file path as ``value``.
 """
@@ -15,7 +16,7 @@ from typing import Any
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.validation import read_yaml, string_keys
 
-__all__ = ["first_node_parameters", "flatten_parameters", "node_parameters"]
+__all__ = ["first_node_parameters", "flatten_parameters", "node_parameters", "without_unset"]
 
 
 def flatten_parameters(tree: Any, prefix: str = "") -> dict[str, Any]:
@@ -101,7 +102,18 @@ def node_parameters(path: str | os.PathLike, node_name: str, namespace: str = ""
     params: dict[str, Any] = {}
     for key, body in found:
         params.update(_section(path, key, body))
-    return params
+    return without_unset(params)
+
+
+def without_unset(params: Mapping[str, Any]) -> dict[str, Any]:
+    """``params`` without the parameters whose value is ``None``.
+
+    ``ros2 param dump`` writes an unset parameter as ``null``; loading it back means "leave
+    it unset" (the node's default), and launch_ros refuses ``None`` as a value
+    ("Unexpected type for parameter value None"). A ``null`` in a later section also
+    unsets what an earlier one (``/**``) set.
+    """
+    return {k: v for k, v in params.items() if v is not None}
 
 
 def first_node_parameters(path: str | os.PathLike) -> tuple[str, dict[str, Any]]:
@@ -121,4 +133,4 @@ def first_node_parameters(path: str | os.PathLike) -> tuple[str, dict[str, Any]]
     node, body = next(iter(data.items()))
     if not isinstance(body, Mapping) or "ros__parameters" not in body:
         raise _fail(path, f"expected '{node}: ros__parameters: ...'")
-    return node, _section(path, node, body)
+    return node, without_unset(_section(path, node, body))

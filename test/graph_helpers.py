@@ -38,8 +38,12 @@ def node_process(
     params_file: str | None = None,
     ros_args: list[str] | None = None,
     env: dict[str, str] | None = None,
+    process_group: int | None = None,
 ):
-    """Run ``python -m gravity_friction_comp.nodes.<module>`` for the duration of a test."""
+    """Run ``python -m gravity_friction_comp.nodes.<module>`` for the duration of a test.
+
+    ``process_group``: 0 starts a new process group (its id is the pid), a pgid joins one
+    (as ``ros2 launch`` runs its nodes: Ctrl-C signals the whole group)."""
     env = dict(
         os.environ,
         **(env or {}),
@@ -51,7 +55,9 @@ def node_process(
     if params_file:
         cmd += ["--params-file", params_file]
     cmd += ros_args or []
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, process_group=process_group
+    )
     try:
         yield proc
     finally:

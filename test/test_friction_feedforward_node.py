@@ -20,6 +20,8 @@ from graph_helpers import (
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Bool  # noqa: E402
 
+from gravity_friction_comp.stage.contract import MAX_SCALE  # noqa: E402
+
 NODE = "friction_feedforward"
 JOINTS = ["base_yaw", "shoulder_pitch", "beam_pitch"]
 ARM_YAML = REPO_ROOT / "config" / "palletizer_arm.yaml"
@@ -230,7 +232,7 @@ def test_parameter_declarations_keep_names_defaults_and_give_ranges():
         **{name: None for name in MODEL_PARAMETERS},
     }
     assert {name: p.default for name, p in by_name.items()} == expected
-    for name, low in (("velocity_cutoff_hz", 0.0), ("velocity_deadband", 0.0), ("scale", -1e6)):
+    for name, low in (("velocity_cutoff_hz", 0.0), ("velocity_deadband", 0.0), ("scale", -MAX_SCALE)):
         (rng,) = descriptor(by_name[name]).floating_point_range
         assert rng.from_value == low
     assert descriptor(by_name["breakaway"]).dynamic_typing
@@ -238,7 +240,10 @@ def test_parameter_declarations_keep_names_defaults_and_give_ranges():
 
 def test_out_of_range_values_refused_with_the_name(friction):
     client = friction[0]
-    for bad, needle in (({"velocity_cutoff_hz": -5.0}, "velocity_cutoff_hz"), ({"scale": 2e6}, "scale")):
+    for bad, needle in (
+        ({"velocity_cutoff_hz": -5.0}, "velocity_cutoff_hz"),
+        ({"scale": 2 * MAX_SCALE}, "scale"),
+    ):
         result = client.set_parameters(NODE, **bad)[0]
         assert not result.successful and needle in result.reason, (bad, result.reason)
     # the range admits 0, the config refuses it (> 0): same reason vocabulary as the Python API

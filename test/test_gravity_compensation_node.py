@@ -21,6 +21,7 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Bool  # noqa: E402
 
 from gravity_friction_comp import Payload, RobotModel  # noqa: E402
+from gravity_friction_comp.stage.contract import MAX_SCALE  # noqa: E402
 
 NODE = "gravity_compensation"
 PAYLOAD = dict(mass=0.13, shape="cylinder", radius=0.033, length=0.12, com=[0.0, 0.0, -0.07], parent="tool")
@@ -185,7 +186,7 @@ def test_bad_messages_are_survived_and_clamped(running, models):
     assert proc.poll() is None
     # A huge scale saturates at the URDF effort limit, never beyond.
     n0 = len(commands)
-    results = client.set_parameters(NODE, scale=1e6)
+    results = client.set_parameters(NODE, scale=MAX_SCALE)
     assert results[0].successful
     client.spin_until(lambda: len(commands) > n0, 2.0, proc)
     out = _exchange(running, _setpoint(names, [0.3, 0.8, 0.5]))

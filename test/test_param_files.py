@@ -94,3 +94,18 @@ def test_flatten_refuses_non_string_names():
     with pytest.raises(ConfigError, match="payload: keys must be names") as info:
         flatten_parameters({"payload": {1: 2}})
     assert info.value.key == "payload"
+
+
+def test_null_from_ros2_param_dump_means_unset(tmp_path):
+    """``ros2 param dump`` writes unset parameters as ``null`` (``~`` is the same YAML null):
+    loaded back they are left out, so launch_ros never receives ``None``."""
+    path = tmp_path / "dump.yaml"
+    path.write_text(
+        "/**:\n  ros__parameters:\n    effort_limit: 5.0\n    viscous: 0.1\n"
+        "/gravity_compensation:\n  ros__parameters:\n    effort_limit: null\n    scale: 1.0\n"
+        "    breakaway: ~\n    payload:\n      mass: null\n"
+    )
+    params = node_parameters(path, "gravity_compensation")
+    assert params == {"viscous": 0.1, "scale": 1.0}
+    assert None not in params.values()
+    assert first_node_parameters(path) == ("/**", {"effort_limit": 5.0, "viscous": 0.1})

@@ -15,7 +15,9 @@ Per-motor behaviour, evaluated in :meth:`step` in this order:
 1. shut down (after :meth:`shutdown_frames`): disable frames.
 2. fault latched (feedback reported a fault state; sticky until :meth:`request_clear_fault`):
    ``fault_behavior``.
-3. no valid command yet, or none for longer than ``command_timeout``: ``timeout_behavior``;
+3. no valid command yet, or none for longer than ``command_timeout``: ``timeout_behavior``
+   from the first step with ``now - last command > command_timeout`` (up to
+   :data:`TIME_TOLERANCE`: deterministic for ticks at exact multiples of the period);
    left on the first step after a valid command arrives.
 4. otherwise the command: p, v from the command, kp/kd per joint, τ_ff = effort clamped to
    ``effort_limit`` and to the motor's T_MAX at the joint (r·T_MAX).
@@ -57,6 +59,10 @@ __all__ = [
     "MitBridgeCore",
     "MotorStatus",
 ]
+
+#: [s] Clock-reading slack of the command timeout (see :meth:`MitBridgeCore.step`): the
+#: switch happens on the first tick with elapsed > timeout + min(1 µs, period / 100).
+TIME_TOLERANCE = 1e-6
 
 # --- results ----------------------------------------------------------------------------------
 
@@ -159,6 +165,11 @@ class MitBridgeCore:
         n = len(config.motors)
         self._kp = np.array([m.kp for m in config.motors], dtype=float)
         self._kd = np.array([m.kd for m in config.motors], dtype=float)
+        zeros = np.zeros(n)
+        try:  # gains that overflow on the motor side (kp 1e308 at gear 0.5) never reach step()
+            self._check_motor_side(zeros, zeros, zeros)
+        except InputError as error:
+            raise ConfigError(str(error), key="kp", value=self._kp.tolist()) from None
         self._cmd_q = np.zeros(n)
         self._cmd_qd = np.zeros(n)
         self._cmd_tau = np.zeros(n)
@@ -238,8 +249,30 @@ class MitBridgeCore:
         if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd)) and np.all(np.isfinite(tau))):
             self.rejected_commands += 1
             raise InputError("joint command contains NaN/inf; rejected", reason=Reason.NOT_FINITE)
+        try:
+            self._check_motor_side(q, qd, tau)
+        except InputError:
+            self.rejected_commands += 1
+            raise
         self._cmd_q, self._cmd_qd, self._cmd_tau = q, qd, tau
         self._cmd_time = float(now)
+
+    def _check_motor_side(
+        self, q: np.ndarray, qd: np.ndarray, tau: np.ndarray, kp: np.ndarray | None = None, kd=None
+    ) -> None:
+        """Raise InputError (reason ``"range"``, joint named) if a joint's command or gains
+        overflow once mapped to its motor (finite joint values times the gear ratio or 1/r²)."""
+        kp = self._kp if kp is None else kp
+        kd = self._kd if kd is None else kd
+        for i, m in enumerate(self.config.motors):
+            damp_kd = kd[i] if m.damp_kd is None else m.damp_kd
+            try:
+                m.mapping.command_to_motor(
+                    float(q[i]), float(qd[i]), float(kp[i]), float(kd[i]), float(tau[i])
+                )
+                m.mapping.command_to_motor(0.0, 0.0, 0.0, float(damp_kd), 0.0)
+            except InputError as error:
+                raise InputError(f"joint {m.name}: {error}; rejected", reason=Reason.RANGE) from None
 
     def checked_gains(
         self, kp: Sequence[float] | np.ndarray | None = None, kd: Sequence[float] | np.ndarray | None = None
@@ -259,9 +292,26 @@ class MitBridgeCore:
             DimensionError: wrong length. InputError: not numbers (reason ``Reason.TYPE``).
             ConfigError: negative or non-finite (key ``kp``/``kd``).
         """
-        new_kp = self._kp if kp is None else check_gains("kp", self._array("kp", kp))
-        new_kd = self._kd if kd is None else check_gains("kd", self._array("kd", kd))
+        new_kp = self._kp if kp is None else check_gains("kp", self._gain_array("kp", kp))
+        new_kd = self._kd if kd is None else check_gains("kd", self._gain_array("kd", kd))
+        zeros = np.zeros(self.n_joints)
+        for key, gains in (("kp", (new_kp, self._kd)), ("kd", (new_kp, new_kd))):
+            try:
+                self._check_motor_side(zeros, zeros, zeros, *gains)
+            except InputError as error:
+                raise ConfigError(str(error), key=key, value=gains[key == "kd"].tolist()) from None
         return new_kp.copy(), new_kd.copy()
+
+    def _gain_array(self, key: str, values) -> np.ndarray:
+        """:meth:`_array`, refusing bools (``kp: [true, true, true]`` is not a stiffness)."""
+        raw = values.tolist() if isinstance(values, np.ndarray) else values
+        if isinstance(raw, (bool, np.bool_)) or (
+            isinstance(raw, Sequence) and any(isinstance(x, (bool, np.bool_)) for x in raw)
+        ):
+            raise InputError(
+                f"{key} must be {self.n_joints} numbers, not booleans, got {values!r}", reason=Reason.TYPE
+            )
+        return self._array(key, values)
 
     def set_gains(
         self, kp: Sequence[float] | np.ndarray | None = None, kd: Sequence[float] | np.ndarray | None = None
@@ -351,7 +401,11 @@ class MitBridgeCore:
         """
         now = float(now)
         cfg = self.config
-        timed_out = self._cmd_time is None or (now - self._cmd_time) > cfg.command_timeout
+        # elapsed == timeout (ticks at exact multiples of the period) must not switch: the
+        # float difference of two clock readings is off by up to a few ulp of ``now`` (0.2 µs
+        # at epoch seconds), so compare with a tolerance far below one period.
+        tolerance = min(TIME_TOLERANCE, 0.01 * cfg.period)
+        timed_out = self._cmd_time is None or (now - self._cmd_time) > cfg.command_timeout + tolerance
         frames: list[tuple[int, bytes]] = []
         for i, m in enumerate(cfg.motors):
             rt = self._rt[i]
@@ -393,7 +447,11 @@ class MitBridgeCore:
                     else:
                         q, qd = m.position_lower, max(qd, 0.0)
                 behavior, reason = "command", ""
-                out = [self._command_frame(i, q, qd, float(self._kp[i]), float(self._kd[i]), tau)]
+                try:
+                    out = [self._command_frame(i, q, qd, float(self._kp[i]), float(self._kd[i]), tau)]
+                except InputError:  # unreachable after set_command's checks; never raise here
+                    behavior, frame = self._behavior_frame(i, cfg.timeout_behavior)
+                    reason, out = "command not encodable", [frame]
             if prev == "disable" and behavior not in ("disable", "shutdown", "clear_fault"):
                 out.insert(0, ENABLE_FRAME)
             if behavior != "hold":

@@ -5,9 +5,10 @@ No rclpy import: pure Python.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.errors import ConfigError, InputError, Reason
 from gravity_friction_comp.mit.motor_table import MotorLimits
 from gravity_friction_comp.validation import number, short_repr
 
@@ -121,6 +122,38 @@ class JointMotorMap:
     def kd_from_motor(self, kd_motor: float) -> float:
         """Joint kd [N·m·s/rad] for motor kd: kd_q = r² kd_θ."""
         return kd_motor * self.gear_ratio * self.gear_ratio
+
+    def command_to_motor(
+        self, q: float, qd: float, kp: float, kd: float, tau: float
+    ) -> tuple[float, float, float, float, float]:
+        """The motor-side ``(θ, θ̇, kp_θ, kd_θ, τ_θ)`` of a joint command, each checked finite.
+
+        A finite joint value can overflow on the motor side (velocity 1e308 at gear 2,
+        kp 1e308 at gear 0.5): such a command is refused here instead of reaching the
+        encoder as ``inf``.
+
+        Args:
+            q [rad], qd [rad/s], kp [N·m/rad], kd [N·m·s/rad], tau [N·m]: joint-side values.
+
+        Raises:
+            InputError: a motor-side value not finite (reason ``"range"``; the message names it).
+        """
+        values = (
+            self.position_to_motor(q),
+            self.velocity_to_motor(qd),
+            self.kp_to_motor(kp),
+            self.kd_to_motor(kd),
+            self.torque_to_motor(tau),
+        )
+        for name, joint, motor in zip(
+            ("position", "velocity", "kp", "kd", "effort"), (q, qd, kp, kd, tau), values
+        ):
+            if not math.isfinite(motor):
+                raise InputError(
+                    f"{name} {joint!r} overflows on the motor side (gear ratio {self.gear_ratio:g})",
+                    reason=Reason.RANGE,
+                )
+        return values
 
     def torque_limit_joint(self, limits: MotorLimits) -> float:
         """The motor's T_MAX expressed at the joint [N·m]: r · t_max."""

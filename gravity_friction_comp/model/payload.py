@@ -24,7 +24,14 @@ import pinocchio as pin
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.validation import number, string_keys
 
-__all__ = ["PAYLOAD_MAX_INERTIA", "PAYLOAD_MAX_LENGTH", "PAYLOAD_MAX_MASS", "PAYLOAD_SHAPES", "Payload"]
+__all__ = [
+    "PAYLOAD_MAX_INERTIA",
+    "PAYLOAD_MAX_LENGTH",
+    "PAYLOAD_MAX_MASS",
+    "PAYLOAD_SHAPES",
+    "Payload",
+    "check_payload_vectors",
+]
 
 #: Shapes accepted by :meth:`Payload.from_params` (``payload.shape`` parameter).
 PAYLOAD_SHAPES = ("cylinder", "box", "sphere", "point")
@@ -65,6 +72,33 @@ def _com(value: Any, key: str) -> np.ndarray:
             value=value,
         )
     return com
+
+
+def check_payload_vectors(params: Mapping[str, Any], prefix: str = "payload.") -> None:
+    """Check the vector parameters ``com``, ``rpy`` and ``size`` (those present) whatever the
+    mass, so ``payload.com [0.0, 0.0]`` fails when it is set, not on a later mass change.
+
+    Args:
+        params: ``{"com": [...], ...}`` (the prefix stripped), other keys ignored.
+        prefix: Prepended to the key in error messages.
+
+    Raises:
+        ConfigError: not 3 finite numbers, ``|com|`` beyond :data:`PAYLOAD_MAX_LENGTH`, or a
+            ``size`` edge negative or beyond it (0 is allowed here: the unused default);
+            ``key`` = ``prefix + key``.
+    """
+    if "com" in params:
+        _com(params["com"], prefix + "com")
+    if "rpy" in params:
+        _vector3(params["rpy"], prefix + "rpy")
+    if "size" in params:
+        size = _vector3(params["size"], prefix + "size")
+        if np.any(size < 0.0) or np.any(size > PAYLOAD_MAX_LENGTH):
+            raise ConfigError(
+                f"{prefix}size edges must be within [0, {PAYLOAD_MAX_LENGTH:g}] m, got {size.tolist()}",
+                key=prefix + "size",
+                value=params["size"],
+            )
 
 
 def _positive(value: Any, key: str) -> float:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Union
 
 from gravity_friction_comp.errors import ConfigError, ModelError
+from gravity_friction_comp.validation import check_regular_file
 
 __all__ = [
     "MimicTag",
@@ -140,6 +141,10 @@ def read_source(source: UrdfSource, xacro_args: Mapping[str, str] | None = None)
     path = pathlib.Path(source).expanduser()
     if not path.is_file():
         raise ModelError(f"URDF file not found: {str(path)!r}")
+    try:
+        check_regular_file(path, "urdf_path")  # <= 16 MiB (validation.MAX_FILE_BYTES)
+    except ConfigError as exc:
+        raise ModelError(f"cannot read URDF file {str(path)!r}: {exc}") from None
     if path.name.endswith(".xacro"):
         return _expand_xacro(path, xacro_args), str(path)
     if xacro_args:

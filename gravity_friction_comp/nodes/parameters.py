@@ -17,7 +17,19 @@ from typing import Any
 
 from gravity_friction_comp.errors import ConfigError
 
-__all__ = ["PARAM_TYPES", "Param", "check", "declare", "descriptor", "markdown_table", "values_of"]
+__all__ = [
+    "NULL_STRINGS",
+    "PARAM_TYPES",
+    "Param",
+    "as_declared_type",
+    "check",
+    "declare",
+    "descriptor",
+    "is_null",
+    "markdown_table",
+    "text_table",
+    "values_of",
+]
 
 #: Accepted ``Param.type`` values (ROS 2 parameter types; "any" = dynamic typing).
 PARAM_TYPES = ("bool", "int", "double", "string", "bool[]", "int[]", "double[]", "string[]", "any")
@@ -136,8 +148,92 @@ def descriptor(p: Param):
     return d
 
 
+#: Strings the rcl YAML parser hands over for a YAML null (``ros2 param dump`` writes an
+#: unset parameter as ``null``): for a parameter whose default is ``None`` they mean "unset".
+NULL_STRINGS = frozenset({"null", "Null", "NULL", "~"})
+
+
+def is_null(p: Param, value: Any) -> bool:
+    """True when ``value`` means "unset" for ``p``: ``None``, or a :data:`NULL_STRINGS` string
+    for a parameter whose default is ``None`` (a ``ros2 param dump`` file loaded back)."""
+    return value is None or (p.default is None and isinstance(value, str) and value in NULL_STRINGS)
+
+
+def as_declared_type(p: Param, value: Any) -> Any:
+    """``value`` converted to ``p``'s declared type where that loses nothing: an integer (or a
+    list of integers) for a ``double`` (``double[]``) parameter becomes float(s), since users
+    type ``scale 1`` or ``payload.mass 2``. Anything else (bools and strings included) is
+    returned unchanged, for rclpy's type check and :meth:`Param.check` to refuse."""
+
+    def is_int(x: Any) -> bool:
+        return isinstance(x, int) and not isinstance(x, bool)
+
+    if p.type == "double" and is_int(value):
+        return float(value)
+    if p.type == "double[]" and isinstance(value, (list, tuple)) and value and all(is_int(x) for x in value):
+        return [float(x) for x in value]
+    return value
+
+
+def _integers_as_doubles(by_name: Mapping[str, Param], parameters: list) -> list:
+    """Pre-set callback body: :func:`as_declared_type` applied to rclpy ``Parameter`` s."""
+    from rclpy.parameter import Parameter
+
+    out = []
+    for item in parameters:
+        p = by_name.get(item.name)
+        if p is not None and item.type_ in (Parameter.Type.INTEGER, Parameter.Type.INTEGER_ARRAY):
+            value = as_declared_type(
+                p, list(item.value) if item.type_ == Parameter.Type.INTEGER_ARRAY else item.value
+            )
+            if isinstance(value, float) or (
+                isinstance(value, list) and value and isinstance(value[0], float)
+            ):
+                item = Parameter(item.name, value=value)
+        out.append(item)
+    return out
+
+
+def _accept_start_up_values(node, params: Sequence[Param]) -> None:
+    """Rewrite ``--params-file`` / ``-p`` values before declaration: integers for doubles
+    become floats, a dumped ``null`` for a parameter whose default is ``None`` means unset."""
+    overrides = getattr(node, "_parameter_overrides", None)  # rclpy: name -> Parameter
+    if not isinstance(overrides, dict):
+        return
+    from rclpy.parameter import Parameter
+
+    for p in params:
+        given = overrides.get(p.name)
+        if given is None:
+            continue
+        value = given.value
+        if is_null(p, value):
+            del overrides[p.name]  # the default (None): unset
+            continue
+        if isinstance(value, (list, tuple)) and not isinstance(value, str):
+            value = list(value)
+        converted = as_declared_type(p, value)
+        if converted is not value:
+            overrides[p.name] = Parameter(p.name, value=converted)
+
+
 def declare(node, params: Sequence[Param]) -> None:
-    """Declare every parameter of ``params`` on ``node`` (an ``rclpy.node.Node``)."""
+    """Declare every parameter of ``params`` on ``node`` (an ``rclpy.node.Node``).
+
+    Integers are accepted for ``double`` / ``double[]`` parameters (start-up values and
+    ``ros2 param set``: converted to floats before rclpy's type and range checks, so ranges
+    still apply and ``ros2 param describe`` is unchanged; bools and strings stay refused),
+    and a ``null`` / ``~`` start-up value for a parameter whose default is ``None`` means
+    unset (what ``ros2 param dump`` writes for it). May be called several times per node.
+    """
+    by_name = getattr(node, "_gfc_parameters", None)
+    if by_name is None:
+        by_name = {}
+        node._gfc_parameters = by_name
+        if hasattr(node, "add_pre_set_parameters_callback"):  # rclpy >= iron
+            node.add_pre_set_parameters_callback(lambda items: _integers_as_doubles(by_name, items))
+    by_name.update((p.name, p) for p in params)
+    _accept_start_up_values(node, params)
     for p in params:
         node.declare_parameter(p.name, p.default, descriptor(p))
 
@@ -169,3 +265,20 @@ def markdown_table(params: Sequence[Param]) -> str:
             f"{'no' if p.read_only else 'yes'} | {desc} |"
         )
     return "\n".join(rows) + "\n"
+
+
+def text_table(params: Sequence[Param]) -> str:
+    """Plain-text list of ``params`` for ``--help``: per parameter a line with name, type,
+    default, unit, range and read-only, then its description indented."""
+    lines = []
+    for p in params:
+        facts = [p.type, f"default {_cell(p.default).strip('`')}"]
+        if p.unit:
+            facts.append(f"[{p.unit}]")
+        if p.low is not None or p.high is not None:
+            facts.append(f"range {_range(p)}")
+        if p.read_only:
+            facts.append("read-only")
+        lines.append(f"  {p.name} ({', '.join(facts)})")
+        lines.append(f"      {p.description}")
+    return "\n".join(lines) + "\n"

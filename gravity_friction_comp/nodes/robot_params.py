@@ -23,6 +23,7 @@ Parameters:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -30,17 +31,23 @@ from typing import Any
 import numpy as np
 
 from gravity_friction_comp.errors import ConfigError, InputError, ModelError
-from gravity_friction_comp.model.payload import PAYLOAD_SHAPES, Payload
+from gravity_friction_comp.model.payload import PAYLOAD_SHAPES, Payload, check_payload_vectors
 from gravity_friction_comp.model.robot_model import RobotModel
 from gravity_friction_comp.nodes.parameters import Param, declare
 
 __all__ = [
+    "MAX_GRAVITY",
     "ROBOT_PARAMETERS",
     "RobotModels",
     "build_robot_models",
     "declare_robot_parameters",
     "payload_from_values",
+    "robot_parameters",
 ]
+
+#: Largest accepted |gravity| [m/s²]: 10 g. Earth's is 9.81 and no arm runs at 10 g; beyond
+#: it a typo (``[0, 0, -981]``, ``1e308``) saturates or drops every output instead of failing.
+MAX_GRAVITY = 100.0
 
 DESCRIPTION_KEYS = ("robot_description", "urdf_path", "xacro_args", "gravity")
 
@@ -49,7 +56,14 @@ _ROBOT_PARAMS = (
     Param("urdf_path", "", "URDF or .xacro file path"),
     # [""] not []: rclpy cannot infer a type from an empty list; empty entries are skipped.
     Param("xacro_args", [""], "xacro mappings name:=value (for a .xacro urdf_path)"),
-    Param("gravity", [0.0, 0.0, -9.81], "gravity vector in the base frame", unit="m/s^2"),
+    Param(
+        "gravity",
+        [0.0, 0.0, -9.81],
+        f"gravity vector in the base frame, |g| <= {MAX_GRAVITY:g}",
+        unit="m/s^2",
+        low=-MAX_GRAVITY,
+        high=MAX_GRAVITY,
+    ),
     Param("payload.mass", 0.0, "payload mass, 0 for none", unit="kg", low=0.0),
     Param("payload.shape", "point", "payload shape: cylinder | box | sphere | point"),
     Param("payload.radius", 0.0, "cylinder/sphere radius", unit="m", low=0.0),
@@ -66,9 +80,18 @@ _ROBOT_PARAMS = (
 ROBOT_PARAMETERS: dict[str, Param] = {p.name: p for p in _ROBOT_PARAMS}
 
 
-def declare_robot_parameters(node) -> None:
-    """Declare :data:`ROBOT_PARAMETERS` on ``node`` (an ``rclpy.node.Node``)."""
-    declare(node, tuple(ROBOT_PARAMETERS.values()))
+def robot_parameters(read_only: bool = False) -> tuple[Param, ...]:
+    """:data:`ROBOT_PARAMETERS` as a tuple; ``read_only=True`` for a node that reads them only
+    at start-up (the bridge's simulated arm), so ``ros2 param set`` says they cannot change
+    instead of accepting a value that is never used."""
+    params = tuple(ROBOT_PARAMETERS.values())
+    return tuple(dataclasses.replace(p, read_only=True) for p in params) if read_only else params
+
+
+def declare_robot_parameters(node, read_only: bool = False) -> None:
+    """Declare :data:`ROBOT_PARAMETERS` on ``node`` (an ``rclpy.node.Node``), read-only
+    after start-up when ``read_only`` (see :func:`robot_parameters`)."""
+    declare(node, robot_parameters(read_only))
 
 
 def payload_from_values(values: Mapping[str, Any]) -> Payload | None:
@@ -82,6 +105,7 @@ def payload_from_values(values: Mapping[str, Any]) -> Payload | None:
         for k, v in values.items()
         if k.startswith("payload.") and k != "payload.attached"
     }
+    check_payload_vectors(fields)  # whatever the mass: a bad com fails now, not later
     mass = fields.get("mass", 0.0)
     if isinstance(mass, (int, float)) and not isinstance(mass, bool) and mass == 0.0:
         # no payload; still refuse an unknown shape now rather than on the next mass change
@@ -158,6 +182,12 @@ def build_robot_models(
     ):
         raise ConfigError(
             f"gravity must be 3 finite values [m/s^2], got {list(gravity)}",
+            key="gravity",
+            value=list(gravity),
+        )
+    if float(np.linalg.norm(np.asarray(gravity, dtype=float))) > MAX_GRAVITY:
+        raise ConfigError(
+            f"gravity must be within {MAX_GRAVITY:g} m/s^2 in magnitude (10 g), got {list(gravity)}",
             key="gravity",
             value=list(gravity),
         )

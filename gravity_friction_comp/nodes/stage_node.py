@@ -12,7 +12,7 @@ output changes without a new setpoint.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from rcl_interfaces.msg import SetParametersResult
@@ -32,7 +32,9 @@ __all__ = [
     "STAGE_PARAMETERS",
     "executor_choice",
     "make_executor",
+    "publish_guarded",
     "run_node",
+    "usage",
     "settings_from",
     "spin_node",
 ]
@@ -152,6 +154,11 @@ class FeedforwardStageNode(Node):
             return SetParametersResult(successful=False, reason=str(error))
         except (TypeError, ValueError) as error:
             return SetParametersResult(successful=False, reason=f"invalid value: {error}")
+        except (MemoryError, RecursionError) as error:  # a file or value too big to build from
+            return SetParametersResult(
+                successful=False,
+                reason=f"invalid value: too large or nested too deeply ({type(error).__name__})",
+            )
         self._pending = (settings, config, values, set(proposed))
         return SetParametersResult(successful=True)
 
@@ -211,14 +218,35 @@ class FeedforwardStageNode(Node):
         command.position = msg.position
         command.velocity = msg.velocity
         command.effort = result.effort.tolist()
-        self._command_pub.publish(command)
+        if not publish_guarded(self, self._command_pub, command):
+            return
         # The term alone is for humans comparing terms: skip building it when nobody listens.
         if self._effort_pub.get_subscription_count() > 0:
             term_msg = self._term_msg
             term_msg.header = msg.header
             term_msg.name = msg.name
             term_msg.effort = result.term.tolist()
-            self._effort_pub.publish(term_msg)
+            publish_guarded(self, self._effort_pub, term_msg)
+
+
+def publish_guarded(node: Node, publisher, msg) -> bool:
+    """``publisher.publish(msg)``, or nothing once ``node``'s context is shut down.
+
+    A callback still running while the process shuts down (SIGINT/SIGTERM) must not die
+    with "Failed to publish: publisher's context is invalid"; any failure while the
+    context is still up is raised as before. For every node's publishers (the bridge's
+    timers too).
+
+    Returns:
+        ``True`` when published, ``False`` when skipped because of the shutdown.
+    """
+    try:
+        publisher.publish(msg)
+    except Exception:
+        if node.context.ok():
+            raise
+        return False
+    return True
 
 
 #: Environment variable selecting the executor of the node executables: ``events`` (the
@@ -274,9 +302,10 @@ def make_executor(context=None, choice: str | None = None):
     return SingleThreadedExecutor(context=context)
 
 
-def spin_node(node: Node) -> None:
-    """Spin ``node`` until its context shuts down: on the EventsExecutor (a ``spin_once``
-    loop), or with ``rclpy.spin`` when :func:`executor_choice` says ``single``.
+def spin_node(node: Node, stop: Callable[[], bool] | None = None) -> None:
+    """Spin ``node`` until its context shuts down or ``stop()`` turns true: a ``spin_once``
+    loop on the executor :func:`executor_choice` picks (EventsExecutor, or the
+    SingleThreadedExecutor of ``rclpy.spin``), waking at least every 0.2 s to check ``stop``.
 
     The EventsExecutor dispatches from C++ instead of rebuilding a Python wait set for every
     message: at 1 kHz it is what keeps the gravity → friction chain below the latency of a
@@ -287,52 +316,108 @@ def spin_node(node: Node) -> None:
     """
     import gc
 
-    import rclpy
-
     gc.collect()
     gc.freeze()
-    choice = executor_choice()
-    if choice == "single":
-        rclpy.spin(node)
-        return
-    executor = make_executor(node.context, choice)
+    stop = stop or (lambda: False)
+    executor = make_executor(node.context, executor_choice())
     executor.add_node(node)
     try:
-        while node.context.ok():
+        while node.context.ok() and not stop():
             try:
-                executor.spin_once(timeout_sec=0.5)
+                executor.spin_once(timeout_sec=SPIN_WAKE)
             except Exception:
                 if node.context.ok():
                     raise
-                break  # shut down (SIGTERM) between the check and the wait: a clean exit
+                break  # shut down between the check and the wait: a clean exit
     finally:
         executor.shutdown()
 
 
+#: [s] Longest wait of :func:`spin_node` between checks of its ``stop`` (SIGINT → exit).
+SPIN_WAKE = 0.2
+
+
+def _user_args(args) -> list[str]:
+    """The command-line arguments before ``--ros-args`` (ROS's own come after it)."""
+    import sys
+
+    argv = list(sys.argv[1:] if args is None else args[1:])
+    return argv[: argv.index("--ros-args")] if "--ros-args" in argv else argv
+
+
+def usage(node_class) -> str:
+    """The ``--help`` text of a node executable: its summary, how to pass parameters, then
+    every parameter of ``node_class.PARAMETERS`` (or of its module's ``PARAMETERS``), as
+    :func:`~gravity_friction_comp.nodes.parameters.text_table` lists them."""
+    import sys
+
+    from gravity_friction_comp.nodes.parameters import text_table
+
+    name = getattr(node_class, "NODE_NAME", node_class.__name__)
+    module = sys.modules.get(node_class.__module__)
+    module_doc = getattr(module, "__doc__", None) or name
+    # the class's list, else its module's PARAMETERS (the convention of every node module)
+    params = tuple(getattr(node_class, "PARAMETERS", None) or getattr(module, "PARAMETERS", ()))
+    return (
+        f"usage: {name}_node [-h] [--ros-args [-p NAME:=VALUE]... [--params-file FILE] [-r FROM:=TO]...]\n\n"
+        f"{module_doc.strip().splitlines()[0]}\n\n"
+        "Ctrl-C (SIGINT) or SIGTERM: clean shutdown, exit code 0.\n\n"
+        f"parameters ({len(params)}):\n" + text_table(params)
+    )
+
+
 def run_node(node_class, args=None) -> None:
-    """``main()`` body shared by the node executables: spin until SIGINT, then clean up."""
+    """``main()`` body shared by the node executables: spin until SIGINT/SIGTERM, then clean up.
+
+    ``-h`` / ``--help`` (before ``--ros-args``) prints :func:`usage` and exits 0. SIGINT and
+    SIGTERM (Ctrl-C of ``ros2 launch`` goes to the whole process group) only ask the spin
+    loop to stop: no ``KeyboardInterrupt`` mid-callback or mid-clean-up, no context shut
+    down under a running callback. Then ``destroy_node`` (the bridge sends its disable
+    frames and closes the bus there; a second signal does not interrupt it), then
+    ``rclpy.try_shutdown``; the exit code is 0. An invalid start-up configuration prints the
+    reason (no traceback) and exits 2.
+    """
+    import signal
+    import sys
+    import threading
+
+    if any(a in ("-h", "--help") for a in _user_args(args)):
+        sys.stdout.write(usage(node_class))
+        raise SystemExit(0)
+
     import rclpy
     from rclpy.exceptions import InvalidParameterValueException
     from rclpy.executors import ExternalShutdownException
+    from rclpy.signals import SignalHandlerOptions
 
-    rclpy.init(args=args)
+    requested: list[int] = []
+
+    def request_stop(signum, frame) -> None:
+        requested.append(signum)
+
+    previous = {}
+    if threading.current_thread() is threading.main_thread():  # signal.signal: main thread only
+        previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = None
     try:
         node = node_class()
-        spin_node(node)
+        spin_node(node, stop=lambda: bool(requested))
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
-    except (ConfigError, InvalidParameterValueException) as error:
+    except (ConfigError, InvalidParameterValueException, MemoryError, RecursionError) as error:
         # A bad start-up configuration (rclpy refuses out-of-range values itself): say why
         # instead of a traceback.
-        import sys
-
         print(
             f"[{getattr(node_class, 'NODE_NAME', node_class.__name__)}] invalid configuration: {error}",
             file=sys.stderr,
         )
         raise SystemExit(2) from None
     finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
+        try:
+            if node is not None:
+                node.destroy_node()
+            rclpy.try_shutdown()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)

@@ -341,8 +341,10 @@ class Throttle:
         return False
 
 
-#: Largest |scale| a stage accepts [-] (beyond it every term saturates at the effort limit).
-MAX_SCALE = 1e6
+#: Largest |scale| a stage accepts [-]. ``scale`` corrects a model (0.5–1.5 in practice); a
+#: model off by more than 100× is a wrong model or wrong units, and with such a factor every
+#: output already sits at the effort limit (``scale:=1e308`` saturated every joint).
+MAX_SCALE = 100.0
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,139 @@
+"""run_node and the stage-node plumbing as users meet them (issue 13): ``--help``, parameter
+callbacks that survive MemoryError/RecursionError, publishing guarded during shutdown."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+rclpy = pytest.importorskip("rclpy")
+
+from gravity_friction_comp.nodes import friction_feedforward_node, gravity_compensation_node  # noqa: E402
+from gravity_friction_comp.nodes.stage_node import publish_guarded, run_node  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    "module", [gravity_compensation_node, friction_feedforward_node], ids=["gravity", "friction"]
+)
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_help_prints_every_parameter_and_exits_0(module, flag, capsys):
+    node_class = (
+        module.GravityCompensationNode
+        if module is gravity_compensation_node
+        else module.FrictionFeedforwardNode
+    )
+    with pytest.raises(SystemExit) as info:
+        run_node(node_class, ["prog", flag])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: {node_class.NODE_NAME}_node")
+    for p in module.PARAMETERS:
+        assert f"  {p.name} ({p.type}, default " in out, p.name
+        assert p.description in out
+    if module is gravity_compensation_node:
+        assert "scale (double, default 1.0, [-], range [-100, 100])" in out
+    assert not rclpy.ok()  # --help never starts ROS
+
+
+def test_help_of_the_executable(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "gravity_friction_comp.nodes.friction_feedforward_node", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "velocity_source (string, default 'setpoint')" in proc.stdout
+    assert proc.stderr == ""
+
+
+@pytest.fixture
+def friction_node():
+    from rclpy.context import Context
+    from rclpy.parameter import Parameter
+
+    context = Context()
+    rclpy.init(context=context, domain_id=0)
+    node = friction_feedforward_node.FrictionFeedforwardNode(
+        context=context,
+        start_parameter_services=False,
+        parameter_overrides=[Parameter("joints", value=["a", "b"])],
+    )
+    yield node, context
+    node.destroy_node()
+    rclpy.try_shutdown(context=context)
+
+
+@pytest.mark.parametrize("error", [MemoryError, RecursionError])
+def test_parameter_callback_survives_memory_and_recursion_errors(friction_node, monkeypatch, error):
+    from rclpy.parameter import Parameter
+
+    node, _ = friction_node
+
+    def explode(values, changed, previous):
+        raise error()
+
+    monkeypatch.setattr(node, "build_config", explode)
+    (result,) = node.set_parameters([Parameter("arm_config", value="/some/file.yaml")])
+    assert not result.successful
+    assert error.__name__ in result.reason and "invalid value" in result.reason
+    assert node.get_parameter("arm_config").value == ""
+    monkeypatch.undo()
+    (result,) = node.set_parameters([Parameter("velocity_deadband", value=0.01)])
+    assert result.successful, result.reason
+
+
+def test_publish_guarded_skips_once_the_context_is_down(friction_node):
+    from sensor_msgs.msg import JointState
+
+    node, context = friction_node
+    pub = node.create_publisher(JointState, "guarded", 1)
+    assert publish_guarded(node, pub, JointState()) is True
+    rclpy.try_shutdown(context=context)
+    assert publish_guarded(node, pub, JointState()) is False
+
+
+@pytest.mark.parametrize("module_name", ["mit_bridge_node", "setpoint_player"])
+def test_help_of_nodes_whose_module_holds_the_parameters(module_name, capsys):
+    import importlib
+
+    module = importlib.import_module(f"gravity_friction_comp.nodes.{module_name}")
+    node_class = next(
+        v
+        for v in vars(module).values()
+        if isinstance(v, type) and v.__module__ == module.__name__ and "NODE_NAME" in vars(v)
+    )
+    with pytest.raises(SystemExit) as info:
+        run_node(node_class, ["prog", "--help"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    assert f"parameters ({len(module.PARAMETERS)}):" in out
+    for p in module.PARAMETERS:
+        assert f"  {p.name} (" in out
+
+
+def test_files_that_never_end_are_refused_at_once(friction_node, tmp_path):
+    """``arm_config:=/dev/zero`` (or a 20,000-deep YAML) is refused in ``ros2 param set``
+    within a second, with a reason, and the node keeps its configuration."""
+    import time
+
+    from rclpy.parameter import Parameter
+
+    node, _ = friction_node
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("[" * 20_000 + "]" * 20_000)
+    for params, needle in (
+        ([Parameter("arm_config", value="/dev/zero")], "not a regular file"),
+        ([Parameter("arm_config", value=str(deep))], "nested"),
+        (
+            [Parameter("model", value="bam"), Parameter("bam_files", value=["/dev/zero", ""])],
+            "not a regular file",
+        ),
+    ):
+        start = time.perf_counter()
+        result = node.set_parameters_atomically(params)
+        assert time.perf_counter() - start < 1.0
+        assert not result.successful and needle in result.reason, result.reason
+    assert node.get_parameter("arm_config").value == ""
