@@ -1,0 +1,1 @@
+"""rclpy adapters: each node translates parameters and messages to the ROS-free core objects."""
