@@ -68,6 +68,7 @@ def test_per_joint_defaults_follow_the_dataclasses():
         "damp_kd": None,
         "position_lower": -math.inf,
         "position_upper": math.inf,
+        "bus": "",  # the can.channel bus
     }
 
 
