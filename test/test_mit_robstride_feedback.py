@@ -27,7 +27,7 @@ def test_hand_built_frame_decodes_as_the_manual_says():
         assert fb.position == pytest.approx(12.57)
         assert fb.velocity == pytest.approx(_manual(0x800, -33.0, 33.0, 12))
         assert fb.torque == pytest.approx(_manual(0x7FF, -14.0, 14.0, 12))
-        assert fb.temperatures == (("temperature", 30.0),)
+        assert fb.temperature == 30.0 and fb.temperatures == (("temperature", 30),)
         assert not fb.is_fault and fb.fault_reason == ""
 
 
@@ -35,6 +35,7 @@ def test_encoder_round_trip_and_errors():
     rs04 = motor_limits("RS04")
     raw = encode_feedback_robstride(0x7F, -1.0, 3.0, -50.0, rs04, temperature=41.26)
     assert len(raw) == 8 and raw[0] == 0x7F and int.from_bytes(raw[6:], "big") == 413
+    assert decode_feedback_robstride(raw, rs04).temperature == pytest.approx(41.3)
     fb = decode_feedback_robstride(raw, rs04)
     assert fb.position == pytest.approx(-1.0, abs=25.14 / 65535)
     assert fb.velocity == pytest.approx(3.0, abs=30.0 / 4095)

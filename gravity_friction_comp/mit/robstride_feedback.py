@@ -57,9 +57,9 @@ class RobstrideFeedback:
         return ""
 
     @property
-    def temperatures(self) -> tuple[tuple[str, float], ...]:
-        """(name, °C) pairs for diagnostics."""
-        return (("temperature", self.temperature),)
+    def temperatures(self) -> tuple[tuple[str, int], ...]:
+        """(name, °C) pairs for diagnostics, whole degrees as the other families report."""
+        return (("temperature", math.floor(self.temperature + 0.5)),)
 
 
 def encode_feedback_robstride(
