@@ -101,6 +101,10 @@ def test_can_ids_are_unique_per_bus_not_across_buses():
     assert cfg.buses == ("can1", "can0")
     assert [m.name for m in cfg.motors_on("can0")] == ["can0_j0", "can0_j1", "can0_j2"]
     assert cfg.motors_on("can9") == ()
+    # 3 motors per bus at 500 Hz, classic 1 Mbit/s: 2·3·500·135 bit/s = 40.5 % each
+    assert cfg.bus_loads() == {"can1": pytest.approx(0.405), "can0": pytest.approx(0.405)}
+    fd = dataclasses.replace(cfg, rate_hz=1000.0, fd=True, data_bitrate=5_000_000)
+    assert fd.bus_loads()["can0"] == pytest.approx(6000 * 56.6e-6)
     clash = _arm("can0") + [MotorConfig("extra", 2, 0x21, motor_limits("DM4310"), bus="can0")]
     with pytest.raises(
         ConfigError, match="duplicate can_id 0x2 on bus 'can0': joints can0_j1 and extra"

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.mit.bus_load import mit_bus_loads
 from gravity_friction_comp.mit.joint_motor_map import JointMotorMap
 from gravity_friction_comp.mit.motor_table import MotorLimits
 from gravity_friction_comp.validation import can_id, integer, number
@@ -208,6 +209,21 @@ class BridgeConfig:
     def motors_on(self, bus: str) -> tuple[MotorConfig, ...]:
         """The motors on ``bus``, in joint order (empty for an unknown name)."""
         return tuple(m for m in self.motors if m.bus == bus)
+
+    def bus_loads(self) -> dict[str, float]:
+        """Expected worst-case load of each bus at :attr:`rate_hz` (command + reply per motor
+        per cycle, classic or FD frames: :func:`~gravity_friction_comp.mit.bus_load.mit_bus_loads`).
+
+        Returns:
+            Bus name → load fraction (> 1: does not fit), order of :attr:`buses`.
+        """
+        return mit_bus_loads(
+            {bus: len(self.motors_on(bus)) for bus in self.buses},
+            self.rate_hz,
+            self.bitrate,
+            fd=self.fd,
+            data_bitrate=self.data_bitrate,
+        )
 
 
 def _bus_text(bus: str) -> str:
