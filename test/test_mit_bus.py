@@ -137,3 +137,10 @@ def test_bus_settings_per_bus_and_same_channel_twice_refused():
     with pytest.raises(ConfigError, match="can0") as err:
         bus_settings(base, ["", "can0"])
     assert err.value.key == "bus"
+
+
+def test_fd_open_failure_names_both_bitrates():
+    settings = CanSettings("socketcan", "gfc_no_such_can_device", 1_000_000, fd=True, data_bitrate=5_000_000)
+    with pytest.raises(BusOpenError, match="1000000 bit/s / FD data 5000000 bit/s") as err:
+        open_bus(settings)
+    assert err.value.value == "gfc_no_such_can_device"
