@@ -1,5 +1,6 @@
 """ament_python build for gravity_friction_comp (works with colcon on a ROS install or in pip)."""
 
+import os
 from glob import glob
 
 from setuptools import find_packages, setup
@@ -17,6 +18,11 @@ setup(
         (f"share/{PACKAGE}/config", glob("config/*.yaml")),
         (f"share/{PACKAGE}/launch", glob("launch/*.py")),
         (f"share/{PACKAGE}/urdf", glob("urdf/*.urdf") + glob("urdf/*.xacro")),
+        (f"share/{PACKAGE}/arms", ["arms/README.md"]),
+        *(
+            (f"share/{PACKAGE}/{d}", glob(f"{d}/*"))
+            for d in sorted(os.path.dirname(p) for p in glob("arms/*/profile.yaml"))
+        ),
     ],
     install_requires=["setuptools"],
     zip_safe=True,

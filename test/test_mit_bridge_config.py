@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 import pytest
 
 from gravity_friction_comp.errors import ConfigError
-from gravity_friction_comp.mit.bridge_config import BridgeConfig, MotorConfig, check_gains, default_of
+from gravity_friction_comp.mit.bridge_config import (
+    BridgeConfig,
+    MotorConfig,
+    check_fd,
+    check_gains,
+    default_of,
+)
 from gravity_friction_comp.mit.bridge_core import MitBridgeCore
 from gravity_friction_comp.mit.bridge_params import PER_JOINT_DEFAULTS
 from gravity_friction_comp.mit.damiao_feedback import encode_feedback_damiao
@@ -68,6 +75,7 @@ def test_per_joint_defaults_follow_the_dataclasses():
         "damp_kd": None,
         "position_lower": -math.inf,
         "position_upper": math.inf,
+        "bus": "",  # the can.channel bus
     }
 
 
@@ -77,3 +85,64 @@ def test_check_gains_rejects_negative_and_non_finite():
         with pytest.raises(ConfigError, match=">= 0") as err:
             check_gains("kd", bad)
         assert err.value.key == "kd"
+
+
+# --- buses and CAN-FD --------------------------------------------------------------------------
+
+
+def _arm(bus: str, first: int = 1) -> list[MotorConfig]:
+    return [
+        MotorConfig(f"{bus}_j{i}", first + i, 0x11 + i, motor_limits("DM4310"), bus=bus) for i in range(3)
+    ]
+
+
+def test_can_ids_are_unique_per_bus_not_across_buses():
+    cfg = BridgeConfig(tuple(_arm("can1") + _arm("can0")))  # both arms use 1..3 / 0x11..0x13
+    assert cfg.buses == ("can1", "can0")
+    assert [m.name for m in cfg.motors_on("can0")] == ["can0_j0", "can0_j1", "can0_j2"]
+    assert cfg.motors_on("can9") == ()
+    # 3 motors per bus at 500 Hz, classic 1 Mbit/s: 2·3·500·135 bit/s = 40.5 % each
+    assert cfg.bus_loads() == {"can1": pytest.approx(0.405), "can0": pytest.approx(0.405)}
+    fd = dataclasses.replace(cfg, rate_hz=1000.0, fd=True, data_bitrate=5_000_000)
+    assert fd.bus_loads()["can0"] == pytest.approx(6000 * 56.6e-6)
+    clash = _arm("can0") + [MotorConfig("extra", 2, 0x21, motor_limits("DM4310"), bus="can0")]
+    with pytest.raises(
+        ConfigError, match="duplicate can_id 0x2 on bus 'can0': joints can0_j1 and extra"
+    ) as err:
+        BridgeConfig(tuple(clash))
+    assert (err.value.key, err.value.value) == ("can_id", 2)
+    # a master id equal to another motor's can id matters on its own bus only
+    other = MotorConfig("x", 0x21, 0x02, motor_limits("DM4310"), bus="can1")
+    BridgeConfig(tuple(_arm("can0") + [other]))
+    with pytest.raises(ConfigError, match="master_id 0x2 is the can_id of can0_j1") as err:
+        BridgeConfig(tuple(_arm("can0") + [dataclasses.replace(other, bus="can0")]))
+    assert err.value.key == "master_id"
+    # the default bus is its own bus, named in the message
+    with pytest.raises(ConfigError, match="can.channel bus"):
+        BridgeConfig(
+            (
+                MotorConfig("a", 1, 0x11, motor_limits("DM4310")),
+                MotorConfig("b", 1, 0x12, motor_limits("DM4310")),
+            )
+        )
+
+
+def test_bus_name_validation():
+    for bad in (3, " can0", None):
+        with pytest.raises(ConfigError) as err:
+            MotorConfig("a", 1, 0x11, motor_limits("DM4310"), bus=bad)
+        assert err.value.key == "bus"
+
+
+def test_fd_fields_validated():
+    m = (MotorConfig("a", 1, 0x11, motor_limits("DM4310")),)
+    cfg = BridgeConfig(m, fd=True, data_bitrate=5_000_000)
+    assert (cfg.fd, cfg.data_bitrate) == (True, 5_000_000)
+    assert (BridgeConfig(m).fd, BridgeConfig(m).data_bitrate) == (False, 0)
+    with pytest.raises(ConfigError, match="4000000 bit/s is below the nominal can.bitrate 8000000") as err:
+        BridgeConfig(m, bitrate=8_000_000, fd=True, data_bitrate=4_000_000)
+    assert (err.value.key, err.value.value) == ("can.data_bitrate", 4_000_000)
+    with pytest.raises(ConfigError) as err:
+        BridgeConfig(m, fd=1)
+    assert err.value.key == "can.fd"
+    assert check_fd(True, 0, 1_000_000) == 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gravity_friction_comp.errors import ConfigError
-from gravity_friction_comp.mit.bridge_params import bridge_config_from_values
+from gravity_friction_comp.mit.bridge_params import bridge_config_from_values, split_by_bus
 from gravity_friction_comp.mit.joint_motor_map import JointMotorMap
 
 RATE = 500.0
@@ -62,3 +62,68 @@ def test_position_limits_from_urdf_fill_only_what_is_empty():
     given = {"joints": ["a"], "position_lower": [-0.1], "position_upper": [0.1]}
     assert fill_position_limits_from_urdf(given, urdf) == {}
     assert given["position_lower"] == [-0.1] and given["position_upper"] == [0.1]
+
+
+# --- buses, CAN-FD, bad input naming the joint ---------------------------------------------------
+
+
+def _bimanual(**extra):
+    joints = [f"{side}_j{i}" for side in ("left", "right") for i in range(1, 4)]
+    return {
+        "joints": joints,
+        "can_id": [1, 2, 3] * 2,
+        "master_id": [0x11, 0x12, 0x13] * 2,
+        "motor_type": ["DM8009", "DM4340", "DM4310"] * 2,
+        "bus": ["can1"] * 3 + ["can0"] * 3,
+        "can.fd": True,
+        "can.data_bitrate": 5_000_000,
+        **extra,
+    }
+
+
+def test_bus_per_joint_and_fd_parameters():
+    cfg = bridge_config_from_values(_bimanual())
+    assert cfg.buses == ("can1", "can0")
+    assert [m.can_id for m in cfg.motors_on("can0")] == [1, 2, 3]
+    assert (cfg.fd, cfg.data_bitrate, cfg.bitrate) == (True, 5_000_000, 1_000_000)
+    parts = split_by_bus(cfg)
+    assert list(parts) == ["can1", "can0"]
+    assert [m.name for m in parts["can1"].motors] == ["left_j1", "left_j2", "left_j3"]
+    assert parts["can0"].fd and parts["can0"].rate_hz == cfg.rate_hz
+    # no bus array: every motor on the can.channel bus (today's files)
+    assert bridge_config_from_values(VALUES).buses == ("",)
+
+
+def test_colliding_ids_on_one_bus_refused_with_joint_and_value():
+    values = _bimanual(bus=["can0"] * 6)
+    with pytest.raises(
+        ConfigError, match="duplicate can_id 0x1 on bus 'can0': joints left_j1 and right_j1"
+    ) as err:
+        bridge_config_from_values(values)
+    assert (err.value.key, err.value.value) == ("can_id", 1)
+    with pytest.raises(ConfigError, match="bus has 2 values for 6 joints"):
+        bridge_config_from_values(_bimanual(bus=["can0", "can1"]))
+    with pytest.raises(ConfigError, match="joint left_j1: bus entries") as err:
+        bridge_config_from_values(_bimanual(bus=[0] * 6))
+
+
+def test_fd_data_bitrate_below_nominal_refused_with_the_value():
+    with pytest.raises(ConfigError, match="500000") as err:
+        bridge_config_from_values(_bimanual(**{"can.data_bitrate": 500_000}))
+    assert (err.value.key, err.value.value) == ("can.data_bitrate", 500_000)
+    with pytest.raises(ConfigError) as err:
+        bridge_config_from_values(_bimanual(**{"can.fd": "true"}))
+    assert err.value.key == "can.fd"
+    with pytest.raises(ConfigError) as err:
+        bridge_config_from_values(_bimanual(**{"can.data_bitrate": 5e6}))
+    assert err.value.key == "can.data_bitrate"
+
+
+def test_unknown_motor_type_names_the_joint_and_lists_types():
+    values = _bimanual(motor_type=["DM8009", "DM4340", "DM4310", "DM8009", "RS07", "DM4310"])
+    with pytest.raises(ConfigError, match="joint right_j2: unknown motor_type 'RS07'") as err:
+        bridge_config_from_values(values)
+    assert (err.value.key, err.value.value) == ("motor_type", "RS07")
+    assert "RS06" in str(err.value) and "DM4340" in str(err.value)
+    robstride = bridge_config_from_values(_bimanual(motor_type=["RS04", "RS03", "RS00"] * 2))
+    assert robstride.motors[0].limits.kp_max == 5000.0 and robstride.motors[0].limits.family == "robstride"

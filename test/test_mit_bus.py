@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import time
+
+import can
 import pytest
 
 from gravity_friction_comp.errors import BusOpenError, ConfigError
-from gravity_friction_comp.mit.bus import CanSettings, open_bus
+from gravity_friction_comp.mit.bus import BridgeCanIO, CanSettings, bus_settings, open_bus
 
 
 def test_settings_validation_lists_interfaces():
@@ -34,3 +37,110 @@ def test_open_bus_failure_is_caught_as_os_error():
 
 def test_settings_defaults():
     assert CanSettings() == CanSettings("socketcan", "can0", 1_000_000)
+    assert (CanSettings().fd, CanSettings().data_bitrate) == (False, 0)
+
+
+# --- CAN-FD ------------------------------------------------------------------------------------
+
+
+def test_fd_settings_validation_names_the_value():
+    s = CanSettings("virtual", "x", 1_000_000, fd=True, data_bitrate=5_000_000)
+    assert (s.fd, s.data_bitrate, s.effective_data_bitrate) == (True, 5_000_000, 5_000_000)
+    assert CanSettings("virtual", "x", 1_000_000, fd=True).effective_data_bitrate == 1_000_000  # 0 = nominal
+    assert CanSettings("virtual", "x", 1_000_000, data_bitrate=5_000_000).effective_data_bitrate == 1_000_000
+    with pytest.raises(ConfigError, match="500000") as err:
+        CanSettings("virtual", "x", 1_000_000, fd=True, data_bitrate=500_000)
+    assert (err.value.key, err.value.value) == ("can.data_bitrate", 500_000)
+    for bad in (-1, 5e6, True, "5000000"):
+        with pytest.raises(ConfigError) as err:
+            CanSettings("virtual", "x", 1_000_000, fd=True, data_bitrate=bad)
+        assert err.value.key == "can.data_bitrate"
+    with pytest.raises(ConfigError) as err:
+        CanSettings("virtual", "x", 1_000_000, fd="yes")
+    assert err.value.key == "can.fd"
+
+
+def _fd_pair(channel: str):
+    settings = CanSettings("virtual", channel, 1_000_000, fd=True, data_bitrate=5_000_000)
+    return open_bus(settings), open_bus(settings)
+
+
+def test_open_bus_fd_on_virtual_reports_the_fd_protocol():
+    a, b = _fd_pair("gfc_fd_proto")
+    try:
+        assert a.protocol is can.CanProtocol.CAN_FD
+    finally:
+        a.shutdown()
+        b.shutdown()
+    classic = open_bus(CanSettings("virtual", "gfc_fd_proto", 1_000_000))
+    try:
+        assert classic.protocol is can.CanProtocol.CAN_20
+    finally:
+        classic.shutdown()
+
+
+def test_bridge_io_sends_fd_frames_with_bit_rate_switch():
+    a, b = _fd_pair("gfc_fd_send")
+    io = BridgeCanIO(a, fd=True)
+    try:
+        assert io.send([(0x01, bytes(range(8))), (0x02, b"\xff" * 8)]) == 2
+        got = [b.recv(timeout=1.0) for _ in range(2)]
+    finally:
+        io.close()
+        b.shutdown()
+    assert [m.arbitration_id for m in got] == [1, 2]
+    for m in got:
+        assert (m.is_fd, m.bitrate_switch, m.is_extended_id, m.dlc) == (True, True, False, 8)
+    assert bytes(got[0].data) == bytes(range(8))
+
+
+def test_bridge_io_classic_by_default_and_receives_fd_replies():
+    a, b = _fd_pair("gfc_fd_recv")
+    io = BridgeCanIO(a)
+    try:
+        io.send([(0x03, bytes(8))])
+        sent = b.recv(timeout=1.0)
+        b.send(
+            can.Message(
+                arbitration_id=0x13, data=b"\x01" * 8, is_fd=True, bitrate_switch=True, is_extended_id=False
+            )
+        )
+        deadline = time.monotonic() + 1.0
+        frames = []
+        while not frames and time.monotonic() < deadline:
+            frames = io.drain()
+            time.sleep(0.005)
+    finally:
+        io.close()
+        b.shutdown()
+    assert sent is not None and not sent.is_fd
+    assert [(f.arbitration_id, f.data) for f in frames] == [(0x13, b"\x01" * 8)]
+
+
+def test_open_bus_passes_data_bitrate_only_where_the_interface_takes_it(monkeypatch):
+    seen = []
+    monkeypatch.setattr(can, "Bus", lambda **kw: seen.append(kw) or "bus")
+    open_bus(CanSettings("kvaser", "0", 1_000_000, fd=True, data_bitrate=5_000_000))
+    open_bus(CanSettings("socketcan", "can0", 1_000_000, fd=True, data_bitrate=5_000_000))
+    open_bus(CanSettings("socketcan", "can0", 1_000_000))
+    assert (seen[0]["fd"], seen[0]["data_bitrate"]) == (True, 5_000_000)
+    assert seen[1]["fd"] is True and "data_bitrate" not in seen[1]  # set by `ip link ... dbitrate`
+    assert "fd" not in seen[2]
+
+
+def test_bus_settings_per_bus_and_same_channel_twice_refused():
+    base = CanSettings("virtual", "can0", 1_000_000, fd=True, data_bitrate=5_000_000)
+    out = bus_settings(base, ["can1", "", "can2"])
+    assert list(out) == ["can1", "", "can2"]
+    assert [s.channel for s in out.values()] == ["can1", "can0", "can2"]
+    assert all(s.fd and s.data_bitrate == 5_000_000 for s in out.values())
+    with pytest.raises(ConfigError, match="can0") as err:
+        bus_settings(base, ["", "can0"])
+    assert err.value.key == "bus"
+
+
+def test_fd_open_failure_names_both_bitrates():
+    settings = CanSettings("socketcan", "gfc_no_such_can_device", 1_000_000, fd=True, data_bitrate=5_000_000)
+    with pytest.raises(BusOpenError, match="1000000 bit/s / FD data 5000000 bit/s") as err:
+        open_bus(settings)
+    assert err.value.value == "gfc_no_such_can_device"

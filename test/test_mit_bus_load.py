@@ -6,10 +6,15 @@ import pytest
 
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.mit.bus_load import (
+    CAN_FD_DATA_LENGTHS,
     CAN_FRAME_BITS_NOMINAL,
     CAN_FRAME_BITS_WORST_CASE,
     bus_load_fraction,
+    fd_frame_bits,
+    frame_time,
+    max_mit_rate,
     mit_bus_load,
+    mit_bus_loads,
 )
 
 
@@ -26,3 +31,83 @@ def test_bus_load_numbers():
     assert mit_bus_load(7, 500, 1_000_000) == pytest.approx(0.945)
     with pytest.raises(ConfigError):
         bus_load_fraction(100, 0)
+
+
+# --- CAN-FD (ISO 11898-1:2015 FBFF frame, 11-bit id) -------------------------------------------
+
+
+def test_fd_frame_bits_hand_computed_for_8_bytes():
+    # nominal phase: SOF, id 11, RRS, IDE, FDF, res, BRS | CRC delim, ACK, ACK delim, EOF 7, IFS 3
+    nominal = (1 + 11 + 1 + 1 + 1 + 1 + 1) + (1 + 1 + 1 + 7 + 3)
+    # data phase: ESI, DLC 4, 64 data bits, stuff count 4, CRC-17, fixed stuff bits ceil(21/4)=6
+    data = 1 + 4 + 64 + 4 + 17 + 6
+    assert (nominal, data) == (30, 96) == fd_frame_bits(8, stuffing=False)
+    # dynamic stuffing over SOF..data = 17 + 5 + 64 = 86 bits: ⌊85/4⌋ = 21, ⌊16/4⌋ = 4 of them nominal
+    assert fd_frame_bits(8) == (30 + 4, 96 + 17)
+    # at 1 / 5 Mbit/s: 34 µs + 113/5 µs = 56.6 µs (classic 1 Mbit/s: 135 µs)
+    assert frame_time(1e6, fd=True, data_bitrate=5e6) == pytest.approx(56.6e-6)
+    assert frame_time(1e6, fd=True, data_bitrate=5e6, worst_case=False) == pytest.approx(49.2e-6)
+    assert frame_time(1e6) == pytest.approx(135e-6)
+    # FD without a faster data phase is longer than classic only by the extra control/CRC bits
+    assert frame_time(1e6, fd=True) == pytest.approx((34 + 113) * 1e-6)
+
+
+def test_fd_frame_bits_long_payload_uses_crc21():
+    # 64 bytes: data phase 1 + 4 + 512 + 4 + 21 + ceil(25/4)=7; stuffing ⌊(22 + 512 - 1)/4⌋ = 133
+    assert fd_frame_bits(64, stuffing=False) == (30, 549)
+    assert fd_frame_bits(64) == (34, 549 + 133 - 4)
+    assert fd_frame_bits(16, stuffing=False) == (30, 1 + 4 + 128 + 4 + 17 + 6)
+    with pytest.raises(ConfigError, match="carries"):
+        fd_frame_bits(9)
+    assert len(CAN_FD_DATA_LENGTHS) == 16  # DLC 0..15
+
+
+def _stuffed(bits: list[int]) -> int:
+    """Stuff bits the transmitter inserts in ``bits`` (after 5 equal bits, one opposite bit)."""
+    count, run, last = 0, 0, None
+    for b in bits:
+        run = run + 1 if b == last else 1
+        last = b
+        if run == 5:
+            count += 1
+            last, run = 1 - b, 1  # the stuff bit starts a new run
+    return count
+
+
+def _fd_header_and_data(can_id: int, data: bytes) -> list[int]:
+    bits = [0] + [(can_id >> (10 - i)) & 1 for i in range(11)] + [0, 0, 1, 0, 1, 0]  # ..BRS, ESI
+    bits += [(8 >> (3 - i)) & 1 for i in range(4)]  # DLC 8
+    return bits + [(byte >> (7 - i)) & 1 for byte in data for i in range(8)]
+
+
+def test_real_frames_never_exceed_the_worst_case_stuffing():
+    _, data_bits = fd_frame_bits(8)
+    bound = fd_frame_bits(8)[0] + data_bits - sum(fd_frame_bits(8, stuffing=False))
+    frames = [
+        (0, bytes(8)),
+        (0x7FF, b"\xff" * 8),
+        (0x01, bytes([0x0F, 0x83, 0xE0, 0xF8, 0x3E, 0x0F, 0x83, 0xE0])),
+    ]
+    counts = [_stuffed(_fd_header_and_data(i, d)) for i, d in frames]
+    assert all(c <= bound == 21 for c in counts)
+    assert max(counts) >= 12  # all-zero / all-one payloads stuff heavily, the bound is not loose by 2x
+
+
+def test_fd_loads_and_ceilings_of_the_issue():
+    # issue 15: 7 motors at 1 kHz need 1.89x a classic bus; FD 1/5 Mbit/s carries them at 79 %
+    assert mit_bus_load(7, 1000, 1_000_000, fd=True, data_bitrate=5_000_000) == pytest.approx(14000 * 56.6e-6)
+    assert bus_load_fraction(1000, 1_000_000, fd=True, data_bitrate=5_000_000) == pytest.approx(0.0566)
+    # about 1.1 kHz is the ceiling for 8 motors on FD; classic 7 motors stop at 529 Hz
+    assert max_mit_rate(8, 1e6, fd=True, data_bitrate=5e6) == pytest.approx(1 / (16 * 56.6e-6))
+    assert 1100 < max_mit_rate(8, 1e6, fd=True, data_bitrate=5e6) < 1110
+    assert max_mit_rate(7, 1e6) == pytest.approx(1e6 / (14 * 135))
+    with pytest.raises(ConfigError, match="below") as err:
+        frame_time(1e6, fd=True, data_bitrate=5e5)
+    assert err.value.key == "can.data_bitrate"
+
+
+def test_load_per_bus():
+    loads = mit_bus_loads({"can1": 7, "can0": 8}, 1000, 1e6, fd=True, data_bitrate=5e6)
+    assert list(loads) == ["can1", "can0"]
+    assert loads["can1"] == pytest.approx(14 * 56.6e-3) and loads["can0"] == pytest.approx(16 * 56.6e-3)
+    assert mit_bus_loads({"": 3}, 500, 1e6) == {"": pytest.approx(0.405)}

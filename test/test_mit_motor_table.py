@@ -29,7 +29,9 @@ def test_table_matches_field_notes_text():
         (name, tuple(float(x) for x in (p, v, t)))
         for name, p, v, t in re.findall(r"((?:DM|AK)[\d-]+) ([\d.]+)/([\d.]+)/([\d.]+)", text)
     )
-    assert set(triples) == set(MOTOR_TABLE)  # all 11 types, nothing missing
+    # all 11 Damiao/CubeMars types, nothing missing (Robstride: test_robstride_ranges_...)
+    assert set(triples) == {n for n in MOTOR_TABLE if n.startswith(("DM", "AK"))}
+    assert len(triples) == 11
     for name, (p, v, t) in triples.items():
         lim = MOTOR_TABLE[name]
         assert (lim.p_max, lim.v_max, lim.t_max) == (p, v, t), name
@@ -56,7 +58,7 @@ def test_unknown_type_lists_valid_types():
     assert err.value.key == "motor_type" and err.value.value == "DM9999"
     for name in ("DM4340", "AK80-64", "DM3507"):
         assert name in str(err.value)
-    assert len(motor_types()) == 11
+    assert len(motor_types()) == 18  # 5 Damiao, 6 CubeMars AK, 7 Robstride
 
 
 def test_case_insensitive_and_overrides():
@@ -110,3 +112,39 @@ def test_implausible_override_ranges_are_refused():
             motor_limits("DM4340", {key: 1e300})
         assert info.value.key == key
     assert motor_limits("DM4340", {"kp_max": 1e4}).kp_max == 1e4  # the limit itself
+
+
+#: Robstride RS00–RS06 MIT ranges (V_MAX rad/s, T_MAX N·m, KP_MAX, KD_MAX), written out from
+#: the vendor's user manuals (RobStride/Product_Information); P_MAX 12.57 rad for all.
+ROBSTRIDE_MANUAL = {
+    "RS00": (33, 14, 500, 5),
+    "RS01": (44, 17, 500, 5),
+    "RS02": (44, 17, 500, 5),
+    "RS03": (20, 60, 5000, 100),
+    "RS04": (15, 120, 5000, 100),
+    "RS05": (50, 5.5, 500, 5),
+    "RS06": (50, 36, 5000, 100),
+}
+
+
+def test_robstride_ranges_match_the_manuals():
+    assert {n for n in MOTOR_TABLE if n.startswith("RS")} == set(ROBSTRIDE_MANUAL)
+    for name, (v, t, kp, kd) in ROBSTRIDE_MANUAL.items():
+        lim = motor_limits(name.lower())
+        assert (lim.p_max, lim.v_max, lim.t_max, lim.kp_max, lim.kd_max) == (12.57, v, t, kp, kd), name
+        assert lim.family == "robstride"
+
+
+def test_robstride_kp_range_reaches_5000():
+    # a kp of 4000 N·m/rad is representable on RS04 and saturates at 500 on RS00
+    from gravity_friction_comp.mit.codec import decode_command, encode_command
+
+    rs04, rs00 = motor_limits("RS04"), motor_limits("RS00")
+    assert decode_command(encode_command(0.0, 0.0, 4000.0, 50.0, 0.0, rs04), rs04).kp == pytest.approx(
+        4000.0, abs=5000 / 4095
+    )
+    assert decode_command(encode_command(0.0, 0.0, 4000.0, 4.0, 0.0, rs00), rs00).kp == pytest.approx(500.0)
+    # overrides up to the Robstride range are accepted, beyond MAX_OVERRIDE refused
+    assert motor_limits("DM4310", {"kp_max": 5000}).kp_max == 5000.0
+    with pytest.raises(ConfigError, match="5000"):
+        motor_limits("DM4310", {"kp_max": 2e4})

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.mit.bus_load import mit_bus_loads
 from gravity_friction_comp.mit.joint_motor_map import JointMotorMap
 from gravity_friction_comp.mit.motor_table import MotorLimits
 from gravity_friction_comp.validation import can_id, integer, number
@@ -25,6 +26,7 @@ __all__ = [
     "BEHAVIORS",
     "BridgeConfig",
     "MotorConfig",
+    "check_fd",
     "check_gains",
     "default_of",
 ]
@@ -53,6 +55,9 @@ class MotorConfig:
             beyond the hard stop would press the joint into it with up to kp·error. A
             clamped command also loses any velocity setpoint pointing further out (kd·q̇
             would push too); τ_ff is kept (holding against gravity at a limit is legitimate).
+        bus: Name of the bus the motor is on: the python-can channel (``can0``, ``can1``;
+            any name on ``virtual``); ``""`` = the bridge's ``can.channel``. CAN ids need
+            only be unique per bus.
 
     Raises:
         ConfigError: invalid ids or values (key names the field).
@@ -69,6 +74,7 @@ class MotorConfig:
     damp_kd: float | None = None
     position_lower: float = -math.inf
     position_upper: float = math.inf
+    bus: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -115,6 +121,12 @@ class MotorConfig:
             )
         object.__setattr__(self, "position_lower", lower)
         object.__setattr__(self, "position_upper", upper)
+        if not isinstance(self.bus, str) or self.bus != self.bus.strip():
+            raise ConfigError(
+                f"{self.name}: bus must be a channel name without spaces around it (or ''), got {self.bus!r}",
+                key="bus",
+                value=self.bus,
+            )
 
     @property
     def tau_limit(self) -> float:
@@ -139,11 +151,15 @@ class BridgeConfig:
         timeout_behavior: ``damp`` | ``hold`` | ``disable``.
         fault_behavior: Behaviour of a motor with a latched fault (same choices).
         stale_cycles: Consecutive missed replies that make a motor stale (≥ 1).
-        bitrate: CAN bitrate [bit/s], for the bus-load estimate.
+        bitrate: CAN nominal (arbitration) bitrate [bit/s], for the bus-load estimate.
+        fd: CAN-FD: frames sent as FD with bit-rate switch (every bus of the bridge).
+        data_bitrate: FD data-phase bitrate [bit/s]; 0 = ``bitrate`` (see :func:`check_fd`).
 
     Raises:
-        ConfigError: invalid values, duplicate joint names or CAN ids, or two motors whose
-            replies cannot be told apart (same master id and same id field in byte 0).
+        ConfigError: invalid values, duplicate joint names, a CAN id used twice on one bus,
+            a master id that is another motor's CAN id on the same bus, or two motors on one
+            bus whose replies cannot be told apart (same master id and same id field in
+            byte 0); the message names the joints, the bus and the value.
     """
 
     motors: tuple[MotorConfig, ...]
@@ -153,6 +169,8 @@ class BridgeConfig:
     fault_behavior: str = "damp"
     stale_cycles: int = 10
     bitrate: int = 1_000_000
+    fd: bool = False
+    data_bitrate: int = 0
 
     def __post_init__(self) -> None:
         motors = tuple(self.motors)
@@ -170,36 +188,106 @@ class BridgeConfig:
                 )
         object.__setattr__(self, "stale_cycles", integer("stale_cycles", self.stale_cycles, low=1))
         object.__setattr__(self, "bitrate", integer("can.bitrate", self.bitrate, low=1))
+        object.__setattr__(self, "data_bitrate", check_fd(self.fd, self.data_bitrate, self.bitrate))
         names: list[Any] = [m.name for m in motors]
-        ids: list[Any] = [m.can_id for m in motors]
-        for key, seq in (("joints", names), ("can_id", ids)):
-            dup = sorted({x for x in seq if seq.count(x) > 1}, key=str)
-            if dup:
-                raise ConfigError(f"duplicate {key}: {dup}", key=key, value=dup[0])
-        for m in motors:
-            if m.master_id in ids:
-                raise ConfigError(
-                    f"{m.name}: master_id 0x{m.master_id:X} is another motor's can_id",
-                    key="master_id",
-                    value=m.master_id,
-                )
-        seen: dict[tuple[int, int], str] = {}
-        for m in motors:
-            id_field = m.can_id & (0xF if m.limits.family == "damiao" else 0xFF)
-            k = (m.master_id, id_field)
-            if k in seen:
-                raise ConfigError(
-                    f"replies of {seen[k]} and {m.name} cannot be told apart "
-                    f"(master_id 0x{m.master_id:X}, id field 0x{id_field:X})",
-                    key="master_id",
-                    value=m.master_id,
-                )
-            seen[k] = m.name
+        dup = sorted({x for x in names if names.count(x) > 1}, key=str)
+        if dup:
+            raise ConfigError(f"duplicate joints: {dup}", key="joints", value=dup[0])
+        for bus in self.buses:
+            _check_ids_on_bus(bus, [m for m in motors if m.bus == bus])
 
     @property
     def period(self) -> float:
         """Control period [s] = 1 / rate_hz."""
         return 1.0 / self.rate_hz
+
+    @property
+    def buses(self) -> tuple[str, ...]:
+        """Bus names of the motors in order of first use (``""`` = the ``can.channel`` bus)."""
+        return tuple(dict.fromkeys(m.bus for m in self.motors))
+
+    def motors_on(self, bus: str) -> tuple[MotorConfig, ...]:
+        """The motors on ``bus``, in joint order (empty for an unknown name)."""
+        return tuple(m for m in self.motors if m.bus == bus)
+
+    def bus_loads(self) -> dict[str, float]:
+        """Expected worst-case load of each bus at :attr:`rate_hz` (command + reply per motor
+        per cycle, classic or FD frames: :func:`~gravity_friction_comp.mit.bus_load.mit_bus_loads`).
+
+        Returns:
+            Bus name → load fraction (> 1: does not fit), order of :attr:`buses`.
+        """
+        return mit_bus_loads(
+            {bus: len(self.motors_on(bus)) for bus in self.buses},
+            self.rate_hz,
+            self.bitrate,
+            fd=self.fd,
+            data_bitrate=self.data_bitrate,
+        )
+
+
+def _bus_text(bus: str) -> str:
+    return f"bus {bus!r}" if bus else "the can.channel bus"
+
+
+def _check_ids_on_bus(bus: str, motors: list[MotorConfig]) -> None:
+    """CAN ids unique, master ids not another motor's CAN id, replies distinguishable on one bus."""
+    by_id: dict[int, str] = {}
+    for m in motors:
+        if m.can_id in by_id:
+            raise ConfigError(
+                f"duplicate can_id 0x{m.can_id:X} on {_bus_text(bus)}: joints {by_id[m.can_id]} and {m.name}",
+                key="can_id",
+                value=m.can_id,
+            )
+        by_id[m.can_id] = m.name
+    for m in motors:
+        if m.master_id in by_id:
+            raise ConfigError(
+                f"{m.name}: master_id 0x{m.master_id:X} is the can_id of {by_id[m.master_id]} "
+                f"on {_bus_text(bus)}",
+                key="master_id",
+                value=m.master_id,
+            )
+    seen: dict[tuple[int, int], str] = {}
+    for m in motors:
+        id_field = m.can_id & (0xF if m.limits.family == "damiao" else 0xFF)
+        k = (m.master_id, id_field)
+        if k in seen:
+            raise ConfigError(
+                f"replies of {seen[k]} and {m.name} cannot be told apart on {_bus_text(bus)} "
+                f"(master_id 0x{m.master_id:X}, id field 0x{id_field:X})",
+                key="master_id",
+                value=m.master_id,
+            )
+        seen[k] = m.name
+
+
+def check_fd(fd: Any, data_bitrate: Any, bitrate: int) -> int:
+    """Validate the CAN-FD settings; returns ``data_bitrate`` as an int.
+
+    Args:
+        fd: Whether the bus is CAN-FD (a bool).
+        data_bitrate: FD data-phase bitrate [bit/s]: 0 (= nominal) or ``>= bitrate``; CAN-FD
+            controllers switch *up* in the data phase (ISO 11898-1:2015), so a slower data
+            phase is a typo. Checked even with ``fd`` false so a wrong file fails early.
+        bitrate: Nominal bitrate [bit/s] (> 0).
+
+    Raises:
+        ConfigError: ``fd`` not a bool (key ``can.fd``); ``data_bitrate`` not an integer
+            ≥ 0, or below ``bitrate`` (key ``can.data_bitrate``, value the data bitrate).
+    """
+    if not isinstance(fd, bool):
+        raise ConfigError(f"can.fd must be true or false, got {fd!r}", key="can.fd", value=fd)
+    rate = integer("can.data_bitrate", data_bitrate, low=0)
+    if rate and rate < bitrate:
+        raise ConfigError(
+            f"can.data_bitrate {rate} bit/s is below the nominal can.bitrate {bitrate} bit/s: "
+            "the FD data phase runs at the nominal rate or faster (0 = the nominal rate)",
+            key="can.data_bitrate",
+            value=data_bitrate,
+        )
+    return rate
 
 
 def default_of(cls: type, name: str) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from types import MappingProxyType
@@ -14,6 +15,7 @@ __all__ = [
     "REQUIRED_PER_JOINT",
     "bridge_config_from_values",
     "fill_position_limits_from_urdf",
+    "split_by_bus",
 ]
 
 from gravity_friction_comp.mit.bridge_config import BEHAVIORS, BridgeConfig, MotorConfig, default_of
@@ -35,7 +37,7 @@ PER_JOINT_DEFAULTS: Mapping[str, Any] = MappingProxyType(
         **{k: default_of(JointMotorMap, k) for k in ("direction", "offset", "gear_ratio")},
         **{
             k: default_of(MotorConfig, k)
-            for k in ("kp", "kd", "effort_limit", "damp_kd", "position_lower", "position_upper")
+            for k in ("kp", "kd", "effort_limit", "damp_kd", "position_lower", "position_upper", "bus")
         },
     }
 )
@@ -73,12 +75,17 @@ def bridge_config_from_values(
             [N·m·s/rad], ``position_lower``/``position_upper`` [rad] (empty = defaults in
             :data:`PER_JOINT_DEFAULTS`), and ``rate_hz`` [Hz], ``command_timeout`` [s],
             ``timeout_behavior``, ``fault_behavior`` (:data:`BEHAVIORS`), ``stale_cycles``,
-            ``can.bitrate`` [bit/s].
+            ``can.bitrate`` [bit/s], ``can.fd`` (bool), ``can.data_bitrate`` [bit/s] (0 = nominal),
+            and ``bus`` (per joint: the channel of the joint's bus, ``""`` = ``can.channel``;
+            CAN ids need only be unique per bus).
         limits_override: Joint name → limits replacing the table's (e.g. read from the
             motor's registers).
 
     Raises:
-        ConfigError: missing/inconsistent values; the key names the parameter.
+        ConfigError: missing/inconsistent values; the key names the parameter. Among them:
+            an unknown ``motor_type`` (names the joint and lists the valid types), a CAN id
+            used twice on one bus (names both joints and the bus), an FD data bitrate below
+            the nominal one (key ``can.data_bitrate``).
     """
     joints = values.get("joints")
     if (
@@ -99,7 +106,17 @@ def bridge_config_from_values(
             raise ConfigError(
                 f"motor_type entries must be strings, got {mtype!r}", key="motor_type", value=mtype
             )
-        limits = override.get(name) or motor_limits(mtype)
+        try:
+            limits = override.get(name) or motor_limits(mtype)
+        except ConfigError as error:
+            raise ConfigError(f"joint {name}: {error}", key="motor_type", value=mtype) from None
+        bus = cols["bus"][i]
+        if not isinstance(bus, str):
+            raise ConfigError(
+                f"joint {name}: bus entries must be channel names (strings), got {bus!r}",
+                key="bus",
+                value=bus,
+            )
         mapping = JointMotorMap(
             direction=integer("direction", cols["direction"][i]),
             offset=_as_float("offset", cols["offset"][i]),
@@ -122,6 +139,7 @@ def bridge_config_from_values(
                 damp_kd=None
                 if damp is None or (isinstance(damp, float) and math.isnan(damp))
                 else _as_float("damp_kd", damp),
+                bus=bus,
             )
         )
     kwargs: dict[str, Any] = {}
@@ -139,7 +157,23 @@ def bridge_config_from_values(
             kwargs[key] = values[key]
     if values.get("can.bitrate") is not None:
         kwargs["bitrate"] = integer("can.bitrate", values["can.bitrate"])
+    if values.get("can.fd") is not None:
+        kwargs["fd"] = values["can.fd"]  # type checked by BridgeConfig (check_fd)
+    if values.get("can.data_bitrate") is not None:
+        kwargs["data_bitrate"] = integer("can.data_bitrate", values["can.data_bitrate"])
     return BridgeConfig(motors=tuple(motors), **kwargs)
+
+
+def split_by_bus(config: BridgeConfig) -> dict[str, BridgeConfig]:
+    """One :class:`BridgeConfig` per bus of ``config`` (same rate, timeouts, CAN settings).
+
+    For running one bridge per bus (e.g. two bridges in namespaces for a bimanual arm): each
+    part holds the motors of one bus in joint order.
+
+    Returns:
+        Bus name (``""`` = ``can.channel``) → config, in order of first use.
+    """
+    return {bus: dataclasses.replace(config, motors=config.motors_on(bus)) for bus in config.buses}
 
 
 def fill_position_limits_from_urdf(values: dict[str, Any], urdf_joints: Mapping[str, Any]) -> dict[str, str]:

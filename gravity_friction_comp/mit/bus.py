@@ -1,4 +1,4 @@
-"""python-can plumbing of the MIT bridge: open a bus, queue received frames, send, read Damiao limits.
+"""python-can plumbing of the MIT bridge: open a (CAN or CAN-FD) bus, queue received frames, send, read Damiao limits.
 
 The only module of the bridge that imports python-can (with sim.bus).
 """
@@ -8,13 +8,13 @@ from __future__ import annotations
 import queue
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 import can
 
 from gravity_friction_comp.errors import BusOpenError, ConfigError, GravityFrictionCompError
-from gravity_friction_comp.mit.bridge_config import BridgeConfig, MotorConfig, default_of
+from gravity_friction_comp.mit.bridge_config import BridgeConfig, MotorConfig, check_fd, default_of
 from gravity_friction_comp.mit.damiao_registers import (
     DAMIAO_LIMIT_REGISTERS,
     DAMIAO_PARAM_ARBITRATION_ID,
@@ -23,6 +23,11 @@ from gravity_friction_comp.mit.damiao_registers import (
     parse_damiao_register_reply,
 )
 from gravity_friction_comp.mit.motor_table import MotorLimits
+
+#: python-can interfaces whose constructor takes ``data_bitrate`` (the FD data-phase rate).
+#: On the others (``socketcan``: set by ``ip link ... dbitrate``; ``virtual``: no timing)
+#: only ``fd=True`` is passed.
+DATA_BITRATE_INTERFACES = ("etas", "ics_neovi", "neovi", "ixxat", "kvaser", "slcan", "vector")
 
 
 def can_interfaces() -> tuple[str, ...]:
@@ -37,15 +42,22 @@ class CanSettings:
     Attributes:
         interface: python-can interface (``socketcan``, ``virtual``, ``pcan``, …).
         channel: Interface channel (``can0``; any name for ``virtual``).
-        bitrate: Nominal bitrate [bit/s] (> 0), also the bus-load reference.
+        bitrate: Nominal (arbitration-phase) bitrate [bit/s] (> 0), also the bus-load reference.
+        fd: Open the bus as CAN-FD and send frames as FD with bit-rate switch.
+        data_bitrate: FD data-phase bitrate [bit/s]; ``0`` = the nominal ``bitrate`` (no
+            faster data phase). Must be ``>= bitrate`` otherwise; only used when ``fd``.
 
     Raises:
-        ConfigError: unknown interface (lists the valid ones), empty channel, bad bitrate.
+        ConfigError: unknown interface (lists the valid ones), empty channel, bad bitrate,
+            non-bool ``fd``, or a data bitrate that is negative, not an integer or below the
+            nominal bitrate (key ``can.data_bitrate``, value the data bitrate).
     """
 
     interface: str = "socketcan"
     channel: str = "can0"
     bitrate: int = default_of(BridgeConfig, "bitrate")
+    fd: bool = default_of(BridgeConfig, "fd")
+    data_bitrate: int = default_of(BridgeConfig, "data_bitrate")
 
     def __post_init__(self) -> None:
         if self.interface not in can.VALID_INTERFACES:
@@ -66,23 +78,75 @@ class CanSettings:
                 key="can.bitrate",
                 value=self.bitrate,
             )
+        check_fd(self.fd, self.data_bitrate, self.bitrate)
+
+    @property
+    def effective_data_bitrate(self) -> int:
+        """Data-phase bitrate [bit/s] frames use: ``data_bitrate`` with FD (0 → nominal), else nominal."""
+        return self.data_bitrate if self.fd and self.data_bitrate else self.bitrate
+
+
+def bus_settings(base: CanSettings, buses: Sequence[str]) -> dict[str, CanSettings]:
+    """Settings of each named bus: ``base`` with the channel replaced by the bus name.
+
+    Args:
+        base: The bridge's settings (``can.interface``, ``can.channel``, bitrates, FD).
+        buses: Bus names (``BridgeConfig.buses``); ``""`` stands for ``base.channel``.
+
+    Returns:
+        Bus name → :class:`CanSettings`, in the given order (every bus shares interface,
+        bitrates and FD mode).
+
+    Raises:
+        ConfigError: two names that open the same channel (``""`` and ``base.channel``).
+    """
+    out: dict[str, CanSettings] = {}
+    channels: dict[str, str] = {}
+    for name in buses:
+        channel = name or base.channel
+        if channel in channels and channels[channel] != name:
+            raise ConfigError(
+                f"bus names {channels[channel]!r} and {name!r} both mean channel {channel!r}: "
+                "use one spelling so CAN ids are checked on one bus",
+                key="bus",
+                value=name,
+            )
+        channels[channel] = name
+        out[name] = replace(base, channel=channel)
+    return out
 
 
 def open_bus(settings: CanSettings, *, receive_own_messages: bool = False, **kwargs: Any) -> can.BusABC:
     """Open ``settings``' bus: ``can.Bus(interface, channel, bitrate, ignore_config=True)``.
 
+    With ``settings.fd`` the bus is opened as CAN-FD: ``fd=True`` always, plus
+    ``data_bitrate`` on the interfaces of :data:`DATA_BITRATE_INTERFACES`, and for
+    ``virtual`` ``protocol=CAN_FD`` (so ``bus.protocol`` reports it). On ``socketcan`` the
+    bitrates belong to the kernel device (``ip link set can0 type can bitrate 1000000
+    dbitrate 5000000 fd on``); python-can only switches the socket to FD frames.
+
     Args:
         settings: :class:`CanSettings`.
         receive_own_messages: Passed to python-can (False: a bus object does not see what
             it sends).
-        **kwargs: Extra interface arguments.
+        **kwargs: Extra interface arguments (they win over the FD ones, e.g. a pcan
+            ``timing=BitTimingFd(...)``).
 
     Returns:
         The bus; close it with ``shutdown()`` (idempotent) or use it as a context manager.
 
     Raises:
-        BusOpenError: python-can failed (missing device, driver, permission); names the bus.
+        BusOpenError: python-can failed (missing device, driver, permission, no FD
+            support); names the bus.
     """
+    fd_kwargs: dict[str, Any] = {}
+    if settings.fd:
+        fd_kwargs["fd"] = True
+        if settings.interface in DATA_BITRATE_INTERFACES:
+            fd_kwargs["data_bitrate"] = settings.effective_data_bitrate
+        if settings.interface == "virtual":
+            fd_kwargs["protocol"] = can.CanProtocol.CAN_FD
+    fd_kwargs.update(kwargs)
     try:
         return can.Bus(
             interface=settings.interface,
@@ -90,12 +154,13 @@ def open_bus(settings: CanSettings, *, receive_own_messages: bool = False, **kwa
             bitrate=settings.bitrate,
             receive_own_messages=receive_own_messages,
             ignore_config=True,
-            **kwargs,
+            **fd_kwargs,
         )
-    except (can.CanError, OSError, ImportError, ValueError, TypeError) as error:
+    except (can.CanError, OSError, ImportError, ValueError, TypeError, NotImplementedError) as error:
+        fd_text = f" / FD data {settings.effective_data_bitrate} bit/s" if settings.fd else ""
         raise BusOpenError(
             f"cannot open CAN bus {settings.interface}:{settings.channel} "
-            f"@ {settings.bitrate} bit/s: {error}",
+            f"@ {settings.bitrate} bit/s{fd_text}: {error}",
             key="can.channel",
             value=settings.channel,
         ) from None
@@ -166,10 +231,20 @@ class BridgeCanIO:
         bus: An open python-can bus (owned from now on: :meth:`close` shuts it down).
         accept: Arbitration ids the listener keeps (the core's ``reply_ids``).
         send_timeout: Per-frame send timeout [s] (a full TX queue must not block the loop).
+        fd: Send every frame as CAN-FD with bit-rate switch (``CanSettings.fd``; the bus
+            must have been opened for FD).
     """
 
-    def __init__(self, bus: can.BusABC, accept: frozenset[int] | None = None, send_timeout: float = 0.0005):
+    def __init__(
+        self,
+        bus: can.BusABC,
+        accept: frozenset[int] | None = None,
+        send_timeout: float = 0.0005,
+        *,
+        fd: bool = False,
+    ):
         self.bus = bus
+        self.fd = bool(fd)
         self.listener = FrameQueue(accept=accept)
         self.send_timeout = float(send_timeout)
         self.sent = 0
@@ -179,13 +254,22 @@ class BridgeCanIO:
         self._closed = False
 
     def send(self, frames: Sequence[tuple[int, bytes]]) -> int:
-        """Send ``[(arbitration_id, data), ...]`` as classic 11-bit frames; returns how many went.
+        """Send ``[(arbitration_id, data), ...]`` as 11-bit frames; returns how many went.
 
-        Failed sends are counted (:attr:`send_errors`), never raised: the loop must go on.
+        Classic frames, or with :attr:`fd` CAN-FD frames with bit-rate switch (the data
+        phase at the bus's data bitrate). Failed sends are counted (:attr:`send_errors`),
+        never raised: the loop must go on.
         """
         ok = 0
+        fd = self.fd
         for arbitration_id, data in frames:
-            msg = can.Message(arbitration_id=arbitration_id, data=data, is_extended_id=False)
+            msg = can.Message(
+                arbitration_id=arbitration_id,
+                data=data,
+                is_extended_id=False,
+                is_fd=fd,
+                bitrate_switch=fd,
+            )
             try:
                 self.bus.send(msg, timeout=self.send_timeout)
                 ok += 1

@@ -1,7 +1,8 @@
 """MIT-mode motor ranges: the per-type table (P/V/T_MAX, KP/KD_MAX) and validated overrides.
 
 An MIT-mode motor quantizes every field of its command and feedback frames over a range
-that is fixed per motor type (P_MAX [rad], V_MAX [rad/s], T_MAX [N·m], KP 0–500, KD 0–5).
+that is fixed per motor type (P_MAX [rad], V_MAX [rad/s], T_MAX [N·m], KP 0–500, KD 0–5;
+Robstride RS03/RS04/RS06: KP 0–5000, KD 0–100).
 Both ends of the bus must use the same ranges, or every value is silently scaled: a DM4340
 reporting V_MAX = 10 read with an older table's 8 scales every velocity by 0.8
 (``../shared/design/FIELD_NOTES.md``, "MIT mode on CAN").
@@ -26,18 +27,20 @@ __all__ = [
     "FAMILIES",
     "MAX_OVERRIDE",
     "MOTOR_TABLE",
+    "ROBSTRIDE_P_MAX",
     "MotorLimits",
     "motor_limits",
     "motor_types",
 ]
 
-#: Motor families: they differ in feedback layout and special frames (see mit.damiao_feedback, mit.cubemars_feedback).
-FAMILIES = ("cubemars", "damiao")
+#: Motor families: they differ in feedback layout and special frames (see mit.damiao_feedback,
+#: mit.cubemars_feedback, mit.robstride_feedback).
+FAMILIES = ("cubemars", "damiao", "robstride")
 
 
 #: Largest accepted motor-limit override (p_max [rad], v_max [rad/s], t_max [N·m], kp_max,
-#: kd_max): real MIT ranges are at most 500 (kp_max); far larger ranges leave no resolution
-#: in the 12/16-bit fields and 2·range overflows near 1e308.
+#: kd_max): real MIT ranges are at most 5000 (Robstride kp_max); far larger ranges leave no
+#: resolution in the 12/16-bit fields and 2·range overflows near 1e308.
 MAX_OVERRIDE = 1e4
 
 
@@ -51,7 +54,8 @@ class MotorLimits:
         t_max: Torque range ±t_max [N·m] of the 12-bit τ_ff / torque field.
         kp_max: kp range 0..kp_max [N·m/rad] of the 12-bit kp field (500 on Damiao and AK).
         kd_max: kd range 0..kd_max [N·m·s/rad] of the 12-bit kd field (5 on Damiao and AK).
-        family: ``"damiao"`` or ``"cubemars"``; selects feedback layout and special frames.
+        family: ``"damiao"``, ``"cubemars"`` or ``"robstride"``; selects feedback layout
+            and special frames.
 
     Raises:
         ConfigError: a range that is not finite and > 0, or an unknown family.
@@ -85,6 +89,14 @@ def _ak(p: float, v: float, t: float) -> MotorLimits:
     return MotorLimits(p, v, t, family="cubemars")
 
 
+def _rs(v: float, t: float, kp: float, kd: float) -> MotorLimits:
+    return MotorLimits(ROBSTRIDE_P_MAX, v, t, kp, kd, family="robstride")
+
+
+#: Robstride MIT-protocol position range [rad] (±4π as the manuals print it).
+ROBSTRIDE_P_MAX = 12.57
+
+
 #: Default ranges per motor type (P_MAX rad / V_MAX rad/s / T_MAX N·m), FIELD_NOTES.
 #: DM4340 uses V_MAX = 10 (openarm_can after PR #146); older tables (lerobot) say 8.
 MOTOR_TABLE: Mapping[str, MotorLimits] = MappingProxyType(
@@ -100,6 +112,19 @@ MOTOR_TABLE: Mapping[str, MotorLimits] = MappingProxyType(
         "AK80-6": _ak(12.5, 76.0, 12.0),
         "AK80-9": _ak(12.5, 50.0, 18.0),
         "AK80-64": _ak(12.5, 8.0, 144.0),
+        # Robstride in MIT mode (V_MAX rad/s, T_MAX N·m, KP_MAX, KD_MAX; P_MAX 12.57 rad).
+        # Source: RobStride Dynamics user manuals RS00–RS06 ("MIT protocol" parameter
+        # ranges; github.com/RobStride/Product_Information, Product Literature), as
+        # transcribed identically by two independent public drivers (a robstride_driver
+        # motor_profile citing the 2026 English manuals, and an actuator-defaults table).
+        # Factory motors speak Robstride's private (29-bit) protocol until switched to MIT.
+        "RS00": _rs(33.0, 14.0, 500.0, 5.0),
+        "RS01": _rs(44.0, 17.0, 500.0, 5.0),
+        "RS02": _rs(44.0, 17.0, 500.0, 5.0),
+        "RS03": _rs(20.0, 60.0, 5000.0, 100.0),
+        "RS04": _rs(15.0, 120.0, 5000.0, 100.0),
+        "RS05": _rs(50.0, 5.5, 500.0, 5.0),
+        "RS06": _rs(50.0, 36.0, 5000.0, 100.0),
     }
 )
 
@@ -162,7 +187,7 @@ def motor_limits(motor_type: str, overrides: Mapping[str, float] | None = None) 
         name = sorted(big)[0]
         raise ConfigError(
             f"motor limit override {name}={big[name]:g} is above {MAX_OVERRIDE:g}: "
-            "no MIT-mode motor has such a range (the table's largest is 500)",
+            "no MIT-mode motor has such a range (the table's largest is 5000)",
             key=name,
             value=overrides[name],
         )

@@ -1,8 +1,8 @@
 """MIT-mode special frames: enable, disable, set zero, clear error (``FF×7 + xx``).
 
 Special frames: ``FF×7 + FC`` enable, ``FD`` disable, ``FE`` set zero, ``FB`` clear error
-(Damiao). CubeMars AK uses FC ("enter motor control mode"), FD ("exit") and FE ("set
-origin") and has no clear-error frame. Command frames never alias them
+(Damiao; Robstride in MIT mode uses the same four). CubeMars AK uses FC ("enter motor
+control mode"), FD ("exit") and FE ("set origin") and has no clear-error frame. Command frames never alias them
 (:data:`~gravity_friction_comp.mit.codec.P_CODE_MAX`).
 
 No rclpy import: pure Python.
@@ -28,6 +28,8 @@ __all__ = [
 
 # --- special frames ---------------------------------------------------------------------------
 
+_FAMILIES = ("cubemars", "damiao", "robstride")  # mit.motor_table.FAMILIES
+
 
 class SpecialFrame(enum.Enum):
     """MIT-mode special commands; the value is the last data byte after ``FF×7``."""
@@ -43,7 +45,7 @@ def special_frame(kind: SpecialFrame, family: str = "damiao") -> bytes:
 
     Args:
         kind: Which command.
-        family: ``"damiao"`` or ``"cubemars"``.
+        family: ``"damiao"``, ``"cubemars"`` or ``"robstride"``.
 
     Returns:
         8 bytes.
@@ -54,8 +56,10 @@ def special_frame(kind: SpecialFrame, family: str = "damiao") -> bytes:
 
     Source: FIELD_NOTES; CubeMars AK driver manual (MIT mode: FC enter, FD exit, FE origin).
     """
-    if family not in ("damiao", "cubemars"):
-        raise ConfigError(f"family must be damiao or cubemars, got {family!r}", key="family", value=family)
+    if family not in _FAMILIES:
+        raise ConfigError(
+            f"family must be one of {', '.join(_FAMILIES)}, got {family!r}", key="family", value=family
+        )
     if family == "cubemars" and kind is SpecialFrame.CLEAR_ERROR:
         raise ConfigError("CubeMars AK has no clear-error frame", key="kind", value=kind.name)
     return bytes([0xFF] * 7 + [kind.value])
@@ -91,8 +95,10 @@ def clear_error_frames(family: str) -> tuple[bytes, ...]:
     Raises:
         ConfigError: unknown family.
     """
-    if family == "damiao":
+    if family in ("damiao", "robstride"):
         return (CLEAR_ERROR_FRAME, ENABLE_FRAME)
     if family == "cubemars":
         return (DISABLE_FRAME, ENABLE_FRAME)
-    raise ConfigError(f"family must be damiao or cubemars, got {family!r}", key="family", value=family)
+    raise ConfigError(
+        f"family must be one of {', '.join(_FAMILIES)}, got {family!r}", key="family", value=family
+    )

@@ -1,0 +1,311 @@
+"""Arm profiles shipped with the package: find, list and load ``arms/<name>/profile.yaml``.
+
+A profile names the files one arm needs (URDF, bridge motor map, per-arm YAML, simulation
+config; optionally gravity/friction node parameter files) and a demo cycle. The data live in
+``arms/`` at the repository root, installed to ``share/gravity_friction_comp/arms``
+(:func:`arms_directory` finds either). Loading checks what can be checked without Pinocchio
+or python-can: the files exist, the motor map passes
+:func:`~gravity_friction_comp.mit.bridge_params.bridge_config_from_values` (motor types
+known, CAN ids unique per bus, FD bitrates), its joints are joints of the URDF, the demo's
+proximal joints are bridge joints.
+
+``profile.yaml``::
+
+    arm_profile:
+      version: 1
+      description: i2rt YAM Ultra, ...
+      source: i2rt-robotics/i2rt v1.2.4 (MIT)
+      urdf: yam_ultra.urdf            # paths relative to profile.yaml
+      motor_map: mit_bridge.yaml      # ros2 param dump file of mit_bridge
+      arm_config: arm.yaml
+      sim_config: sim.yaml
+      gravity_params: ...             # optional node parameter files
+      friction_params: ...
+      demo: {proximal: [joint, ...]}  # optional; the other bridge joints are distal
+
+No rclpy, Pinocchio or python-can import.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import sys
+import xml.etree.ElementTree as ElementTree
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.mit.bridge_config import BridgeConfig
+from gravity_friction_comp.mit.bridge_params import bridge_config_from_values
+from gravity_friction_comp.param_files import first_node_parameters
+from gravity_friction_comp.validation import read_yaml, string_keys
+
+__all__ = [
+    "PROFILE_FILE",
+    "ArmProfile",
+    "ProfileCan",
+    "arms_directory",
+    "list_arms",
+    "load_arm",
+]
+
+#: File that makes a directory an arm profile.
+PROFILE_FILE = "profile.yaml"
+_PACKAGE = "gravity_friction_comp"
+_SOURCE_ARMS = pathlib.Path(__file__).resolve().parents[1] / "arms"
+_FILE_KEYS = ("urdf", "motor_map", "arm_config", "sim_config")
+_OPTIONAL_FILE_KEYS = ("gravity_params", "friction_params")
+_KEYS = ("version", "description", "source", *_FILE_KEYS, *_OPTIONAL_FILE_KEYS, "demo")
+_DEMO_KEYS = ("proximal",)
+
+
+@dataclass(frozen=True)
+class ProfileCan:
+    """The motor map's CAN settings (field names as :class:`~gravity_friction_comp.mit.bus.CanSettings`,
+    so ``CanSettings(**dataclasses.asdict(profile.can))`` opens the default bus).
+
+    Attributes:
+        interface, channel: python-can interface and the default channel (``can.channel``).
+        bitrate: Nominal bitrate [bit/s]. fd: CAN-FD with bit-rate switch.
+        data_bitrate: FD data bitrate [bit/s] (0 = nominal).
+    """
+
+    interface: str
+    channel: str
+    bitrate: int
+    fd: bool
+    data_bitrate: int
+
+
+@dataclass(frozen=True)
+class ArmProfile:
+    """One loaded arm profile.
+
+    Attributes:
+        name: Profile name (its directory's name).
+        directory: The profile's directory.
+        description, source: Text from ``profile.yaml`` (source: vendor project and license).
+        urdf, motor_map, arm_config, sim_config: Absolute paths of the profile's files.
+        gravity_params, friction_params: Node parameter files, ``None`` when the profile has
+            none (the package's defaults apply).
+        joints: Bridge joints, motor-map order.
+        bus_of: Joint → channel of its bus (the motor map's ``bus``, ``""`` resolved to
+            ``can.channel``).
+        can: :class:`ProfileCan` of the motor map.
+        rate_hz: The motor map's control rate [Hz].
+        urdf_joints: Names of the URDF's movable joints, file order.
+        demo_proximal: The demo acceptance's proximal joints (the other bridge joints are
+            distal); ``()`` when the profile leaves it to the demo's default. The demo's home
+            pose is the sim config's ``initial_position`` of each joint.
+    """
+
+    name: str
+    directory: pathlib.Path
+    description: str
+    source: str
+    urdf: pathlib.Path
+    motor_map: pathlib.Path
+    arm_config: pathlib.Path
+    sim_config: pathlib.Path
+    gravity_params: pathlib.Path | None
+    friction_params: pathlib.Path | None
+    joints: tuple[str, ...]
+    bus_of: Mapping[str, str]
+    can: ProfileCan
+    rate_hz: float
+    urdf_joints: tuple[str, ...]
+    demo_proximal: tuple[str, ...]
+
+    @property
+    def demo_distal(self) -> tuple[str, ...]:
+        """Bridge joints not in :attr:`demo_proximal` (``()`` when that is empty)."""
+        return tuple(j for j in self.joints if j not in self.demo_proximal) if self.demo_proximal else ()
+
+    @property
+    def buses(self) -> tuple[str, ...]:
+        """Channels of the profile's buses, in order of first use (``("can1", "can0")`` bimanual)."""
+        return tuple(dict.fromkeys(self.bus_of.values()))
+
+    def joints_on(self, bus: str) -> tuple[str, ...]:
+        """Bridge joints on channel ``bus``, motor-map order."""
+        return tuple(j for j in self.joints if self.bus_of[j] == bus)
+
+    def bridge_values(self) -> dict[str, Any]:
+        """The motor map's parameters, flattened to ROS names (``can.bitrate``, ...)."""
+        return first_node_parameters(self.motor_map)[1]
+
+    def bridge_config(self) -> BridgeConfig:
+        """The motor map as a validated :class:`~gravity_friction_comp.mit.bridge_config.BridgeConfig`."""
+        return bridge_config_from_values(self.bridge_values())
+
+
+def arms_directory() -> pathlib.Path:
+    """Directory holding the profiles: the source tree's ``arms/``, else the installed share.
+
+    Order: ``<repo>/arms`` (a checkout), ``ament_index`` share of the package (a colcon
+    install), ``<sys.prefix>/share/gravity_friction_comp/arms`` (a pip install).
+    """
+    if (_SOURCE_ARMS / "README.md").is_file():
+        return _SOURCE_ARMS
+    try:
+        from ament_index_python.packages import get_package_share_directory
+
+        return pathlib.Path(get_package_share_directory(_PACKAGE)) / "arms"
+    except Exception:  # noqa: BLE001 - not a ROS install (or not found): try the pip layout
+        return pathlib.Path(sys.prefix) / "share" / _PACKAGE / "arms"
+
+
+def list_arms(root: str | os.PathLike | None = None) -> tuple[str, ...]:
+    """Names of the profiles under ``root`` (default :func:`arms_directory`), sorted."""
+    base = pathlib.Path(root) if root is not None else arms_directory()
+    if not base.is_dir():
+        return ()
+    return tuple(sorted(p.name for p in base.iterdir() if (p / PROFILE_FILE).is_file()))
+
+
+def load_arm(name: str | os.PathLike, root: str | os.PathLike | None = None) -> ArmProfile:
+    """Load profile ``name`` (a name from :func:`list_arms`, or a directory with ``profile.yaml``).
+
+    Args:
+        name: Profile name (``"yam_ultra"``) or path to a profile directory (a user's own).
+        root: Where named profiles live (default :func:`arms_directory`).
+
+    Returns:
+        The :class:`ArmProfile`.
+
+    Raises:
+        ConfigError: unknown name (``key="arm"``; the message lists the valid names), a bad
+            ``profile.yaml`` (unknown key, wrong version, missing file), a motor map that
+            :func:`bridge_config_from_values` refuses (message prefixed with the profile),
+            motor-map joints missing from the URDF, or demo proximal joints that are not
+            bridge joints (or all of them: nothing would be distal).
+    """
+    directory = _resolve(name, root)
+    label = directory.name
+    data = read_yaml(directory / PROFILE_FILE, "arm")
+    body = data.get("arm_profile") if isinstance(data, Mapping) else None
+    if not isinstance(body, Mapping):
+        raise _fail(
+            label, f"{directory / PROFILE_FILE} must hold an 'arm_profile:' mapping", "arm_profile", data
+        )
+    string_keys("arm_profile", body)
+    unknown = sorted(set(body) - set(_KEYS))
+    if unknown:
+        raise _fail(
+            label, f"unknown key(s) {unknown}; valid keys: {', '.join(_KEYS)}", unknown[0], body[unknown[0]]
+        )
+    version = body.get("version")
+    if isinstance(version, bool) or version != 1:
+        raise _fail(label, f"version must be 1, got {version!r}", "version", version)
+    files = {k: _file(label, directory, k, body.get(k)) for k in _FILE_KEYS}
+    optional = {k: _file(label, directory, k, body[k]) if body.get(k) else None for k in _OPTIONAL_FILE_KEYS}
+    values = first_node_parameters(files["motor_map"])[1]
+    try:
+        config = bridge_config_from_values(values)
+    except ConfigError as error:
+        raise _fail(label, f"motor map {files['motor_map']}: {error}", error.key, error.value) from None
+    channel = values.get("can.channel") or "can0"
+    can = ProfileCan(
+        interface=str(values.get("can.interface") or "socketcan"),
+        channel=str(channel),
+        bitrate=config.bitrate,
+        fd=config.fd,
+        data_bitrate=config.data_bitrate,
+    )
+    joints = tuple(m.name for m in config.motors)
+    urdf_joints = _urdf_joints(label, files["urdf"])
+    missing = [j for j in joints if j not in urdf_joints]
+    if missing:
+        raise _fail(
+            label, f"motor-map joints {missing} are not movable joints of {files['urdf']}", "joints", missing
+        )
+    proximal = _demo_proximal(label, body.get("demo"), joints)
+    return ArmProfile(
+        name=label,
+        directory=directory,
+        description=str(body.get("description") or ""),
+        source=str(body.get("source") or ""),
+        gravity_params=optional["gravity_params"],
+        friction_params=optional["friction_params"],
+        joints=joints,
+        bus_of=MappingProxyType({m.name: m.bus or can.channel for m in config.motors}),
+        can=can,
+        rate_hz=config.rate_hz,
+        urdf_joints=urdf_joints,
+        demo_proximal=proximal,
+        **files,
+    )
+
+
+def _fail(label: str, message: str, key: Any, value: Any) -> ConfigError:
+    return ConfigError(
+        f"arm profile {label!r}: {message}", key=None if key is None else str(key), value=value
+    )
+
+
+def _resolve(name: str | os.PathLike, root: str | os.PathLike | None) -> pathlib.Path:
+    if not isinstance(name, (str, os.PathLike)) or not str(name):
+        raise ConfigError(f"arm must be a profile name or directory, got {name!r}", key="arm", value=name)
+    text = os.fspath(name)
+    as_path = pathlib.Path(text)
+    if (as_path / PROFILE_FILE).is_file() and (
+        os.sep in text or as_path.is_absolute() or text.startswith(".")
+    ):
+        return as_path.resolve()
+    base = pathlib.Path(root) if root is not None else arms_directory()
+    if os.sep not in text and (base / text / PROFILE_FILE).is_file():
+        return (base / text).resolve()
+    valid = list_arms(base)
+    raise ConfigError(
+        f"unknown arm {text!r}; valid arms: {', '.join(valid) if valid else f'none found in {base}'}"
+        " (or give a directory holding a profile.yaml)",
+        key="arm",
+        value=text,
+    )
+
+
+def _file(label: str, directory: pathlib.Path, key: str, value: Any) -> pathlib.Path:
+    if not isinstance(value, str) or not value:
+        raise _fail(label, f"{key} must name a file (relative to {directory}), got {value!r}", key, value)
+    path = (directory / value).resolve()
+    if not path.is_file():
+        raise _fail(label, f"{key} file {path} does not exist", key, value)
+    return path
+
+
+def _urdf_joints(label: str, path: pathlib.Path) -> tuple[str, ...]:
+    try:
+        root = ElementTree.parse(path).getroot()
+    except (ElementTree.ParseError, OSError) as error:
+        raise _fail(label, f"cannot read URDF {path}: {error}", "urdf", str(path)) from None
+    return tuple(j.get("name", "") for j in root.iter("joint") if j.get("type") not in ("fixed", None))
+
+
+def _demo_proximal(label: str, block: Any, joints: tuple[str, ...]) -> tuple[str, ...]:
+    if block is None:
+        return ()
+    if not isinstance(block, Mapping):
+        raise _fail(label, f"demo must be a mapping, got {block!r}", "demo", block)
+    string_keys("demo", block)
+    extra = sorted(set(block) - set(_DEMO_KEYS))
+    if extra:
+        raise _fail(
+            label, f"demo: unknown key(s) {extra}; valid keys: {', '.join(_DEMO_KEYS)}", "demo", block
+        )
+    names = block.get("proximal") or []
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise _fail(
+            label, f"demo.proximal must be a list of joint names, got {names!r}", "demo.proximal", names
+        )
+    bad = [n for n in names if n not in joints]
+    if bad or len(set(names)) != len(names) or len(names) == len(joints):
+        raise _fail(
+            label,
+            f"demo.proximal must name some (not all) bridge joints {list(joints)} once each, got {names}",
+            "demo.proximal",
+            names,
+        )
+    return tuple(names)
