@@ -22,6 +22,7 @@ _EXPORTS: dict[str, str] = {
     "ActuatorModel": "model.actuator",
     "ActuatorTerms": "model.actuator",
     "apply_stage": "stage.contract",
+    "ArmProfile": "arm_profiles",
     "BAM_MODELS": "friction.bam",
     "BamParameters": "friction.bam",
     "bridge_config_from_values": "mit.bridge_params",
@@ -60,6 +61,8 @@ _EXPORTS: dict[str, str] = {
     "JointMotorMap": "mit.joint_motor_map",
     "JointSimParams": "sim.config",
     "JointStateLog": "ident.joint_log",
+    "list_arms": "arm_profiles",
+    "load_arm": "arm_profiles",
     "load_arm_yaml": "friction.arm_yaml",
     "load_log": "ident.joint_log",
     "MitBridgeCore": "mit.bridge_core",
@@ -108,6 +111,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # static checkers see the eager imports
+    from gravity_friction_comp.arm_profiles import ArmProfile, list_arms, load_arm
     from gravity_friction_comp.errors import (
         BusOpenError,
         ConfigError,
