@@ -2,8 +2,10 @@
 
 Readers return plain keyword dicts for :class:`gravity_friction_comp.friction.models.FrictionModel`;
 values are checked for shape and type here and for range by the model. Sections other than
-the friction ones (``motor_list``, ``kp``, ``kd``, ``gravity_comp_factor``, ...) belong to
-other modules and are ignored.
+the friction ones (``motor_list``, ``kp``, ``kd``, ``actuators``, ...) belong to other
+modules and are ignored. The one non-friction reader here, :func:`gravity_scale_from_arm_yaml`,
+reads the per-joint ``gravity_scale`` (i2rt's ``gravity_comp_factor``) of the same files, by
+the file's ``joints:`` list, for the gravity node's ``scale``.
 
 ``friction_comp`` block (i2rt PR #37 form, accepted unchanged, plus our extensions)::
 
@@ -31,15 +33,19 @@ from __future__ import annotations
 
 import os
 import pathlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from gravity_friction_comp.errors import ConfigError, DimensionError
 from gravity_friction_comp.friction.params import FRICTION_KEYWORDS
+from gravity_friction_comp.stage.contract import MAX_SCALE
 from gravity_friction_comp.validation import number, read_yaml, string_keys
 
 __all__ = [
     "FRICTION_BLOCK_KEYS",
+    "gravity_scale_from_arm_yaml",
     "friction_params_from_arm_yaml",
     "friction_params_from_openarm_yaml",
     "load_arm_yaml",
@@ -257,6 +263,67 @@ def friction_params_from_openarm_yaml(
         "viscous": lists["Fv"],
         "offset": lists["Fo"],
     }
+
+
+def gravity_scale_from_arm_yaml(
+    data_or_path: Mapping[str, Any] | str | os.PathLike, joint_names: Sequence[str]
+) -> np.ndarray | None:
+    """The per-joint gravity scale of a per-arm YAML, in ``joint_names`` order.
+
+    ``gravity_scale:`` is one number (every joint) or a list. With a top-level ``joints:``
+    list the entries pair with its names (same length) and model joints the file does not
+    list keep 1.0; without one the list is in ``joint_names`` order and has one entry each.
+
+    Args:
+        data_or_path: parsed YAML mapping or a path to the YAML file.
+        joint_names: (n,) the model's joint names, model order.
+
+    Returns:
+        (n,) float array [-], or ``None`` when the file has no ``gravity_scale`` (or null).
+
+    Raises:
+        ConfigError: ``joints:`` not a list of distinct strings, a joint of the file that
+            ``joint_names`` lacks (valid names listed), an entry that is not a finite number
+            or beyond :data:`~gravity_friction_comp.stage.contract.MAX_SCALE` in magnitude.
+        DimensionError: ``gravity_scale`` whose length is not that of ``joints:`` (or n).
+    """
+    data = data_or_path if isinstance(data_or_path, Mapping) else load_arm_yaml(data_or_path)
+    value = data.get("gravity_scale")
+    if value is None:
+        return None
+    names = list(joint_names)
+    listed = data.get("joints")
+    if listed is None:
+        listed = names
+    elif not isinstance(listed, list) or not all(isinstance(x, str) for x in listed):
+        raise ConfigError(
+            f"joints: expected a list of joint names, got {listed!r}", key="joints", value=listed
+        )
+    elif len(set(listed)) != len(listed):
+        raise ConfigError(f"joints: a name repeats in {listed}", key="joints", value=listed)
+    unknown = [x for x in listed if x not in names]
+    if unknown:
+        raise ConfigError(
+            f"gravity_scale: joints {unknown} are not in the model; valid names: " + ", ".join(names),
+            key="gravity_scale",
+            value=unknown,
+        )
+    factors = _numeric("gravity_scale", value, len(listed))
+    if not isinstance(factors, list):
+        factors = [factors] * len(listed)
+    elif len(factors) != len(listed):  # _numeric lets an empty list through
+        raise DimensionError("gravity_scale", len(listed), len(factors))
+    beyond = [x for x in factors if abs(x) > MAX_SCALE]
+    if beyond:
+        raise ConfigError(
+            f"gravity_scale: values must be within [-{MAX_SCALE:g}, {MAX_SCALE:g}], got {beyond}",
+            key="gravity_scale",
+            value=beyond,
+        )
+    out = np.ones(len(names))
+    for name, factor in zip(listed, factors):
+        out[names.index(name)] = factor
+    return out
 
 
 def _numeric(key: str, value: Any, n_joints: int | None) -> float | list[float]:

@@ -9,7 +9,8 @@ Topics:
     ~/effort (pub, sensor_msgs/JointState): the friction term alone.
 
 Parameters:
-    enable (bool), scale (double): see :class:`FeedforwardStageNode`.
+    enable (bool), scale (double or double[] in ``joints`` order): see
+        :class:`FeedforwardStageNode`.
     joints (string[]): names the per-joint arrays refer to (others pass through).
     arm_config (string): per-arm YAML (``friction_comp`` block, or OpenArm leader/follower).
     enabled, model, breakaway, breakaway_positive, breakaway_negative, eps, viscous,
@@ -111,13 +112,15 @@ class FrictionFeedforwardNode(FeedforwardStageNode):
     def build_config(self, values, changed, previous) -> FrictionConfig:
         return build_friction_config(values)
 
+    def joint_count(self, config: FrictionConfig) -> int:
+        return len(config.joints)
+
     def configure_stage(self, settings, config: FrictionConfig, values, changed) -> None:
         stage = self.stage
         if stage is None:
             stage = self.stage = FrictionStage(config, settings)
         else:
-            stage.set_config(config)
-            stage.set_settings(settings)
+            stage.set_config(config, settings)
         self._jumps = stage.selector.jumps
 
     def after_update(self) -> None:

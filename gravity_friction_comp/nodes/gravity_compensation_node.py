@@ -8,8 +8,9 @@ Topics:
     joint_command (pub, sensor_msgs/JointState): setpoint with effort = incoming + scale·g(q).
     ~/effort (pub, sensor_msgs/JointState): the gravity term alone.
 
-Parameters: ``enable``, ``scale`` (see :class:`FeedforwardStageNode`), the robot and
-payload parameters of :mod:`gravity_friction_comp.nodes.robot_params`, and
+Parameters: ``enable``, ``scale`` (see :class:`FeedforwardStageNode`; one number or one per
+model joint, model order), the robot and payload parameters of
+:mod:`gravity_friction_comp.nodes.robot_params`, and
 
     mode (string): ``gravity`` (default): τ = g(q). ``inverse_dynamics``:
         τ = M(q)q̈ + C(q, q̇)q̇ + g(q) with the reflected rotor inertia, q̇ from the setpoint
@@ -19,9 +20,14 @@ payload parameters of :mod:`gravity_friction_comp.nodes.robot_params`, and
     effort_limit (double or double[]): |effort| limit per model joint [N·m], overriding the
         URDF's ``<limit effort>`` (for URDFs with placeholder limits); unset: the URDF's.
     arm_config (string): per-arm YAML whose ``actuators:`` block gives rotor inertia and gear
-        ratio (:class:`~gravity_friction_comp.model.actuator.ActuatorModel`); empty: none.
+        ratio (:class:`~gravity_friction_comp.model.actuator.ActuatorModel`) and whose
+        ``gravity_scale:`` (i2rt's ``gravity_comp_factor``, by the file's ``joints:``) is the
+        scale while ``scale`` is not set; empty: none.
 
-All are settable at runtime, validated before they are accepted.
+``scale`` precedence: a value given at start-up (``-p``, ``--params-file``) or set at
+runtime > the ``arm_config``'s ``gravity_scale`` > 1.0. Once ``scale`` was set, it stays in
+force across ``arm_config`` changes. All are settable at runtime, validated before they are
+accepted.
 """
 
 from __future__ import annotations
@@ -30,10 +36,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Bool, String
 
 from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.friction.arm_yaml import gravity_scale_from_arm_yaml
 from gravity_friction_comp.model.actuator import ActuatorModel
 from gravity_friction_comp.nodes.parameters import Param
 from gravity_friction_comp.nodes.robot_params import ROBOT_PARAMETERS, RobotModels, build_robot_models
@@ -42,7 +50,6 @@ from gravity_friction_comp.nodes.stage_node import (
     STAGE_PARAMETERS,
     FeedforwardStageNode,
     run_node,
-    settings_from,
 )
 from gravity_friction_comp.stage.gravity import GravityConfig, GravityStage, validate_mode
 from gravity_friction_comp.stage.inverse_dynamics import validate_acceleration_cutoff
@@ -61,7 +68,12 @@ PARAMETERS: tuple[Param, ...] = (
         unit="Hz",
         low=0.0,
     ),
-    Param("arm_config", "", "per-arm YAML with an actuators: block (rotor inertia, gear ratio)"),
+    Param(
+        "arm_config",
+        "",
+        "per-arm YAML with an actuators: block (rotor inertia, gear ratio) and a gravity_scale "
+        "(the scale while scale is not set)",
+    ),
     Param(
         "effort_limit",
         None,
@@ -75,6 +87,7 @@ PARAMETERS: tuple[Param, ...] = (
 class _Built:
     models: RobotModels | None
     config: GravityConfig | None  # None: no robot description yet
+    arm_scale: np.ndarray | None = None  # arm_config's gravity_scale, model order
 
 
 def _with_actuators(models: RobotModels | None, arm_config: str) -> RobotModels | None:
@@ -98,7 +111,10 @@ class GravityCompensationNode(FeedforwardStageNode):
     def __init__(self, **kwargs):
         self._description_xml: str | None = None
         self._holding = False
+        self._started = False
+        self._scale_explicit: bool | None = None  # None: not looked up yet (start-up)
         super().__init__(self.NODE_NAME, **kwargs)
+        self._started = True
         self.create_subscription(Bool, "gripper/holding", self._on_holding, SETPOINT_QOS)
         latched = QoSProfile(
             depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
@@ -126,6 +142,9 @@ class GravityCompensationNode(FeedforwardStageNode):
         models = _with_actuators(models, values["arm_config"])
         if models is None:
             return _Built(None, None)
+        arm_scale = None
+        if values["arm_config"]:
+            arm_scale = gravity_scale_from_arm_yaml(values["arm_config"], models.bare.joint_names)
         config = GravityConfig(
             models.bare,
             models.loaded,
@@ -133,19 +152,38 @@ class GravityCompensationNode(FeedforwardStageNode):
             acceleration_cutoff_hz=values["acceleration_cutoff_hz"],
             effort_limit=values["effort_limit"],
         )
-        return _Built(models, config)
+        return _Built(models, config, arm_scale)
+
+    def joint_count(self, config: _Built) -> int | None:
+        return None if config.config is None else config.config.model.n
+
+    def stage_settings(self, values, changed, config: _Built):
+        if self._scale_explicit is None:  # start-up: given on the command line or in a file?
+            self._scale_explicit = "scale" in (getattr(self, "_parameter_overrides", None) or {})
+        explicit = self._scale_explicit or (self._started and "scale" in changed)
+        if not explicit and config.arm_scale is not None:
+            values = {**values, "scale": config.arm_scale}
+        return super().stage_settings(values, changed, config)
 
     def configure_stage(self, settings, config: _Built, values, changed) -> None:
         if "payload.attached" in changed:
             self._holding = bool(values["payload.attached"])
+        if self._started and "scale" in changed:
+            self._scale_explicit = True
+        if not self._scale_explicit and config.arm_scale is not None:
+            current = self.stage.settings.scale if self.stage is not None else None
+            if not np.array_equal(current, settings.scale):
+                self.get_logger().info(
+                    f"scale {np.asarray(settings.scale).tolist()} from arm_config gravity_scale "
+                    "(scale not set)"
+                )
         stage = self.stage
         if config.config is None:
             return
         if stage is None:
             self.stage = GravityStage(config.config, settings, self._holding)
         else:
-            stage.set_config(config.config)
-            stage.set_settings(settings)
+            stage.set_config(config.config, settings)
             stage.set_holding(self._holding)
 
     def after_update(self) -> None:
@@ -186,11 +224,12 @@ class GravityCompensationNode(FeedforwardStageNode):
         self._description_xml = msg.data
         try:
             config = self.build_config(values, set(), self._config)
+            settings = self.stage_settings(values, set(), config)
         except ConfigError as error:
             self._description_xml = previous_xml
             self.get_logger().error(f"robot_description rejected, keeping the last model: {error}")
             return
-        self._configure(self.stage.settings if self.stage else settings_from(values), config, values, set())
+        self._configure(settings, config, values, set())
         if config.models is not None:
             self._log_model(config.models)
         self.republish()

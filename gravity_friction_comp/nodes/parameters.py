@@ -10,6 +10,7 @@ generated and checked without a ROS graph.
 
 from __future__ import annotations
 
+import array
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -65,6 +66,9 @@ class Param:
         read_only: Cannot change after start-up.
         validate: Called with a proposed value of the right type; raises
             :class:`~gravity_friction_comp.errors.ConfigError` with the reason to reject it.
+        per_joint: A ``double`` parameter that also takes a ``double[]`` (one value per
+            joint): declared with dynamic typing, so the type (number or list of numbers,
+            bools and strings refused) and ``low``/``high`` per element are checked here.
     """
 
     name: str
@@ -76,6 +80,7 @@ class Param:
     high: float | None = None
     read_only: bool = False
     validate: Callable[[Any], None] | None = None
+    per_joint: bool = False
 
     def __post_init__(self) -> None:
         if not self.type:
@@ -93,8 +98,10 @@ class Param:
             if self.default is not None:
                 raise ConfigError(f"{self.name} cannot be unset", key=self.name, value=value)
             return
+        if self.per_joint:
+            _check_number_or_list(self.name, value)
         if self.numeric and (self.low is not None or self.high is not None):
-            items = value if isinstance(value, (list, tuple)) else [value]
+            items = value if isinstance(value, (list, tuple, array.array)) else [value]
             for x in items:
                 if isinstance(x, bool) or not isinstance(x, (int, float)):
                     raise ConfigError(f"{self.name} must be a number, got {x!r}", key=self.name, value=value)
@@ -110,6 +117,18 @@ class Param:
                     )
         if self.validate is not None:
             self.validate(value)
+
+
+def _check_number_or_list(name: str, value: Any) -> None:
+    # the type check rclpy skips for a dynamically typed parameter, in its words
+    items = list(value) if isinstance(value, (list, tuple, array.array)) else [value]
+    if not items or any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in items):
+        raise ConfigError(
+            f"Wrong parameter type for {name}: expected a number or a list of numbers "
+            f"(double or double[]), got {value!r}",
+            key=name,
+            value=value,
+        )
 
 
 def _range(p: Param) -> str:
@@ -135,7 +154,9 @@ def descriptor(p: Param):
     from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 
     text = p.description + (f" [{p.unit}]" if p.unit else "")
-    d = ParameterDescriptor(description=text, read_only=p.read_only, dynamic_typing=p.default is None)
+    d = ParameterDescriptor(
+        description=text, read_only=p.read_only, dynamic_typing=p.default is None or p.per_joint
+    )
     if p.numeric and not p.type.endswith("[]") and (p.low is not None or p.high is not None):
         if p.type == "int":
             lo = int(p.low) if p.low is not None else -(2**63)
@@ -170,7 +191,12 @@ def as_declared_type(p: Param, value: Any) -> Any:
 
     if p.type == "double" and is_int(value):
         return float(value)
-    if p.type == "double[]" and isinstance(value, (list, tuple)) and value and all(is_int(x) for x in value):
+    if (
+        (p.type == "double[]" or p.per_joint)
+        and isinstance(value, (list, tuple))
+        and value
+        and all(is_int(x) for x in value)
+    ):
         return [float(x) for x in value]
     return value
 
@@ -192,6 +218,20 @@ def _integers_as_doubles(by_name: Mapping[str, Param], parameters: list) -> list
                 item = Parameter(item.name, value=value)
         out.append(item)
     return out
+
+
+def _check_per_joint(by_name: Mapping[str, Param], parameters: list):
+    """On-set callback body: the checks rclpy skips for ``per_joint`` (dynamically typed) ones."""
+    from rcl_interfaces.msg import SetParametersResult
+
+    for item in parameters:
+        p = by_name.get(item.name)
+        if p is not None and p.per_joint:
+            try:
+                p.check(item.value)
+            except ConfigError as error:
+                return SetParametersResult(successful=False, reason=str(error))
+    return SetParametersResult(successful=True)
 
 
 def _accept_start_up_values(node, params: Sequence[Param]) -> None:
@@ -224,7 +264,8 @@ def declare(node, params: Sequence[Param]) -> None:
     ``ros2 param set``: converted to floats before rclpy's type and range checks, so ranges
     still apply and ``ros2 param describe`` is unchanged; bools and strings stay refused),
     and a ``null`` / ``~`` start-up value for a parameter whose default is ``None`` means
-    unset (what ``ros2 param dump`` writes for it). May be called several times per node.
+    unset (what ``ros2 param dump`` writes for it). ``per_joint`` parameters are type- and
+    range-checked on every set (rclpy does not, for dynamic typing). May be called several times per node.
     """
     by_name = getattr(node, "_gfc_parameters", None)
     if by_name is None:
@@ -232,6 +273,7 @@ def declare(node, params: Sequence[Param]) -> None:
         node._gfc_parameters = by_name
         if hasattr(node, "add_pre_set_parameters_callback"):  # rclpy >= iron
             node.add_pre_set_parameters_callback(lambda items: _integers_as_doubles(by_name, items))
+        node.add_on_set_parameters_callback(lambda items: _check_per_joint(by_name, items))
     by_name.update((p.name, p) for p in params)
     _accept_start_up_values(node, params)
     for p in params:

@@ -45,7 +45,15 @@ SETPOINT_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, hist
 #: Parameters every stage node declares (:class:`StageSettings`).
 STAGE_PARAMETERS: tuple[Param, ...] = (
     Param("enable", True, "false: term 0, the stage passes effort through unchanged"),
-    Param("scale", 1.0, "multiplier on the term", unit="-", low=-MAX_SCALE, high=MAX_SCALE),
+    Param(
+        "scale",
+        1.0,
+        "multiplier on the term: one number, or a double[] with one per model joint (model order)",
+        unit="-",
+        low=-MAX_SCALE,
+        high=MAX_SCALE,
+        per_joint=True,
+    ),
 )
 
 
@@ -61,8 +69,9 @@ class FeedforwardStageNode(Node):
     :class:`~gravity_friction_comp.stage.contract.FeedforwardStage`); this class translates
     messages and parameters. Subclasses list their parameters in :attr:`PARAMETERS`
     (:data:`STAGE_PARAMETERS` included), turn the parameter values into a validated config in
-    :meth:`build_config` (raising :class:`ConfigError` with a reason) and apply it to the
-    stage in :meth:`configure_stage`.
+    :meth:`build_config` (raising :class:`ConfigError` with a reason), give its joint count
+    in :meth:`joint_count` (a per-joint ``scale`` is checked against it) and apply both to
+    the stage in :meth:`configure_stage`.
     """
 
     #: Every parameter the node declares, once (docs are generated from it).
@@ -85,8 +94,8 @@ class FeedforwardStageNode(Node):
         self._parameter_names = tuple(p.name for p in self.PARAMETERS)
         values = self._current_values()
         check(self.PARAMETERS, values)
-        settings = settings_from(values)
-        self._configure(settings, self.build_config(values, set(values), None), values, set(values))
+        config = self.build_config(values, set(values), None)
+        self._configure(self.stage_settings(values, set(values), config), config, values, set(values))
         # Reused for every publication: publish() serialises at once, so nothing aliases.
         # The fields are set from typed values only (the incoming message, array('d'),
         # lists of float), so the generated per-assignment type assertions are skipped.
@@ -113,8 +122,26 @@ class FeedforwardStageNode(Node):
     def configure_stage(
         self, settings: StageSettings, config: Any, values: Mapping[str, Any], changed: set[str]
     ) -> None:
-        """Create :attr:`stage` or hand it the accepted settings and config."""
+        """Create :attr:`stage` or hand it the accepted settings and config (together: a
+        per-joint scale may change length with the joints)."""
         raise NotImplementedError
+
+    def joint_count(self, config: Any) -> int | None:
+        """Number of model joints of ``config`` (``None``: not known yet, e.g. no model)."""
+        return None
+
+    def stage_settings(self, values: Mapping[str, Any], changed: set[str], config: Any) -> StageSettings:
+        """The :class:`StageSettings` for these parameter values and the config built from them.
+
+        Raises:
+            ConfigError: an invalid ``enable`` / ``scale``.
+            DimensionError: a per-joint ``scale`` whose length is not :meth:`joint_count`.
+        """
+        settings = settings_from(values)
+        n = self.joint_count(config)
+        if n is not None:
+            settings.scale_for(n)
+        return settings
 
     def after_update(self) -> None:
         """Hook run after the stage accepted a new setpoint (warnings about its state)."""
@@ -148,8 +175,8 @@ class FeedforwardStageNode(Node):
         values.update(proposed)
         try:
             check(self.PARAMETERS, proposed)
-            settings = settings_from(values)
             config = self.build_config(values, set(proposed), self._config)
+            settings = self.stage_settings(values, set(proposed), config)
         except ConfigError as error:
             return SetParametersResult(successful=False, reason=str(error))
         except (TypeError, ValueError) as error:

@@ -7,9 +7,10 @@ This module holds that contract once, so the nodes only translate messages:
 
 .. math::
 
-    \\tau_{out,i} = \\operatorname{clip}(\\tau_{in,i} + s\\,\\tau_{term,i},\\ -\\tau_{max,i},\\ \\tau_{max,i})
+    \\tau_{out,i} = \\operatorname{clip}(\\tau_{in,i} + s_i\\,\\tau_{term,i},\\ -\\tau_{max,i},\\ \\tau_{max,i})
 
-for model joints ``i`` (``s`` the stage's scale, ``τ_max`` the URDF effort limit), and
+for model joints ``i`` (``s_i`` the stage's scale: one number, or one per model joint;
+``τ_max`` the URDF effort limit), and
 ``τ_out = τ_in`` for joints the stage does not model (see ``ARCHITECTURE.md``).
 """
 
@@ -266,16 +267,16 @@ class StageResult:
 def apply_stage(
     setpoint: Setpoint,
     term: np.ndarray | None,
-    scale: float,
+    scale: float | np.ndarray,
     effort_limits: np.ndarray,
 ) -> StageResult:
-    """Add ``scale·term`` to the incoming effort of the model joints and clamp.
+    """Add ``scale·term`` (element-wise) to the incoming effort of the model joints and clamp.
 
     Args:
         setpoint: Parsed setpoint.
         term: (n_model,) [N·m] the stage's term in model order, or ``None`` for no term
             (disabled stage: the output effort is then the incoming one, bit for bit).
-        scale: Multiplier on the term (finite).
+        scale: Multiplier on the term (finite): a number, or (n_model,) in model order.
         effort_limits: (n_model,) [N·m] symmetric limits (``inf`` for none).
 
     Returns:
@@ -287,11 +288,13 @@ def apply_stage(
             the message rather than publish NaN).
     """
     incoming = setpoint.effort
-    if term is None or scale == 0.0:
+    per_joint = isinstance(scale, np.ndarray)
+    if term is None or (not per_joint and scale == 0.0):
         return StageResult(incoming.copy(), np.zeros_like(incoming), ())
     joint_map = setpoint.joint_map
     term = np.asarray(term, dtype=float)
-    scaled = term if scale == 1.0 else scale * term
+    # a scalar 1 skips the multiply (bit-identical either way); per joint: s_i·τ_i
+    scaled = scale * term if per_joint or scale != 1.0 else term
     has_effort = setpoint.has_effort
     if has_effort:
         summed = (incoming if joint_map.identity else incoming[joint_map.index]) + scaled
@@ -347,22 +350,25 @@ class Throttle:
 MAX_SCALE = 100.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class StageSettings:
     """Settings every stage shares, validated in one place (YAML, keyword or ``ros2 param set``).
 
     Attributes:
         enabled: ``False`` makes the stage a pure pass-through (term 0) for comparison runs.
-        scale: Multiplier on the term [-]; ``|scale| <=`` :data:`MAX_SCALE`. 1.0 applies the
-            model as is.
+        scale: Multiplier on the term [-]: one number for every joint (stored as a float),
+            or one per model joint in model order (a sequence of n numbers, stored as a
+            read-only (n,) float array; a one-element sequence counts as one number). Each
+            ``|s_i| <=`` :data:`MAX_SCALE`. 1.0 applies the model as is. The length is
+            checked against the stage's joints by the stage (:meth:`scale_for`).
 
     Raises:
-        ConfigError: for a non-bool ``enabled``, or a ``scale`` that is not a number, not
-            finite or beyond :data:`MAX_SCALE`.
+        ConfigError: for a non-bool ``enabled``, or a ``scale`` (or an element of it) that is
+            not a number, not finite or beyond :data:`MAX_SCALE`, or an empty sequence.
     """
 
     enabled: bool = True
-    scale: float = 1.0
+    scale: float | np.ndarray = 1.0
 
     def __post_init__(self):
         from gravity_friction_comp.errors import ConfigError
@@ -371,18 +377,73 @@ class StageSettings:
             raise ConfigError(
                 f"enable must be a bool, got {self.enabled!r}", key="enable", value=self.enabled
             )
-        if isinstance(self.scale, bool) or not isinstance(self.scale, (int, float)):
-            raise ConfigError(f"scale must be a number, got {self.scale!r}", key="scale", value=self.scale)
-        if not math.isfinite(self.scale):
-            raise ConfigError(f"scale must be finite, got {self.scale!r}", key="scale", value=self.scale)
-        if abs(self.scale) > MAX_SCALE:
-            raise ConfigError(
-                f"scale must be within [-{MAX_SCALE:g}, {MAX_SCALE:g}], got {self.scale!r}",
-                key="scale",
-                value=self.scale,
-            )
-        object.__setattr__(self, "scale", float(self.scale))
+        scale = self.scale
+        if isinstance(scale, (list, tuple, array.array)) or (
+            isinstance(scale, np.ndarray) and scale.ndim == 1
+        ):
+            if len(scale) == 0:
+                raise ConfigError(
+                    "scale: an empty list; give one number or one per joint", key="scale", value=[]
+                )
+            if len(scale) == 1:
+                scale = scale[0]  # as effort_limit: a one-element array parameter is every joint
+            else:
+                object.__setattr__(self, "scale", _per_joint_scale(scale))
+                object.__setattr__(self, "enabled", bool(self.enabled))
+                return
+        object.__setattr__(self, "scale", _scalar_scale(scale, "scale", scale))
         object.__setattr__(self, "enabled", bool(self.enabled))
+
+    @property
+    def per_joint(self) -> bool:
+        """True when :attr:`scale` is one value per joint (an array)."""
+        return isinstance(self.scale, np.ndarray)
+
+    def scale_for(self, n: int) -> float | np.ndarray:
+        """:attr:`scale` checked against a stage of ``n`` joints.
+
+        Raises:
+            DimensionError: a per-joint scale whose length is not ``n`` (key ``scale``).
+        """
+        scale = self.scale
+        if isinstance(scale, np.ndarray) and len(scale) != n:
+            from gravity_friction_comp.errors import DimensionError
+
+            raise DimensionError("scale", n, len(scale))
+        return scale
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StageSettings):
+            return NotImplemented
+        return self.enabled == other.enabled and np.array_equal(self.scale, other.scale)
+
+    def __hash__(self) -> int:
+        scale = self.scale
+        return hash((self.enabled, tuple(scale.tolist()) if isinstance(scale, np.ndarray) else scale))
+
+
+def _scalar_scale(value, key: str, given) -> float:
+    from gravity_friction_comp.errors import ConfigError
+
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ConfigError(f"{key} must be a number, got {value!r}", key="scale", value=given)
+    if not math.isfinite(value):
+        raise ConfigError(f"{key} must be finite, got {value!r}", key="scale", value=given)
+    if abs(value) > MAX_SCALE:
+        raise ConfigError(
+            f"{key} must be within [-{MAX_SCALE:g}, {MAX_SCALE:g}], got {value!r}",
+            key="scale",
+            value=given,
+        )
+    return float(value)
+
+
+def _per_joint_scale(values) -> np.ndarray:
+    """(n,) read-only float array of a per-joint scale, each element checked as a scalar."""
+    given = list(values)
+    out = np.array([_scalar_scale(x, f"scale[{i}]", given) for i, x in enumerate(given)], dtype=float)
+    out.setflags(write=False)
+    return out
 
 
 class FeedforwardStage:
@@ -427,19 +488,30 @@ class FeedforwardStage:
         return self._settings
 
     def set_settings(self, settings: StageSettings) -> None:
-        """Replace enable and scale (validated by :class:`StageSettings`)."""
+        """Replace enable and scale (validated by :class:`StageSettings`).
+
+        Raises:
+            ConfigError: not a StageSettings.
+            DimensionError: a per-joint scale whose length is not the stage's joint count.
+        """
         if not isinstance(settings, StageSettings):
             from gravity_friction_comp.errors import ConfigError
 
             raise ConfigError(f"settings must be StageSettings, got {settings!r}", key="settings")
+        settings.scale_for(len(self.joint_names))
         self._settings = settings
 
     def set_enabled(self, enabled: bool) -> None:
         """``False``: term 0, output = incoming effort. Raises ConfigError for a non-bool."""
         self.set_settings(StageSettings(enabled=enabled, scale=self._settings.scale))
 
-    def set_scale(self, scale: float) -> None:
-        """Multiplier on the term [-]. Raises ConfigError for a non-finite value."""
+    def set_scale(self, scale: float | Sequence[float]) -> None:
+        """Multiplier on the term [-]: a number or one per model joint (model order).
+
+        Raises:
+            ConfigError: as :class:`StageSettings`.
+            DimensionError: a per-joint scale of the wrong length (key ``scale``).
+        """
         self.set_settings(StageSettings(enabled=self._settings.enabled, scale=scale))
 
     # ---- data path ----------------------------------------------------------------------

@@ -132,6 +132,7 @@ class FrictionStage(FeedforwardStage):
         super().__init__(settings)
         self._config = _checked(config)
         self._joints = tuple(config.joints)
+        self._settings.scale_for(len(self._joints))
         self._selector = _selector(config)
         self._velocity: np.ndarray | None = None  # q̇ of the last setpoint, model order
 
@@ -150,18 +151,26 @@ class FrictionStage(FeedforwardStage):
         """(n,) [rad/s] the q̇ the last setpoint's term used (``None`` before the first)."""
         return self._velocity
 
-    def set_config(self, config: FrictionConfig) -> None:
-        """Use ``config`` from the next computation on.
+    def set_config(self, config: FrictionConfig, settings: StageSettings | None = None) -> None:
+        """Use ``config`` (and ``settings``, when given) from the next computation on.
 
         The velocity selector (filter state, last measurement) survives a change that keeps
         the joints and the velocity settings; otherwise it restarts, and a change of joints
         also forgets the last setpoint (:meth:`repeat` gives ``None`` until the next one).
+        Giving both at once lets a per-joint scale change length with the joints.
 
         Raises:
-            ConfigError: not a FrictionConfig.
+            ConfigError: not a FrictionConfig (or StageSettings).
+            DimensionError: a per-joint scale (the one given, else the one in force) whose
+                length is not the config's joint count; nothing is changed.
         """
         previous = self._config
         config = _checked(config)
+        settings = self._settings if settings is None else settings
+        if not isinstance(settings, StageSettings):
+            raise ConfigError(f"settings must be StageSettings, got {settings!r}", key="settings")
+        settings.scale_for(len(config.joints))
+        self._settings = settings
         if previous.velocity_key() != config.velocity_key():
             self._selector = _selector(config)
         if previous.joints != config.joints:

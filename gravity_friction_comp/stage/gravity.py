@@ -4,14 +4,17 @@ For the model joints ``i`` of a setpoint (the other joints pass through):
 
 .. math::
 
-    \\tau_{out,i} = \\operatorname{clip}(\\tau_{in,i} + s\\,\\tau_{g,i},\\ -\\tau_{max,i},\\ \\tau_{max,i})
+    \\tau_{out,i} = \\operatorname{clip}(\\tau_{in,i} + s_i\\,\\tau_{g,i},\\ -\\tau_{max,i},\\ \\tau_{max,i})
 
 with ``τ_g = g(q)`` in ``gravity`` mode and ``τ_g = M(q)q̈ + C(q, q̇)q̇ + g(q)`` (reflected
 rotor inertia included, joint friction excluded: it belongs to the friction stage) in
 ``inverse_dynamics`` mode, q̈ from filtered differentiation of the setpoint velocities
 (:class:`~gravity_friction_comp.stage.inverse_dynamics.InverseDynamicsFeedforward`). The
-model is the payload model while holding, the bare one otherwise. ``s`` is the scale,
-``τ_max`` the effort limits (URDF ``<limit effort>`` unless overridden).
+model is the payload model while holding, the bare one otherwise. ``s`` is the scale
+(:class:`~gravity_friction_comp.stage.contract.StageSettings`): one number for every joint,
+or one per model joint (e.g. i2rt's ``gravity_comp_factor``, read by
+:func:`~gravity_friction_comp.friction.arm_yaml.gravity_scale_from_arm_yaml`); ``τ_max``
+the effort limits (URDF ``<limit effort>`` unless overridden).
 
 A user's own control loop calling :meth:`GravityStage.update` gets the node's numbers bit for
 bit (the node is this object plus message and parameter translation). No rclpy import.
@@ -117,11 +120,13 @@ class GravityStage(FeedforwardStage):
 
     Args:
         config: :class:`GravityConfig`.
-        settings: enable and scale (:class:`StageSettings`; default enabled, scale 1).
+        settings: enable and scale (:class:`StageSettings`; default enabled, scale 1); a
+            per-joint scale is in model joint order (``config.model.joint_names``).
         holding: initial holding state (payload model when ``True``).
 
     Raises:
         ConfigError: ``config`` not a GravityConfig, or a non-bool ``holding``.
+        DimensionError: a per-joint scale whose length is not the model's joint count.
 
     Not thread-safe (the models' Pinocchio workspaces, the filter state).
     """
@@ -134,7 +139,7 @@ class GravityStage(FeedforwardStage):
         #: (inverse-dynamics mode).
         self.velocity_clamped = False
         self._config = _checked(config)
-        self.set_config(config)
+        self.set_config(config, self._settings)
         self._holding = False
         self.set_holding(holding)
 
@@ -164,17 +169,25 @@ class GravityStage(FeedforwardStage):
             raise ConfigError(f"holding must be a bool, got {holding!r}", key="holding", value=holding)
         self._holding = bool(holding)
 
-    def set_config(self, config: GravityConfig) -> None:
-        """Use ``config`` from the next computation on.
+    def set_config(self, config: GravityConfig, settings: StageSettings | None = None) -> None:
+        """Use ``config`` (and ``settings``, when given) from the next computation on.
 
         The acceleration filter survives a change that keeps the mode ``inverse_dynamics``,
         the cutoff and the joint names (e.g. a new payload or scale); otherwise it restarts
-        (q̈ = 0 on the next setpoint; until then a repeat gives g(q)).
+        (q̈ = 0 on the next setpoint; until then a repeat gives g(q)). Giving both at once
+        lets a per-joint scale change length with the model's joints.
 
         Raises:
-            ConfigError: not a GravityConfig.
+            ConfigError: not a GravityConfig (or StageSettings).
+            DimensionError: a per-joint scale (the one given, else the one in force) whose
+                length is not the model's joint count; nothing is changed.
         """
         config = _checked(config)
+        settings = self._settings if settings is None else settings
+        if not isinstance(settings, StageSettings):
+            raise ConfigError(f"settings must be StageSettings, got {settings!r}", key="settings")
+        settings.scale_for(config.model.n)
+        self._settings = settings
         previous = self._filter
         if config.mode != "inverse_dynamics":
             self._filter, self._motion = None, None
