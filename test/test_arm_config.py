@@ -18,6 +18,7 @@ from gravity_friction_comp.friction.arm_yaml import (
     FRICTION_BLOCK_KEYS,
     friction_params_from_arm_yaml,
     friction_params_from_openarm_yaml,
+    gravity_scale_from_arm_yaml,
     load_arm_yaml,
 )
 from gravity_friction_comp.friction.models import FrictionModel
@@ -241,3 +242,64 @@ def test_non_utf8_arm_file_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match="not UTF-8") as info:
         friction_params_from_arm_yaml(path)
     assert info.value.key == "arm_config"
+
+
+# -- gravity_scale (i2rt gravity_comp_factor) -------------------------------------------------
+#: i2rt v1.2.4 config/yam_ultra.yml gravity_comp_factor, by joint (arms/README.md).
+YAM_ULTRA_FACTOR = {"dof_joint2": 1.1, "dof_joint3": 1.1, "dof_joint4": 1.2}
+
+
+def test_gravity_scale_of_the_yam_ultra_profile_by_joint_name(repo_root):
+    import xml.etree.ElementTree as ET
+
+    path = repo_root / "arms" / "yam_ultra" / "arm.yaml"
+    urdf = ET.parse(repo_root / "arms" / "yam_ultra" / "yam_ultra.urdf")
+    movable = [j.get("name") for j in urdf.iter("joint") if j.get("type") != "fixed"]
+    assert {f"dof_joint{i}" for i in range(1, 7)} <= set(movable)
+    scale = gravity_scale_from_arm_yaml(path, movable)
+    assert scale.shape == (len(movable),)
+    for name, factor in zip(movable, scale):
+        assert factor == YAM_ULTRA_FACTOR.get(name, 1.0), name  # unlisted joints (gripper): 1
+    # mapped by name, not position: a shuffled model order moves the values with the names
+    shuffled = [
+        "dof_joint4",
+        "gripper_extra",
+        "dof_joint1",
+        "dof_joint3",
+        "dof_joint2",
+        "dof_joint6",
+        "dof_joint5",
+    ]
+    assert gravity_scale_from_arm_yaml(path, shuffled).tolist() == [1.2, 1.0, 1.0, 1.1, 1.1, 1.0, 1.0]
+
+
+def test_gravity_scale_absent_scalar_and_without_joints(tmp_path):
+    names = ["a", "b", "c"]
+    assert gravity_scale_from_arm_yaml(_write(tmp_path, {"friction_comp": {}}), names) is None
+    assert gravity_scale_from_arm_yaml({"gravity_scale": None}, names) is None
+    assert gravity_scale_from_arm_yaml({"gravity_scale": 1.5}, names).tolist() == [1.5] * 3
+    assert gravity_scale_from_arm_yaml({"gravity_scale": [1, "2e-1", 3]}, names).tolist() == [1.0, 0.2, 3.0]
+    listed = {"joints": ["c", "a"], "gravity_scale": [0.5, 2]}
+    assert gravity_scale_from_arm_yaml(listed, names).tolist() == [2.0, 1.0, 0.5]
+
+
+@pytest.mark.parametrize(
+    "data,error,needle",
+    [
+        ({"joints": ["a", "z"], "gravity_scale": [1.0, 1.0]}, ConfigError, "['z'] are not in the model"),
+        ({"joints": ["a", "b"], "gravity_scale": [1.0, 1.0, 1.0]}, DimensionError, "expected 2 values"),
+        ({"gravity_scale": [1.0, 1.0]}, DimensionError, "expected 3 values"),
+        ({"gravity_scale": []}, DimensionError, "expected 3 values"),
+        ({"joints": "a", "gravity_scale": [1.0]}, ConfigError, "list of joint names"),
+        ({"joints": ["a", "a"], "gravity_scale": [1.0, 1.0]}, ConfigError, "repeats"),
+        ({"gravity_scale": [1.0, float("nan"), 1.0]}, ConfigError, "gravity_scale"),
+        ({"gravity_scale": [1.0, True, 1.0]}, ConfigError, "gravity_scale"),
+        ({"gravity_scale": [1.0, "x", 1.0]}, ConfigError, "gravity_scale"),
+        ({"gravity_scale": [1.0, 101.0, 1.0]}, ConfigError, "within [-100, 100]"),
+    ],
+)
+def test_gravity_scale_errors_name_the_key(data, error, needle):
+    with pytest.raises(error) as info:
+        gravity_scale_from_arm_yaml(data, ["a", "b", "c"])
+    assert needle in str(info.value)
+    assert info.value.key in ("gravity_scale", "joints")

@@ -192,3 +192,56 @@ def test_config_refuses_other_models(models, repo_root):
         GravityStage(GravityConfig(bare), holding=1)
     with pytest.raises(ConfigError):
         GravityStage(GravityConfig(bare)).set_scale(math.nan)
+
+
+def test_per_joint_scale_multiplies_each_joints_gravity(models):
+    """τ_out,i = clip(τ_in,i + s_i·g_i(q), ±τ_max,i), g from plain Pinocchio through G."""
+    bare, loaded = models
+    s = np.array([0.5, 1.25, -2.0])  # model order: base_yaw, shoulder_pitch, beam_pitch
+    stage = GravityStage(GravityConfig(bare, loaded), StageSettings(scale=s.tolist()))
+    assert stage.settings.per_joint and list(stage.settings.scale) == list(s)
+    q_msg = [0.7, -0.3, 0.2, 0.5]
+    incoming = [1.5, 0.25, -0.5, 0.125]
+    res = stage.update(NAMES, q_msg, [], incoming, 0.0)
+    g = _pin_gravity(bare, _in_model_order(q_msg))
+    assert np.all(np.abs(g[1:]) > 1e-3)  # loaded joints: the factors are visible
+    np.testing.assert_allclose(_in_model_order(res.term), s * g, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(_in_model_order(res.effort), _in_model_order(incoming) + s * g, atol=1e-12)
+    assert res.effort[0] == 1.5 and res.term[0] == 0.0  # the gripper passes through
+    # the clamp applies after the per-joint factor
+    limits = np.array([0.05, 0.05, 0.05])
+    stage.set_config(GravityConfig(bare, loaded, effort_limit=limits.tolist()))
+    clamped = stage.repeat()
+    expected = np.clip(_in_model_order(incoming) + s * g, -limits, limits)
+    np.testing.assert_allclose(_in_model_order(clamped.effort), expected, atol=1e-12)
+    # a scalar broadcast equals the same value repeated per joint, bit for bit
+    stage.set_scale(0.75)
+    scalar = stage.repeat().effort
+    stage.set_scale([0.75, 0.75, 0.75])
+    assert stage.settings.per_joint
+    assert [x.hex() for x in stage.repeat().effort] == [x.hex() for x in scalar]
+
+
+def test_per_joint_scale_in_inverse_dynamics_mode(models):
+    bare, _ = models
+    s = np.array([2.0, 0.5, 1.5])
+    stage = GravityStage(GravityConfig(bare, mode="inverse_dynamics"), StageSettings(scale=s))
+    q, v = np.array([0.1, 0.4, -0.3]), np.array([0.5, -0.2, 0.3])
+    res = stage.update(bare.joint_names, q, v, [], 0.0)  # first setpoint: q̈ = 0
+    np.testing.assert_allclose(res.term, s * _pin_id(bare, q, v, np.zeros(3)), rtol=0, atol=1e-12)
+
+
+def test_per_joint_scale_length_is_checked_against_the_model(models):
+    bare, loaded = models
+    with pytest.raises(DimensionError, match="scale") as info:
+        GravityStage(GravityConfig(bare, loaded), StageSettings(scale=[1.0, 1.1]))
+    assert info.value.key == "scale" and info.value.expected == 3
+    stage = GravityStage(GravityConfig(bare, loaded))
+    for bad in ([1.0, 1.1], [1.0, 1.1, 1.2, 1.3]):
+        with pytest.raises(DimensionError, match="scale"):
+            stage.set_scale(bad)
+        with pytest.raises(DimensionError, match="scale"):
+            stage.set_config(GravityConfig(bare, loaded), StageSettings(scale=bad))
+    assert stage.settings.scale == 1.0  # refusals change nothing
+    stage.set_scale([1.0, 1.1, 1.2])
+    assert list(stage.settings.scale) == [1.0, 1.1, 1.2]
