@@ -356,3 +356,116 @@ def test_out_of_range_start_up_value_is_a_clear_error(tmp_path, urdf_path):
         out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 2, out
     assert "invalid configuration" in out and "payload.mass" in out
+
+
+def test_per_joint_scale_set_at_runtime(running, models):
+    """`ros2 param set /gravity_compensation scale "[...]"`: each joint's term by its factor;
+    integers (scalar or list) work; wrong lengths, NaN, beyond MAX_SCALE, bools, strings are
+    refused with a reason and the output stays as it was."""
+    client, proc, _, _, commands, terms = running
+    bare, _ = models
+    q = np.array([0.3, 0.6, -0.4])
+    g = bare.gravity(q)  # the core model; the node's own route is compared to Pinocchio above
+    assert np.all(np.abs(g[1:]) > 1e-3)
+
+    def set_and_exchange(value):
+        n0 = len(commands)
+        (result,) = client.set_parameters(NODE, scale=value)
+        assert result.successful, result.reason
+        assert client.spin_until(lambda: len(commands) > n0, 2.0, proc), "no republish"
+        return _exchange(running, _setpoint(bare.joint_names, q, effort=[0.25] * 3))
+
+    factors = [0.5, 1.5, -2.0]
+    out = set_and_exchange(factors)
+    np.testing.assert_allclose(out.effort, 0.25 + np.array(factors) * g, rtol=0, atol=1e-12)
+    term = _by_name(terms[-1])
+    np.testing.assert_allclose([term[j] for j in bare.joint_names], np.array(factors) * g, atol=1e-12)
+    out = set_and_exchange([1, 2, 3])  # an int list, as YAML reads "[1, 2, 3]"
+    np.testing.assert_allclose(out.effort, 0.25 + np.array([1.0, 2.0, 3.0]) * g, atol=1e-12)
+    out = set_and_exchange(2)  # an int scalar: every joint
+    np.testing.assert_allclose(out.effort, 0.25 + 2.0 * g, atol=1e-12)
+    out = set_and_exchange([0.5, 1.5, -2.0])
+    before = list(out.effort)
+    for bad, needle in (
+        ([1.0, 1.1], "scale: expected 3 values"),
+        ([1.0, 1.1, 1.2, 1.3], "scale: expected 3 values"),
+        ([1.0, math.nan, 1.0], "scale"),
+        ([1.0, 150.0, 1.0], "within [-100, 100]"),
+        (150.0, "scale"),
+        ([True, False, True], "Wrong parameter type"),
+        (["1", "2", "3"], "Wrong parameter type"),
+        ("1.2", "Wrong parameter type"),
+        (False, "Wrong parameter type"),
+    ):
+        (result,) = client.set_parameters(NODE, scale=bad)
+        assert not result.successful and needle in result.reason, (bad, result.reason)
+    out = _exchange(running, _setpoint(bare.joint_names, q, effort=[0.25] * 3))
+    assert list(out.effort) == before  # every refusal left the per-joint scale in force
+    value = _get_parameter(client, "scale")
+    assert list(value.double_array_value) == [0.5, 1.5, -2.0]
+    set_and_exchange(1.0)
+
+
+def _get_parameter(client, name):
+    from rcl_interfaces.srv import GetParameters
+
+    cli = client.node.create_client(GetParameters, f"/{NODE}/get_parameters")
+    assert client.spin_until(cli.service_is_ready, 10.0)
+    future = cli.call_async(GetParameters.Request(names=[name]))
+    assert client.spin_until(future.done, 10.0)
+    client.node.destroy_client(cli)
+    return future.result().values[0]
+
+
+def _arm_yaml(path, joints, factors):
+    path.write_text(f"joints: {list(joints)}\ngravity_scale: {list(factors)}\n")
+    return str(path)
+
+
+def test_arm_config_gravity_scale_is_the_default_of_scale(tmp_path, urdf_path, models):
+    """Precedence: scale given (start-up or runtime) > arm_config's gravity_scale > 1.0."""
+    bare, _ = models
+    q = np.array([0.3, 0.6, -0.4])
+    g = bare.gravity(q)
+    # by name: the file lists two of the three joints, in another order; base_yaw keeps 1
+    first = _arm_yaml(tmp_path / "a.yaml", ["beam_pitch", "shoulder_pitch"], [0.5, 1.5])
+    second = _arm_yaml(tmp_path / "b.yaml", ["shoulder_pitch"], [3.0])
+    params = {"urdf_path": urdf_path, "arm_config": first}
+    path = write_params(tmp_path / "p.yaml", NODE, params)
+    domain = fresh_domain_id()
+    with node_process("gravity_compensation_node", domain, path) as proc, graph_client(domain) as client:
+        commands = client.subscribe(JointState, "joint_command")
+        setpoints = client.publisher(JointState, "joint_setpoint")
+        msg = _setpoint(bare.joint_names, q)
+        warm_up(client, setpoints, msg, commands, proc)
+
+        def output(**change):
+            if change:
+                (result,) = client.set_parameters(NODE, **change)
+                assert result.successful, result.reason
+                client.spin_for(0.1)
+            n0 = len(commands)
+            setpoints.publish(msg)
+            assert client.spin_until(lambda: len(commands) > n0, 5.0, proc)
+            return np.array(commands[-1].effort)
+
+        np.testing.assert_allclose(output(), [1.0, 1.5, 0.5] * g, rtol=0, atol=1e-12)
+        # scale not set yet: a new arm_config brings its own gravity_scale
+        np.testing.assert_allclose(output(arm_config=second), [1.0, 3.0, 1.0] * g, atol=1e-12)
+        # a bad file is refused with its reason, the last scale kept
+        bad = _arm_yaml(tmp_path / "c.yaml", ["no_such_joint"], [2.0])
+        (result,) = client.set_parameters(NODE, arm_config=bad)
+        assert not result.successful and "no_such_joint" in result.reason
+        # setting scale (even to its default value) overrides the file, also across changes
+        np.testing.assert_allclose(output(scale=1.0), g, atol=1e-12)
+        np.testing.assert_allclose(output(arm_config=first), g, atol=1e-12)
+        assert proc.poll() is None
+    # scale given at start-up wins over the file from the start
+    path = write_params(tmp_path / "p2.yaml", NODE, {**params, "scale": 2})
+    with node_process("gravity_compensation_node", domain, path) as proc, graph_client(domain) as client:
+        commands = client.subscribe(JointState, "joint_command")
+        setpoints = client.publisher(JointState, "joint_setpoint")
+        warm_up(client, setpoints, _setpoint(bare.joint_names, q), commands, proc)
+        setpoints.publish(_setpoint(bare.joint_names, q))
+        assert client.spin_until(lambda: len(commands) > 0, 5.0, proc)
+        np.testing.assert_allclose(commands[-1].effort, 2.0 * g, atol=1e-12)
