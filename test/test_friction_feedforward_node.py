@@ -249,3 +249,18 @@ def test_out_of_range_values_refused_with_the_name(friction):
     # the range admits 0, the config refuses it (> 0): same reason vocabulary as the Python API
     result = client.set_parameters(NODE, velocity_cutoff_hz=0.0)[0]
     assert not result.successful and "velocity_cutoff_hz must be > 0" in result.reason, result.reason
+
+
+def test_per_joint_scale_in_joints_order(friction):
+    client, proc, setpoints, _, commands = friction
+    v = np.array([0.05, 0.1, -0.2])
+    msg = _js(JOINTS, [0.0] * 3, v)
+    assert client.set_parameters(NODE, scale=[2.0, 0.5, -1.0])[0].successful
+    out = _exchange(client, proc, setpoints, commands, msg)
+    np.testing.assert_allclose(out.effort, [2.0, 0.5, -1.0] * _hand_friction(v), rtol=0, atol=1e-12)
+    for bad in ([1.0, 2.0], [1.0, 2.0, 3.0, 4.0]):
+        result = client.set_parameters(NODE, scale=bad)[0]
+        assert not result.successful and "scale: expected 3 values" in result.reason, result.reason
+    out = _exchange(client, proc, setpoints, commands, msg)
+    np.testing.assert_allclose(out.effort, [2.0, 0.5, -1.0] * _hand_friction(v), rtol=0, atol=1e-12)
+    assert client.set_parameters(NODE, scale=1)[0].successful

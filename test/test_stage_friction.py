@@ -148,3 +148,23 @@ def test_joints_default_to_the_model_names(model):
     assert FrictionConfig(model).joints == tuple(JOINTS)
     with pytest.raises(ConfigError):
         FrictionConfig(FrictionModel(3, breakaway=0.1))  # a count-only model names no joints
+
+
+def test_per_joint_scale_in_joints_order_and_changing_with_the_joints(model):
+    from gravity_friction_comp.errors import DimensionError
+
+    s = np.array([0.5, 2.0, -1.0])  # JOINTS order
+    stage = FrictionStage(FrictionConfig(model, JOINTS), StageSettings(scale=s))
+    v_msg = [0.05, 3.0, -0.01, 0.3]
+    res = stage.update(NAMES, [0.0] * 4, v_msg, [], 1.0)
+    np.testing.assert_allclose(_model_order(res.effort), s * _hand(_model_order(v_msg)), rtol=0, atol=1e-12)
+    with pytest.raises(DimensionError, match="scale"):
+        FrictionStage(FrictionConfig(model, JOINTS), StageSettings(scale=[1.0, 2.0]))
+    # two joints: the 3-value scale in force does not fit, a new one given with it does
+    two = FrictionModel(JOINTS[:2], breakaway=BREAKAWAY[:2].tolist(), eps=EPS, viscous=VISCOUS[:2].tolist())
+    with pytest.raises(DimensionError, match="scale: expected 2 values"):
+        stage.set_config(FrictionConfig(two, JOINTS[:2]))
+    assert stage.joint_names == tuple(JOINTS)  # refused: nothing changed
+    stage.set_config(FrictionConfig(two, JOINTS[:2]), StageSettings(scale=[3.0, 0.5]))
+    res = stage.update(JOINTS[:2], [0.0] * 2, [0.3, -0.2], [], 2.0)
+    np.testing.assert_allclose(res.effort, [3.0, 0.5] * _hand([0.3, -0.2, 0.0])[:2], atol=1e-12)
