@@ -40,7 +40,7 @@ import numpy as np
 
 from gravity_friction_comp.errors import ConfigError, DimensionError
 from gravity_friction_comp.friction.params import FRICTION_KEYWORDS
-from gravity_friction_comp.stage.contract import MAX_SCALE
+from gravity_friction_comp.stage.settings import MAX_SCALE
 from gravity_friction_comp.validation import number, read_yaml, string_keys
 
 __all__ = [
@@ -284,7 +284,7 @@ def gravity_scale_from_arm_yaml(
     Raises:
         ConfigError: ``joints:`` not a list of distinct strings, a joint of the file that
             ``joint_names`` lacks (valid names listed), an entry that is not a finite number
-            or beyond :data:`~gravity_friction_comp.stage.contract.MAX_SCALE` in magnitude.
+            or beyond :data:`~gravity_friction_comp.stage.settings.MAX_SCALE` in magnitude.
         DimensionError: ``gravity_scale`` whose length is not that of ``joints:`` (or n).
     """
     data = data_or_path if isinstance(data_or_path, Mapping) else load_arm_yaml(data_or_path)

@@ -172,7 +172,7 @@ class GravityCompensationNode(FeedforwardStageNode):
             self._scale_explicit = True
         if not self._scale_explicit and config.arm_scale is not None:
             current = self.stage.settings.scale if self.stage is not None else None
-            if not np.array_equal(current, settings.scale):
+            if current is None or not np.array_equal(current, settings.scale):
                 self.get_logger().info(
                     f"scale {np.asarray(settings.scale).tolist()} from arm_config gravity_scale "
                     "(scale not set)"
