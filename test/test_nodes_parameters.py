@@ -183,3 +183,32 @@ def test_read_only_robot_parameters_refuse_ros2_param_set(make_node):
     assert node.get_parameter("payload.mass").value == 1.0  # start-up values still apply
     (result,) = node.set_parameters([Parameter("payload.mass", value=-1.0)])
     assert not result.successful and "read-only" in result.reason
+
+
+def test_per_joint_parameter_takes_a_number_or_a_list(make_node):
+    """``Param(per_joint=True)`` (``scale``): dynamic typing, yet typed and ranged like a double."""
+    from rclpy.parameter import Parameter
+
+    node = make_node(PARAMS, "n:\n  ros__parameters:\n    scale: [1, 2, 3]\n")
+    assert node.get_parameter("scale").type_ == Parameter.Type.DOUBLE_ARRAY
+    assert list(node.get_parameter("scale").value) == [1.0, 2.0, 3.0]
+    (result,) = node.set_parameters([Parameter("scale", value=[4, 5])])  # ints → doubles
+    assert result.successful, result.reason
+    assert node.get_parameter("scale").type_ == Parameter.Type.DOUBLE_ARRAY
+    (result,) = node.set_parameters([Parameter("scale", value=3)])
+    assert result.successful and node.get_parameter("scale").type_ == Parameter.Type.DOUBLE
+    for bad, needle in (
+        ([1.0, 101.0], "scale must be within [-100, 100], got 101.0"),
+        ([1.0, float("nan")], "scale must be within"),
+        ([True, False], "Wrong parameter type"),
+        (["1.0"], "Wrong parameter type"),
+        (1000.0, "out of range"),
+    ):
+        (result,) = node.set_parameters([Parameter("scale", value=bad)])
+        assert not result.successful and needle in result.reason, (bad, result.reason)
+    assert node.get_parameter("scale").value == 3.0
+    d = node.describe_parameter("scale")
+    assert d.dynamic_typing and "one per model joint" in d.description
+    (rng,) = d.floating_point_range
+    assert (rng.from_value, rng.to_value) == (-MAX_SCALE, MAX_SCALE)
+    assert not node.describe_parameter("payload.mass").dynamic_typing  # others stay static
