@@ -148,3 +148,52 @@ def test_joints_default_to_the_model_names(model):
     assert FrictionConfig(model).joints == tuple(JOINTS)
     with pytest.raises(ConfigError):
         FrictionConfig(FrictionModel(3, breakaway=0.1))  # a count-only model names no joints
+
+
+def test_implausible_velocity_is_refused_and_changes_nothing(model):
+    import warnings
+
+    stage = FrictionStage(FrictionConfig(model, JOINTS))
+    good = stage.update(JOINTS, [0.0] * 3, [0.1, 0.2, 0.3], [], t=0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(InputError, match="shoulder_pitch") as err:
+            stage.update(JOINTS, [0] * 3, [0, 1e300, 0], [], t=0.01)
+    assert err.value.reason is Reason.RANGE
+    assert stage.velocity.tolist() == [0.1, 0.2, 0.3]  # the last good q̇ and setpoint kept
+    assert stage.repeat().effort.tolist() == good.effort.tolist()
+    # a pass-through joint may be anything finite: only the stage's joints are bounded
+    stage.update([*JOINTS, "gripper"], [0.0] * 4, [0.0, 0.0, 0.0, 1e300], [], t=0.02)
+
+    measured = FrictionStage(FrictionConfig(model, JOINTS, velocity_source="measured"))
+    with pytest.raises(InputError) as err:
+        measured.update_measured(JOINTS, [0.0, 1e300, 0.0])
+    assert err.value.reason is Reason.RANGE
+
+
+@pytest.mark.parametrize(
+    ("velocity", "reason"),
+    [
+        (["a", 0, 0], Reason.TYPE),
+        (None, Reason.SHAPE),
+        ([[0, 0], 0, 0], Reason.TYPE),
+        ([1j, 0, 0], Reason.TYPE),
+        (np.zeros((3, 1)), Reason.SHAPE),
+    ],
+)
+def test_measured_velocity_of_the_wrong_kind_is_an_input_error(model, velocity, reason):
+    stage = FrictionStage(FrictionConfig(model, JOINTS, velocity_source="measured"))
+    with pytest.raises(InputError) as err:
+        stage.update_measured(JOINTS, velocity)
+    assert err.value.reason is reason
+
+
+@pytest.mark.parametrize(
+    ("t", "reason"),
+    [("x", Reason.TYPE), (None, Reason.TYPE), (math.nan, Reason.NOT_FINITE), (math.inf, Reason.NOT_FINITE)],
+)
+def test_non_numeric_or_non_finite_t_is_an_input_error(model, t, reason):
+    stage = FrictionStage(FrictionConfig(model, JOINTS, velocity_source="differentiated"))
+    with pytest.raises(InputError) as err:
+        stage.update(JOINTS, [0.0] * 3, [], [], t)
+    assert err.value.reason is reason and stage.kept is None

@@ -192,3 +192,14 @@ def test_config_refuses_other_models(models, repo_root):
         GravityStage(GravityConfig(bare), holding=1)
     with pytest.raises(ConfigError):
         GravityStage(GravityConfig(bare)).set_scale(math.nan)
+
+
+@pytest.mark.parametrize(
+    ("t", "reason"), [("x", Reason.TYPE), (math.nan, Reason.NOT_FINITE), (math.inf, Reason.NOT_FINITE)]
+)
+def test_gravity_mode_checks_t_like_every_stage(models, t, reason):
+    bare, loaded = models
+    stage = GravityStage(GravityConfig(bare, loaded))
+    with pytest.raises(InputError) as err:
+        stage.update(NAMES, [0.1, 0.2, 0.3, 0.4], [], [], t)
+    assert err.value.reason is reason and stage.kept is None

@@ -54,7 +54,7 @@ from gravity_friction_comp.friction.params import (
     merge_keywords,
     params_from_keywords,
 )
-from gravity_friction_comp.validation import vector
+from gravity_friction_comp.validation import MAX_PLAUSIBLE_VELOCITY, vector
 
 __all__ = ["FrictionModel"]
 
@@ -299,10 +299,12 @@ class FrictionModel:
             New float64 array (n,); exactly +0.0 entries where the term vanishes.
 
         Raises:
-            InputError: wrong shape (reason ``Reason.SHAPE``) or non-finite values (``Reason.NOT_FINITE``).
+            InputError: wrong shape (reason ``Reason.SHAPE``), non-finite values
+                (``Reason.NOT_FINITE``) or a velocity beyond
+                :data:`~gravity_friction_comp.validation.MAX_PLAUSIBLE_VELOCITY` (``Reason.RANGE``).
         """
         p = self._params
-        v = vector("velocity", velocity, p.n_joints) if checked else velocity
+        v = vector("velocity", velocity, p.n_joints, bound=MAX_PLAUSIBLE_VELOCITY) if checked else velocity
         if self._is_zero:
             return np.zeros(p.n_joints)
         t = np.tanh(v / p.eps)
