@@ -194,7 +194,8 @@ class FrictionModel:
         The YAML is read with
         :func:`gravity_friction_comp.friction.arm_yaml.friction_params_from_arm_yaml` (i2rt
         ``friction_comp`` block with our extensions, i2rt gripper ``friction_comp_breakaway``,
-        or OpenArm ``LeaderArmParam``/``FollowerArmParam``).
+        or OpenArm ``LeaderArmParam``/``FollowerArmParam``); with joint names, the YAML's
+        per-joint lists are mapped by name through its ``joints:`` list when it has one.
         An explicit ``breakaway`` replaces the YAML's per-direction values too (unless those
         are also given); an explicit ``bam`` or ``bam_files`` replaces the YAML's BAM files.
 
@@ -215,8 +216,8 @@ class FrictionModel:
                 f"unknown friction keywords {unknown}; valid keywords: " + ", ".join(FRICTION_KEYWORDS),
                 key=unknown[0],
             )
-        n, _ = joint_count(joints_or_n)
-        kwargs = friction_params_from_arm_yaml(path, n_joints=n)
+        n, names = joint_count(joints_or_n)
+        kwargs = friction_params_from_arm_yaml(path, n_joints=n, joint_names=names)
         given = given_keywords(overrides)
         kwargs = merge_keywords(kwargs, given)
         return cls(joints_or_n, **kwargs)
