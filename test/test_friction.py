@@ -444,3 +444,11 @@ def test_implausible_velocity_is_refused_without_overflow(model_kw):
             assert err.value.reason is Reason.RANGE
         tau = m.torque([0.0, MAX_PLAUSIBLE_VELOCITY])  # the bound itself is plausible
     assert np.all(np.isfinite(tau)) and abs(tau[1]) < 1e3
+
+
+def test_a_misspelt_keyword_is_a_config_error_listing_the_valid_ones():
+    with pytest.raises(
+        ConfigError, match="unknown friction keywords \\['breakway'\\]; valid keywords: .*breakaway"
+    ) as err:
+        FrictionModel(3, breakway=1)
+    assert err.value.key == "breakway" and err.value.value == 1

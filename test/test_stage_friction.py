@@ -197,3 +197,10 @@ def test_non_numeric_or_non_finite_t_is_an_input_error(model, t, reason):
     with pytest.raises(InputError) as err:
         stage.update(JOINTS, [0.0] * 3, [], [], t)
     assert err.value.reason is reason and stage.kept is None
+
+
+@pytest.mark.parametrize("joints", ["abc", b"abc"])
+def test_a_bare_string_is_not_a_joint_list(model, joints):
+    with pytest.raises(ConfigError, match="list of joint names") as err:
+        FrictionConfig(model, joints)
+    assert err.value.key == "joints"

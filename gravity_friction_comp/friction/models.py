@@ -88,9 +88,22 @@ class FrictionModel:
     Raises:
         ConfigError: negative / non-finite coefficient or one beyond ``MAX_COEFFICIENT``,
             ``eps`` or Stribeck velocity/exponent ≤ 0, unknown model (choices listed), non-bool ``enabled``, BAM file problems,
-            non-zero tanh coefficients on a BAM joint. ``key`` names the parameter.
+            non-zero tanh coefficients on a BAM joint, an unknown keyword (valid ones listed).
+            ``key`` names the parameter.
         DimensionError: a per-joint array whose length is not n.
     """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> FrictionModel:
+        # Before __init__ binds its keywords: a typo (``breakway=``) is a ConfigError naming
+        # the valid keywords, not a TypeError (__init__'s signature stays the keyword list).
+        unknown = sorted(set(kwargs) - set(FRICTION_KEYWORDS) - {"n_joints_or_joint_names"})
+        if unknown:
+            raise ConfigError(
+                f"unknown friction keywords {unknown}; valid keywords: " + ", ".join(FRICTION_KEYWORDS),
+                key=unknown[0],
+                value=kwargs[unknown[0]],
+            )
+        return super().__new__(cls)
 
     def __init__(
         self,

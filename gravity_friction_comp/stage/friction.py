@@ -46,8 +46,10 @@ def validate_joints(joints: Any) -> tuple[str, ...]:
     """The stage's joint names, empty entries dropped (ROS string arrays cannot be empty).
 
     Raises:
-        ConfigError: no name left, or a name repeated (key ``joints``).
+        ConfigError: a bare string, no name left, or a name repeated (key ``joints``).
     """
+    if isinstance(joints, (str, bytes)):  # "abc" is one name, not the joints a, b, c
+        raise ConfigError(f"joints must be a list of joint names, got {joints!r}", key="joints", value=joints)
     names = tuple(j for j in (joints or ()) if j)
     if not names:
         raise ConfigError("joints must name the joints the friction arrays refer to", key="joints")
