@@ -14,7 +14,7 @@ python-can.
 
 from __future__ import annotations
 
-import importlib
+import importlib as _importlib
 from typing import TYPE_CHECKING, Any
 
 #: Public name -> the module that defines it.
@@ -101,13 +101,15 @@ def __getattr__(name: str) -> Any:
         module = _EXPORTS[name]
     except KeyError:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    value = getattr(_importlib.import_module(f"{__name__}.{module}"), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    """The public names and the module's dunders: not its imports (``Any``, ``TYPE_CHECKING``
+    -- kept by name for static checkers --, ``annotations``) nor its subpackages."""
+    return sorted(set(__all__) | {n for n in globals() if n.startswith("__") and n.endswith("__")})
 
 
 if TYPE_CHECKING:  # static checkers see the eager imports

@@ -291,7 +291,7 @@ def check_bound(what: str, arr: np.ndarray, bound: float, names: Sequence[str] |
     """
     bad = np.flatnonzero(np.abs(arr) > bound)
     if bad.size:
-        where = [names[i] if names is not None else int(i) for i in bad]
+        where = [names[int(i)] if names is not None else int(i) for i in bad]
         raise InputError(
             f"{what} beyond the plausible ±{bound:g} for joints {where}: {arr[bad].tolist()}",
             reason=Reason.RANGE,

@@ -165,21 +165,21 @@ def parse_setpoint(
         raise InputError(f"names must be a list of joint names, got {names!r}", reason=Reason.TYPE)
     m = len(names)
     pos = _floats(position, "position")
-    vel = _floats(velocity, "velocity")
-    eff = _floats(effort, "effort")
-    n_vel, n_eff = len(vel), len(eff)
+    vel_in = _floats(velocity, "velocity")
+    eff_in = _floats(effort, "effort")
+    n_vel, n_eff = len(vel_in), len(eff_in)
     if len(pos) != m or n_vel not in (0, m) or n_eff not in (0, m):
         _raise_length_mismatch(m, len(pos), n_vel, n_eff)
     joint_map = JointMap.for_names(names, model_names)
-    vel = vel if n_vel else None
-    eff = eff if n_eff else _zeros(m)
+    vel = vel_in if n_vel else None
+    eff = eff_in if n_eff else _zeros(m)
     # A sum is the cheapest finiteness screen (NaN/inf propagate); only a non-finite (or
     # overflowing) total pays for the element-wise check below.
     total = _sum(position, pos)
     if n_vel:
-        total += _sum(velocity, vel)
+        total += _sum(velocity, vel_in)
     if n_eff:
-        total += _sum(effort, eff)
+        total += _sum(effort, eff_in)
     if not math.isfinite(total):
         for field, values in (("position", pos), ("velocity", vel), ("effort", eff)):
             if values is not None:
