@@ -136,6 +136,7 @@ class FrictionStage(FeedforwardStage):
         self._joints = tuple(config.joints)
         self._selector = _selector(config)
         self._velocity: np.ndarray | None = None  # q̇ of the last setpoint, model order
+        self._refused = False  # _accept refused the setpoint update() is handling
 
     @property
     def config(self) -> FrictionConfig:
@@ -210,11 +211,12 @@ class FrictionStage(FeedforwardStage):
         """As :meth:`FeedforwardStage.update`; also refuses a q̇ beyond
         :data:`~gravity_friction_comp.validation.MAX_PLAUSIBLE_VELOCITY` (InputError
         ``Reason.RANGE``, the previous setpoint and velocity are kept)."""
-        kept = self._last
+        kept, self._refused = self._last, False
         try:
             return super().update(names, position, velocity, effort, t)
-        except _ImplausibleVelocity:
-            self._last = kept
+        except InputError:
+            if self._refused:  # the base kept the setpoint before _accept refused it
+                self._last = kept
             raise
 
     def _accept(self, setpoint: Setpoint, t: float) -> None:
@@ -222,8 +224,9 @@ class FrictionStage(FeedforwardStage):
         if model_velocity is not None:  # before the selector: a refused setpoint changes nothing
             try:
                 check_bound("velocity", model_velocity, MAX_PLAUSIBLE_VELOCITY, self._joints)
-            except InputError as error:
-                raise _ImplausibleVelocity(str(error), reason=Reason.RANGE) from None
+            except InputError:
+                self._refused = True
+                raise
         self._velocity = self._selector.velocity(setpoint.model_position(), model_velocity, t)
 
     def _term(self, setpoint: Setpoint) -> np.ndarray | None:
@@ -235,7 +238,3 @@ class FrictionStage(FeedforwardStage):
         load = setpoint.model_effort() if model.uses_load else None
         # parse_setpoint and the selector hand over finite float64 (n,) arrays only
         return model.torque(self._velocity, load, checked=False)
-
-
-class _ImplausibleVelocity(InputError):
-    """A setpoint velocity :meth:`FrictionStage.update` refuses after the base kept it."""
