@@ -14,7 +14,7 @@ python-can.
 
 from __future__ import annotations
 
-import importlib
+import importlib as _importlib
 from typing import TYPE_CHECKING, Any
 
 #: Public name -> the module that defines it.
@@ -101,13 +101,15 @@ def __getattr__(name: str) -> Any:
         module = _EXPORTS[name]
     except KeyError:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    value = getattr(_importlib.import_module(f"{__name__}.{module}"), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    """The public names and the module's dunders: not its imports (``Any``, ``TYPE_CHECKING``
+    -- kept by name for static checkers --, ``annotations``) nor its subpackages."""
+    return sorted(set(__all__) | {n for n in globals() if n.startswith("__") and n.endswith("__")})
 
 
 if TYPE_CHECKING:  # static checkers see the eager imports
@@ -132,9 +134,9 @@ if TYPE_CHECKING:  # static checkers see the eager imports
     from gravity_friction_comp.friction.models import FrictionModel
     from gravity_friction_comp.friction.params import FRICTION_KEYWORDS, FRICTION_MODELS, FrictionParams
     from gravity_friction_comp.ident.excitation import (
-        excitation_profile,
         ExcitationConfig,
         JointLimits,
+        excitation_profile,
         record_simulated,
     )
     from gravity_friction_comp.ident.identify import IdentificationConfig, IdentificationResult, identify
@@ -147,7 +149,7 @@ if TYPE_CHECKING:  # static checkers see the eager imports
     from gravity_friction_comp.mit.codec import decode_command, encode_command
     from gravity_friction_comp.mit.feedback import decode_feedback
     from gravity_friction_comp.mit.joint_motor_map import JointMotorMap
-    from gravity_friction_comp.mit.motor_table import motor_limits, MOTOR_TABLE, motor_types, MotorLimits
+    from gravity_friction_comp.mit.motor_table import MOTOR_TABLE, MotorLimits, motor_limits, motor_types
     from gravity_friction_comp.model.actuator import ActuatorModel, ActuatorTerms
     from gravity_friction_comp.model.payload import Payload
     from gravity_friction_comp.model.robot_model import RobotModel
@@ -156,10 +158,10 @@ if TYPE_CHECKING:  # static checkers see the eager imports
     from gravity_friction_comp.sim.config import JointSimParams, SimConfig
     from gravity_friction_comp.sim.motor_emulator import EmulatedMotor
     from gravity_friction_comp.stage.contract import (
-        apply_stage,
         FeedforwardStage,
-        parse_setpoint,
         StageSettings,
+        apply_stage,
+        parse_setpoint,
     )
     from gravity_friction_comp.stage.friction import FrictionConfig, FrictionStage
     from gravity_friction_comp.stage.gravity import GravityConfig, GravityStage

@@ -24,8 +24,15 @@ def flatten_parameters(tree: Any, prefix: str = "") -> dict[str, Any]:
 
     Raises:
         ConfigError: a mapping with a non-string key (``key`` = the enclosing name, or
-            ``"ros__parameters"`` at the top).
+            ``"ros__parameters"`` at the top), or a top level that is not a mapping
+            (``None``, a list, a number: there is no name to give it).
     """
+    if not prefix and not isinstance(tree, Mapping):
+        raise ConfigError(
+            f"ros__parameters must be a mapping of parameter names to values, got {tree!r}",
+            key="ros__parameters",
+            value=tree,
+        )
     if isinstance(tree, Mapping):
         string_keys(prefix or "ros__parameters", tree)
         out: dict[str, Any] = {}

@@ -23,11 +23,13 @@ __all__ = [
     "CAN_EXTENDED_ID_MAX",
     "can_id",
     "CAN_STANDARD_ID_MAX",
+    "check_bound",
     "check_regular_file",
     "frame_bytes",
     "integer",
     "joint_names",
     "MAX_FILE_BYTES",
+    "MAX_PLAUSIBLE_VELOCITY",
     "MAX_YAML_DEPTH",
     "number",
     "per_joint",
@@ -43,6 +45,12 @@ __all__ = [
 CAN_STANDARD_ID_MAX = 0x7FF
 #: Largest 29-bit (extended) CAN arbitration id.
 CAN_EXTENDED_ID_MAX = 0x1FFFFFFF
+
+#: [rad/s or m/s] no joint of the arms this package targets moves faster (~10x the fastest,
+#: DM4340 output: 10 rad/s): a larger velocity input is refused (friction models,
+#: :meth:`FrictionStage.update`), and a faster step between two position samples is a
+#: *jump*, not motion (:class:`~gravity_friction_comp.stage.velocity.VelocityEstimator`).
+MAX_PLAUSIBLE_VELOCITY = 100.0
 
 
 def per_joint(
@@ -236,7 +244,9 @@ def joint_names(key: str, value: Any) -> tuple[str, ...]:
     return names
 
 
-def vector(what: str, value: Any, n: int, *, names: Sequence[str] | None = None) -> np.ndarray:
+def vector(
+    what: str, value: Any, n: int, *, names: Sequence[str] | None = None, bound: float | None = None
+) -> np.ndarray:
     """A runtime input of n finite numbers (a position, velocity or load vector) as floats.
 
     Args:
@@ -244,13 +254,15 @@ def vector(what: str, value: Any, n: int, *, names: Sequence[str] | None = None)
         value: A sequence or array of n numbers.
         n: Required length.
         names: The joint order, shown in the shape message when given.
+        bound: Largest plausible magnitude (e.g. :data:`MAX_PLAUSIBLE_VELOCITY`); ``None``: any.
 
     Returns:
         (n,) float64 array (``value`` itself when it already is one; not copied).
 
     Raises:
         InputError: ``Reason.TYPE`` not numbers (a string, a mapping, mixed entries);
-            ``Reason.SHAPE`` not of shape (n,); ``Reason.NOT_FINITE`` a NaN or ±inf entry.
+            ``Reason.SHAPE`` not of shape (n,); ``Reason.NOT_FINITE`` a NaN or ±inf entry;
+            ``Reason.RANGE`` an entry beyond ``bound``.
     """
     if isinstance(value, (str, bytes, Mapping)):
         raise InputError(f"{what} must be {n} numbers, got {short_repr(value)}", reason=Reason.TYPE)
@@ -263,7 +275,27 @@ def vector(what: str, value: Any, n: int, *, names: Sequence[str] | None = None)
         raise InputError(f"{what} must have shape ({n},){order}, got shape {arr.shape}", reason=Reason.SHAPE)
     if not np.isfinite(arr).all():
         raise InputError(f"{what} contains NaN/inf: {arr.tolist()}", reason=Reason.NOT_FINITE)
+    if bound is not None:
+        check_bound(what, arr, bound, names)
     return arr
+
+
+def check_bound(what: str, arr: np.ndarray, bound: float, names: Sequence[str] | None = None) -> None:
+    """Raise InputError (``Reason.RANGE``, offending joints named) if ``|arr| > bound`` anywhere.
+
+    Args:
+        what: Name of the input for the message.
+        arr: (n,) finite floats.
+        bound: Largest plausible magnitude.
+        names: (n,) joint names for the message (indices when ``None``).
+    """
+    bad = np.flatnonzero(np.abs(arr) > bound)
+    if bad.size:
+        where = [names[int(i)] if names is not None else int(i) for i in bad]
+        raise InputError(
+            f"{what} beyond the plausible ±{bound:g} for joints {where}: {arr[bad].tolist()}",
+            reason=Reason.RANGE,
+        )
 
 
 def frame_bytes(data: Any, what: str = "CAN frame data") -> bytes:

@@ -303,3 +303,39 @@ def test_gravity_scale_errors_name_the_key(data, error, needle):
         gravity_scale_from_arm_yaml(data, ["a", "b", "c"])
     assert needle in str(info.value)
     assert info.value.key in ("gravity_scale", "joints")
+
+
+def _joints_file(tmp_path, joints, **block):
+    path = tmp_path / "arm.yaml"
+    path.write_text(yaml.safe_dump({"joints": joints, "friction_comp": block}))
+    return path
+
+
+def test_top_level_joints_map_the_lists_by_name(tmp_path):
+    path = _joints_file(
+        tmp_path, ["a", "b", "c", "gripper"], breakaway=[0.1, 0.2, 0.3, 0.9], viscous=0.05, eps=[1, 2, 3, 4]
+    )
+    out = friction_params_from_arm_yaml(path, 3, joint_names=["c", "a", "b"])
+    assert out["breakaway"] == [0.3, 0.1, 0.2] and out["eps"] == [3.0, 1.0, 2.0] and out["viscous"] == 0.05
+    model = FrictionModel.from_yaml(path, ["c", "a", "b"])
+    np.testing.assert_array_equal(model.params.breakaway_positive, [0.3, 0.1, 0.2])
+    # without names (a joint count) the lists keep the file's order, checked against n
+    with pytest.raises(DimensionError):
+        friction_params_from_arm_yaml(path, 3)
+
+
+@pytest.mark.parametrize(
+    ("joints", "match"),
+    [
+        (["a", "b", "x"], r"\['c'\] not in the file's joints"),
+        (["x", "y", "z"], "not in the file's joints"),
+        (["a", "a", "b"], "duplicate"),
+        ("abc", "list of joint names"),
+        ([1, 2, 3], "non-empty strings"),
+    ],
+)
+def test_top_level_joints_that_do_not_fit_are_config_errors(tmp_path, joints, match):
+    path = _joints_file(tmp_path, joints, breakaway=[0.1, 0.2, 0.3])
+    with pytest.raises(ConfigError, match=match) as err:
+        FrictionModel.from_yaml(path, ["a", "b", "c"])
+    assert err.value.key == "joints"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import pathlib
+import warnings
 
 import numpy as np
 import pytest
@@ -17,6 +18,7 @@ from gravity_friction_comp.errors import ConfigError, DimensionError, InputError
 from gravity_friction_comp.friction.bam import BamParameters
 from gravity_friction_comp.friction.models import FrictionModel
 from gravity_friction_comp.friction.params import FRICTION_KEYWORDS
+from gravity_friction_comp.validation import MAX_PLAUSIBLE_VELOCITY
 
 MX64 = pathlib.Path(__file__).resolve().parent / "data" / "bam" / "mx64"
 
@@ -410,8 +412,8 @@ def test_implausible_coefficients_are_refused(kwargs, key):
     with pytest.raises(ConfigError, match="within") as info:
         FrictionModel(2, **kwargs)
     assert info.value.key == key
-    # the limit itself is accepted and gives finite torque at any finite velocity up to
-    # 1e300 rad/s: |τ| <= 3·MAX·(1 + |v|) by hand from the module equation
+    # the limit itself is accepted and gives finite torque at any plausible velocity
+    # (beyond MAX_PLAUSIBLE_VELOCITY the velocity is refused, below)
     top = FrictionModel(
         2,
         breakaway=MAX_COEFFICIENT,
@@ -419,8 +421,34 @@ def test_implausible_coefficients_are_refused(kwargs, key):
         viscous=MAX_COEFFICIENT,
         offset=-MAX_COEFFICIENT,
     )
-    for v in (0.0, 1e-3, -5.0, 1e300):
-        with np.errstate(over="ignore"):  # (v/v_s)**2 overflows to inf: exp(-inf) = 0
+    for v in (0.0, 1e-3, -5.0, MAX_PLAUSIBLE_VELOCITY):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no overflow either
             tau = top.torque([v, -v])
         assert np.all(np.isfinite(tau)), (v, tau)
+    with pytest.raises(InputError) as refused:
+        top.torque([0.0, 1e300])
+    assert refused.value.reason is Reason.RANGE
     np.testing.assert_allclose(top.torque([0.0, 0.0]), [-MAX_COEFFICIENT] * 2)
+
+
+@pytest.mark.parametrize("model_kw", [{}, {"model": "bam", "bam_files": [str(MX64 / "m6.json")] * 2}])
+def test_implausible_velocity_is_refused_without_overflow(model_kw):
+    kw = model_kw or {"breakaway": 0.1, "viscous": 0.04}
+    m = FrictionModel(2, **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no RuntimeWarning (overflow) may escape
+        for v in (1e300, -MAX_PLAUSIBLE_VELOCITY * 1.001):
+            with pytest.raises(InputError, match="plausible") as err:
+                m.torque([0.0, v])
+            assert err.value.reason is Reason.RANGE
+        tau = m.torque([0.0, MAX_PLAUSIBLE_VELOCITY])  # the bound itself is plausible
+    assert np.all(np.isfinite(tau)) and abs(tau[1]) < 1e3
+
+
+def test_a_misspelt_keyword_is_a_config_error_listing_the_valid_ones():
+    with pytest.raises(
+        ConfigError, match="unknown friction keywords \\['breakway'\\]; valid keywords: .*breakaway"
+    ) as err:
+        FrictionModel(3, breakway=1)
+    assert err.value.key == "breakway" and err.value.value == 1

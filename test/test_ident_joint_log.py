@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from conftest import sweep_log
 
-from gravity_friction_comp.errors import IdentificationError, Reason
+from gravity_friction_comp.errors import ConfigError, IdentificationError, Reason
 from gravity_friction_comp.ident.identify import FrictionSamples, friction_samples
 from gravity_friction_comp.ident.joint_log import (
     JointStateLog,
@@ -148,3 +148,40 @@ def test_friction_samples_recover_the_injected_friction():
     np.testing.assert_allclose(
         samples.tau_e[:, 1], -log.effort[:, 1], atol=1e-12
     )  # held joint: effort = g(q)
+
+
+@pytest.mark.parametrize(
+    ("row2", "column"),
+    [("0.1,nan", "a/position"), ("0.1,inf", "a/position"), ("0.1,1e400", "a/position"), ("nan,2", "time")],
+)
+def test_csv_non_finite_cell_names_file_line_and_column(tmp_path, row2, column):
+    from gravity_friction_comp.ident.joint_log import load_csv
+
+    path = tmp_path / "log.csv"
+    path.write_text(f"time,a/position\n0,1\n{row2}\n0.2,3\n")
+    with pytest.raises(
+        IdentificationError, match=rf"log.csv.*line 3 \(sample 1\), column '{column}': not finite"
+    ) as err:
+        load_csv(path, require=("position",))
+    assert err.value.reason is Reason.NOT_FINITE
+
+
+@pytest.mark.parametrize("times", [(0, 0.2, 0.1), (0, 0.1, 0.1)], ids=["backwards", "repeated"])
+def test_csv_time_must_increase(tmp_path, times):
+    from gravity_friction_comp.ident.joint_log import load_csv
+
+    path = tmp_path / "log.csv"
+    path.write_text("time,a/position\n\n" + "".join(f"{t},{k}\n" for k, t in enumerate(times)))
+    with pytest.raises(IdentificationError, match=r"line 5, column 'time': 0.1 does not increase"):
+        load_csv(path, require=("position",))
+
+
+@pytest.mark.parametrize("require", [("torque",), "position", ("position", "velocity", "torque"), None])
+def test_unknown_require_fields_are_config_errors_listing_the_valid_ones(tmp_path, require):
+    from gravity_friction_comp.ident.joint_log import load_csv
+
+    path = tmp_path / "log.csv"
+    path.write_text("time,a/position\n0,1\n0.1,2\n")
+    with pytest.raises(ConfigError, match="position.*velocity.*effort") as err:
+        load_csv(path, require=require)
+    assert err.value.key == "require"

@@ -189,3 +189,10 @@ def test_type_checking_block_matches_the_lazy_exports():
             for alias in node.names:
                 seen[alias.asname or alias.name] = node.module.removeprefix(f"{ROOT}.")
     assert seen == gravity_friction_comp._EXPORTS
+
+
+def test_dir_of_the_root_is_the_public_names_and_dunders():
+    listed = dir(gravity_friction_comp)
+    extra = [n for n in listed if n not in gravity_friction_comp.__all__ and not n.startswith("__")]
+    assert extra == []  # no Any, TYPE_CHECKING, annotations, importlib, subpackages
+    assert set(gravity_friction_comp.__all__) <= set(listed) and "__version__" not in extra

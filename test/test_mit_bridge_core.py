@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from gravity_friction_comp.errors import ConfigError, DimensionError, InputError, Reason
@@ -414,4 +415,63 @@ def test_checked_gains_validates_without_applying():
     # set_gains validates both before applying either
     with pytest.raises(ConfigError):
         core.set_gains(kp=[1.0, 1.0, 1.0], kd=[-1.0, 0.0, 0.0])
+    assert core.gains[0].tolist() == [40.0, 40.0, 10.0]
+
+
+@pytest.mark.parametrize(
+    ("bad_now", "reason"),
+    [
+        (math.nan, Reason.NOT_FINITE),
+        (math.inf, Reason.NOT_FINITE),
+        (-math.inf, Reason.NOT_FINITE),
+        (10**400, Reason.NOT_FINITE),
+        ("x", Reason.TYPE),
+        (None, Reason.TYPE),
+        (True, Reason.TYPE),
+    ],
+)
+def test_non_finite_or_non_numeric_now_is_refused(bad_now, reason):
+    core = MitBridgeCore(_config())
+    core.set_command([0.5] * 3, None, None, 0.0)
+    for call in (
+        lambda: core.set_command([0.5] * 3, None, [5] * 3, now=bad_now),
+        lambda: core.step(bad_now),
+        lambda: core.ingest_feedback(0x11, bytes(8), bad_now),
+    ):
+        with pytest.raises(InputError) as err:
+            call()
+        assert err.value.reason is reason
+    assert core.rejected_commands == 1 and core.frames_sent == 0
+    core.step(1e6)  # the good command of t = 0 has long timed out
+    assert all(s.behavior == "damp" for s in core.status())
+
+
+def test_command_stamped_in_the_future_does_not_extend_its_life():
+    core = MitBridgeCore(_config())
+    core.set_command([0.5] * 3, None, None, now=1e9)
+    core.step(10.0)
+    assert all(s.behavior == "command" for s in core.status())  # age counts from this step
+    core.step(10.0 + TIMEOUT)  # exactly the timeout: still commanded
+    assert core.status()[0].behavior == "command"
+    core.step(10.0 + TIMEOUT + T)
+    assert all(s.behavior == "damp" for s in core.status())
+
+
+def test_position_is_required_and_arrays_must_be_one_dimensional():
+    core = MitBridgeCore(_config())
+    with pytest.raises(InputError) as err:
+        core.set_command(None, None, None, now=0.0)
+    assert err.value.reason is Reason.MISSING
+    column = np.zeros((3, 1))
+    for args in ((column, None, None), ([0] * 3, column, None), ([0] * 3, None, column), (0.5, None, None)):
+        with pytest.raises(InputError) as err:
+            core.set_command(*args, now=0.0)
+        assert err.value.reason is Reason.SHAPE
+    assert core.rejected_commands == 5
+    core.step(0.0)
+    assert all(s.behavior == "damp" for s in core.status())  # nothing was ever commanded
+    for gains in ({"kp": np.full((3, 1), 5.0)}, {"kd": np.full((3, 1), 0.5)}):
+        with pytest.raises(InputError) as err:
+            core.set_gains(**gains)
+        assert err.value.reason is Reason.SHAPE
     assert core.gains[0].tolist() == [40.0, 40.0, 10.0]

@@ -225,3 +225,30 @@ def test_decoders_accept_bytes_like_payloads():
     # python-can hands over bytearray; hand-written tests use lists of ints
     for form in (frame, bytearray(frame), memoryview(frame), list(frame)):
         assert decode_command(form, limits) == decode_command(frame, limits)
+
+
+@pytest.mark.parametrize(
+    ("field", "bad", "reason"),
+    [(0, 10**400, Reason.NOT_FINITE), (1, "1", Reason.TYPE), (4, b"1", Reason.TYPE), (2, None, Reason.TYPE)],
+)
+def test_encode_command_refuses_huge_ints_and_strings(field, bad, reason):
+    from gravity_friction_comp.mit.codec import command_codes
+    from gravity_friction_comp.mit.motor_table import motor_limits
+
+    values = [0.0] * 5
+    values[field] = bad
+    for encode in (encode_command, command_codes):
+        with pytest.raises(InputError) as err:
+            encode(*values, motor_limits("DM4340"))
+        assert err.value.reason is reason
+
+
+@pytest.mark.parametrize("limits", [None, "DM4340", {"p_max": 12.5}])
+def test_limits_that_are_not_motor_limits_are_config_errors(limits):
+    from gravity_friction_comp.errors import ConfigError
+
+    with pytest.raises(ConfigError) as err:
+        encode_command(0.0, 0.0, 0.0, 0.0, 0.0, limits)
+    assert err.value.key == "limits"
+    with pytest.raises(ConfigError):
+        decode_command(bytes(8), limits)

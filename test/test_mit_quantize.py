@@ -35,3 +35,19 @@ def test_scalar_round_trip_within_half_lsb():
         half = (hi - lo) / ((1 << bits) - 1) / 2
         for x in rng.uniform(lo, hi, 2000):
             assert abs(uint_to_float(float_to_uint(x, lo, hi, bits), lo, hi, bits) - x) <= half * (1 + 1e-9)
+
+
+def test_quantize_helpers_refuse_strings_huge_ints_and_bad_ranges():
+    from gravity_friction_comp.errors import ConfigError, InputError, Reason
+    from gravity_friction_comp.mit.quantize import float_to_uint, pack_pvt
+
+    for x, reason in (("1", Reason.TYPE), (10**400, Reason.NOT_FINITE)):
+        with pytest.raises(InputError) as err:
+            float_to_uint(x, -1.0, 1.0, 12)
+        assert err.value.reason is reason
+    for lo, hi, bits in (("a", 1.0, 12), (-1.0, None, 12), (-1.0, 1.0, "12"), (-1.0, 1.0, 12.0)):
+        with pytest.raises(ConfigError):
+            float_to_uint(0.0, lo, hi, bits)
+    with pytest.raises(ConfigError) as err:
+        pack_pvt(0.0, 0.0, 0.0, None)
+    assert err.value.key == "limits"

@@ -137,3 +137,44 @@ def test_files_that_never_end_are_refused_at_once(friction_node, tmp_path):
         assert time.perf_counter() - start < 1.0
         assert not result.successful and needle in result.reason, result.reason
     assert node.get_parameter("arm_config").value == ""
+
+
+def _start(module: str, *ros_args: str):
+    import os
+
+    env = {**os.environ, "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
+    return subprocess.run(
+        [sys.executable, "-m", f"gravity_friction_comp.nodes.{module}", "--ros-args", *ros_args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("module", "ros_args", "named"),
+    [
+        ("friction_feedforward_node", ("-p", "scale:=abc"), "'scale'"),
+        ("friction_feedforward_node", ("-p", "enable:=maybe"), "'enable'"),
+        ("gravity_compensation_node", ("-p", "scale:=abc"), "'scale'"),
+    ],
+)
+def test_wrong_typed_parameter_is_a_one_line_error_and_exit_2(module, ros_args, named):
+    proc = _start(module, *ros_args)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr and named in proc.stderr
+    ours = [line for line in proc.stderr.splitlines() if "invalid configuration" in line]
+    assert len(ours) == 1, proc.stderr
+
+
+@pytest.mark.slow
+def test_params_file_that_is_not_a_mapping_is_a_one_line_error_and_exit_2(tmp_path):
+    path = tmp_path / "list.yaml"
+    path.write_text("- a\n- b\n")
+    proc = _start("friction_feedforward_node", "--params-file", str(path))
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    ours = [line for line in proc.stderr.splitlines() if "cannot start" in line]
+    assert len(ours) == 1 and str(path) in ours[0], proc.stderr

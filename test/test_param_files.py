@@ -109,3 +109,14 @@ def test_null_from_ros2_param_dump_means_unset(tmp_path):
     assert params == {"viscous": 0.1, "scale": 1.0}
     assert None not in params.values()
     assert first_node_parameters(path) == ("/**", {"effort_limit": 5.0, "viscous": 0.1})
+
+
+@pytest.mark.parametrize("tree", [None, [1, 2], 3.0, "abc"])
+def test_flatten_parameters_of_a_non_mapping_top_level_is_a_config_error(tree):
+    from gravity_friction_comp.errors import ConfigError
+    from gravity_friction_comp.param_files import flatten_parameters
+
+    with pytest.raises(ConfigError, match="mapping") as err:
+        flatten_parameters(tree)
+    assert err.value.key == "ros__parameters"
+    assert flatten_parameters({"a": {"b": None}}) == {"a.b": None}  # values may still be anything

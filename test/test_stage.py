@@ -222,3 +222,31 @@ def test_apply_stage_with_a_per_joint_scale():
     # a per-joint zero is a zero term for that joint only (no shortcut for arrays)
     zero = apply_stage(sp, term, np.array([0.0, 1.0, 0.0]), np.full(3, np.inf))
     assert zero.effort.tolist() == [1.0, 2.0, 1.0, 4.0]
+
+
+@pytest.mark.parametrize(
+    ("field", "bad", "reason"),
+    [
+        ("position", ["a", 0, 0], Reason.TYPE),
+        ("position", None, Reason.TYPE),
+        ("position", [[0, 0], 0, 0], Reason.TYPE),
+        ("position", [1j, 0, 0], Reason.TYPE),
+        ("position", np.zeros((3, 1)), Reason.SHAPE),
+        ("velocity", ["a", 0, 0], Reason.TYPE),
+        ("velocity", [[0.0], [0.0], [0.0]], Reason.SHAPE),
+        ("effort", [None, 0, 0], Reason.TYPE),
+        ("effort", "abc", Reason.TYPE),
+        ("effort", [10**400, 0, 0], Reason.NOT_FINITE),
+    ],
+)
+def test_non_numeric_setpoint_fields_are_input_errors(field, bad, reason):
+    fields = {"position": [0.0] * 3, "velocity": [], "effort": []}
+    fields[field] = bad
+    with pytest.raises(InputError) as err:
+        parse_setpoint(["a", "b", "c"], fields["position"], fields["velocity"], fields["effort"], MODEL)
+    assert err.value.reason is reason
+
+
+def test_numeric_setpoint_kinds_still_accepted():
+    sp = parse_setpoint(["a", "b", "c"], (1, 2, 3), np.array([0.5, 0, 0], dtype=np.float32), [], MODEL)
+    assert sp.model_position().tolist() == [1.0, 2.0, 3.0] and sp.model_velocity().tolist() == [0.5, 0, 0]

@@ -168,3 +168,59 @@ def test_per_joint_scale_in_joints_order_and_changing_with_the_joints(model):
     stage.set_config(FrictionConfig(two, JOINTS[:2]), StageSettings(scale=[3.0, 0.5]))
     res = stage.update(JOINTS[:2], [0.0] * 2, [0.3, -0.2], [], 2.0)
     np.testing.assert_allclose(res.effort, [3.0, 0.5] * _hand([0.3, -0.2, 0.0])[:2], atol=1e-12)
+
+
+def test_implausible_velocity_is_refused_and_changes_nothing(model):
+    import warnings
+
+    stage = FrictionStage(FrictionConfig(model, JOINTS))
+    good = stage.update(JOINTS, [0.0] * 3, [0.1, 0.2, 0.3], [], t=0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(InputError, match="shoulder_pitch") as err:
+            stage.update(JOINTS, [0] * 3, [0, 1e300, 0], [], t=0.01)
+    assert err.value.reason is Reason.RANGE
+    assert stage.velocity.tolist() == [0.1, 0.2, 0.3]  # the last good q̇ and setpoint kept
+    assert stage.repeat().effort.tolist() == good.effort.tolist()
+    # a pass-through joint may be anything finite: only the stage's joints are bounded
+    stage.update([*JOINTS, "gripper"], [0.0] * 4, [0.0, 0.0, 0.0, 1e300], [], t=0.02)
+
+    measured = FrictionStage(FrictionConfig(model, JOINTS, velocity_source="measured"))
+    with pytest.raises(InputError) as err:
+        measured.update_measured(JOINTS, [0.0, 1e300, 0.0])
+    assert err.value.reason is Reason.RANGE
+
+
+@pytest.mark.parametrize(
+    ("velocity", "reason"),
+    [
+        (["a", 0, 0], Reason.TYPE),
+        (None, Reason.SHAPE),
+        ([[0, 0], 0, 0], Reason.TYPE),
+        ([1j, 0, 0], Reason.TYPE),
+        (np.zeros((3, 1)), Reason.SHAPE),
+    ],
+)
+def test_measured_velocity_of_the_wrong_kind_is_an_input_error(model, velocity, reason):
+    stage = FrictionStage(FrictionConfig(model, JOINTS, velocity_source="measured"))
+    with pytest.raises(InputError) as err:
+        stage.update_measured(JOINTS, velocity)
+    assert err.value.reason is reason
+
+
+@pytest.mark.parametrize(
+    ("t", "reason"),
+    [("x", Reason.TYPE), (None, Reason.TYPE), (math.nan, Reason.NOT_FINITE), (math.inf, Reason.NOT_FINITE)],
+)
+def test_non_numeric_or_non_finite_t_is_an_input_error(model, t, reason):
+    stage = FrictionStage(FrictionConfig(model, JOINTS, velocity_source="differentiated"))
+    with pytest.raises(InputError) as err:
+        stage.update(JOINTS, [0.0] * 3, [], [], t)
+    assert err.value.reason is reason and stage.kept is None
+
+
+@pytest.mark.parametrize("joints", ["abc", b"abc"])
+def test_a_bare_string_is_not_a_joint_list(model, joints):
+    with pytest.raises(ConfigError, match="list of joint names") as err:
+        FrictionConfig(model, joints)
+    assert err.value.key == "joints"

@@ -245,3 +245,14 @@ def test_per_joint_scale_length_is_checked_against_the_model(models):
     assert stage.settings.scale == 1.0  # refusals change nothing
     stage.set_scale([1.0, 1.1, 1.2])
     assert list(stage.settings.scale) == [1.0, 1.1, 1.2]
+
+
+@pytest.mark.parametrize(
+    ("t", "reason"), [("x", Reason.TYPE), (math.nan, Reason.NOT_FINITE), (math.inf, Reason.NOT_FINITE)]
+)
+def test_gravity_mode_checks_t_like_every_stage(models, t, reason):
+    bare, loaded = models
+    stage = GravityStage(GravityConfig(bare, loaded))
+    with pytest.raises(InputError) as err:
+        stage.update(NAMES, [0.1, 0.2, 0.3, 0.4], [], [], t)
+    assert err.value.reason is reason and stage.kept is None

@@ -41,6 +41,7 @@ import numpy as np
 from gravity_friction_comp.errors import ConfigError, DimensionError
 from gravity_friction_comp.friction.params import FRICTION_KEYWORDS
 from gravity_friction_comp.stage.settings import MAX_SCALE
+from gravity_friction_comp.validation import joint_names as validated_names
 from gravity_friction_comp.validation import number, read_yaml, string_keys
 
 __all__ = [
@@ -92,14 +93,23 @@ def friction_params_from_arm_yaml(
     n_joints: int | None = None,
     *,
     base_dir: str | os.PathLike | None = None,
+    joint_names: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Friction keywords for :class:`~gravity_friction_comp.friction.models.FrictionModel`.
 
+    The file's top-level ``joints:`` list, when present, names the entries of the
+    ``friction_comp`` block's per-joint lists (one per listed joint); with ``joint_names``
+    those lists are returned in ``joint_names`` order (by name, never by position; the file
+    may list more joints, e.g. both arms of a bimanual). Without ``joints:`` the lists are
+    taken in the caller's joint order.
+
     Args:
         data_or_path: parsed YAML mapping or a path to the YAML file.
-        n_joints: when given, per-joint lists must have this length.
+        n_joints: when given, per-joint lists must have this length (the length of
+            ``joints:`` instead when the file has one and ``joint_names`` is given).
         base_dir: directory relative ``bam_files`` are resolved against (default: the
             YAML's directory for a path, else left relative).
+        joint_names: the model's joints, in model order; every one must be in ``joints:``.
 
     Returns:
         Dict with only the keys present (``enable`` renamed ``enabled``; ``bam_files``
@@ -109,7 +119,8 @@ def friction_params_from_arm_yaml(
         ConfigError: block not a mapping, unknown key in the block (valid keys listed),
             ``enable`` and ``enabled`` both given, non-bool ``enabled``, non-numeric values,
             non-string ``model``, bad ``bam_files`` entries, both the block and
-            ``friction_comp_breakaway``, or both OpenArm sections.
+            ``friction_comp_breakaway``, or both OpenArm sections; ``joints:`` not a list of
+            unique non-empty names, or a name of ``joint_names`` it lacks (key ``joints``).
         DimensionError: a list whose length is not ``n_joints`` (key ``friction_comp.<key>``).
     """
     if isinstance(data_or_path, Mapping):
@@ -137,6 +148,20 @@ def friction_params_from_arm_yaml(
     if block is None:
         return {}
     string_keys("friction_comp", block)
+    order: list[int] | None = None  # block list index of each of joint_names
+    if data.get("joints") is not None:
+        listed = validated_names("joints", data["joints"])
+        if joint_names is not None:
+            wanted = validated_names("joint_names", joint_names)
+            missing = [j for j in wanted if j not in listed]
+            if missing:
+                raise ConfigError(
+                    f"joints: {missing} not in the file's joints {list(listed)}",
+                    key="joints",
+                    value=list(listed),
+                )
+            order = [listed.index(j) for j in wanted]
+            n_joints = len(listed)
     unknown = sorted(set(block) - set(FRICTION_BLOCK_KEYS))
     if unknown:
         raise ConfigError(
@@ -174,6 +199,8 @@ def friction_params_from_arm_yaml(
             out[key] = _numeric(f"friction_comp.{key}", block[key], n_joints)
     if block.get("bam_files") is not None:
         out["bam_files"] = _bam_paths(block["bam_files"], n_joints, base_dir)
+    if order is not None:  # the file's joint order -> the model's
+        out = {k: [v[i] for i in order] if isinstance(v, list) and v else v for k, v in out.items()}
     return out
 
 

@@ -54,7 +54,7 @@ from gravity_friction_comp.friction.params import (
     merge_keywords,
     params_from_keywords,
 )
-from gravity_friction_comp.validation import vector
+from gravity_friction_comp.validation import MAX_PLAUSIBLE_VELOCITY, vector
 
 __all__ = ["FrictionModel"]
 
@@ -88,9 +88,22 @@ class FrictionModel:
     Raises:
         ConfigError: negative / non-finite coefficient or one beyond ``MAX_COEFFICIENT``,
             ``eps`` or Stribeck velocity/exponent ≤ 0, unknown model (choices listed), non-bool ``enabled``, BAM file problems,
-            non-zero tanh coefficients on a BAM joint. ``key`` names the parameter.
+            non-zero tanh coefficients on a BAM joint, an unknown keyword (valid ones listed).
+            ``key`` names the parameter.
         DimensionError: a per-joint array whose length is not n.
     """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> FrictionModel:
+        # Before __init__ binds its keywords: a typo (``breakway=``) is a ConfigError naming
+        # the valid keywords, not a TypeError (__init__'s signature stays the keyword list).
+        unknown = sorted(set(kwargs) - set(FRICTION_KEYWORDS) - {"n_joints_or_joint_names"})
+        if unknown:
+            raise ConfigError(
+                f"unknown friction keywords {unknown}; valid keywords: " + ", ".join(FRICTION_KEYWORDS),
+                key=unknown[0],
+                value=kwargs[unknown[0]],
+            )
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -194,7 +207,8 @@ class FrictionModel:
         The YAML is read with
         :func:`gravity_friction_comp.friction.arm_yaml.friction_params_from_arm_yaml` (i2rt
         ``friction_comp`` block with our extensions, i2rt gripper ``friction_comp_breakaway``,
-        or OpenArm ``LeaderArmParam``/``FollowerArmParam``).
+        or OpenArm ``LeaderArmParam``/``FollowerArmParam``); with joint names, the YAML's
+        per-joint lists are mapped by name through its ``joints:`` list when it has one.
         An explicit ``breakaway`` replaces the YAML's per-direction values too (unless those
         are also given); an explicit ``bam`` or ``bam_files`` replaces the YAML's BAM files.
 
@@ -215,8 +229,8 @@ class FrictionModel:
                 f"unknown friction keywords {unknown}; valid keywords: " + ", ".join(FRICTION_KEYWORDS),
                 key=unknown[0],
             )
-        n, _ = joint_count(joints_or_n)
-        kwargs = friction_params_from_arm_yaml(path, n_joints=n)
+        n, names = joint_count(joints_or_n)
+        kwargs = friction_params_from_arm_yaml(path, n_joints=n, joint_names=names)
         given = given_keywords(overrides)
         kwargs = merge_keywords(kwargs, given)
         return cls(joints_or_n, **kwargs)
@@ -299,10 +313,12 @@ class FrictionModel:
             New float64 array (n,); exactly +0.0 entries where the term vanishes.
 
         Raises:
-            InputError: wrong shape (reason ``Reason.SHAPE``) or non-finite values (``Reason.NOT_FINITE``).
+            InputError: wrong shape (reason ``Reason.SHAPE``), non-finite values
+                (``Reason.NOT_FINITE``) or a velocity beyond
+                :data:`~gravity_friction_comp.validation.MAX_PLAUSIBLE_VELOCITY` (``Reason.RANGE``).
         """
         p = self._params
-        v = vector("velocity", velocity, p.n_joints) if checked else velocity
+        v = vector("velocity", velocity, p.n_joints, bound=MAX_PLAUSIBLE_VELOCITY) if checked else velocity
         if self._is_zero:
             return np.zeros(p.n_joints)
         t = np.tanh(v / p.eps)

@@ -132,8 +132,13 @@ def load_csv(path: str | os.PathLike, require: Sequence[str] = CSV_FIELDS) -> Jo
             file); no ``time`` column, no joint columns, a joint lacking a required column,
             an optional field for only some joints, a column named twice, no data rows, a
             row whose cell count differs from the header's, or a non-numeric cell in a used
-            column (``Reason.FORMAT``, names the file, line and column).
+            column (``Reason.FORMAT``, names the file, line and column); a NaN/inf cell
+            (``nan``, ``inf``, ``1e400``) in a used column (``Reason.NOT_FINITE``, file, line,
+            column); a time that does not increase from row to row (``Reason.FORMAT``, file,
+            line; the player's replay needs distinct stamps too).
+        ConfigError: a ``require`` field that is not one of :data:`CSV_FIELDS` (or a bare string).
     """
+    require = _required(require)
     p = pathlib.Path(path)
     try:
         text = read_text(p, "CSV log")
@@ -201,11 +206,45 @@ def load_csv(path: str | os.PathLike, require: Sequence[str] = CSV_FIELDS) -> Jo
     if not data:
         raise fail("no data rows")
     arr = np.array(data, dtype=float)
+    lines = [k for k, row in enumerate(rows[first + 1 :], start=first + 2) if any(c.strip() for c in row)]
+    finite = np.isfinite(arr)
+    if not finite.all():
+        r, c = np.argwhere(~finite)[0]
+        raise IdentificationError(
+            f"CSV {str(p)!r}: line {lines[r]} (sample {r}), column {used[c]!r}: not finite "
+            f"(NaN/inf): {rows[lines[r] - 1][idx[c]]!r}",
+            reason=Reason.NOT_FINITE,
+        )
+    steps = np.diff(arr[:, 0])
+    if (steps <= 0.0).any():
+        r = int(np.flatnonzero(steps <= 0.0)[0]) + 1
+        raise fail(
+            f"line {lines[r]}, column 'time': {float(arr[r, 0])!r} does not increase "
+            f"(previous row {float(arr[r - 1, 0])!r}); samples must be in time order, one per stamp"
+        )
     n = len(names)
     blocks = {f: arr[:, 1 + k * n : 1 + (k + 1) * n] for k, f in enumerate(fields)}
     return JointStateLog(
         tuple(names), arr[:, 0], blocks["position"], blocks.get("velocity"), blocks.get("effort")
     )
+
+
+def _required(require: Sequence[str]) -> tuple[str, ...]:
+    """``require`` as a tuple of :data:`CSV_FIELDS`; ConfigError (valid fields listed) otherwise."""
+    if isinstance(require, (str, bytes)) or not isinstance(require, (Sequence, set, frozenset)):
+        raise ConfigError(
+            f"require must be a list of fields from {list(CSV_FIELDS)}, got {require!r}",
+            key="require",
+            value=require,
+        )
+    unknown = [f for f in require if f not in CSV_FIELDS]
+    if unknown:
+        raise ConfigError(
+            f"require: unknown fields {unknown}; valid fields: {', '.join(CSV_FIELDS)}",
+            key="require",
+            value=list(require),
+        )
+    return tuple(require)
 
 
 def _is_float(cell: str) -> bool:
@@ -245,6 +284,7 @@ def load_rosbag(
             usable message (``Reason.MISSING``, lists the JointState topics present); a
             message naming a joint twice, or a required array whose length is not that of
             ``name`` (``Reason.FORMAT``).
+        ConfigError: a ``require`` field that is not one of :data:`CSV_FIELDS` (or a bare string).
     """
     from rosbags.rosbag2 import Reader, ReaderError
     from rosbags.typesys import Stores, get_typestore
@@ -252,6 +292,7 @@ def load_rosbag(
     p = pathlib.Path(path)
     wanted = topic if topic.startswith("/") else f"/{topic}"
     names: tuple[str, ...] | None = tuple(joints) if joints else None
+    require = _required(require)
     needed = [f for f in CSV_FIELDS if f == "position" or f in require]
     optional = [f for f in CSV_FIELDS if f not in needed]
     store = get_typestore(Stores.ROS2_HUMBLE)

@@ -38,6 +38,7 @@ No wall clock, no rclpy, no I/O: deterministic and testable with a fake clock.
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -63,6 +64,21 @@ __all__ = [
 #: [s] Clock-reading slack of the command timeout (see :meth:`MitBridgeCore.step`): the
 #: switch happens on the first tick with elapsed > timeout + min(1 µs, period / 100).
 TIME_TOLERANCE = 1e-6
+
+
+def _time(now: object) -> float:
+    """``now`` [s] as a finite float: a NaN stamp would never time out (every comparison is
+    false), an inf one never age."""
+    if isinstance(now, (bool, np.bool_)) or not isinstance(now, (int, float, np.integer, np.floating)):
+        raise InputError(f"now must be a time in seconds, got {now!r}", reason=Reason.TYPE)
+    try:
+        out = float(now)
+    except OverflowError:  # an int beyond the float range
+        raise InputError(f"now must be finite, got {now!r}", reason=Reason.NOT_FINITE) from None
+    if not math.isfinite(out):
+        raise InputError(f"now must be finite, got {now!r}", reason=Reason.NOT_FINITE)
+    return out
+
 
 # --- results ----------------------------------------------------------------------------------
 
@@ -204,17 +220,28 @@ class MitBridgeCore:
 
     # --- inputs ---------------------------------------------------------------------------
 
-    def _array(self, key: str, values: Sequence[float] | np.ndarray | None) -> np.ndarray:
+    def _array(
+        self, key: str, values: Sequence[float] | np.ndarray | None, *, required: bool = False
+    ) -> np.ndarray:
+        """``values`` as a new (n,) float array; ``None`` is zeros unless ``required``."""
         if values is None:
+            if required:
+                raise InputError(
+                    f"{key} is required ({self.n_joints} numbers), got None", reason=Reason.MISSING
+                )
             return np.zeros(self.n_joints)
         if isinstance(values, (str, bytes)):
             raise InputError(f"{key} must be {self.n_joints} numbers, got {values!r}", reason=Reason.TYPE)
         try:
-            arr = np.array(values, dtype=float).reshape(-1)
-        except (TypeError, ValueError):
+            arr = np.array(values, dtype=float)
+        except (TypeError, ValueError, OverflowError):
             raise InputError(
                 f"{key} must be {self.n_joints} numbers, got {values!r}", reason=Reason.TYPE
             ) from None
+        if arr.ndim != 1:  # a (3, 1) column or a scalar is not one value per joint
+            raise InputError(
+                f"{key} must have shape ({self.n_joints},), got shape {arr.shape}", reason=Reason.SHAPE
+            )
         if arr.shape[0] != self.n_joints:
             raise DimensionError(key, self.n_joints, arr.shape[0])
         return arr
@@ -229,18 +256,21 @@ class MitBridgeCore:
         """Store the newest joint command (copied; the caller's arrays are not kept).
 
         Args:
-            position: Joint positions [rad], shape (n,).
+            position: Joint positions [rad], shape (n,); required (``None`` is refused).
             velocity: Joint velocities [rad/s], shape (n,), or ``None`` for zeros.
             effort: Joint efforts (τ_ff) [N·m], shape (n,), or ``None`` for zeros.
-            now: Receive time [s].
+            now: Receive time [s], finite. A stamp later than the next :meth:`step`'s ``now``
+                counts as that step's time (a future stamp never extends the command's life).
 
         Raises:
             DimensionError: a length other than n.
-            InputError: NaN/inf anywhere (reason ``Reason.NOT_FINITE``) or not numbers (``Reason.TYPE``);
-                the previous command is kept and its age keeps growing.
+            InputError: NaN/inf anywhere, ``now`` included (reason ``Reason.NOT_FINITE``),
+                not numbers (``Reason.TYPE``), not 1-D (``Reason.SHAPE``), position ``None``
+                (``Reason.MISSING``); the previous command is kept and its age keeps growing.
         """
         try:
-            q = self._array("position", position)
+            now = _time(now)
+            q = self._array("position", position, required=True)
             qd = self._array("velocity", velocity)
             tau = self._array("effort", effort)
         except InputError:
@@ -255,7 +285,7 @@ class MitBridgeCore:
             self.rejected_commands += 1
             raise
         self._cmd_q, self._cmd_qd, self._cmd_tau = q, qd, tau
-        self._cmd_time = float(now)
+        self._cmd_time = now
 
     def _check_motor_side(
         self, q: np.ndarray, qd: np.ndarray, tau: np.ndarray, kp: np.ndarray | None = None, kd=None
@@ -397,10 +427,17 @@ class MitBridgeCore:
         Also advances the missed-reply counters (stale detection).
 
         Args:
-            now: Current time [s], same clock as :meth:`set_command`.
+            now: Current time [s], same clock as :meth:`set_command`; finite.
+
+        Raises:
+            InputError: ``now`` not a number (``Reason.TYPE``) or NaN/inf
+                (``Reason.NOT_FINITE``); nothing is sent or counted.
         """
-        now = float(now)
+        now = _time(now)
         cfg = self.config
+        if self._cmd_time is not None and self._cmd_time > now:
+            # stamped after this step (a clock ahead, a bogus stamp): its age counts from here
+            self._cmd_time = now
         # elapsed == timeout (ticks at exact multiples of the period) must not switch: the
         # float difference of two clock readings is off by up to a few ulp of ``now`` (0.2 µs
         # at epoch seconds), so compare with a tolerance far below one period.
@@ -477,7 +514,11 @@ class MitBridgeCore:
             (counted in :attr:`unknown_frames`; never raises on bad bytes) or a Damiao
             register read reply (counted in :attr:`register_frames`; parse those with
             :func:`~gravity_friction_comp.mit.damiao_registers.parse_damiao_register_reply`).
+
+        Raises:
+            InputError: ``now`` not a number (``Reason.TYPE``) or NaN/inf (``Reason.NOT_FINITE``).
         """
+        now = _time(now)
         try:
             raw = frame_bytes(data)
             candidates = self._by_master.get(operator.index(arbitration_id))
@@ -506,7 +547,7 @@ class MitBridgeCore:
             rt.valid = True
             rt.replied = True
             rt.replies += 1
-            rt.last_reply_time = float(now)
+            rt.last_reply_time = now
             rt.temperatures = fb.temperatures
             rt.motor_enabled = fb.is_enabled if isinstance(fb, DamiaoFeedback) else None
             if fb.is_fault:

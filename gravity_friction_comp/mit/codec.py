@@ -38,6 +38,7 @@ from gravity_friction_comp.mit.quantize import (
     P_BITS,
     T_BITS,
     V_BITS,
+    check_limits,
     finite,
     float_to_uint,
     uint_to_float,
@@ -102,8 +103,11 @@ def command_codes(
         :class:`MitCommandCodes`.
 
     Raises:
-        InputError: any value NaN/inf (reason ``Reason.NOT_FINITE``).
+        InputError: any value NaN/inf or an int beyond the float range (reason
+            ``Reason.NOT_FINITE``), or not a number, numeric strings included (``Reason.TYPE``).
+        ConfigError: ``limits`` not a :class:`MotorLimits` (key ``limits``).
     """
+    check_limits(limits)
     p = float_to_uint(finite("position", position), -limits.p_max, limits.p_max, P_BITS)
     return MitCommandCodes(
         p=min(p, P_CODE_MAX),
@@ -176,7 +180,9 @@ def decode_command(data: bytes, limits: MotorLimits) -> MitCommand:
     Raises:
         InputError: wrong length (``Reason.SHAPE``), a special frame (``Reason.SPECIAL_FRAME``) or
             not bytes-like (``Reason.TYPE``).
+        ConfigError: ``limits`` not a :class:`MotorLimits` (key ``limits``).
     """
+    check_limits(limits)
     data = frame_bytes(data, "MIT command")
     if classify_special_frame(data) is not None:
         raise InputError("special frame is not an MIT command", reason=Reason.SPECIAL_FRAME)

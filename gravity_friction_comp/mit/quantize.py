@@ -16,6 +16,7 @@ No rclpy import: pure Python.
 from __future__ import annotations
 
 import math
+import numbers
 
 from gravity_friction_comp.errors import ConfigError, InputError, Reason
 from gravity_friction_comp.mit.motor_table import MotorLimits
@@ -27,6 +28,7 @@ __all__ = [
     "T_BITS",
     "V_BITS",
     "check_byte",
+    "check_limits",
     "finite",
     "float_to_uint",
     "pack_pvt",
@@ -46,10 +48,22 @@ T_BITS = 12
 
 
 def finite(name: str, x: object) -> float:
+    """``x`` as a finite float.
+
+    Raises:
+        InputError: not a number, a string included (``"1"`` is not encoded; reason
+            ``Reason.TYPE``), or NaN/inf or an int beyond the float range (``Reason.NOT_FINITE``).
+    """
+    if isinstance(x, (str, bytes, bytearray)):
+        raise InputError(f"{name} must be a number, got the string {x!r}", reason=Reason.TYPE)
     try:
         out = float(x)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         raise InputError(f"{name} must be a number, got {x!r}", reason=Reason.TYPE) from None
+    except OverflowError:  # an int such as 10**400
+        raise InputError(
+            f"{name} must be finite, got an int of {len(str(x))} digits", reason=Reason.NOT_FINITE
+        ) from None
     if not math.isfinite(out):
         raise InputError(f"{name} must be finite, got {x!r}", reason=Reason.NOT_FINITE)
     return out
@@ -70,16 +84,21 @@ def float_to_uint(x: float, lo: float, hi: float, bits: int) -> int:
         int in ``0 .. 2^bits − 1``.
 
     Raises:
-        InputError: ``x`` NaN/inf (reason ``Reason.NOT_FINITE``).
-        ConfigError: ``lo >= hi`` or a bad ``bits``.
+        InputError: ``x`` NaN/inf (reason ``Reason.NOT_FINITE``) or not a number (a string
+            included; ``Reason.TYPE``).
+        ConfigError: ``lo >= hi`` (or not finite numbers) or ``bits`` not an int 1..32.
 
     Source: FIELD_NOTES "MIT mode on CAN" (scale by (2^bits − 1)/span).
     """
     x = finite("x", x)
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+    try:
+        lo, hi = finite("lo", lo), finite("hi", hi)
+    except InputError:
+        lo = hi = math.nan  # refused just below
+    if not lo < hi:
         raise ConfigError(f"range must satisfy lo < hi, got [{lo}, {hi}]", key="range", value=(lo, hi))
-    if not 1 <= int(bits) <= 32:
-        raise ConfigError(f"bits must be 1..32, got {bits}", key="bits", value=bits)
+    if isinstance(bits, bool) or not isinstance(bits, numbers.Integral) or not 1 <= bits <= 32:
+        raise ConfigError(f"bits must be an integer 1..32, got {bits!r}", key="bits", value=bits)
     top = (1 << int(bits)) - 1
     x = min(max(x, lo), hi)
     code = math.floor((x - lo) * top / (hi - lo) + 0.5)
@@ -111,7 +130,17 @@ def uint_to_float(code: int, lo: float, hi: float, bits: int) -> float:
 # --- the p16 | v12 | τ12 block shared by both feedback layouts ---------------------------------------------------
 
 
+def check_limits(limits: object) -> MotorLimits:
+    """``limits`` itself if it is a :class:`MotorLimits`; ConfigError (key ``limits``) otherwise."""
+    if not isinstance(limits, MotorLimits):
+        raise ConfigError(
+            f"limits must be MotorLimits (see motor_limits()), got {limits!r}", key="limits", value=limits
+        )
+    return limits
+
+
 def pack_pvt(position: float, velocity: float, torque: float, limits: MotorLimits) -> bytes:
+    check_limits(limits)
     p = float_to_uint(finite("position", position), -limits.p_max, limits.p_max, P_BITS)
     v = float_to_uint(finite("velocity", velocity), -limits.v_max, limits.v_max, V_BITS)
     t = float_to_uint(finite("torque", torque), -limits.t_max, limits.t_max, T_BITS)
@@ -119,6 +148,7 @@ def pack_pvt(position: float, velocity: float, torque: float, limits: MotorLimit
 
 
 def unpack_pvt(raw: bytes, limits: MotorLimits) -> tuple[float, float, float]:
+    check_limits(limits)
     word = int.from_bytes(raw, "big")
     return (
         uint_to_float(word >> 24, -limits.p_max, limits.p_max, P_BITS),

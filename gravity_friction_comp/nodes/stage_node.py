@@ -401,7 +401,8 @@ def run_node(node_class, args=None) -> None:
     loop to stop: no ``KeyboardInterrupt`` mid-callback or mid-clean-up, no context shut
     down under a running callback. Then ``destroy_node`` (the bridge sends its disable
     frames and closes the bus there; a second signal does not interrupt it), then
-    ``rclpy.try_shutdown``; the exit code is 0. An invalid start-up configuration prints the
+    ``rclpy.try_shutdown``; the exit code is 0. An invalid start-up configuration (a
+    refused or wrong-typed parameter, a params file rclpy cannot parse) prints a one-line
     reason (no traceback) and exits 2.
     """
     import signal
@@ -413,8 +414,9 @@ def run_node(node_class, args=None) -> None:
         raise SystemExit(0)
 
     import rclpy
-    from rclpy.exceptions import InvalidParameterValueException
+    from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
     from rclpy.executors import ExternalShutdownException
+    from rclpy.impl.implementation_singleton import rclpy_implementation
     from rclpy.signals import SignalHandlerOptions
 
     requested: list[int] = []
@@ -425,20 +427,30 @@ def run_node(node_class, args=None) -> None:
     previous = {}
     if threading.current_thread() is threading.main_thread():  # signal.signal: main thread only
         previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    name = getattr(node_class, "NODE_NAME", node_class.__name__)
+    try:
+        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    except rclpy_implementation.RCLError as error:  # e.g. a params file that is not a mapping
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        print(f"[{name}] cannot start: {str(error).splitlines()[0]}", file=sys.stderr)
+        raise SystemExit(2) from None
     node = None
     try:
         node = node_class()
         spin_node(node, stop=lambda: bool(requested))
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
-    except (ConfigError, InvalidParameterValueException, MemoryError, RecursionError) as error:
-        # A bad start-up configuration (rclpy refuses out-of-range values itself): say why
-        # instead of a traceback.
-        print(
-            f"[{getattr(node_class, 'NODE_NAME', node_class.__name__)}] invalid configuration: {error}",
-            file=sys.stderr,
-        )
+    except (
+        ConfigError,
+        InvalidParameterValueException,
+        InvalidParameterTypeException,
+        MemoryError,
+        RecursionError,
+    ) as error:
+        # A bad start-up configuration (rclpy refuses out-of-range and wrong-typed values
+        # itself, naming the parameter): say why instead of a traceback.
+        print(f"[{name}] invalid configuration: {error}", file=sys.stderr)
         raise SystemExit(2) from None
     finally:
         try:

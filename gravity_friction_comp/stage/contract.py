@@ -39,6 +39,7 @@ __all__ = [
     "apply_stage",
     "effort_limits_from",
     "parse_setpoint",
+    "stage_time",
 ]
 
 
@@ -157,24 +158,30 @@ def parse_setpoint(
         contract: the stages never write to them.
 
     Raises:
-        InputError: with ``reason`` one of ``Reason.SHAPE``, ``Reason.DUPLICATE_NAMES``,
+        InputError: with ``reason`` one of ``Reason.TYPE`` (a field that is not a flat
+            sequence of real numbers: ``None``, strings, complex, nested lists),
+            ``Reason.SHAPE`` (lengths, or an array that is not 1-D), ``Reason.DUPLICATE_NAMES``,
             ``Reason.MISSING_JOINTS``, ``Reason.NOT_FINITE``.
     """
+    if isinstance(names, (str, bytes)) or not hasattr(names, "__len__"):
+        raise InputError(f"names must be a list of joint names, got {names!r}", reason=Reason.TYPE)
     m = len(names)
-    n_vel, n_eff = len(velocity), len(effort)
-    if len(position) != m or n_vel not in (0, m) or n_eff not in (0, m):
-        _raise_length_mismatch(m, len(position), n_vel, n_eff)
+    pos = _floats(position, "position")
+    vel_in = _floats(velocity, "velocity")
+    eff_in = _floats(effort, "effort")
+    n_vel, n_eff = len(vel_in), len(eff_in)
+    if len(pos) != m or n_vel not in (0, m) or n_eff not in (0, m):
+        _raise_length_mismatch(m, len(pos), n_vel, n_eff)
     joint_map = JointMap.for_names(names, model_names)
-    pos = _floats(position)
-    vel = _floats(velocity) if n_vel else None
-    eff = _floats(effort) if n_eff else _zeros(m)
+    vel = vel_in if n_vel else None
+    eff = eff_in if n_eff else _zeros(m)
     # A sum is the cheapest finiteness screen (NaN/inf propagate); only a non-finite (or
     # overflowing) total pays for the element-wise check below.
-    total = sum(position)
+    total = _sum(position, pos)
     if n_vel:
-        total += sum(velocity)
+        total += _sum(velocity, vel_in)
     if n_eff:
-        total += sum(effort)
+        total += _sum(effort, eff_in)
     if not math.isfinite(total):
         for field, values in (("position", pos), ("velocity", vel), ("effort", eff)):
             if values is not None:
@@ -184,11 +191,56 @@ def parse_setpoint(
     return Setpoint(joint_map.message_names, pos, vel, eff, joint_map, n_eff > 0)
 
 
-def _floats(values) -> np.ndarray:
+def _floats(values, field: str) -> np.ndarray:
+    """``values`` as a 1-D float64 array; InputError ``Reason.TYPE``/``SHAPE`` otherwise."""
     # rclpy's array('d') fields are viewed without a copy (a third of the conversion time)
     if type(values) is array.array and values.typecode == "d":
         return np.frombuffer(values)
-    return np.array(values, dtype=float)
+    if values is None or isinstance(values, (str, bytes)):
+        raise InputError(f"{field} must be a list of numbers, got {values!r}", reason=Reason.TYPE)
+    try:
+        raw = np.asarray(values)
+    except (TypeError, ValueError):  # ragged nesting, a foreign object
+        raise InputError(
+            f"{field} must be a flat list of numbers, got {values!r}", reason=Reason.TYPE
+        ) from None
+    if raw.ndim != 1:
+        raise InputError(f"{field} must be a flat list (1-D), got shape {raw.shape}", reason=Reason.SHAPE)
+    if raw.dtype.kind == "f":
+        return raw.astype(float, copy=raw is values)  # never the caller's own array
+    if raw.dtype.kind in "iu" or (raw.size == 0 and raw.dtype.kind != "O"):
+        return raw.astype(float)
+    if raw.dtype.kind == "O" and all(
+        isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, (bool, np.bool_))
+        for x in raw
+    ):
+        try:  # e.g. an int beyond the float range
+            return raw.astype(float)
+        except OverflowError:
+            raise InputError(f"non-finite {field}: {values!r}", reason=Reason.NOT_FINITE) from None
+    raise InputError(f"{field} must be real numbers, got {values!r}", reason=Reason.TYPE)
+
+
+def _sum(values, arr: np.ndarray) -> float:
+    # Python's sum over array('d')/list is the fast path; numpy arrays sum themselves
+    return sum(values) if type(values) in (array.array, list, tuple) else float(arr.sum())
+
+
+def stage_time(t) -> float:
+    """A setpoint time ``t`` [s] as a finite float (the filters divide by time steps).
+
+    Raises:
+        InputError: ``Reason.TYPE`` not a real number (bools too), ``Reason.NOT_FINITE`` NaN/inf.
+    """
+    if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, float, np.integer, np.floating)):
+        raise InputError(f"t must be a time in seconds, got {t!r}", reason=Reason.TYPE)
+    try:
+        out = float(t)
+    except OverflowError:
+        raise InputError(f"t must be finite, got {t!r}", reason=Reason.NOT_FINITE) from None
+    if not math.isfinite(out):
+        raise InputError(f"t must be finite, got {t!r}", reason=Reason.NOT_FINITE)
+    return out
 
 
 @lru_cache(maxsize=16)
@@ -427,9 +479,10 @@ class FeedforwardStage:
             :class:`StageResult` in message order.
 
         Raises:
-            InputError: a setpoint :func:`parse_setpoint` refuses (nothing is kept), or a
-                non-finite term (the setpoint is kept, as it was accepted).
+            InputError: a setpoint :func:`parse_setpoint` refuses or a ``t`` that is not a
+                finite number (:func:`stage_time`; nothing is kept), or a non-finite term (the setpoint is kept, as it was accepted).
         """
+        t = stage_time(t)
         setpoint = parse_setpoint(names, position, velocity, effort, self.joint_names)
         self._last = (names, position, velocity, effort)
         self._accept(setpoint, t)

@@ -37,7 +37,7 @@ from gravity_friction_comp.stage.velocity import (
     validate_deadband,
     validate_velocity_source,
 )
-from gravity_friction_comp.validation import joint_names
+from gravity_friction_comp.validation import MAX_PLAUSIBLE_VELOCITY, check_bound, joint_names, vector
 
 __all__ = ["FrictionConfig", "FrictionStage", "validate_joints"]
 
@@ -46,8 +46,10 @@ def validate_joints(joints: Any) -> tuple[str, ...]:
     """The stage's joint names, empty entries dropped (ROS string arrays cannot be empty).
 
     Raises:
-        ConfigError: no name left, or a name repeated (key ``joints``).
+        ConfigError: a bare string, no name left, or a name repeated (key ``joints``).
     """
+    if isinstance(joints, (str, bytes)):  # "abc" is one name, not the joints a, b, c
+        raise ConfigError(f"joints must be a list of joint names, got {joints!r}", key="joints", value=joints)
     names = tuple(j for j in (joints or ()) if j)
     if not names:
         raise ConfigError("joints must name the joints the friction arrays refer to", key="joints")
@@ -135,6 +137,7 @@ class FrictionStage(FeedforwardStage):
         self._settings.scale_for(len(self._joints))
         self._selector = _selector(config)
         self._velocity: np.ndarray | None = None  # q̇ of the last setpoint, model order
+        self._refused = False  # _accept refused the setpoint update() is handling
 
     @property
     def config(self) -> FrictionConfig:
@@ -184,17 +187,24 @@ class FrictionStage(FeedforwardStage):
             ``True`` when stored, ``False`` when the source is not ``measured`` (ignored).
 
         Raises:
-            InputError: ``reason`` ``Reason.SHAPE``, ``Reason.DUPLICATE_NAMES``,
-                ``Reason.MISSING_JOINTS`` or ``Reason.NOT_FINITE``; nothing is stored.
+            InputError: ``reason`` ``Reason.TYPE`` (not numbers), ``Reason.SHAPE``,
+                ``Reason.DUPLICATE_NAMES``, ``Reason.MISSING_JOINTS``, ``Reason.NOT_FINITE`` or
+                ``Reason.RANGE`` (beyond
+                :data:`~gravity_friction_comp.validation.MAX_PLAUSIBLE_VELOCITY`); nothing is stored.
         """
         if self._config.velocity_source != "measured":
             return False
-        if len(velocity) != len(names):
-            raise InputError("joint_states velocity does not match its names", reason=Reason.SHAPE)
+        try:
+            n_names = len(names)
+        except TypeError:
+            raise InputError(
+                f"joint_states names must be a list, got {names!r}", reason=Reason.TYPE
+            ) from None
+        # not numbers, not (m,), NaN/inf: InputError
+        values = vector("measured velocity", velocity, n_names, names=names)
         index = JointMap.for_names(names, self._config.joints).index
-        measured = np.asarray(velocity, dtype=float)[index]
-        if not np.isfinite(measured).all():
-            raise InputError("non-finite measured velocity", reason=Reason.NOT_FINITE)
+        measured = values[index]
+        check_bound("measured velocity", measured, MAX_PLAUSIBLE_VELOCITY, self._config.joints)
         self._selector.update_measured(measured)
         return True
 
@@ -206,8 +216,27 @@ class FrictionStage(FeedforwardStage):
     def effort_limits(self) -> np.ndarray:
         return self._config.effort_limits
 
+    def update(self, names, position, velocity, effort, t: float):
+        """As :meth:`FeedforwardStage.update`; also refuses a q̇ beyond
+        :data:`~gravity_friction_comp.validation.MAX_PLAUSIBLE_VELOCITY` (InputError
+        ``Reason.RANGE``, the previous setpoint and velocity are kept)."""
+        kept, self._refused = self._last, False
+        try:
+            return super().update(names, position, velocity, effort, t)
+        except InputError:
+            if self._refused:  # the base kept the setpoint before _accept refused it
+                self._last = kept
+            raise
+
     def _accept(self, setpoint: Setpoint, t: float) -> None:
-        self._velocity = self._selector.velocity(setpoint.model_position(), setpoint.model_velocity(), t)
+        model_velocity = setpoint.model_velocity()
+        if model_velocity is not None:  # before the selector: a refused setpoint changes nothing
+            try:
+                check_bound("velocity", model_velocity, MAX_PLAUSIBLE_VELOCITY, self._joints)
+            except InputError:
+                self._refused = True
+                raise
+        self._velocity = self._selector.velocity(setpoint.model_position(), model_velocity, t)
 
     def _term(self, setpoint: Setpoint) -> np.ndarray | None:
         model = self._config.model

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from gravity_friction_comp.errors import ConfigError
-from gravity_friction_comp.validation import number
+from gravity_friction_comp.validation import MAX_PLAUSIBLE_VELOCITY, number
 
 __all__ = [
     "MAX_PLAUSIBLE_VELOCITY",
@@ -29,10 +29,6 @@ __all__ = [
 #: Where the friction stage takes q̇ from.
 VELOCITY_SOURCES = ("setpoint", "measured", "differentiated")
 
-#: [rad/s or m/s] a step between two position samples is a *jump* (a glitch, a re-homing, a
-#: bad sample), not motion, when it is faster than this -- ~10x the fastest joint of the arms
-#: this package targets (DM4340 output: 10 rad/s) -- *and* larger than :data:`MIN_JUMP`.
-MAX_PLAUSIBLE_VELOCITY = 100.0
 
 #: [rad or m] the smallest step that can be a jump: two setpoints handled microseconds apart
 #: (unstamped, or bunched by the transport) give huge difference quotients from tiny steps.
@@ -144,7 +140,6 @@ class VelocityEstimator:
         if not dt > 0.0:
             return self._v.copy()
         step = q - self._last_q
-        rate = step / dt
         self._last_q, self._last_t = q.copy(), t
         if self._detect_jumps:
             limit = max(MIN_JUMP, MAX_PLAUSIBLE_VELOCITY * dt)
@@ -152,6 +147,7 @@ class VelocityEstimator:
                 self.jumps += 1
                 self._v = np.zeros(q.shape)
                 return self._v.copy()
+        rate = step / dt  # after the jump check: a huge step over a tiny dt overflows
         alpha = dt / (dt + self._tau)
         self._v += alpha * (rate - self._v)
         return self._v.copy()
