@@ -38,10 +38,11 @@ from types import MappingProxyType
 from typing import Any
 
 from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.files import read_yaml
 from gravity_friction_comp.mit.bridge_config import BridgeConfig
 from gravity_friction_comp.mit.bridge_params import bridge_config_from_values
 from gravity_friction_comp.param_files import first_node_parameters
-from gravity_friction_comp.validation import read_yaml, string_keys
+from gravity_friction_comp.validation import string_keys
 
 __all__ = [
     "PROFILE_FILE",

@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from gravity_friction_comp.errors import ConfigError
-from gravity_friction_comp.validation import read_yaml, string_keys
+from gravity_friction_comp.files import read_yaml
+from gravity_friction_comp.validation import string_keys
 
 __all__ = ["first_node_parameters", "flatten_parameters", "node_parameters", "without_unset"]
 

@@ -89,7 +89,7 @@ def test_frame_bytes_refuses_numpy_numbers_and_wide_arrays():
 
 
 def test_read_text_and_yaml_refuse_unreadable_files(tmp_path):
-    from gravity_friction_comp.validation import read_text, read_yaml
+    from gravity_friction_comp.files import read_text, read_yaml
 
     good = tmp_path / "a.yaml"
     good.write_text("x: 1.5\n", encoding="utf-8")

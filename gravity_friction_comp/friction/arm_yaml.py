@@ -39,10 +39,11 @@ from typing import Any
 import numpy as np
 
 from gravity_friction_comp.errors import ConfigError, DimensionError
+from gravity_friction_comp.files import read_yaml
 from gravity_friction_comp.friction.params import FRICTION_KEYWORDS
 from gravity_friction_comp.stage.settings import MAX_SCALE
 from gravity_friction_comp.validation import joint_names as validated_names
-from gravity_friction_comp.validation import number, read_yaml, string_keys
+from gravity_friction_comp.validation import number, string_keys
 
 __all__ = [
     "FRICTION_BLOCK_KEYS",

@@ -62,8 +62,9 @@ from typing import Any
 import numpy as np
 
 from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.files import read_text
 from gravity_friction_comp.friction.bam_solver import BamStack
-from gravity_friction_comp.validation import number, read_text, short_repr, string_keys
+from gravity_friction_comp.validation import number, short_repr, string_keys
 
 __all__ = [
     "BAM_MODELS",

@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from gravity_friction_comp.errors import ConfigError, IdentificationError, Reason
-from gravity_friction_comp.validation import read_text
+from gravity_friction_comp.files import read_text
 
 __all__ = [
     "CSV_FIELDS",

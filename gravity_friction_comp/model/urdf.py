@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Union
 
 from gravity_friction_comp.errors import ConfigError, ModelError
-from gravity_friction_comp.validation import check_regular_file
+from gravity_friction_comp.files import check_regular_file
 
 __all__ = [
     "MimicTag",

@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 
 from gravity_friction_comp.errors import ConfigError, DimensionError
+from gravity_friction_comp.files import read_yaml
 from gravity_friction_comp.model.actuator import ActuatorModel
-from gravity_friction_comp.validation import number, read_yaml, string_keys
+from gravity_friction_comp.validation import number, string_keys
 
 __all__ = [
     "JOINT_KEYS",

@@ -79,8 +79,9 @@ def _payload(path: str):
         ConfigError: missing/unreadable/non-UTF-8/invalid YAML file, no ``payload:``
             mapping, a non-string key in it (``payload: {1: 2}``), or a bad payload value.
     """
+    from gravity_friction_comp.files import read_yaml
     from gravity_friction_comp.model.payload import Payload
-    from gravity_friction_comp.validation import read_yaml, string_keys
+    from gravity_friction_comp.validation import string_keys
 
     data = read_yaml(path, "payload YAML")
 

@@ -1,4 +1,4 @@
-"""validation.read_text / read_yaml against files that never end (issue 13, point 8)."""
+"""files.read_text / read_yaml against files that never end (issue 13, point 8)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import time
 import pytest
 
 from gravity_friction_comp.errors import ConfigError, ModelError
-from gravity_friction_comp.validation import (
+from gravity_friction_comp.files import (
     MAX_FILE_BYTES,
     MAX_YAML_DEPTH,
     check_regular_file,
