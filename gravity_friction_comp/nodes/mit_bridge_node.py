@@ -46,6 +46,7 @@ import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
+from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool
 
@@ -59,6 +60,7 @@ from gravity_friction_comp.mit.bridge_params import (
 )
 from gravity_friction_comp.mit.bus import BridgeCanIO, CanSettings, open_bus, read_damiao_limits
 from gravity_friction_comp.mit.bus_load import bus_load_fraction, mit_bus_load
+from gravity_friction_comp.nodes.lockstep_clock import LockstepClock, stamp_ns
 from gravity_friction_comp.nodes.parameters import Param, check, declare, values_of
 from gravity_friction_comp.nodes.robot_params import (
     ROBOT_PARAMETERS,
@@ -69,6 +71,7 @@ from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, run_node
 from gravity_friction_comp.sim.arm import SimulatedArm
 from gravity_friction_comp.sim.bus import SimulatedMotorBus
 from gravity_friction_comp.sim.config import SimConfig
+from gravity_friction_comp.sim.lockstep import LockstepDriver, LockstepSchedule, PolledCanIO, whole_steps
 from gravity_friction_comp.stage.contract import Throttle, parse_setpoint
 
 try:  # std_srvs is pinned in requirements.txt; keep the node usable without it
@@ -218,6 +221,38 @@ BRIDGE_PARAMETERS: tuple[Param, ...] = (
     Param("read_motor_limits", False, "read Damiao registers 21-23 (P/V/T_MAX) at start", read_only=True),
     Param("simulate", False, "emulated motors + simulated arm on a private virtual bus", read_only=True),
     Param("sim_config", "", "sim YAML with the simulated arm's true values ('' = defaults)", read_only=True),
+    Param(
+        "sim_lockstep",
+        False,
+        "simulate only: the simulated arm owns the time (/clock) and steps once the chain answered",
+        read_only=True,
+    ),
+    Param(
+        "sim_setpoint_rate_hz",
+        250.0,
+        "lockstep: /clock tick rate, one setpoint expected per tick (divides the physics rate)",
+        "Hz",
+        low=0.0,
+        read_only=True,
+        validate=_positive("sim_setpoint_rate_hz"),
+    ),
+    Param(
+        "sim_delay",
+        0.001,
+        "lockstep: modelled transport delay of a command, whole physics steps",
+        "s",
+        low=0.0,
+        read_only=True,
+    ),
+    Param(
+        "sim_stall_timeout",
+        3.0,
+        "lockstep: wall time without an answer that ends the run with an error",
+        "s",
+        low=0.0,
+        read_only=True,
+        validate=_positive("sim_stall_timeout"),
+    ),
 )
 
 #: Every parameter the node declares: its own, then the robot/payload ones.
@@ -240,9 +275,10 @@ class MitBridgeNode(Node):
         super().__init__(self.NODE_NAME, **kwargs)
         self._declaring = True
         self._pending_gains: tuple[np.ndarray, np.ndarray] | None = None
-        self._core: MitBridgeCore | None = None
-        self._io: BridgeCanIO | None = None
+        self._ready = False
         self._sim: SimulatedMotorBus | None = None
+        self._io_opened: BridgeCanIO | PolledCanIO | None = None
+        self._lockstep: LockstepClock | None = None
         self._closed = False
         self._throttle = Throttle(2.0)
         self.add_on_set_parameters_callback(self._on_set_parameters)
@@ -252,6 +288,8 @@ class MitBridgeNode(Node):
         self._declaring = False
         values = self._values()
         check(BRIDGE_PARAMETERS, values)
+        if values["sim_lockstep"] and not values["simulate"]:
+            raise ConfigError("sim_lockstep:=true needs simulate:=true", key="sim_lockstep", value=True)
         models = build_robot_models(values)
         if models is not None:
             unbounded = fill_position_limits_from_urdf(values, models.bare.urdf_joints)
@@ -264,22 +302,31 @@ class MitBridgeNode(Node):
         settings = CanSettings(values["can.interface"], values["can.channel"], values["can.bitrate"])
         diag_rate = float(values["diagnostics_rate_hz"])
         bus = None
+        io: BridgeCanIO | PolledCanIO
         try:
             if values["simulate"]:
                 settings = self._start_simulation(values, config, settings, models)
             bus = open_bus(settings)
             if values["read_motor_limits"]:
                 config = self._read_limits(bus, config, values)
-            self._core = MitBridgeCore(config)
-            self._io = BridgeCanIO(bus, accept=self._core.reply_ids)
+            core = MitBridgeCore(config)
+            io = (
+                PolledCanIO(bus, core.reply_ids)
+                if values["sim_lockstep"]
+                else BridgeCanIO(bus, core.reply_ids)
+            )
+            self._io_opened = io
+            schedule = self._lockstep_schedule(values, config) if values["sim_lockstep"] else None
         except BaseException:
-            if bus is not None and self._io is None:
+            if bus is not None and self._io_opened is None:
                 bus.shutdown()
             self._close_bus()
             raise
+        self._core: MitBridgeCore = core
+        self._io: BridgeCanIO | PolledCanIO = io
         self.settings = settings
         self.config = config
-        self._io.send(self._core.enable_frames())
+        io.send(core.enable_frames())
         load = mit_bus_load(len(config.motors), config.rate_hz, settings.bitrate)
         log = self.get_logger()
         log.info(
@@ -298,18 +345,52 @@ class MitBridgeNode(Node):
         self._diag_prev = (time.monotonic(), 0, 0)
         self._state_pub = self.create_publisher(JointState, "joint_states", SETPOINT_QOS)
         self._diag_pub = self.create_publisher(DiagnosticArray, "diagnostics", SETPOINT_QOS)
-        self.create_subscription(JointState, "joint_command", self._on_command, SETPOINT_QOS)
+        self._command_sub = self.create_subscription(
+            JointState, "joint_command", self._on_command, SETPOINT_QOS
+        )
         self.create_subscription(Bool, "gripper/holding", self._on_holding, SETPOINT_QOS)
         if Trigger is not None:
             self.create_service(Trigger, "~/clear_faults", self._on_clear_faults)
         else:  # pragma: no cover
             log.warning("std_srvs not installed: ~/clear_faults service unavailable")
-        self._loop_timer = self.create_timer(config.period, self._loop)
+        if schedule is not None and self._sim is not None and isinstance(io, PolledCanIO):
+            driver = LockstepDriver(schedule, core, io, self._sim, self._publish_state_at)
+            stall = float(values["sim_stall_timeout"])
+            self._lockstep = LockstepClock(
+                self, driver, SETPOINT_QOS, stall, 10.0 * stall, self._command_sub.topic_name
+            )
+            log.info(
+                f"lockstep: /clock every {schedule.tick_steps} physics step(s), frame exchange every "
+                f"{schedule.exchange_steps}, command delay {schedule.delay_steps} step(s)"
+            )
+        else:
+            self._loop_timer = self.create_timer(config.period, self._loop)
         self._diag_timer = self.create_timer(1.0 / diag_rate, self._publish_diagnostics)
+        self._ready = True
 
     # ------------------------------------------------------------------ setup helpers
     def _values(self) -> dict[str, Any]:
         return values_of(self, PARAMETERS)
+
+    @property
+    def simulation(self) -> SimulatedMotorBus | None:
+        """The emulated motors and simulated arm (``simulate:=true``), else ``None``."""
+        return self._sim
+
+    @property
+    def lockstep(self) -> LockstepClock | None:
+        """The lockstep clock (``sim_lockstep:=true``), else ``None``."""
+        return self._lockstep
+
+    def _lockstep_schedule(self, values, config: BridgeConfig) -> LockstepSchedule:
+        assert self._sim is not None  # simulate checked by the caller's parameters
+        dt = self._sim.arm.dt
+        return LockstepSchedule(
+            dt_ns=int(round(dt * 1e9)),
+            tick_steps=whole_steps(1.0 / values["sim_setpoint_rate_hz"], dt, "sim_setpoint_rate_hz"),
+            exchange_steps=whole_steps(config.period, dt, "rate_hz"),
+            delay_steps=whole_steps(values["sim_delay"], dt, "sim_delay", allow_zero=True),
+        )
 
     def _start_simulation(self, values, config, settings: CanSettings, models) -> CanSettings:
         if models is None:
@@ -324,10 +405,12 @@ class MitBridgeNode(Node):
         channel = f"{settings.channel}/sim{self.get_fully_qualified_name()}/{os.getpid()}"
         sim_settings = CanSettings("virtual", channel, settings.bitrate)
         self._sim = SimulatedMotorBus.for_bridge(arm, config, sim_settings)
-        self._sim.start()
+        if not values["sim_lockstep"]:
+            self._sim.start()  # real time; in lockstep the LockstepDriver steps it
         self.get_logger().info(
             f"simulated arm {list(arm.joint_names)} at {sim_cfg.physics_rate_hz:g} Hz "
-            f"(sim config {path or 'defaults'}), virtual channel {channel!r}"
+            f"({'lockstep on /clock' if values['sim_lockstep'] else 'real time'}; sim config "
+            f"{path or 'defaults'}), virtual channel {channel!r}"
         )
         return sim_settings
 
@@ -345,7 +428,7 @@ class MitBridgeNode(Node):
 
     # ------------------------------------------------------------------ parameters
     def _on_set_parameters(self, params) -> SetParametersResult:
-        if self._declaring or self._core is None:
+        if self._declaring or not self._ready:
             return SetParametersResult(successful=True)
         gains = {p.name: list(p.value or []) for p in params if p.name in ("kp", "kd")}
         if not gains:
@@ -358,7 +441,7 @@ class MitBridgeNode(Node):
         return SetParametersResult(successful=True)
 
     def _post_set_parameters(self, params) -> None:
-        if self._pending_gains is not None and self._core is not None:
+        if self._pending_gains is not None and self._ready:
             kp, kd = self._pending_gains
             self._pending_gains = None
             self._core.set_gains(kp, kd)
@@ -373,13 +456,20 @@ class MitBridgeNode(Node):
         core = self._core
         try:
             sp = parse_setpoint(msg.name, msg.position, msg.velocity, msg.effort, core.joint_names)
-            core.set_command(sp.model_position(), sp.model_velocity(), sp.model_effort(), time.monotonic())
+            command = (sp.model_position(), sp.model_velocity(), sp.model_effort())
         except InputError as error:
             self._rejected += 1
             self._warn(f"command_{error.reason}", f"joint_command rejected ({error}); previous command kept")
+            return
+        if self._lockstep is not None:
+            self._lockstep.command_received(stamp_ns(msg.header.stamp), command)
+        else:
+            core.set_command(*command, time.monotonic())
 
     def _on_holding(self, msg: Bool) -> None:
-        if self._sim is not None:
+        if self._lockstep is not None:
+            self._lockstep.schedule.set_holding(bool(msg.data))  # at the next tick, with the stages
+        elif self._sim is not None:
             self._sim.set_holding(bool(msg.data))
 
     def _on_clear_faults(self, request, response):
@@ -402,11 +492,18 @@ class MitBridgeNode(Node):
         for frame in io.drain():
             core.ingest_feedback(frame.arbitration_id, frame.data, frame.time)
         io.send(core.step(now))
+        self._publish_state(self.get_clock().now().to_msg())
+
+    def _publish_state_at(self, now_ns: int) -> None:
+        self._publish_state(Time(nanoseconds=now_ns).to_msg())
+
+    def _publish_state(self, stamp) -> None:
+        core = self._core
         state = core.joint_state()
         if state.valid.any():
             idx = np.flatnonzero(state.valid)
             msg = JointState()
-            msg.header.stamp = self.get_clock().now().to_msg()
+            msg.header.stamp = stamp
             msg.name = [core.joint_names[i] for i in idx]
             msg.position = state.position[idx].tolist()
             msg.velocity = state.velocity[idx].tolist()
@@ -506,15 +603,19 @@ class MitBridgeNode(Node):
         if self._closed:
             return
         self._closed = True
-        if self._core is not None and self._io is not None:
+        if self._lockstep is not None:
+            self._lockstep.close()
+        if self._ready:
             self._io.send(self._core.shutdown_frames())
-            if self._sim is not None:
+            if self._lockstep is not None and self._sim is not None:
+                self._sim.answer_frames()  # the emulated motors take the disable frames now
+            elif self._sim is not None:
                 time.sleep(0.005)  # let the simulated motors take the disable frames
         self._close_bus()
 
     def _close_bus(self) -> None:
-        if self._io is not None:
-            self._io.close()
+        if self._io_opened is not None:
+            self._io_opened.close()
         if self._sim is not None:
             self._sim.stop()
 
