@@ -17,6 +17,7 @@ Topics:
     diagnostics (pub, diagnostic_msgs/DiagnosticArray): one status per motor (behaviour,
         fault, stale, missed replies, temperatures) and one for the bus (load as a fraction
         of ``can.bitrate``, frame rates, loop period statistics), at ``diagnostics_rate_hz``.
+    /clock (pub, rosgraph_msgs/Clock) and joint_setpoint (sub, watched only): lockstep only.
 
 Service:
     ~/clear_faults (std_srvs/Trigger): clear latched motor faults (explicit request only).
@@ -28,7 +29,15 @@ takes :data:`~gravity_friction_comp.mit.bridge_params.PER_JOINT_DEFAULTS`. Empty
 when ``urdf_path``/``robot_description`` is set. ``simulate:=true`` runs emulated motors and
 the simulated arm on a private python-can ``virtual`` bus (channel
 ``<can.channel>/sim<node fqn>/<pid>``) in this process, with the true values of
-``sim_config`` (:class:`~gravity_friction_comp.sim.config.SimConfig`). Every default comes
+``sim_config`` (:class:`~gravity_friction_comp.sim.config.SimConfig`). With
+``sim_lockstep:=true`` the simulated arm owns the time instead of running on the wall clock:
+it publishes ``/clock`` every ``1/sim_setpoint_rate_hz`` (run every node with
+``use_sim_time``) and runs that tick's physics, with the MIT frame exchange every
+``1/rate_hz`` of simulated time, only once the ``joint_command`` stamped with the tick has
+arrived; commands take effect ``sim_delay`` after their stamp, a gripper change at the next
+tick (:mod:`~gravity_friction_comp.sim.lockstep`,
+:mod:`~gravity_friction_comp.nodes.lockstep_clock`). A chain silent for
+``sim_stall_timeout`` [s] of wall time raises ``LockstepStalled`` naming the topic. Every default comes
 from the core's config dataclasses (:mod:`~gravity_friction_comp.mit.bridge_config`,
 :class:`~gravity_friction_comp.mit.bus.CanSettings`); values are validated there too.
 """
@@ -36,14 +45,12 @@ from the core's config dataclasses (:mod:`~gravity_friction_comp.mit.bridge_conf
 from __future__ import annotations
 
 import collections
-import math
 import os
 import time
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from rclpy.time import Time
@@ -51,22 +58,16 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool
 
 from gravity_friction_comp.errors import ConfigError, InputError
-from gravity_friction_comp.mit.bridge_config import BEHAVIORS, BridgeConfig, default_of
+from gravity_friction_comp.mit.bridge_config import BridgeConfig
 from gravity_friction_comp.mit.bridge_core import MitBridgeCore
-from gravity_friction_comp.mit.bridge_params import (
-    PER_JOINT_DEFAULTS,
-    bridge_config_from_values,
-    fill_position_limits_from_urdf,
-)
+from gravity_friction_comp.mit.bridge_params import bridge_config_from_values, fill_position_limits_from_urdf
 from gravity_friction_comp.mit.bus import BridgeCanIO, CanSettings, open_bus, read_damiao_limits
-from gravity_friction_comp.mit.bus_load import bus_load_fraction, mit_bus_load
+from gravity_friction_comp.mit.bus_load import mit_bus_load
+from gravity_friction_comp.nodes.bridge_diagnostics import bus_status, motor_statuses
 from gravity_friction_comp.nodes.lockstep_clock import LockstepClock, stamp_ns
-from gravity_friction_comp.nodes.parameters import Param, check, declare, values_of
-from gravity_friction_comp.nodes.robot_params import (
-    ROBOT_PARAMETERS,
-    build_robot_models,
-    declare_robot_parameters,
-)
+from gravity_friction_comp.nodes.mit_bridge_parameters import BRIDGE_PARAMETERS, PARAMETERS
+from gravity_friction_comp.nodes.parameters import check, declare, values_of
+from gravity_friction_comp.nodes.robot_params import build_robot_models, declare_robot_parameters
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, run_node
 from gravity_friction_comp.sim.arm import SimulatedArm
 from gravity_friction_comp.sim.bus import SimulatedMotorBus
@@ -80,190 +81,6 @@ except ImportError:  # pragma: no cover - depends on the install
     Trigger = None
 
 __all__ = ["BRIDGE_PARAMETERS", "MitBridgeNode", "PARAMETERS", "main"]
-
-_JOINT = PER_JOINT_DEFAULTS
-
-
-def _robot_parameters() -> tuple[Param, ...]:
-    """The robot/payload parameters of :mod:`~gravity_friction_comp.nodes.robot_params` as Params."""
-    robot = ROBOT_PARAMETERS
-    if isinstance(robot, Mapping):  # name -> (default, description) or name -> Param
-        return tuple(v if isinstance(v, Param) else Param(name, v[0], v[1]) for name, v in robot.items())
-    return tuple(robot)
-
-
-def _positive(key: str):
-    # FloatingPointRange is inclusive: 0 passes the descriptor, this rejects it
-    def _check(value: float) -> None:
-        if not (math.isfinite(value) and value > 0.0):
-            raise ConfigError(f"{key} must be finite and > 0, got {value!r}", key=key, value=value)
-
-    return _check
-
-
-_BEHAVIORS = " | ".join(BEHAVIORS)
-
-#: The bridge's own parameters (robot/payload ones are in :data:`PARAMETERS`). Defaults are
-#: read from the core config dataclasses, so each is written once; the core validates the
-#: values it owns (ranges here are what ``ros2 param describe`` shows).
-BRIDGE_PARAMETERS: tuple[Param, ...] = (
-    Param("joints", None, "joint names, order of every per-joint array", type="string[]", read_only=True),
-    Param("can_id", None, "motor CAN ids (required)", type="int[]", read_only=True),
-    Param("master_id", None, "motor reply (master) ids (required)", type="int[]", read_only=True),
-    Param("motor_type", None, "motor table keys, e.g. DM4340 (required)", type="string[]", read_only=True),
-    Param(
-        "direction", None, f"+1/-1 per joint; empty = {_JOINT['direction']:+d}", type="int[]", read_only=True
-    ),
-    Param(
-        "offset",
-        None,
-        f"joint position when the motor reads 0; empty = {_JOINT['offset']:g}",
-        "rad",
-        type="double[]",
-        read_only=True,
-    ),
-    Param(
-        "gear_ratio",
-        None,
-        f"motor turns per joint turn; empty = {_JOINT['gear_ratio']:g}",
-        type="double[]",
-        read_only=True,
-    ),
-    Param(
-        "kp", None, f"joint stiffness, runtime-settable; empty = {_JOINT['kp']:g}", "N·m/rad", type="double[]"
-    ),
-    Param(
-        "kd", None, f"joint damping, runtime-settable; empty = {_JOINT['kd']:g}", "N·m·s/rad", type="double[]"
-    ),
-    Param(
-        "effort_limit",
-        None,
-        f"|tau_ff| bound per joint; empty = {_JOINT['effort_limit']:g} (T_MAX only)",
-        "N·m",
-        type="double[]",
-        read_only=True,
-    ),
-    Param(
-        "damp_kd", None, "kd of the damp behaviour; empty = kd", "N·m·s/rad", type="double[]", read_only=True
-    ),
-    Param(
-        "position_lower",
-        None,
-        "commanded position lower bound; empty = URDF <limit lower> when a robot description "
-        f"is set, else {_JOINT['position_lower']:g}",
-        "rad",
-        type="double[]",
-        read_only=True,
-    ),
-    Param(
-        "position_upper",
-        None,
-        "commanded position upper bound; empty = URDF <limit upper> when a robot description "
-        f"is set, else {_JOINT['position_upper']:g}",
-        "rad",
-        type="double[]",
-        read_only=True,
-    ),
-    Param(
-        "rate_hz",
-        default_of(BridgeConfig, "rate_hz"),
-        "control loop rate",
-        "Hz",
-        low=0.0,
-        read_only=True,
-    ),
-    Param(
-        "command_timeout",
-        default_of(BridgeConfig, "command_timeout"),
-        "no joint_command for this long -> timeout_behavior",
-        "s",
-        low=0.0,
-        read_only=True,
-    ),
-    Param("timeout_behavior", default_of(BridgeConfig, "timeout_behavior"), _BEHAVIORS, read_only=True),
-    Param(
-        "fault_behavior",
-        default_of(BridgeConfig, "fault_behavior"),
-        f"behaviour of a faulted motor: {_BEHAVIORS}",
-        read_only=True,
-    ),
-    Param(
-        "stale_cycles",
-        default_of(BridgeConfig, "stale_cycles"),
-        "missed replies in a row that make a motor stale",
-        low=1,
-        read_only=True,
-    ),
-    Param(
-        "diagnostics_rate_hz",
-        10.0,
-        "diagnostics publish rate",
-        "Hz",
-        low=0.0,
-        read_only=True,
-        validate=_positive("diagnostics_rate_hz"),
-    ),
-    Param(
-        "can.interface",
-        default_of(CanSettings, "interface"),
-        "python-can interface (socketcan, virtual, pcan, ...)",
-        read_only=True,
-    ),
-    Param("can.channel", default_of(CanSettings, "channel"), "python-can channel", read_only=True),
-    Param(
-        "can.bitrate",
-        default_of(CanSettings, "bitrate"),
-        "CAN bitrate, also the bus-load reference",
-        "bit/s",
-        low=1,
-        read_only=True,
-    ),
-    Param("read_motor_limits", False, "read Damiao registers 21-23 (P/V/T_MAX) at start", read_only=True),
-    Param("simulate", False, "emulated motors + simulated arm on a private virtual bus", read_only=True),
-    Param("sim_config", "", "sim YAML with the simulated arm's true values ('' = defaults)", read_only=True),
-    Param(
-        "sim_lockstep",
-        False,
-        "simulate only: the simulated arm owns the time (/clock) and steps once the chain answered",
-        read_only=True,
-    ),
-    Param(
-        "sim_setpoint_rate_hz",
-        250.0,
-        "lockstep: /clock tick rate, one setpoint expected per tick (divides the physics rate)",
-        "Hz",
-        low=0.0,
-        read_only=True,
-        validate=_positive("sim_setpoint_rate_hz"),
-    ),
-    Param(
-        "sim_delay",
-        0.001,
-        "lockstep: modelled transport delay of a command, whole physics steps",
-        "s",
-        low=0.0,
-        read_only=True,
-    ),
-    Param(
-        "sim_stall_timeout",
-        3.0,
-        "lockstep: wall time without an answer that ends the run with an error",
-        "s",
-        low=0.0,
-        read_only=True,
-        validate=_positive("sim_stall_timeout"),
-    ),
-)
-
-#: Every parameter the node declares: its own, then the robot/payload ones.
-PARAMETERS: tuple[Param, ...] = BRIDGE_PARAMETERS + _robot_parameters()
-
-
-_LEVEL = {"ok": DiagnosticStatus.OK, "warn": DiagnosticStatus.WARN, "error": DiagnosticStatus.ERROR}
-
-
-def _kv(key: str, value: Any) -> KeyValue:
-    return KeyValue(key=key, value=str(value))
 
 
 class MitBridgeNode(Node):
@@ -383,7 +200,8 @@ class MitBridgeNode(Node):
         return self._lockstep
 
     def _lockstep_schedule(self, values, config: BridgeConfig) -> LockstepSchedule:
-        assert self._sim is not None  # simulate checked by the caller's parameters
+        if self._sim is None:
+            raise ConfigError("sim_lockstep:=true needs simulate:=true", key="sim_lockstep", value=True)
         dt = self._sim.arm.dt
         return LockstepSchedule(
             dt_ns=int(round(dt * 1e9)),
@@ -521,80 +339,26 @@ class MitBridgeNode(Node):
         core, io = self._core, self._io
         array = DiagnosticArray()
         array.header.stamp = self.get_clock().now().to_msg()
-        for s in core.status():
-            st = DiagnosticStatus(name=f"{self.get_name()}: {s.name}", hardware_id=f"can_id 0x{s.can_id:X}")
-            if s.fault:
-                level, message = "error", f"fault: {s.fault_reason}; {s.behavior}"
-            elif s.stale:
-                level, message = "error", f"stale: {s.missed_replies} replies missed"
-            elif s.behavior not in ("command",):
-                level, message = "warn", f"{s.behavior}: {s.reason}"
-            elif s.effort_clamped:
-                level, message = "warn", "tau_ff clamped to effort limit"
-            elif s.position_clamped:
-                level, message = "warn", "position setpoint clamped to the joint limits"
-            else:
-                level, message = "ok", "command"
-            st.level, st.message = _LEVEL[level], message
-            st.values = [
-                _kv("behavior", s.behavior),
-                _kv("reason", s.reason),
-                _kv("fault", s.fault),
-                _kv("fault_reason", s.fault_reason),
-                _kv("stale", s.stale),
-                _kv("missed_replies", s.missed_replies),
-                _kv("total_missed_replies", s.total_missed_replies),
-                _kv("replies", s.replies),
-                _kv("effort_clamped", s.effort_clamped),
-                _kv("position_clamped", s.position_clamped),
-                _kv("motor_enabled", s.motor_enabled),
-            ]
-            st.values += [_kv(f"{name} [degC]", t) for name, t in s.temperatures]
-            array.status.append(st)
+        array.status += motor_statuses(self.get_name(), core.status())
         now = time.monotonic()
         t0, sent0, recv0 = self._diag_prev
         sent, recv = io.sent, io.listener.received
         dt = max(now - t0, 1e-9)
         fps = (sent - sent0 + recv - recv0) / dt
         self._diag_prev = (now, sent, recv)
-        load = bus_load_fraction(fps, self.settings.bitrate)
-        expected = mit_bus_load(core.n_joints, self.config.rate_hz, self.settings.bitrate)
-        periods = np.array(self._periods)[-max(int(self.config.rate_hz / 2), 10) :]
-        bus = DiagnosticStatus(
-            name=f"{self.get_name()}: bus", hardware_id=f"{self.settings.interface}:{self.settings.channel}"
+        array.status.append(
+            bus_status(
+                self.get_name(),
+                core,
+                io,
+                self.settings,
+                self.config.rate_hz,
+                fps,
+                np.array(self._periods)[-max(int(self.config.rate_hz / 2), 10) :],
+                self._rejected,
+                self._sim is not None,
+            )
         )
-        worst = max(load, expected)
-        problems = []
-        if worst > 1.0:
-            problems.append("error")
-        elif worst > 0.8 or io.send_errors or io.listener.dropped or io.listener.errors:
-            problems.append("warn")
-        level = problems[0] if problems else "ok"
-        bus.level = _LEVEL[level]
-        bus.message = f"bus load {load:.1%} of {self.settings.bitrate} bit/s (expected {expected:.1%})"
-        bus.values = [
-            _kv("bus_load", f"{load:.4f}"),
-            _kv("expected_bus_load", f"{expected:.4f}"),
-            _kv("frames_per_second", f"{fps:.1f}"),
-            _kv("bitrate", self.settings.bitrate),
-            _kv("frames_sent", sent),
-            _kv("frames_received", recv),
-            _kv("send_errors", io.send_errors),
-            _kv("last_send_error", io.last_send_error),
-            _kv("rx_dropped", io.listener.dropped),
-            _kv("rx_errors", io.listener.errors),
-            _kv("unknown_frames", core.unknown_frames),
-            _kv("rejected_commands", self._rejected),
-            _kv("rate_hz", self.config.rate_hz),
-            _kv("simulate", self._sim is not None),
-        ]
-        if periods.size:
-            bus.values += [
-                _kv("loop_period_p50 [ms]", f"{1e3 * np.percentile(periods, 50):.3f}"),
-                _kv("loop_period_p99 [ms]", f"{1e3 * np.percentile(periods, 99):.3f}"),
-                _kv("loop_period_max [ms]", f"{1e3 * periods.max():.3f}"),
-            ]
-        array.status.append(bus)
         self._diag_pub.publish(array)
 
     # ------------------------------------------------------------------ shutdown
