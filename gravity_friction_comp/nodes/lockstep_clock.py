@@ -9,13 +9,18 @@ tick (:class:`~gravity_friction_comp.sim.lockstep.LockstepDriver`) when the
 tell which link of the chain went silent) and runs a wall-clock watchdog: it re-publishes
 the current tick (``/clock`` is best effort) and raises
 :class:`~gravity_friction_comp.sim.lockstep.LockstepStalled` naming the silent topic when no
-answer came for ``stall_timeout`` [s] (before the first setpoint: ``start_timeout``).
+answer came for ``stall_timeout`` [s] (before the chain's first answer: ``start_timeout``).
+
+Start-up: the clock starts at the first tick once the executor spins. Until the chain has
+answered once, a setpoint that stays unanswered for :data:`IDLE_TICK_AFTER` (a stage not
+up yet, launched separately) moves the clock on one tick with the arm frozen, so the
+source publishes again; composed in one process (the demo) the first answer comes at once
+and the run starts at the first tick, the same in every run.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
@@ -32,6 +37,8 @@ __all__ = ["LockstepClock", "stamp_ns"]
 CLOCK_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
 _WATCHDOG_PERIOD = 0.05  # [s] wall
 _REPUBLISH_AFTER = 0.2  # [s] wall without progress before the tick is published again
+#: [s] wall: before the first answer, an unanswered setpoint this old moves the clock on.
+IDLE_TICK_AFTER = 2.0
 
 
 def stamp_ns(stamp) -> int:
@@ -47,7 +54,7 @@ class LockstepClock:
         driver: The :class:`LockstepDriver` (its schedule is the simulated time).
         setpoint_qos: QoS of the setpoint watch.
         stall_timeout: Wall time without an answer that ends the run [s] (> 0).
-        start_timeout: The same before the first setpoint arrived [s] (≥ stall_timeout).
+        start_timeout: The same before the chain's first answer [s] (≥ stall_timeout).
         command_topic: The resolved joint_command topic (for the error message).
     """
 
@@ -72,6 +79,7 @@ class LockstepClock:
         self._started = False
         self._progress = time.monotonic()
         self._published = 0.0
+        self._tick_since = 0.0  # wall time the current tick was first published
         self._watchdog = node.create_timer(
             _WATCHDOG_PERIOD, self._check, clock=Clock(clock_type=ClockType.STEADY_TIME)
         )
@@ -92,7 +100,7 @@ class LockstepClock:
         self._pub.publish(msg)
         self._published = time.monotonic()
 
-    def command_received(self, stamp: int, command, on_tick: Callable[[], None] | None = None) -> None:
+    def command_received(self, stamp: int, command) -> None:
         """Queue a joint_command (stamp [ns]) and run every tick that is now answered."""
         self.schedule.add_command(stamp, command)
         advanced = False
@@ -100,21 +108,20 @@ class LockstepClock:
             self.driver.run_tick()
             advanced = True
         if advanced:
-            self._progress = time.monotonic()
+            self._progress = self._tick_since = time.monotonic()
             self.publish_clock()
-            if on_tick is not None:
-                on_tick()
 
     def _check(self) -> None:
         now = time.monotonic()
         if not self._started:  # first tick: after construction, once the executor spins
             self._started = True
-            self._progress = now
+            self._progress = self._tick_since = now
             self.publish_clock()
             return
         waited = now - self._progress
         first = self.setpoints == 0
-        if waited > (self.start_timeout if first else self.stall_timeout):
+        answered = self.driver.ticks > 0
+        if waited > (self.stall_timeout if answered else self.start_timeout):
             tick = self.schedule.tick_ns * 1e-9
             if self.setpoint_ns >= self.schedule.tick_ns:
                 why = (
@@ -135,7 +142,11 @@ class LockstepClock:
                 )
             self.node.get_logger().error(f"lockstep stalled: {why}")
             raise LockstepStalled(why)
-        if now - self._published > _REPUBLISH_AFTER:
+        if not answered and self.setpoints and now - self._tick_since > IDLE_TICK_AFTER:
+            self.schedule.step += self.schedule.tick_steps  # idle tick: the arm stays frozen
+            self._tick_since = now
+            self.publish_clock()
+        elif now - self._published > _REPUBLISH_AFTER:
             self.publish_clock()  # /clock is best effort: a lost tick must not hang the loop
 
     def close(self) -> None:

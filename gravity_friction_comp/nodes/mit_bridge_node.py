@@ -37,7 +37,8 @@ it publishes ``/clock`` every ``1/sim_setpoint_rate_hz`` (run every node with
 arrived; commands take effect ``sim_delay`` after their stamp, a gripper change at the next
 tick (:mod:`~gravity_friction_comp.sim.lockstep`,
 :mod:`~gravity_friction_comp.nodes.lockstep_clock`). A chain silent for
-``sim_stall_timeout`` [s] of wall time raises ``LockstepStalled`` naming the topic. Every default comes
+``sim_stall_timeout`` [s] of wall time (before its first answer: 10 s, start-up) raises
+``LockstepStalled`` naming the topic. Every default comes
 from the core's config dataclasses (:mod:`~gravity_friction_comp.mit.bridge_config`,
 :class:`~gravity_friction_comp.mit.bus.CanSettings`); values are validated there too.
 """
@@ -174,7 +175,7 @@ class MitBridgeNode(Node):
             driver = LockstepDriver(schedule, core, io, self._sim, self._publish_state_at)
             stall = float(values["sim_stall_timeout"])
             self._lockstep = LockstepClock(
-                self, driver, SETPOINT_QOS, stall, 10.0 * stall, self._command_sub.topic_name
+                self, driver, SETPOINT_QOS, stall, max(10.0, stall), self._command_sub.topic_name
             )
             log.info(
                 f"lockstep: /clock every {schedule.tick_steps} physics step(s), frame exchange every "

@@ -185,7 +185,7 @@ BRIDGE_PARAMETERS: tuple[Param, ...] = (
     Param(
         "sim_stall_timeout",
         3.0,
-        "lockstep: wall time without an answer that ends the run with an error",
+        "lockstep: wall time without an answer that ends the run with an error (start-up: ≥ 10 s)",
         "s",
         low=0.0,
         read_only=True,
