@@ -16,6 +16,11 @@ limits (when ``urdf`` is given) and the simulated arm from it, ``arm_config`` â†
 ``simulate``/``sim_config``/``can_interface``/``can_channel`` â†’ the bridge). The payload
 the gravity node is told about (``payload.*`` in ``gravity_params``) is also the payload of
 the simulated arm: one place for each fact.
+``lockstep:=true`` (with ``simulate:=true``) runs the simulated arm in lockstep: it owns the
+clock (``/clock``), every node gets ``use_sim_time``, and physics advances only once the
+chain has answered each setpoint (the bridge's ``sim_lockstep``; ``/clock`` ticks at the
+player's ``rate_hz``), so results do not depend on the machine's load (see
+:func:`time_parameters`).
 The files are read here and handed to each node as values, so a file keyed by the bare node
 name still applies under ``namespace`` (see ``node_parameters``).
 
@@ -23,6 +28,7 @@ Examples::
 
     ros2 launch gravity_friction_comp arm.launch.py                       # simulated palletizer
     ros2 launch gravity_friction_comp arm.launch.py player:=pick_place
+    ros2 launch gravity_friction_comp arm.launch.py player:=pick_place lockstep:=true
     ros2 launch gravity_friction_comp arm.launch.py simulate:=false can_interface:=socketcan can_channel:=can0
 """
 
@@ -69,6 +75,22 @@ def robot_parameters(gravity_params: str, namespace: str = "") -> dict:
     """
     params = node_parameters(gravity_params, "gravity_compensation", namespace)
     return {k: v for k, v in params.items() if k == "gravity" or k.startswith("payload.")}
+
+
+def time_parameters(lockstep: bool, simulate: bool, setpoint_rate_hz: float) -> tuple[dict, dict]:
+    """``(every node, bridge only)`` parameter overrides for the time model.
+
+    Lockstep: ``use_sim_time`` for every node; the bridge ``sim_lockstep`` with its /clock tick
+    at the player's rate. Otherwise nothing (wall clock).
+
+    Raises:
+        ValueError: lockstep without simulate (a real arm cannot wait for the chain).
+    """
+    if not lockstep:
+        return {}, {}
+    if not simulate:
+        raise ValueError("lockstep:=true needs simulate:=true (a real arm does not wait for the chain)")
+    return {"use_sim_time": True}, {"sim_lockstep": True, "sim_setpoint_rate_hz": float(setpoint_rate_hz)}
 
 
 def _bool(context, name: str) -> bool:
@@ -118,6 +140,8 @@ def _setup(context, *args, **kwargs):
     remaps = chain_topics(_bool(context, "use_gravity"), _bool(context, "use_friction"))
     namespace = cfg("namespace")
     params = lambda path, node: node_parameters(path, node, namespace)  # noqa: E731
+    player_rate = params(player_params, "setpoint_player").get("rate_hz", 250.0)
+    clock, bridge_clock = time_parameters(_bool(context, "lockstep"), simulate, player_rate)
     actions = []
     if namespace:
         actions.append(PushRosNamespace(namespace))
@@ -128,7 +152,7 @@ def _setup(context, *args, **kwargs):
                 executable="gravity_compensation_node",
                 name="gravity_compensation",
                 output="screen",
-                parameters=[params(gravity_params, "gravity_compensation") | {"urdf_path": urdf}],
+                parameters=[params(gravity_params, "gravity_compensation") | {"urdf_path": urdf} | clock],
                 remappings=list(remaps["gravity"].items()),
             )
         )
@@ -139,7 +163,9 @@ def _setup(context, *args, **kwargs):
                 executable="friction_feedforward_node",
                 name="friction_feedforward",
                 output="screen",
-                parameters=[params(friction_params, "friction_feedforward") | {"arm_config": arm_config}],
+                parameters=[
+                    params(friction_params, "friction_feedforward") | {"arm_config": arm_config} | clock
+                ],
                 remappings=list(remaps["friction"].items()),
             )
         )
@@ -159,7 +185,7 @@ def _setup(context, *args, **kwargs):
             executable="mit_bridge_node",
             name="mit_bridge",
             output="screen",
-            parameters=[params(bridge_params, "mit_bridge") | bridge_overrides],
+            parameters=[params(bridge_params, "mit_bridge") | bridge_overrides | clock | bridge_clock],
             remappings=list(remaps["bridge"].items()),
         )
     )
@@ -170,7 +196,7 @@ def _setup(context, *args, **kwargs):
                 executable="setpoint_player",
                 name="setpoint_player",
                 output="screen",
-                parameters=[params(player_params, "setpoint_player") | {"profile": player}],
+                parameters=[params(player_params, "setpoint_player") | {"profile": player} | clock],
             )
         )
     return [GroupAction(actions, scoped=True)]
@@ -193,6 +219,12 @@ def launch_arguments() -> list:
         ),
         DeclareLaunchArgument(
             "simulate", default_value="true", description="true: simulated arm on a private virtual CAN bus"
+        ),
+        DeclareLaunchArgument(
+            "lockstep",
+            default_value="false",
+            description="true (with simulate): the simulated arm owns /clock, every node use_sim_time, "
+            "physics steps once the chain answered (reproducible on any machine)",
         ),
         DeclareLaunchArgument(
             "sim_config",

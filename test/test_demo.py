@@ -1,18 +1,22 @@
 """The end-to-end demo (README command 1) on the palletizer and on the i2rt YAM Ultra.
 
 Each run composes the real nodes with the config files, runs compensation off then on
-against the simulated arm (~30 s), and must meet issue 5's acceptance; the test re-derives
-the criteria from the per-joint numbers in summary.json rather than trusting the verdict.
+against the simulated arm in lockstep (~20 s), and must meet issue 14's acceptance; the
+test re-derives the criteria from the per-joint numbers in summary.json rather than
+trusting the verdict. No rerun: lockstep makes the figures a function of the inputs, which
+test_demo_reproducible_under_load checks with every core kept busy.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import yaml
 
@@ -34,7 +38,7 @@ def run_demo(repo_root, out, *extra):
         str(fresh_domain_id()),
         *extra,
     ]
-    proc = subprocess.run(cmd, cwd=repo_root, env=env, capture_output=True, text=True, timeout=170)
+    proc = subprocess.run(cmd, cwd=repo_root, env=env, capture_output=True, text=True, timeout=240)
     summary_path = out / "summary.json"
     assert summary_path.is_file(), (
         f"no summary (exit {proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
@@ -46,9 +50,9 @@ def check_acceptance(summary, out):
     off, on = summary["off"], summary["on"]
     prox = summary["proximal"]
     rms = lambda run: math.sqrt(sum(run[j]["rms"] ** 2 for j in prox))  # noqa: E731
-    assert rms(on) <= 0.5 * rms(off), (rms(off), rms(on))
+    assert rms(on) <= 0.3 * rms(off), (rms(off), rms(on))  # -70 % or better
     for j in summary["joints"]:
-        assert on[j]["sag"] <= 2.0, (j, on[j])
+        assert on[j]["sag"] <= 1.0, (j, on[j])
     for j in summary["distal"]:
         # +10 %, beyond one code of the 16-bit MIT position feedback (0.38 mrad at P_MAX 12.5)
         lsb = summary["position_lsb_mrad"][j]
@@ -61,42 +65,71 @@ def check_acceptance(summary, out):
     assert summary["passed"] is True
 
 
-def only_sag_missed(proc, summary) -> bool:
-    """The run failed on the sag criterion alone.
-
-    Sag is timing-dependent on this 2-core VM: the simulated arm and the gravity node get
-    ``gripper/holding`` from one publisher at slightly different times, and when the gap
-    reaches ~10 ms the uncompensated payload torque breaks the beam loose and friction
-    re-sticks it elsewhere in its stiction band (~±2 mrad). Measured this session: 3 runs
-    in 13 missed it (2.3–3.4 mrad), with this code and with the previous session's alike.
-    """
-    lines = [line for line in proc.stdout.splitlines() if "[FAIL]" in line]
-    return (
-        proc.returncode != 0
-        and len(lines) == 1
-        and "sag while holding" in lines[0]
-        and summary["passed"] is False
-    )
-
-
-def run_demo_once_more_on_sag(repo_root, out, *extra):
-    """:func:`run_demo`, run a second time (and reported) when the first missed only the sag
-    criterion (:func:`only_sag_missed`); returns ``(proc, summary, output directory)``."""
-    proc, summary = run_demo(repo_root, out, *extra)
-    if only_sag_missed(proc, summary):
-        first = [line for line in proc.stdout.splitlines() if "[FAIL]" in line][0].strip()
-        print(f"first run: {first}; rerunning once")
-        out = out / "rerun"
-        proc, summary = run_demo(repo_root, out, *extra)
-    return proc, summary, out
-
-
 def test_demo_palletizer(repo_root, tmp_path):
-    proc, summary, tmp_path = run_demo_once_more_on_sag(repo_root, tmp_path)
+    proc, summary = run_demo(repo_root, tmp_path)
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert summary["joints"] == ["base_yaw", "shoulder_pitch", "beam_pitch"]
     assert "ACCEPTED" in proc.stdout and "RMS on" in proc.stdout
+    # the thresholds are printed with the verdict
+    assert (
+        "thresholds (tools/demo/metrics.py): proximal RMS drop ≥ 70%, sag while holding ≤ 1 mrad"
+        in proc.stdout
+    )
+    assert summary["timing"]["lockstep"] is True
+    # issue 14 point 7: ~20 s on this 2-core machine when idle (≤ 30 s asked), slower under
+    # load by design (lockstep waits for the chain), so the speed is reported, not asserted
+    assert "x real time (lockstep)" in proc.stdout
+    assert summary["timing"]["sim_s"] >= 2 * 14.5 - 0.1  # both runs simulated the whole cycle
     check_acceptance(summary, tmp_path)
+
+
+@contextlib.contextmanager
+def busy_cores():
+    """One busy-loop process per core for the duration (killed, by pid, in any case)."""
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 1)]
+    try:
+        yield procs
+    finally:
+        for p in procs:
+            p.kill()
+        for p in procs:
+            p.wait(timeout=10)
+
+
+def test_demo_reproducible_under_load(repo_root, tmp_path):
+    """Two lockstep runs, the second with every core busy: the same positions (≤ 1e-12 rad)
+    and the same summary figures."""
+    proc_a, a = run_demo(repo_root, tmp_path / "a")
+    with busy_cores() as procs:
+        proc_b, b = run_demo(repo_root, tmp_path / "b")
+        assert all(p.poll() is None for p in procs)  # the load was there the whole run
+    assert proc_a.returncode == 0 and proc_b.returncode == 0, (proc_a.stdout[-2000:], proc_b.stdout[-2000:])
+    assert a["off"] == b["off"] and a["on"] == b["on"] and a["criteria"] == b["criteria"]
+    for run in ("off", "on"):
+        ra = np.load(tmp_path / "a" / f"recording_{run}.npz")
+        rb = np.load(tmp_path / "b" / f"recording_{run}.npz")
+        n = min(len(ra["state_q"]), len(rb["state_q"]))
+        assert n > 5000 and abs(len(ra["state_q"]) - len(rb["state_q"])) <= 10
+        assert np.array_equal(ra["state_t"][:n], rb["state_t"][:n])
+        assert np.max(np.abs(ra["state_q"][:n] - rb["state_q"][:n])) <= 1e-12
+    # both ran the whole cycle
+    assert b["timing"]["sim_s"] == pytest.approx(a["timing"]["sim_s"], abs=0.05)
+
+
+def test_demo_realtime_reports_its_timing(repo_root, tmp_path):
+    """--realtime: the verdict is ACCEPTED, NOT ACCEPTED or, when the machine could not keep
+    real time, inconclusive with exit 3; the timing figures are in summary.json."""
+    proc, summary = run_demo(repo_root, tmp_path, "--realtime")
+    timing = summary["timing"]
+    assert timing["lockstep"] is False
+    assert {"off.max_lateness_ms", "on.max_setpoint_gap_ms", "on.late_command_fraction"} <= set(timing)
+    verdict = summary["verdict"]
+    if proc.returncode == 3:
+        assert verdict.startswith("inconclusive: the machine could not keep real time (")
+        assert verdict in proc.stdout
+    else:
+        assert proc.returncode == (0 if summary["passed"] else 1), proc.stdout[-3000:]
+        assert verdict == ("ACCEPTED" if summary["passed"] else "NOT ACCEPTED")
 
 
 def test_demo_yam_ultra(repo_root, tmp_path, shared_data):
@@ -126,7 +159,7 @@ def test_demo_yam_ultra(repo_root, tmp_path, shared_data):
         )
     )
     out = tmp_path / "out"
-    proc, summary, out = run_demo_once_more_on_sag(
+    proc, summary = run_demo(
         repo_root,
         out,
         "--urdf",

@@ -73,7 +73,7 @@ def test_executables_and_parameter_files_exist(repo_root, name):
     source = (repo_root / "launch" / name).read_text()
     calls = node_calls(repo_root / "launch" / name)
     assert calls
-    for executable, node_name in calls:
+    for executable, _node_name in calls:
         assert executable in scripts, f"{executable} is not a console script in setup.py"
     # every config file the launch file names exists and is keyed by the node's name
     config_names = re.findall(r'"config" / "([\w.]+)"', source)
@@ -166,6 +166,24 @@ def test_default_player_parameters_build_a_profile(repo_root):
             assert all(lo <= x <= hi for lo, x, hi in zip(lower, q, upper))
 
 
+def test_lockstep_time_parameters(repo_root):
+    """lockstep:=true gives every node use_sim_time and the bridge sim_lockstep at the player's
+    rate; without it nothing changes; lockstep on hardware is refused."""
+    arm = load_launch_module(repo_root, "arm.launch.py")
+    assert arm.time_parameters(False, True, 250.0) == ({}, {})
+    assert arm.time_parameters(False, False, 250.0) == ({}, {})
+    every, bridge = arm.time_parameters(True, True, 500)
+    assert every == {"use_sim_time": True}
+    assert bridge == {"sim_lockstep": True, "sim_setpoint_rate_hz": 500.0}
+    # the names are the bridge's declared parameters (a typo would be ignored by launch)
+    pytest.importorskip("rclpy")
+    from gravity_friction_comp.nodes.mit_bridge_node import PARAMETERS
+
+    assert set(bridge) <= {p.name for p in PARAMETERS}
+    with pytest.raises(ValueError, match="simulate"):
+        arm.time_parameters(True, False, 250.0)
+
+
 def test_launch_description_builds(repo_root):
     require_launch_ros()
     from launch.actions import DeclareLaunchArgument
@@ -186,6 +204,7 @@ def test_launch_description_builds(repo_root):
         "can_interface",
         "can_channel",
         "player",
+        "lockstep",
     } <= names
     context = LaunchContext()
     for entity in description.entities:

@@ -467,3 +467,32 @@ def test_ranges_visible_on_the_running_node_and_enforced(inproc, tmp_path):
             )
     finally:
         client.close()
+
+
+def test_lockstep_parameters_defaults_and_checks(tmp_path):
+    from gravity_friction_comp.errors import ConfigError
+    from gravity_friction_comp.nodes.mit_bridge_node import PARAMETERS, MitBridgeNode
+
+    by = {p.name: p for p in PARAMETERS}
+    names = ("sim_lockstep", "sim_setpoint_rate_hz", "sim_delay", "sim_stall_timeout")
+    assert {k: by[k].default for k in names} == {
+        "sim_lockstep": False,
+        "sim_setpoint_rate_hz": 250.0,
+        "sim_delay": 0.001,
+        "sim_stall_timeout": 3.0,
+    }
+    client = GraphClient(fresh_domain_id())
+    try:
+        for extra, match in (
+            ({"simulate": False, "sim_lockstep": True}, "needs simulate:=true"),
+            ({"sim_lockstep": True, "sim_setpoint_rate_hz": 300.0}, "sim_setpoint_rate_hz.*whole number"),
+            ({"sim_lockstep": True, "sim_delay": 0.0015}, "sim_delay.*whole number"),
+        ):
+            params = _params(_sim_yaml(tmp_path / "sim_ls.yaml"), **extra)
+            with pytest.raises(ConfigError, match=match):
+                MitBridgeNode(
+                    context=client.context,
+                    parameter_overrides=[Parameter(k, value=v) for k, v in params.items()],
+                )
+    finally:
+        client.close()

@@ -17,6 +17,7 @@ Topics:
     diagnostics (pub, diagnostic_msgs/DiagnosticArray): one status per motor (behaviour,
         fault, stale, missed replies, temperatures) and one for the bus (load as a fraction
         of ``can.bitrate``, frame rates, loop period statistics), at ``diagnostics_rate_hz``.
+    /clock (pub, rosgraph_msgs/Clock) and joint_setpoint (sub, watched only): lockstep only.
 
 Service:
     ~/clear_faults (std_srvs/Trigger): clear latched motor faults (explicit request only).
@@ -28,7 +29,16 @@ takes :data:`~gravity_friction_comp.mit.bridge_params.PER_JOINT_DEFAULTS`. Empty
 when ``urdf_path``/``robot_description`` is set. ``simulate:=true`` runs emulated motors and
 the simulated arm on a private python-can ``virtual`` bus (channel
 ``<can.channel>/sim<node fqn>/<pid>``) in this process, with the true values of
-``sim_config`` (:class:`~gravity_friction_comp.sim.config.SimConfig`). Every default comes
+``sim_config`` (:class:`~gravity_friction_comp.sim.config.SimConfig`). With
+``sim_lockstep:=true`` the simulated arm owns the time instead of running on the wall clock:
+it publishes ``/clock`` every ``1/sim_setpoint_rate_hz`` (run every node with
+``use_sim_time``) and runs that tick's physics, with the MIT frame exchange every
+``1/rate_hz`` of simulated time, only once the ``joint_command`` stamped with the tick has
+arrived; commands take effect ``sim_delay`` after their stamp, a gripper change at the next
+tick (:mod:`~gravity_friction_comp.sim.lockstep`,
+:mod:`~gravity_friction_comp.nodes.lockstep_clock`). A chain silent for
+``sim_stall_timeout`` [s] of wall time (before its first answer: 10 s, start-up) raises
+``LockstepStalled`` naming the topic. Every default comes
 from the core's config dataclasses (:mod:`~gravity_friction_comp.mit.bridge_config`,
 :class:`~gravity_friction_comp.mit.bus.CanSettings`); values are validated there too.
 """
@@ -36,39 +46,34 @@ from the core's config dataclasses (:mod:`~gravity_friction_comp.mit.bridge_conf
 from __future__ import annotations
 
 import collections
-import math
 import os
 import time
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
+from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool
 
 from gravity_friction_comp.errors import ConfigError, InputError
-from gravity_friction_comp.mit.bridge_config import BEHAVIORS, BridgeConfig, default_of
+from gravity_friction_comp.mit.bridge_config import BridgeConfig
 from gravity_friction_comp.mit.bridge_core import MitBridgeCore
-from gravity_friction_comp.mit.bridge_params import (
-    PER_JOINT_DEFAULTS,
-    bridge_config_from_values,
-    fill_position_limits_from_urdf,
-)
+from gravity_friction_comp.mit.bridge_params import bridge_config_from_values, fill_position_limits_from_urdf
 from gravity_friction_comp.mit.bus import BridgeCanIO, CanSettings, open_bus, read_damiao_limits
-from gravity_friction_comp.mit.bus_load import bus_load_fraction, mit_bus_load
-from gravity_friction_comp.nodes.parameters import Param, check, declare, values_of
-from gravity_friction_comp.nodes.robot_params import (
-    ROBOT_PARAMETERS,
-    build_robot_models,
-    declare_robot_parameters,
-)
+from gravity_friction_comp.mit.bus_load import mit_bus_load
+from gravity_friction_comp.nodes.bridge_diagnostics import bus_status, motor_statuses
+from gravity_friction_comp.nodes.lockstep_clock import LockstepClock, stamp_ns
+from gravity_friction_comp.nodes.mit_bridge_parameters import BRIDGE_PARAMETERS, PARAMETERS
+from gravity_friction_comp.nodes.parameters import check, declare, values_of
+from gravity_friction_comp.nodes.robot_params import build_robot_models, declare_robot_parameters
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, run_node
 from gravity_friction_comp.sim.arm import SimulatedArm
 from gravity_friction_comp.sim.bus import SimulatedMotorBus
 from gravity_friction_comp.sim.config import SimConfig
+from gravity_friction_comp.sim.lockstep import LockstepDriver, LockstepSchedule, PolledCanIO, whole_steps
 from gravity_friction_comp.stage.contract import Throttle, parse_setpoint
 
 try:  # std_srvs is pinned in requirements.txt; keep the node usable without it
@@ -77,158 +82,6 @@ except ImportError:  # pragma: no cover - depends on the install
     Trigger = None
 
 __all__ = ["BRIDGE_PARAMETERS", "MitBridgeNode", "PARAMETERS", "main"]
-
-_JOINT = PER_JOINT_DEFAULTS
-
-
-def _robot_parameters() -> tuple[Param, ...]:
-    """The robot/payload parameters of :mod:`~gravity_friction_comp.nodes.robot_params` as Params."""
-    robot = ROBOT_PARAMETERS
-    if isinstance(robot, Mapping):  # name -> (default, description) or name -> Param
-        return tuple(v if isinstance(v, Param) else Param(name, v[0], v[1]) for name, v in robot.items())
-    return tuple(robot)
-
-
-def _positive(key: str):
-    # FloatingPointRange is inclusive: 0 passes the descriptor, this rejects it
-    def _check(value: float) -> None:
-        if not (math.isfinite(value) and value > 0.0):
-            raise ConfigError(f"{key} must be finite and > 0, got {value!r}", key=key, value=value)
-
-    return _check
-
-
-_BEHAVIORS = " | ".join(BEHAVIORS)
-
-#: The bridge's own parameters (robot/payload ones are in :data:`PARAMETERS`). Defaults are
-#: read from the core config dataclasses, so each is written once; the core validates the
-#: values it owns (ranges here are what ``ros2 param describe`` shows).
-BRIDGE_PARAMETERS: tuple[Param, ...] = (
-    Param("joints", None, "joint names, order of every per-joint array", type="string[]", read_only=True),
-    Param("can_id", None, "motor CAN ids (required)", type="int[]", read_only=True),
-    Param("master_id", None, "motor reply (master) ids (required)", type="int[]", read_only=True),
-    Param("motor_type", None, "motor table keys, e.g. DM4340 (required)", type="string[]", read_only=True),
-    Param(
-        "direction", None, f"+1/-1 per joint; empty = {_JOINT['direction']:+d}", type="int[]", read_only=True
-    ),
-    Param(
-        "offset",
-        None,
-        f"joint position when the motor reads 0; empty = {_JOINT['offset']:g}",
-        "rad",
-        type="double[]",
-        read_only=True,
-    ),
-    Param(
-        "gear_ratio",
-        None,
-        f"motor turns per joint turn; empty = {_JOINT['gear_ratio']:g}",
-        type="double[]",
-        read_only=True,
-    ),
-    Param(
-        "kp", None, f"joint stiffness, runtime-settable; empty = {_JOINT['kp']:g}", "N·m/rad", type="double[]"
-    ),
-    Param(
-        "kd", None, f"joint damping, runtime-settable; empty = {_JOINT['kd']:g}", "N·m·s/rad", type="double[]"
-    ),
-    Param(
-        "effort_limit",
-        None,
-        f"|tau_ff| bound per joint; empty = {_JOINT['effort_limit']:g} (T_MAX only)",
-        "N·m",
-        type="double[]",
-        read_only=True,
-    ),
-    Param(
-        "damp_kd", None, "kd of the damp behaviour; empty = kd", "N·m·s/rad", type="double[]", read_only=True
-    ),
-    Param(
-        "position_lower",
-        None,
-        "commanded position lower bound; empty = URDF <limit lower> when a robot description "
-        f"is set, else {_JOINT['position_lower']:g}",
-        "rad",
-        type="double[]",
-        read_only=True,
-    ),
-    Param(
-        "position_upper",
-        None,
-        "commanded position upper bound; empty = URDF <limit upper> when a robot description "
-        f"is set, else {_JOINT['position_upper']:g}",
-        "rad",
-        type="double[]",
-        read_only=True,
-    ),
-    Param(
-        "rate_hz",
-        default_of(BridgeConfig, "rate_hz"),
-        "control loop rate",
-        "Hz",
-        low=0.0,
-        read_only=True,
-    ),
-    Param(
-        "command_timeout",
-        default_of(BridgeConfig, "command_timeout"),
-        "no joint_command for this long -> timeout_behavior",
-        "s",
-        low=0.0,
-        read_only=True,
-    ),
-    Param("timeout_behavior", default_of(BridgeConfig, "timeout_behavior"), _BEHAVIORS, read_only=True),
-    Param(
-        "fault_behavior",
-        default_of(BridgeConfig, "fault_behavior"),
-        f"behaviour of a faulted motor: {_BEHAVIORS}",
-        read_only=True,
-    ),
-    Param(
-        "stale_cycles",
-        default_of(BridgeConfig, "stale_cycles"),
-        "missed replies in a row that make a motor stale",
-        low=1,
-        read_only=True,
-    ),
-    Param(
-        "diagnostics_rate_hz",
-        10.0,
-        "diagnostics publish rate",
-        "Hz",
-        low=0.0,
-        read_only=True,
-        validate=_positive("diagnostics_rate_hz"),
-    ),
-    Param(
-        "can.interface",
-        default_of(CanSettings, "interface"),
-        "python-can interface (socketcan, virtual, pcan, ...)",
-        read_only=True,
-    ),
-    Param("can.channel", default_of(CanSettings, "channel"), "python-can channel", read_only=True),
-    Param(
-        "can.bitrate",
-        default_of(CanSettings, "bitrate"),
-        "CAN bitrate, also the bus-load reference",
-        "bit/s",
-        low=1,
-        read_only=True,
-    ),
-    Param("read_motor_limits", False, "read Damiao registers 21-23 (P/V/T_MAX) at start", read_only=True),
-    Param("simulate", False, "emulated motors + simulated arm on a private virtual bus", read_only=True),
-    Param("sim_config", "", "sim YAML with the simulated arm's true values ('' = defaults)", read_only=True),
-)
-
-#: Every parameter the node declares: its own, then the robot/payload ones.
-PARAMETERS: tuple[Param, ...] = BRIDGE_PARAMETERS + _robot_parameters()
-
-
-_LEVEL = {"ok": DiagnosticStatus.OK, "warn": DiagnosticStatus.WARN, "error": DiagnosticStatus.ERROR}
-
-
-def _kv(key: str, value: Any) -> KeyValue:
-    return KeyValue(key=key, value=str(value))
 
 
 class MitBridgeNode(Node):
@@ -240,9 +93,10 @@ class MitBridgeNode(Node):
         super().__init__(self.NODE_NAME, **kwargs)
         self._declaring = True
         self._pending_gains: tuple[np.ndarray, np.ndarray] | None = None
-        self._core: MitBridgeCore | None = None
-        self._io: BridgeCanIO | None = None
+        self._ready = False
         self._sim: SimulatedMotorBus | None = None
+        self._io_opened: BridgeCanIO | PolledCanIO | None = None
+        self._lockstep: LockstepClock | None = None
         self._closed = False
         self._throttle = Throttle(2.0)
         self.add_on_set_parameters_callback(self._on_set_parameters)
@@ -252,6 +106,8 @@ class MitBridgeNode(Node):
         self._declaring = False
         values = self._values()
         check(BRIDGE_PARAMETERS, values)
+        if values["sim_lockstep"] and not values["simulate"]:
+            raise ConfigError("sim_lockstep:=true needs simulate:=true", key="sim_lockstep", value=True)
         models = build_robot_models(values)
         if models is not None:
             unbounded = fill_position_limits_from_urdf(values, models.bare.urdf_joints)
@@ -264,22 +120,31 @@ class MitBridgeNode(Node):
         settings = CanSettings(values["can.interface"], values["can.channel"], values["can.bitrate"])
         diag_rate = float(values["diagnostics_rate_hz"])
         bus = None
+        io: BridgeCanIO | PolledCanIO
         try:
             if values["simulate"]:
                 settings = self._start_simulation(values, config, settings, models)
             bus = open_bus(settings)
             if values["read_motor_limits"]:
                 config = self._read_limits(bus, config, values)
-            self._core = MitBridgeCore(config)
-            self._io = BridgeCanIO(bus, accept=self._core.reply_ids)
+            core = MitBridgeCore(config)
+            io = (
+                PolledCanIO(bus, core.reply_ids)
+                if values["sim_lockstep"]
+                else BridgeCanIO(bus, core.reply_ids)
+            )
+            self._io_opened = io
+            schedule = self._lockstep_schedule(values, config) if values["sim_lockstep"] else None
         except BaseException:
-            if bus is not None and self._io is None:
+            if bus is not None and self._io_opened is None:
                 bus.shutdown()
             self._close_bus()
             raise
+        self._core: MitBridgeCore = core
+        self._io: BridgeCanIO | PolledCanIO = io
         self.settings = settings
         self.config = config
-        self._io.send(self._core.enable_frames())
+        io.send(core.enable_frames())
         load = mit_bus_load(len(config.motors), config.rate_hz, settings.bitrate)
         log = self.get_logger()
         log.info(
@@ -298,18 +163,53 @@ class MitBridgeNode(Node):
         self._diag_prev = (time.monotonic(), 0, 0)
         self._state_pub = self.create_publisher(JointState, "joint_states", SETPOINT_QOS)
         self._diag_pub = self.create_publisher(DiagnosticArray, "diagnostics", SETPOINT_QOS)
-        self.create_subscription(JointState, "joint_command", self._on_command, SETPOINT_QOS)
+        self._command_sub = self.create_subscription(
+            JointState, "joint_command", self._on_command, SETPOINT_QOS
+        )
         self.create_subscription(Bool, "gripper/holding", self._on_holding, SETPOINT_QOS)
         if Trigger is not None:
             self.create_service(Trigger, "~/clear_faults", self._on_clear_faults)
         else:  # pragma: no cover
             log.warning("std_srvs not installed: ~/clear_faults service unavailable")
-        self._loop_timer = self.create_timer(config.period, self._loop)
+        if schedule is not None and self._sim is not None and isinstance(io, PolledCanIO):
+            driver = LockstepDriver(schedule, core, io, self._sim, self._publish_state_at)
+            stall = float(values["sim_stall_timeout"])
+            self._lockstep = LockstepClock(
+                self, driver, SETPOINT_QOS, stall, max(10.0, stall), self._command_sub.topic_name
+            )
+            log.info(
+                f"lockstep: /clock every {schedule.tick_steps} physics step(s), frame exchange every "
+                f"{schedule.exchange_steps}, command delay {schedule.delay_steps} step(s)"
+            )
+        else:
+            self._loop_timer = self.create_timer(config.period, self._loop)
         self._diag_timer = self.create_timer(1.0 / diag_rate, self._publish_diagnostics)
+        self._ready = True
 
     # ------------------------------------------------------------------ setup helpers
     def _values(self) -> dict[str, Any]:
         return values_of(self, PARAMETERS)
+
+    @property
+    def simulation(self) -> SimulatedMotorBus | None:
+        """The emulated motors and simulated arm (``simulate:=true``), else ``None``."""
+        return self._sim
+
+    @property
+    def lockstep(self) -> LockstepClock | None:
+        """The lockstep clock (``sim_lockstep:=true``), else ``None``."""
+        return self._lockstep
+
+    def _lockstep_schedule(self, values, config: BridgeConfig) -> LockstepSchedule:
+        if self._sim is None:
+            raise ConfigError("sim_lockstep:=true needs simulate:=true", key="sim_lockstep", value=True)
+        dt = self._sim.arm.dt
+        return LockstepSchedule(
+            dt_ns=int(round(dt * 1e9)),
+            tick_steps=whole_steps(1.0 / values["sim_setpoint_rate_hz"], dt, "sim_setpoint_rate_hz"),
+            exchange_steps=whole_steps(config.period, dt, "rate_hz"),
+            delay_steps=whole_steps(values["sim_delay"], dt, "sim_delay", allow_zero=True),
+        )
 
     def _start_simulation(self, values, config, settings: CanSettings, models) -> CanSettings:
         if models is None:
@@ -324,10 +224,12 @@ class MitBridgeNode(Node):
         channel = f"{settings.channel}/sim{self.get_fully_qualified_name()}/{os.getpid()}"
         sim_settings = CanSettings("virtual", channel, settings.bitrate)
         self._sim = SimulatedMotorBus.for_bridge(arm, config, sim_settings)
-        self._sim.start()
+        if not values["sim_lockstep"]:
+            self._sim.start()  # real time; in lockstep the LockstepDriver steps it
         self.get_logger().info(
             f"simulated arm {list(arm.joint_names)} at {sim_cfg.physics_rate_hz:g} Hz "
-            f"(sim config {path or 'defaults'}), virtual channel {channel!r}"
+            f"({'lockstep on /clock' if values['sim_lockstep'] else 'real time'}; sim config "
+            f"{path or 'defaults'}), virtual channel {channel!r}"
         )
         return sim_settings
 
@@ -345,7 +247,7 @@ class MitBridgeNode(Node):
 
     # ------------------------------------------------------------------ parameters
     def _on_set_parameters(self, params) -> SetParametersResult:
-        if self._declaring or self._core is None:
+        if self._declaring or not self._ready:
             return SetParametersResult(successful=True)
         gains = {p.name: list(p.value or []) for p in params if p.name in ("kp", "kd")}
         if not gains:
@@ -358,7 +260,7 @@ class MitBridgeNode(Node):
         return SetParametersResult(successful=True)
 
     def _post_set_parameters(self, params) -> None:
-        if self._pending_gains is not None and self._core is not None:
+        if self._pending_gains is not None and self._ready:
             kp, kd = self._pending_gains
             self._pending_gains = None
             self._core.set_gains(kp, kd)
@@ -373,13 +275,20 @@ class MitBridgeNode(Node):
         core = self._core
         try:
             sp = parse_setpoint(msg.name, msg.position, msg.velocity, msg.effort, core.joint_names)
-            core.set_command(sp.model_position(), sp.model_velocity(), sp.model_effort(), time.monotonic())
+            command = (sp.model_position(), sp.model_velocity(), sp.model_effort())
         except InputError as error:
             self._rejected += 1
             self._warn(f"command_{error.reason}", f"joint_command rejected ({error}); previous command kept")
+            return
+        if self._lockstep is not None:
+            self._lockstep.command_received(stamp_ns(msg.header.stamp), command)
+        else:
+            core.set_command(*command, time.monotonic())
 
     def _on_holding(self, msg: Bool) -> None:
-        if self._sim is not None:
+        if self._lockstep is not None:
+            self._lockstep.schedule.set_holding(bool(msg.data))  # at the next tick, with the stages
+        elif self._sim is not None:
             self._sim.set_holding(bool(msg.data))
 
     def _on_clear_faults(self, request, response):
@@ -402,11 +311,18 @@ class MitBridgeNode(Node):
         for frame in io.drain():
             core.ingest_feedback(frame.arbitration_id, frame.data, frame.time)
         io.send(core.step(now))
+        self._publish_state(self.get_clock().now().to_msg())
+
+    def _publish_state_at(self, now_ns: int) -> None:
+        self._publish_state(Time(nanoseconds=now_ns).to_msg())
+
+    def _publish_state(self, stamp) -> None:
+        core = self._core
         state = core.joint_state()
         if state.valid.any():
             idx = np.flatnonzero(state.valid)
             msg = JointState()
-            msg.header.stamp = self.get_clock().now().to_msg()
+            msg.header.stamp = stamp
             msg.name = [core.joint_names[i] for i in idx]
             msg.position = state.position[idx].tolist()
             msg.velocity = state.velocity[idx].tolist()
@@ -424,80 +340,26 @@ class MitBridgeNode(Node):
         core, io = self._core, self._io
         array = DiagnosticArray()
         array.header.stamp = self.get_clock().now().to_msg()
-        for s in core.status():
-            st = DiagnosticStatus(name=f"{self.get_name()}: {s.name}", hardware_id=f"can_id 0x{s.can_id:X}")
-            if s.fault:
-                level, message = "error", f"fault: {s.fault_reason}; {s.behavior}"
-            elif s.stale:
-                level, message = "error", f"stale: {s.missed_replies} replies missed"
-            elif s.behavior not in ("command",):
-                level, message = "warn", f"{s.behavior}: {s.reason}"
-            elif s.effort_clamped:
-                level, message = "warn", "tau_ff clamped to effort limit"
-            elif s.position_clamped:
-                level, message = "warn", "position setpoint clamped to the joint limits"
-            else:
-                level, message = "ok", "command"
-            st.level, st.message = _LEVEL[level], message
-            st.values = [
-                _kv("behavior", s.behavior),
-                _kv("reason", s.reason),
-                _kv("fault", s.fault),
-                _kv("fault_reason", s.fault_reason),
-                _kv("stale", s.stale),
-                _kv("missed_replies", s.missed_replies),
-                _kv("total_missed_replies", s.total_missed_replies),
-                _kv("replies", s.replies),
-                _kv("effort_clamped", s.effort_clamped),
-                _kv("position_clamped", s.position_clamped),
-                _kv("motor_enabled", s.motor_enabled),
-            ]
-            st.values += [_kv(f"{name} [degC]", t) for name, t in s.temperatures]
-            array.status.append(st)
+        array.status += motor_statuses(self.get_name(), core.status())
         now = time.monotonic()
         t0, sent0, recv0 = self._diag_prev
         sent, recv = io.sent, io.listener.received
         dt = max(now - t0, 1e-9)
         fps = (sent - sent0 + recv - recv0) / dt
         self._diag_prev = (now, sent, recv)
-        load = bus_load_fraction(fps, self.settings.bitrate)
-        expected = mit_bus_load(core.n_joints, self.config.rate_hz, self.settings.bitrate)
-        periods = np.array(self._periods)[-max(int(self.config.rate_hz / 2), 10) :]
-        bus = DiagnosticStatus(
-            name=f"{self.get_name()}: bus", hardware_id=f"{self.settings.interface}:{self.settings.channel}"
+        array.status.append(
+            bus_status(
+                self.get_name(),
+                core,
+                io,
+                self.settings,
+                self.config.rate_hz,
+                fps,
+                np.array(self._periods)[-max(int(self.config.rate_hz / 2), 10) :],
+                self._rejected,
+                self._sim is not None,
+            )
         )
-        worst = max(load, expected)
-        problems = []
-        if worst > 1.0:
-            problems.append("error")
-        elif worst > 0.8 or io.send_errors or io.listener.dropped or io.listener.errors:
-            problems.append("warn")
-        level = problems[0] if problems else "ok"
-        bus.level = _LEVEL[level]
-        bus.message = f"bus load {load:.1%} of {self.settings.bitrate} bit/s (expected {expected:.1%})"
-        bus.values = [
-            _kv("bus_load", f"{load:.4f}"),
-            _kv("expected_bus_load", f"{expected:.4f}"),
-            _kv("frames_per_second", f"{fps:.1f}"),
-            _kv("bitrate", self.settings.bitrate),
-            _kv("frames_sent", sent),
-            _kv("frames_received", recv),
-            _kv("send_errors", io.send_errors),
-            _kv("last_send_error", io.last_send_error),
-            _kv("rx_dropped", io.listener.dropped),
-            _kv("rx_errors", io.listener.errors),
-            _kv("unknown_frames", core.unknown_frames),
-            _kv("rejected_commands", self._rejected),
-            _kv("rate_hz", self.config.rate_hz),
-            _kv("simulate", self._sim is not None),
-        ]
-        if periods.size:
-            bus.values += [
-                _kv("loop_period_p50 [ms]", f"{1e3 * np.percentile(periods, 50):.3f}"),
-                _kv("loop_period_p99 [ms]", f"{1e3 * np.percentile(periods, 99):.3f}"),
-                _kv("loop_period_max [ms]", f"{1e3 * periods.max():.3f}"),
-            ]
-        array.status.append(bus)
         self._diag_pub.publish(array)
 
     # ------------------------------------------------------------------ shutdown
@@ -506,15 +368,19 @@ class MitBridgeNode(Node):
         if self._closed:
             return
         self._closed = True
-        if self._core is not None and self._io is not None:
+        if self._lockstep is not None:
+            self._lockstep.close()
+        if self._ready:
             self._io.send(self._core.shutdown_frames())
-            if self._sim is not None:
+            if self._lockstep is not None and self._sim is not None:
+                self._sim.answer_frames()  # the emulated motors take the disable frames now
+            elif self._sim is not None:
                 time.sleep(0.005)  # let the simulated motors take the disable frames
         self._close_bus()
 
     def _close_bus(self) -> None:
-        if self._io is not None:
-            self._io.close()
+        if self._io_opened is not None:
+            self._io_opened.close()
         if self._sim is not None:
             self._sim.stop()
 

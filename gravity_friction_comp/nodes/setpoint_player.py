@@ -9,6 +9,11 @@ Topics:
 Parameters: :data:`PARAMETERS` (name, type, default, unit, range, description; all read at
 start). The profile math is :mod:`gravity_friction_comp.trajectory.profiles`; ``start_delay``
 [s] holds the first pose that long before the profile starts (the arm settles on it).
+
+Time is the node clock: with ``use_sim_time`` (lockstep with the simulated arm) the timer
+ticks on ``/clock`` and publishes once per tick at most (stamp = the tick), so a setpoint
+stream at ``rate_hz`` equal to the bridge's ``sim_setpoint_rate_hz`` answers every tick;
+the gripper change is published before that tick's setpoint.
 """
 
 from __future__ import annotations

@@ -187,6 +187,12 @@ class SimulatedMotorBus:
         if reply is not None and not self._muted[k]:
             self._reply(self.motors[k].motor.master_id, reply)
 
+    def answer_frames(self) -> None:
+        """Answer the frames received so far (motor state of now), without stepping the arm."""
+        with self._lock:
+            while (msg := self.bus.recv(timeout=0.0)) is not None:
+                self._handle(msg)
+
     def run_once(self, dt: float | None = None) -> None:
         """Answer the frames received so far, then advance the arm one step of ``dt`` [s]."""
         with self._lock:

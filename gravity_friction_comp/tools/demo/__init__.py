@@ -10,7 +10,7 @@ pose for ``start_delay`` first):
    alone hold the arm: a low-gain follower sags under gravity and lags behind friction);
 2. compensation on: both stages enabled.
 
-The tracking error and issue 5's acceptance are defined in :mod:`.metrics`.
+The tracking error and the acceptance (thresholds in one place) are defined in :mod:`.metrics`.
 
 Options for friction studies (issue 7's record → identify → run loop): ``--profile sine``
 plays slow, small sines (``--period``, ``--cycles``; proximal amplitude ``--amplitude``,
@@ -20,9 +20,19 @@ YAML (a ``friction_comp`` block, e.g. ``friction_identified.yaml`` from
 ``identify_friction``) instead of ``--arm-config``. :func:`run_phase` can also enable the
 two stages separately (``gravity=``, ``friction=``).
 
-Outputs in ``--output`` (default ``demo_output/``): ``demo.png`` (setpoint vs measured
-position per joint, off and on; effort terms of the on run), ``summary.json``.
-Exit status 0 when the acceptance holds, 1 when not, 2 on a configuration error.
+Time (issue 14): by default the run is in lockstep with the simulated arm, which owns the
+clock (``/clock``, every node on ``use_sim_time``) and advances a physics step only once the
+chain has answered the setpoint (modelled transport delay ``--delay``, default 1 ms), so the
+figures are the same on any machine, loaded or not. ``--realtime`` runs everything on the
+wall clock instead, to show what the chain's real latency does; the demo then watches its
+own timing and says "inconclusive" (exit 3) when the machine could not keep real time.
+
+Outputs in ``--output`` (default ``demo_output/``): ``demo.png`` (per joint setpoint vs
+measured position, off and on on shared axes; the tracking error; the effort terms; the
+verdict and headline figures in the title), ``summary.json``, ``recording_off.npz`` and
+``recording_on.npz`` (every recorded array).
+Exit status 0 when the acceptance holds, 1 when not, 2 on a configuration error, 3
+inconclusive (``--realtime`` only), 4 when the lockstep chain stopped answering.
 
 Modules: :mod:`.scenario` (:class:`DemoSetup`, parameter files), :mod:`.options` (command
 line → setup), :mod:`.phase` (one run: nodes, spin, :class:`Recording`), :mod:`.metrics`

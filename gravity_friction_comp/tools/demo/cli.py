@@ -1,6 +1,7 @@
 """Entry point of ``gfc_demo`` / ``python -m gravity_friction_comp.tools.demo``: off, then on.
 
-Exit status 0 when the acceptance holds, 1 when not, 2 on a configuration error.
+Exit status: 0 accepted, 1 not accepted, 2 configuration error, 3 inconclusive (``--realtime``
+only: the machine could not keep real time), 4 the lockstep chain stopped answering.
 """
 
 from __future__ import annotations
@@ -11,10 +12,15 @@ import sys
 import time
 
 from gravity_friction_comp.errors import ConfigError
-from gravity_friction_comp.tools.demo.metrics import acceptance, evaluate
+from gravity_friction_comp.sim.lockstep import LockstepStalled
+from gravity_friction_comp.tools.demo.metrics import acceptance, evaluate, timing_problems
 from gravity_friction_comp.tools.demo.options import build_setup, parse_args
-from gravity_friction_comp.tools.demo.phase import run_phase
-from gravity_friction_comp.tools.demo.report import plot, table, write_summary
+from gravity_friction_comp.tools.demo.phase import SETPOINT_RATE_HZ, run_phase
+from gravity_friction_comp.tools.demo.report import headline, plot, table, write_recordings, write_summary
+
+#: Exit status of an inconclusive real-time run and of a stalled lockstep chain.
+EXIT_INCONCLUSIVE = 3
+EXIT_STALLED = 4
 
 __all__ = ["main"]
 
@@ -50,6 +56,11 @@ def main(argv=None) -> int:
         )
     if setup.friction_config:
         print(f"  friction model: {setup.friction_config}")
+    print(
+        f"  lockstep on the simulated arm's /clock, command delay {1e3 * setup.delay:g} ms"
+        if setup.lockstep
+        else "  real time (--realtime): the chain on the wall clock"
+    )
     try:
         rec_off = run_phase(setup, False, domain)
         rec_on = run_phase(setup, True, domain)
@@ -57,6 +68,15 @@ def main(argv=None) -> int:
     except ConfigError as error:
         print(f"gfc_demo: invalid configuration: {error}", file=sys.stderr)
         return 2
+    except LockstepStalled as error:
+        print(f"gfc_demo: the chain stopped answering: {error}", file=sys.stderr)
+        return EXIT_STALLED
+    sim_s = rec_off.timing["sim_s"] + rec_on.timing["sim_s"]
+    wall_s = rec_off.timing["wall_s"] + rec_on.timing["wall_s"]
+    print(
+        f"  {sim_s:.1f} s simulated in {wall_s:.1f} s wall: {sim_s / wall_s:.2f}x real time"
+        f"{' (lockstep)' if setup.lockstep else ''}"
+    )
     print(
         "\ntracking error [mrad] (measured − commanded position), compensation off vs on; sag = static "
         "deflection caused by the payload at the pick pose, hold = static error while holding"
@@ -65,11 +85,30 @@ def main(argv=None) -> int:
     ok, lines = acceptance(setup, off, on)
     print("\nacceptance:")
     print("\n".join("  " + line for line in lines))
+    problems, figures = [], {}
+    for name, rec in (("off", rec_off), ("on", rec_on)):
+        found, fig = timing_problems(rec, SETPOINT_RATE_HZ)
+        problems += [f"{name}: {p}" for p in found]
+        figures.update({f"{name}.{k}": v for k, v in fig.items()})
+    if problems:
+        verdict = "inconclusive: the machine could not keep real time (" + "; ".join(problems) + ")"
+    else:
+        verdict = "ACCEPTED" if ok else "NOT ACCEPTED"
     png = out / "demo.png"
-    plot(setup, rec_off, rec_on, png)
-    summary_path = write_summary(out / "summary.json", setup, ok, lines, off, on, time.monotonic() - started)
-    print(
-        f"\nplot: {png}\nsummary: {summary_path}\n"
-        f"{'ACCEPTED' if ok else 'NOT ACCEPTED'} in {time.monotonic() - started:.0f} s"
+    plot(setup, rec_off, rec_on, png, title=f"{verdict.split(':')[0]}: {headline(setup, off, on)}")
+    write_recordings(out, setup, rec_off, rec_on)
+    summary_path = write_summary(
+        out / "summary.json",
+        setup,
+        ok,
+        lines,
+        off,
+        on,
+        time.monotonic() - started,
+        verdict=verdict,
+        timing={"sim_s": sim_s, "wall_s": wall_s, "lockstep": setup.lockstep, **figures},
     )
+    print(f"\nplot: {png}\nsummary: {summary_path}\n{verdict} in {time.monotonic() - started:.0f} s")
+    if problems:
+        return EXIT_INCONCLUSIVE
     return 0 if ok else 1

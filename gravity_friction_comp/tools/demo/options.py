@@ -117,6 +117,8 @@ def build_setup(args, out: pathlib.Path) -> DemoSetup:
     friction_config = args.friction_config or ""
     if not (args.period > 0 and math.isfinite(args.period)):
         raise ConfigError(f"--period must be > 0, got {args.period}", key="period", value=args.period)
+    if not (args.delay >= 0 and math.isfinite(args.delay)):
+        raise ConfigError(f"--delay must be ≥ 0, got {args.delay}", key="delay", value=args.delay)
     if args.cycles < 1:
         raise ConfigError(f"--cycles must be ≥ 1, got {args.cycles}", key="cycles", value=args.cycles)
     for key, path in (
@@ -224,6 +226,8 @@ def build_setup(args, out: pathlib.Path) -> DemoSetup:
         friction_config=friction_config,
         position_lsb=position_lsb,
         gravity_effort_limit=gravity_effort_limit,
+        lockstep=not args.realtime,
+        delay=args.delay,
     )
 
 
@@ -270,6 +274,19 @@ def parse_args(argv=None):
     parser.add_argument("--dwell-time", type=float, default=1.5, help="[s] per stop")
     parser.add_argument("--start-delay", type=float, default=2.0, help="[s] settling at home first")
     parser.add_argument("--output", default="demo_output", help="output directory")
+    parser.add_argument(
+        "--realtime",
+        action="store_true",
+        help="run the chain on the wall clock (shows its real latency; the verdict is "
+        "'inconclusive', exit 3, when the machine could not keep real time) instead of "
+        "lockstep on the simulated arm's /clock (default: reproducible on any machine)",
+    )
+    parser.add_argument(
+        "--delay",
+        type=float,
+        default=0.001,
+        help="[s] lockstep: modelled transport delay of a command, whole physics steps",
+    )
     parser.add_argument(
         "--domain-id",
         type=int,

@@ -18,7 +18,10 @@ import numpy as np
 
 from gravity_friction_comp.tools.demo.scenario import DemoSetup, load_node_parameters
 
-__all__ = ["Recording", "run_phase"]
+__all__ = ["SETPOINT_RATE_HZ", "Recording", "run_phase"]
+
+#: Setpoint rate of the player [Hz]; in lockstep also the /clock tick rate.
+SETPOINT_RATE_HZ = 250.0
 
 
 @dataclass
@@ -32,6 +35,10 @@ class Recording:
         command_t, command_effort: joint_command stamps and efforts.
         arrival_t, arrival_q: joint_command arrival times (recorder clock, as the bridge
             receives it) and positions: the reference the bridge actually tracks.
+        command_stamp_t: the stamp of each arrival (the setpoint's, passed through).
+        timing: how the run kept time: ``lockstep`` (bool), ``sim_s`` simulated and
+            ``wall_s`` wall seconds, and in real time the simulated arm's ``overruns`` and
+            ``max_lateness_s`` (:func:`~.metrics.timing_problems` judges them).
     """
 
     setpoint_t: list = field(default_factory=list)
@@ -46,9 +53,11 @@ class Recording:
     command_effort: list = field(default_factory=list)
     arrival_t: list = field(default_factory=list)
     arrival_q: list = field(default_factory=list)
+    command_stamp_t: list = field(default_factory=list)
+    timing: dict = field(default_factory=dict)
 
     def arrays(self) -> dict[str, np.ndarray]:
-        return {k: np.asarray(v, dtype=float) for k, v in vars(self).items()}
+        return {k: np.asarray(v, dtype=float) for k, v in vars(self).items() if k != "timing"}
 
 
 def _stamp(msg) -> float:
@@ -60,6 +69,14 @@ def _by_name(msg_names, values, wanted) -> list[float] | None:
     if len(values) != len(msg_names) or not all(n in index for n in wanted):
         return None
     return [values[index[n]] for n in wanted]
+
+
+def _timing(bridge, lockstep: bool, sim_s: float, wall_s: float) -> dict:
+    timing = {"lockstep": lockstep, "sim_s": sim_s, "wall_s": wall_s}
+    sim = bridge.simulation
+    if sim is not None and not lockstep:
+        timing.update(overruns=sim.overruns, max_lateness_s=sim.max_lateness)
+    return timing
 
 
 def _params(values: Mapping[str, Any]):
@@ -76,6 +93,7 @@ def run_phase(
     *,
     gravity: bool | None = None,
     friction: bool | None = None,
+    lockstep: bool | None = None,
 ) -> Recording:
     """One run of the cycle with both stages ``enable`` = ``compensate``.
 
@@ -84,8 +102,13 @@ def run_phase(
     was recorded. ``gravity`` / ``friction`` (when not ``None``) set that stage's
     ``enable`` instead of ``compensate``. The friction node reads ``setup.friction_config``
     when set, else ``setup.arm_config``. Raises ConfigError from a node's start-up
-    validation.
+    validation. ``lockstep`` (default ``setup.lockstep``): every node runs on the simulated arm's ``/clock``
+    (``use_sim_time``; the bridge ``sim_lockstep``), so the result depends on the inputs
+    only; ``False``: all on the wall clock, in real time. Raises
+    :class:`~gravity_friction_comp.sim.lockstep.LockstepStalled` when the chain stops
+    answering, RuntimeError when the run does not finish in time.
     """
+    lockstep = setup.lockstep if lockstep is None else bool(lockstep)
     gravity_on = compensate if gravity is None else bool(gravity)
     friction_on = compensate if friction is None else bool(friction)
     import rclpy
@@ -98,7 +121,7 @@ def run_phase(
     from gravity_friction_comp.nodes.gravity_compensation_node import GravityCompensationNode
     from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode
     from gravity_friction_comp.nodes.setpoint_player import SetpointPlayerNode
-    from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS
+    from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, make_executor
 
     context = Context()
     rclpy.init(args=[], context=context, domain_id=domain_id)
@@ -114,7 +137,7 @@ def run_phase(
 
         _, gravity_values = load_node_parameters(setup.gravity_params)
         robot = {k: v for k, v in gravity_values.items() if k == "gravity" or k.startswith("payload.")}
-        gravity_overrides = {"urdf_path": setup.urdf, "enable": gravity_on}
+        gravity_overrides = {"urdf_path": setup.urdf, "enable": gravity_on, "use_sim_time": lockstep}
         if setup.gravity_effort_limit:
             gravity_overrides["effort_limit"] = list(setup.gravity_effort_limit)
         if setup.payload_parent:
@@ -130,6 +153,7 @@ def run_phase(
             "arm_config": setup.friction_config or setup.arm_config,
             "joints": list(setup.joints),
             "enable": friction_on,
+            "use_sim_time": lockstep,
         }
         # the friction stage clamps to the motor map's limits (its joints, its order)
         _, motor_values = load_node_parameters(setup.motor_map)
@@ -144,15 +168,24 @@ def run_phase(
             )
         )
         bridge_values = dict(
-            robot, simulate=True, urdf_path=setup.urdf, sim_config=setup.sim_config, read_motor_limits=False
+            robot,
+            simulate=True,
+            urdf_path=setup.urdf,
+            sim_config=setup.sim_config,
+            read_motor_limits=False,
+            use_sim_time=lockstep,
+            sim_lockstep=lockstep,
+            sim_setpoint_rate_hz=SETPOINT_RATE_HZ,
+            sim_delay=setup.delay,
         )
         bridge_values.update(setup.bridge_overrides)
-        nodes.append(
-            MitBridgeNode(
-                context=context, cli_args=files(setup.motor_map), parameter_overrides=_params(bridge_values)
-            )
+        bridge = MitBridgeNode(
+            context=context, cli_args=files(setup.motor_map), parameter_overrides=_params(bridge_values)
         )
-        recorder = rclpy.create_node("demo_recorder", context=context)
+        nodes.append(bridge)
+        recorder = rclpy.create_node(
+            "demo_recorder", context=context, parameter_overrides=_params({"use_sim_time": lockstep})
+        )
         nodes.append(recorder)
         joints, all_joints = list(setup.joints), list(setup.all_joints)
 
@@ -192,6 +225,7 @@ def run_phase(
             q = _by_name(msg.name, msg.position, joints)
             if q is not None:
                 rec.arrival_t.append(recorder.get_clock().now().nanoseconds * 1e-9)
+                rec.command_stamp_t.append(_stamp(msg))
                 rec.arrival_q.append(q)
 
         recorder.create_subscription(JointState, "joint_command", on_command, SETPOINT_QOS)
@@ -219,17 +253,22 @@ def run_phase(
                     player_values,
                     joint_names=all_joints,
                     home=list(setup.home),
-                    rate_hz=250.0,
+                    rate_hz=SETPOINT_RATE_HZ,
+                    use_sim_time=lockstep,
                     start_delay=setup.start_delay,
                 )
             ),
         )
         nodes.append(player)
-        executor = SingleThreadedExecutor(context=context)
+        # lockstep: the EventsExecutor (where rclpy has it) dispatches ~2x faster; the
+        # order stays causal (one thread, intra-process delivery), so results do not change
+        executor = make_executor(context) if lockstep else SingleThreadedExecutor(context=context)
         for node in nodes:
             executor.add_node(node)
         end = setup.start_delay + setup.cycle_time + 0.3
-        wall_limit = time.monotonic() + end + 30.0
+        # lockstep: the watchdog ends a silent chain; this only bounds a very slow machine
+        wall_limit = time.monotonic() + (4.0 * end + 60.0 if lockstep else end + 30.0)
+        started = time.monotonic()
         # Real time: a garbage-collector pass over the previous run's data would stall the
         # whole chain for tens of ms in the middle of a move (seen as stick-slip steps).
         gc.collect()
@@ -241,7 +280,13 @@ def run_phase(
         finally:
             gc.enable()
             gc.unfreeze()
+        rec.timing = _timing(bridge, lockstep, player.elapsed(), time.monotonic() - started)
         executor.shutdown(timeout_sec=1.0)
+        if player.elapsed() < end:
+            raise RuntimeError(
+                f"the run did not finish: {player.elapsed():.1f} of {end:.1f} s simulated in "
+                f"{time.monotonic() - started:.0f} s wall"
+            )
     finally:
         for node in reversed(nodes):
             node.destroy_node()

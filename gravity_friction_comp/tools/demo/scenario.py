@@ -66,6 +66,8 @@ class DemoSetup:
             (2·P_MAX/(2¹⁶−1)/gear_ratio): differences below it cannot be measured.
         gravity_effort_limit: the gravity node's ``effort_limit`` override, one per URDF
             joint [N·m] (``()``: the URDF's limits).
+        lockstep: run on the simulated arm's clock (default) or in real time (``False``).
+        delay: modelled transport delay of a command in lockstep [s] (whole physics steps).
     """
 
     urdf: str
@@ -93,6 +95,8 @@ class DemoSetup:
     friction_config: str = ""
     position_lsb: Mapping[str, float] = field(default_factory=dict)
     gravity_effort_limit: tuple[float, ...] = ()
+    lockstep: bool = True
+    delay: float = 0.001
 
     @property
     def cycle_time(self) -> float:

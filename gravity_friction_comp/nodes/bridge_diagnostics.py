@@ -1,0 +1,110 @@
+"""The bridge's diagnostics: one DiagnosticStatus per motor and one for the bus.
+
+Built from the core's :class:`~gravity_friction_comp.mit.bridge_core.MotorStatus` and the
+bus counters; :class:`~gravity_friction_comp.nodes.mit_bridge_node.MitBridgeNode` publishes
+them on ``diagnostics``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+
+from gravity_friction_comp.mit.bus_load import bus_load_fraction, mit_bus_load
+
+__all__ = ["bus_status", "motor_statuses"]
+
+_LEVEL = {"ok": DiagnosticStatus.OK, "warn": DiagnosticStatus.WARN, "error": DiagnosticStatus.ERROR}
+
+
+def _kv(key: str, value: Any) -> KeyValue:
+    return KeyValue(key=key, value=str(value))
+
+
+def motor_statuses(node_name: str, statuses: Sequence[Any]) -> list[DiagnosticStatus]:
+    """One status per motor (behaviour, fault, stale, missed replies, temperatures)."""
+    out = []
+    for s in statuses:
+        st = DiagnosticStatus(name=f"{node_name}: {s.name}", hardware_id=f"can_id 0x{s.can_id:X}")
+        if s.fault:
+            level, message = "error", f"fault: {s.fault_reason}; {s.behavior}"
+        elif s.stale:
+            level, message = "error", f"stale: {s.missed_replies} replies missed"
+        elif s.behavior not in ("command",):
+            level, message = "warn", f"{s.behavior}: {s.reason}"
+        elif s.effort_clamped:
+            level, message = "warn", "tau_ff clamped to effort limit"
+        elif s.position_clamped:
+            level, message = "warn", "position setpoint clamped to the joint limits"
+        else:
+            level, message = "ok", "command"
+        st.level, st.message = _LEVEL[level], message
+        st.values = [
+            _kv("behavior", s.behavior),
+            _kv("reason", s.reason),
+            _kv("fault", s.fault),
+            _kv("fault_reason", s.fault_reason),
+            _kv("stale", s.stale),
+            _kv("missed_replies", s.missed_replies),
+            _kv("total_missed_replies", s.total_missed_replies),
+            _kv("replies", s.replies),
+            _kv("effort_clamped", s.effort_clamped),
+            _kv("position_clamped", s.position_clamped),
+            _kv("motor_enabled", s.motor_enabled),
+        ]
+        st.values += [_kv(f"{name} [degC]", t) for name, t in s.temperatures]
+        out.append(st)
+    return out
+
+
+def bus_status(
+    node_name: str,
+    core: Any,
+    io: Any,
+    settings: Any,
+    rate_hz: float,
+    fps: float,
+    periods: np.ndarray,
+    rejected: int,
+    simulate: bool,
+) -> DiagnosticStatus:
+    """The bus status: load as a fraction of the bitrate (measured ``fps`` [frames/s] and
+    expected at ``rate_hz``), frame and error counters, loop ``periods`` [s] statistics."""
+    load = bus_load_fraction(fps, settings.bitrate)
+    expected = mit_bus_load(core.n_joints, rate_hz, settings.bitrate)
+    bus = DiagnosticStatus(name=f"{node_name}: bus", hardware_id=f"{settings.interface}:{settings.channel}")
+    worst = max(load, expected)
+    problems = []
+    if worst > 1.0:
+        problems.append("error")
+    elif worst > 0.8 or io.send_errors or io.listener.dropped or io.listener.errors:
+        problems.append("warn")
+    level = problems[0] if problems else "ok"
+    bus.level = _LEVEL[level]
+    bus.message = f"bus load {load:.1%} of {settings.bitrate} bit/s (expected {expected:.1%})"
+    bus.values = [
+        _kv("bus_load", f"{load:.4f}"),
+        _kv("expected_bus_load", f"{expected:.4f}"),
+        _kv("frames_per_second", f"{fps:.1f}"),
+        _kv("bitrate", settings.bitrate),
+        _kv("frames_sent", io.sent),
+        _kv("frames_received", io.listener.received),
+        _kv("send_errors", io.send_errors),
+        _kv("last_send_error", io.last_send_error),
+        _kv("rx_dropped", io.listener.dropped),
+        _kv("rx_errors", io.listener.errors),
+        _kv("unknown_frames", core.unknown_frames),
+        _kv("rejected_commands", rejected),
+        _kv("rate_hz", rate_hz),
+        _kv("simulate", simulate),
+    ]
+    if periods.size:
+        bus.values += [
+            _kv("loop_period_p50 [ms]", f"{1e3 * np.percentile(periods, 50):.3f}"),
+            _kv("loop_period_p99 [ms]", f"{1e3 * np.percentile(periods, 99):.3f}"),
+            _kv("loop_period_max [ms]", f"{1e3 * periods.max():.3f}"),
+        ]
+    return bus

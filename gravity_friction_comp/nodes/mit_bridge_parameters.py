@@ -1,0 +1,197 @@
+"""The MIT bridge node's parameters, each declared once (:data:`BRIDGE_PARAMETERS`, :data:`PARAMETERS`).
+
+Defaults are read from the core config dataclasses, so each is written once; the core
+validates the values it owns (ranges here are what ``ros2 param describe`` shows).
+:mod:`~gravity_friction_comp.nodes.mit_bridge_node` declares them and re-exports both tuples.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.mit.bridge_config import BEHAVIORS, BridgeConfig, default_of
+from gravity_friction_comp.mit.bridge_params import PER_JOINT_DEFAULTS
+from gravity_friction_comp.mit.bus import CanSettings
+from gravity_friction_comp.nodes.parameters import Param
+from gravity_friction_comp.nodes.robot_params import ROBOT_PARAMETERS
+
+__all__ = ["BRIDGE_PARAMETERS", "PARAMETERS"]
+
+_JOINT = PER_JOINT_DEFAULTS
+
+
+def _robot_parameters() -> tuple[Param, ...]:
+    """The robot/payload parameters of :mod:`~gravity_friction_comp.nodes.robot_params` as Params."""
+    robot = ROBOT_PARAMETERS
+    if isinstance(robot, Mapping):  # name -> (default, description) or name -> Param
+        return tuple(v if isinstance(v, Param) else Param(name, v[0], v[1]) for name, v in robot.items())
+    return tuple(robot)
+
+
+def _positive(key: str):
+    # FloatingPointRange is inclusive: 0 passes the descriptor, this rejects it
+    def _check(value: float) -> None:
+        if not (math.isfinite(value) and value > 0.0):
+            raise ConfigError(f"{key} must be finite and > 0, got {value!r}", key=key, value=value)
+
+    return _check
+
+
+_BEHAVIORS = " | ".join(BEHAVIORS)
+
+#: The bridge's own parameters (robot/payload ones are in :data:`PARAMETERS`). Defaults are
+#: read from the core config dataclasses, so each is written once; the core validates the
+#: values it owns (ranges here are what ``ros2 param describe`` shows).
+BRIDGE_PARAMETERS: tuple[Param, ...] = (
+    Param("joints", None, "joint names, order of every per-joint array", type="string[]", read_only=True),
+    Param("can_id", None, "motor CAN ids (required)", type="int[]", read_only=True),
+    Param("master_id", None, "motor reply (master) ids (required)", type="int[]", read_only=True),
+    Param("motor_type", None, "motor table keys, e.g. DM4340 (required)", type="string[]", read_only=True),
+    Param(
+        "direction", None, f"+1/-1 per joint; empty = {_JOINT['direction']:+d}", type="int[]", read_only=True
+    ),
+    Param(
+        "offset",
+        None,
+        f"joint position when the motor reads 0; empty = {_JOINT['offset']:g}",
+        "rad",
+        type="double[]",
+        read_only=True,
+    ),
+    Param(
+        "gear_ratio",
+        None,
+        f"motor turns per joint turn; empty = {_JOINT['gear_ratio']:g}",
+        type="double[]",
+        read_only=True,
+    ),
+    Param(
+        "kp", None, f"joint stiffness, runtime-settable; empty = {_JOINT['kp']:g}", "N·m/rad", type="double[]"
+    ),
+    Param(
+        "kd", None, f"joint damping, runtime-settable; empty = {_JOINT['kd']:g}", "N·m·s/rad", type="double[]"
+    ),
+    Param(
+        "effort_limit",
+        None,
+        f"|tau_ff| bound per joint; empty = {_JOINT['effort_limit']:g} (T_MAX only)",
+        "N·m",
+        type="double[]",
+        read_only=True,
+    ),
+    Param(
+        "damp_kd", None, "kd of the damp behaviour; empty = kd", "N·m·s/rad", type="double[]", read_only=True
+    ),
+    Param(
+        "position_lower",
+        None,
+        "commanded position lower bound; empty = URDF <limit lower> when a robot description "
+        f"is set, else {_JOINT['position_lower']:g}",
+        "rad",
+        type="double[]",
+        read_only=True,
+    ),
+    Param(
+        "position_upper",
+        None,
+        "commanded position upper bound; empty = URDF <limit upper> when a robot description "
+        f"is set, else {_JOINT['position_upper']:g}",
+        "rad",
+        type="double[]",
+        read_only=True,
+    ),
+    Param(
+        "rate_hz",
+        default_of(BridgeConfig, "rate_hz"),
+        "control loop rate",
+        "Hz",
+        low=0.0,
+        read_only=True,
+    ),
+    Param(
+        "command_timeout",
+        default_of(BridgeConfig, "command_timeout"),
+        "no joint_command for this long -> timeout_behavior",
+        "s",
+        low=0.0,
+        read_only=True,
+    ),
+    Param("timeout_behavior", default_of(BridgeConfig, "timeout_behavior"), _BEHAVIORS, read_only=True),
+    Param(
+        "fault_behavior",
+        default_of(BridgeConfig, "fault_behavior"),
+        f"behaviour of a faulted motor: {_BEHAVIORS}",
+        read_only=True,
+    ),
+    Param(
+        "stale_cycles",
+        default_of(BridgeConfig, "stale_cycles"),
+        "missed replies in a row that make a motor stale",
+        low=1,
+        read_only=True,
+    ),
+    Param(
+        "diagnostics_rate_hz",
+        10.0,
+        "diagnostics publish rate",
+        "Hz",
+        low=0.0,
+        read_only=True,
+        validate=_positive("diagnostics_rate_hz"),
+    ),
+    Param(
+        "can.interface",
+        default_of(CanSettings, "interface"),
+        "python-can interface (socketcan, virtual, pcan, ...)",
+        read_only=True,
+    ),
+    Param("can.channel", default_of(CanSettings, "channel"), "python-can channel", read_only=True),
+    Param(
+        "can.bitrate",
+        default_of(CanSettings, "bitrate"),
+        "CAN bitrate, also the bus-load reference",
+        "bit/s",
+        low=1,
+        read_only=True,
+    ),
+    Param("read_motor_limits", False, "read Damiao registers 21-23 (P/V/T_MAX) at start", read_only=True),
+    Param("simulate", False, "emulated motors + simulated arm on a private virtual bus", read_only=True),
+    Param("sim_config", "", "sim YAML with the simulated arm's true values ('' = defaults)", read_only=True),
+    Param(
+        "sim_lockstep",
+        False,
+        "simulate only: the simulated arm owns the time (/clock) and steps once the chain answered",
+        read_only=True,
+    ),
+    Param(
+        "sim_setpoint_rate_hz",
+        250.0,
+        "lockstep: /clock tick rate, one setpoint expected per tick (divides the physics rate)",
+        "Hz",
+        low=0.0,
+        read_only=True,
+        validate=_positive("sim_setpoint_rate_hz"),
+    ),
+    Param(
+        "sim_delay",
+        0.001,
+        "lockstep: modelled transport delay of a command, whole physics steps",
+        "s",
+        low=0.0,
+        read_only=True,
+    ),
+    Param(
+        "sim_stall_timeout",
+        3.0,
+        "lockstep: wall time without an answer that ends the run with an error (start-up: ≥ 10 s)",
+        "s",
+        low=0.0,
+        read_only=True,
+        validate=_positive("sim_stall_timeout"),
+    ),
+)
+
+#: Every parameter the node declares: its own, then the robot/payload ones.
+PARAMETERS: tuple[Param, ...] = BRIDGE_PARAMETERS + _robot_parameters()

@@ -1,0 +1,254 @@
+"""Lockstep simulation: the simulated arm advances only when the chain has answered, on its own clock.
+
+ROS-free. :class:`LockstepSchedule` is the bookkeeping on simulated time (integer
+nanoseconds, physics step ``dt``): the clock ticks every ``tick_steps`` physics steps (one
+setpoint per tick is expected); a tick's physics runs only once the command answering that
+tick's setpoint (matched on the stamp the stages pass through) is in; a command stamped ``T``
+is in force from step ``T/dt + delay_steps`` (the modelled transport delay); the MIT frame
+exchange happens every ``exchange_steps`` steps (the bridge's ``rate_hz``). A holding change
+received during tick ``m`` takes effect at tick ``m + 1``, together with the stages' answer to
+it. :class:`LockstepDriver` runs one tick of the bridge core against the emulated motors in
+a fixed order (commands due → frames out → motors answer and physics steps → replies in), so
+the result is a function of the inputs alone. :class:`PolledCanIO` is the bridge's bus
+without a Notifier thread (frames are read when the driver asks, never by another thread).
+
+Time model (step ``j`` at ``t_j = j·dt``): the clock shows tick ``T_m = m·tick_steps·dt``
+while the arm is at step ``m·tick_steps``; the answer to the setpoint stamped ``T_m`` lets
+steps ``m·tick_steps … (m+1)·tick_steps − 1`` run, then the clock shows ``T_{m+1}``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import can
+import numpy as np
+
+from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.mit.bridge_core import MitBridgeCore
+from gravity_friction_comp.mit.bus import FrameQueue, ReceivedFrame
+from gravity_friction_comp.sim.bus import SimulatedMotorBus
+
+__all__ = ["LockstepDriver", "LockstepSchedule", "LockstepStalled", "PolledCanIO", "whole_steps"]
+
+
+class LockstepStalled(RuntimeError):
+    """The chain stopped answering in lockstep; the message names the silent topic."""
+
+
+def whole_steps(period_s: float, dt_s: float, key: str, *, allow_zero: bool = False) -> int:
+    """``period_s`` in whole physics steps of ``dt_s`` (rounded; ≥ 1 unless ``allow_zero``).
+
+    Raises:
+        ConfigError: the period is not within 1e-6 of a whole number of steps (key ``key``),
+            or rounds to 0 steps when not allowed.
+    """
+    steps = period_s / dt_s
+    n = int(round(steps))
+    if abs(steps - n) > 1e-6 * max(1.0, steps) or n < (0 if allow_zero else 1):
+        raise ConfigError(
+            f"{key}: {period_s:g} s is not a whole number of physics steps of {dt_s:g} s "
+            f"({steps:.4g}); choose rates that divide the physics rate",
+            key=key,
+            value=period_s,
+        )
+    return n
+
+
+@dataclass
+class _Pending:
+    apply_step: int
+    value: Any
+
+
+class LockstepSchedule:
+    """Simulated time and what is due when (see the module docstring).
+
+    Args:
+        dt_ns: Physics step [ns] (> 0).
+        tick_steps: Physics steps per clock tick (≥ 1; the setpoint period).
+        exchange_steps: Physics steps per MIT frame exchange (≥ 1; the bridge period).
+        delay_steps: Modelled transport delay of a command [steps] (≥ 0).
+
+    Raises:
+        ConfigError: a non-positive step or count.
+    """
+
+    def __init__(self, dt_ns: int, tick_steps: int, exchange_steps: int, delay_steps: int):
+        for key, value, low in (
+            ("dt_ns", dt_ns, 1),
+            ("tick_steps", tick_steps, 1),
+            ("exchange_steps", exchange_steps, 1),
+            ("delay_steps", delay_steps, 0),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ConfigError(f"{key} must be an integer ≥ {low}, got {value!r}", key=key, value=value)
+        self.dt_ns, self.tick_steps = dt_ns, tick_steps
+        self.exchange_steps, self.delay_steps = exchange_steps, delay_steps
+        self.step = tick_steps  # the clock starts at the first tick (time 0 means "unset" in ROS)
+        self.answered_ns = -1  # newest command stamp received
+        self._commands: list[_Pending] = []
+        self._holding: _Pending | None = None
+
+    @property
+    def now_ns(self) -> int:
+        """Simulated time of the current step [ns]."""
+        return self.step * self.dt_ns
+
+    @property
+    def tick_ns(self) -> int:
+        """The tick the clock shows [ns] (the current step is at a tick between ticks' runs)."""
+        return (self.step // self.tick_steps) * self.tick_steps * self.dt_ns
+
+    def tick_answered(self) -> bool:
+        """The command answering the current tick's setpoint has arrived."""
+        return self.answered_ns >= self.tick_ns
+
+    def add_command(self, stamp_ns: int, command: Any) -> int:
+        """Queue ``command`` stamped ``stamp_ns``; returns the step it takes effect at.
+
+        A stamp that is no whole step (or 0, unstamped) counts from the current step; a
+        command due in the past (a late duplicate) takes effect at the current step.
+        """
+        base = stamp_ns // self.dt_ns if stamp_ns > 0 else self.step
+        apply_step = max(base + self.delay_steps, self.step)
+        self._commands.append(_Pending(apply_step, command))
+        if stamp_ns > self.answered_ns:
+            self.answered_ns = stamp_ns
+        return apply_step
+
+    def set_holding(self, holding: bool) -> int:
+        """A holding change received now takes effect at the next tick; returns that step."""
+        apply_step = (self.step // self.tick_steps + 1) * self.tick_steps
+        self._holding = _Pending(apply_step, bool(holding))
+        return apply_step
+
+    def due_command(self) -> Any:
+        """The newest command due at the current step (``None`` when none became due)."""
+        due = None
+        keep = []
+        for pending in self._commands:
+            if pending.apply_step <= self.step:
+                due = pending.value
+            else:
+                keep.append(pending)
+        self._commands = keep
+        return due
+
+    def due_holding(self) -> bool | None:
+        """The holding state due at the current step (``None`` when no change is due)."""
+        if self._holding is not None and self._holding.apply_step <= self.step:
+            value, self._holding = self._holding.value, None
+            return value
+        return None
+
+    def exchange_now(self) -> bool:
+        """The MIT frame exchange happens at the current step."""
+        return self.step % self.exchange_steps == 0
+
+
+class PolledCanIO:
+    """The bridge's bus read on demand (no Notifier thread): same counters as BridgeCanIO.
+
+    Args:
+        bus: An open python-can bus (owned: :meth:`close` shuts it down).
+        accept: Arbitration ids kept (the core's ``reply_ids``).
+    """
+
+    def __init__(self, bus: can.BusABC, accept: frozenset[int] | None = None):
+        self.bus = bus
+        self.listener = FrameQueue(accept=accept)
+        self.sent = 0
+        self.send_errors = 0
+        self.last_send_error = ""
+        self._closed = False
+
+    def send(self, frames: Sequence[tuple[int, bytes]]) -> int:
+        """Send ``[(arbitration_id, data), ...]``; failures are counted, never raised."""
+        ok = 0
+        for arbitration_id, data in frames:
+            try:
+                self.bus.send(can.Message(arbitration_id=arbitration_id, data=data, is_extended_id=False))
+                ok += 1
+            except (can.CanError, OSError) as error:
+                self.send_errors += 1
+                self.last_send_error = str(error)
+        self.sent += ok
+        return ok
+
+    def drain(self) -> list[ReceivedFrame]:
+        """Every frame waiting on the bus now, oldest first."""
+        while (msg := self.bus.recv(timeout=0.0)) is not None:
+            self.listener.on_message_received(msg)
+        return self.listener.drain()
+
+    def close(self) -> None:
+        """Shut the bus down (idempotent)."""
+        if not self._closed:
+            self._closed = True
+            self.bus.shutdown()
+
+
+Command = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+class LockstepDriver:
+    """Runs the bridge core against the emulated motors one tick at a time.
+
+    Args:
+        schedule: The :class:`LockstepSchedule`.
+        core: The bridge core (its frames go out on ``io``).
+        io: The bridge's :class:`PolledCanIO` (the same virtual channel as ``sim``).
+        sim: The emulated motors and arm (never started: stepped here).
+        on_state: Called after each frame exchange with the step's time [ns] (publish
+            joint_states there).
+    """
+
+    def __init__(
+        self,
+        schedule: LockstepSchedule,
+        core: MitBridgeCore,
+        io: PolledCanIO,
+        sim: SimulatedMotorBus,
+        on_state: Callable[[int], None],
+    ):
+        self.schedule, self.core, self.io, self.sim = schedule, core, io, sim
+        self._on_state = on_state
+        self._dt = schedule.dt_ns * 1e-9
+        self.ticks = 0
+        self.wall_started: float | None = None
+
+    def run_tick(self) -> None:
+        """Run the physics steps of the current tick (call once it is answered)."""
+        if self.wall_started is None:
+            self.wall_started = time.monotonic()
+        s, core = self.schedule, self.core
+        for _ in range(s.tick_steps):
+            now = s.now_ns * 1e-9
+            holding = s.due_holding()
+            if holding is not None:
+                self.sim.set_holding(holding)
+            command = s.due_command()
+            if command is not None:
+                position, velocity, effort = command
+                core.set_command(position, velocity, effort, now)
+            exchange = s.exchange_now()
+            if exchange:
+                self.io.send(core.step(now))
+            self.sim.run_once(self._dt)  # answers the frames (state at t_j), then steps
+            if exchange:
+                for frame in self.io.drain():
+                    core.ingest_feedback(frame.arbitration_id, frame.data, now)
+                self._on_state(s.now_ns)
+            s.step += 1
+        self.ticks += 1
+
+    def real_time_factor(self) -> float:
+        """Simulated seconds run per wall second so far (0 before the first tick)."""
+        if self.wall_started is None:
+            return 0.0
+        wall = time.monotonic() - self.wall_started
+        return self.ticks * self.schedule.tick_steps * self._dt / wall if wall > 0 else 0.0

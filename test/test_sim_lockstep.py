@@ -1,0 +1,127 @@
+"""sim/lockstep.py: the lockstep schedule (ticks, delay, holding) and the driver against emulated motors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.sim.lockstep import LockstepSchedule, whole_steps
+
+MS = 1_000_000  # [ns]
+
+
+def test_whole_steps():
+    assert whole_steps(0.004, 0.001, "k") == 4
+    assert whole_steps(0.0, 0.001, "k", allow_zero=True) == 0
+    with pytest.raises(ConfigError, match="whole number"):
+        whole_steps(0.0025, 0.001, "sim_setpoint_rate_hz")
+    with pytest.raises(ConfigError):
+        whole_steps(0.0, 0.001, "rate_hz")
+
+
+def test_schedule_rejects_bad_counts():
+    with pytest.raises(ConfigError, match="tick_steps"):
+        LockstepSchedule(MS, 0, 1, 1)
+    with pytest.raises(ConfigError, match="delay_steps"):
+        LockstepSchedule(MS, 4, 2, -1)
+
+
+def test_clock_starts_at_the_first_tick_and_waits_for_its_answer():
+    s = LockstepSchedule(MS, tick_steps=4, exchange_steps=2, delay_steps=1)
+    assert s.now_ns == s.tick_ns == 4 * MS  # not 0: ROS reads time 0 as "unset"
+    assert not s.tick_answered()
+    s.add_command(3 * MS, "older")  # an answer to an earlier stamp does not answer this tick
+    assert not s.tick_answered()
+    assert s.add_command(4 * MS, "answer") == 5  # in force one step (the delay) after its stamp
+    assert s.tick_answered()
+
+
+def test_command_in_force_after_the_delay_and_late_duplicates_at_once():
+    s = LockstepSchedule(MS, tick_steps=4, exchange_steps=2, delay_steps=1)
+    s.add_command(4 * MS, "a")
+    seen = []
+    for _ in range(4):
+        seen.append(s.due_command())
+        s.step += 1
+    assert seen == [None, "a", None, None]  # step 4: not yet; 5: due once
+    assert s.add_command(4 * MS, "a2") == 8  # republished answer of an old tick: now
+    assert s.due_command() == "a2"
+    assert s.add_command(0, "unstamped") == 9  # no stamp: counts from now
+
+
+def test_zero_delay_and_exchange_steps():
+    s = LockstepSchedule(MS, tick_steps=4, exchange_steps=2, delay_steps=0)
+    assert s.add_command(4 * MS, "x") == 4
+    assert s.due_command() == "x"
+    exchanges = []
+    for _ in range(4):
+        exchanges.append(s.exchange_now())
+        s.step += 1
+    assert exchanges == [True, False, True, False]
+
+
+def test_holding_change_takes_effect_at_the_next_tick():
+    s = LockstepSchedule(MS, tick_steps=4, exchange_steps=2, delay_steps=1)
+    s.step = 6  # inside the tick at 4 ms
+    assert s.set_holding(True) == 8
+    assert s.due_holding() is None
+    s.step = 8
+    assert s.due_holding() is True
+    assert s.due_holding() is None  # once
+
+
+def _run(repo_root, channel, commands):
+    """Drive the palletizer's emulated motors through ``commands`` (one per tick); returns
+    the joint_states positions seen after each exchange."""
+    from gravity_friction_comp.mit.bridge_core import MitBridgeCore
+    from gravity_friction_comp.mit.bridge_params import bridge_config_from_values
+    from gravity_friction_comp.mit.bus import CanSettings, open_bus
+    from gravity_friction_comp.model.robot_model import RobotModel
+    from gravity_friction_comp.sim.arm import SimulatedArm
+    from gravity_friction_comp.sim.bus import SimulatedMotorBus
+    from gravity_friction_comp.sim.config import SimConfig
+    from gravity_friction_comp.sim.lockstep import LockstepDriver, PolledCanIO
+    from gravity_friction_comp.tools.demo.scenario import load_node_parameters
+
+    _, values = load_node_parameters(repo_root / "config" / "mit_bridge.yaml")
+    for key in ("direction", "offset", "gear_ratio", "damp_kd", "position_lower", "position_upper"):
+        values.setdefault(key, [])
+    config = bridge_config_from_values(values)
+    model = RobotModel.from_urdf(repo_root / "urdf" / "palletizer.urdf")
+    arm = SimulatedArm(model, SimConfig.from_yaml(repo_root / "config" / "sim_palletizer.yaml"))
+    settings = CanSettings("virtual", channel, 1_000_000)
+    sim = SimulatedMotorBus.for_bridge(arm, config, settings)
+    core = MitBridgeCore(config)
+    io = PolledCanIO(open_bus(settings), core.reply_ids)
+    schedule = LockstepSchedule(MS, tick_steps=4, exchange_steps=2, delay_steps=1)
+    states = []
+
+    def on_state(now_ns):
+        states.append((now_ns, core.joint_state().position.copy()))
+
+    driver = LockstepDriver(schedule, core, io, sim, on_state)
+    try:
+        io.send(core.enable_frames())
+        sim.answer_frames()
+        for q in commands:
+            schedule.add_command(schedule.tick_ns, (np.asarray(q), np.zeros(3), np.zeros(3)))
+            driver.run_tick()
+    finally:
+        io.close()
+        sim.stop()
+    return states, arm
+
+
+def test_driver_is_deterministic_and_exchanges_at_the_bridge_rate(repo_root):
+    pytest.importorskip("pinocchio")
+    pytest.importorskip("can")
+    commands = [[0.0, 0.3 + 0.002 * k, 0.2] for k in range(50)]
+    a, arm_a = _run(repo_root, "lockstep_test_a", commands)
+    b, _ = _run(repo_root, "lockstep_test_b", commands)
+    # one exchange every 2 physics steps of 1 ms: stamps 4, 6, 8 ... ms
+    assert [t for t, _ in a[:3]] == [4 * MS, 6 * MS, 8 * MS]
+    assert len(a) == 2 * len(commands)
+    assert all(ta == tb and np.array_equal(qa, qb) for (ta, qa), (tb, qb) in zip(a, b))
+    # the arm followed the ramp of the shoulder command (kp holds it near the command)
+    assert arm_a.position[1] > 0.3
