@@ -154,3 +154,7 @@ class ModelWarning(UserWarning):
     moving mass below :data:`~gravity_friction_comp.model.robot_model.MIN_TOTAL_MASS`
     (gravity will be ~0).
     """
+
+
+class LockstepStalled(GravityFrictionCompError, RuntimeError):
+    """The chain stopped answering in lockstep simulation; the message names the silent topic."""

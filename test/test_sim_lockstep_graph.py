@@ -18,7 +18,7 @@ from graph_helpers import fresh_domain_id  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
-from gravity_friction_comp.sim.lockstep import LockstepStalled  # noqa: E402
+from gravity_friction_comp.errors import LockstepStalled  # noqa: E402
 
 HOME = [0.0, 0.3, 0.2]
 

@@ -8,7 +8,7 @@ tick (:class:`~gravity_friction_comp.sim.lockstep.LockstepDriver`) when the
 ``joint_command`` stamped with that tick has arrived. It also watches ``joint_setpoint`` (to
 tell which link of the chain went silent) and runs a wall-clock watchdog: it re-publishes
 the current tick (``/clock`` is best effort) and raises
-:class:`~gravity_friction_comp.sim.lockstep.LockstepStalled` naming the silent topic when no
+:class:`~gravity_friction_comp.errors.LockstepStalled` naming the silent topic when no
 answer came for ``stall_timeout`` [s] (before the chain's first answer: ``start_timeout``).
 
 Start-up: the clock starts at the first tick once the executor spins. Until the chain has
@@ -29,7 +29,8 @@ from rclpy.time import Time
 from rosgraph_msgs.msg import Clock as ClockMsg  # type: ignore[import-untyped]
 from sensor_msgs.msg import JointState
 
-from gravity_friction_comp.sim.lockstep import LockstepDriver, LockstepStalled
+from gravity_friction_comp.errors import LockstepStalled
+from gravity_friction_comp.sim.lockstep import LockstepDriver
 
 __all__ = ["LockstepClock", "stamp_ns"]
 

@@ -384,7 +384,9 @@ def usage(node_class) -> str:
     module = sys.modules.get(node_class.__module__)
     module_doc = getattr(module, "__doc__", None) or name
     # the class's list, else its module's PARAMETERS (the convention of every node module)
-    params: tuple = tuple(getattr(node_class, "PARAMETERS", None) or getattr(module, "PARAMETERS", None) or ())
+    params: tuple = tuple(
+        getattr(node_class, "PARAMETERS", None) or getattr(module, "PARAMETERS", None) or ()
+    )
     return (
         f"usage: {name}_node [-h] [--ros-args [-p NAME:=VALUE]... [--params-file FILE] [-r FROM:=TO]...]\n\n"
         f"{module_doc.strip().splitlines()[0]}\n\n"

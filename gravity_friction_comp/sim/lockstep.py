@@ -32,11 +32,7 @@ from gravity_friction_comp.mit.bridge_core import MitBridgeCore
 from gravity_friction_comp.mit.bus import FrameQueue, ReceivedFrame
 from gravity_friction_comp.sim.bus import SimulatedMotorBus
 
-__all__ = ["LockstepDriver", "LockstepSchedule", "LockstepStalled", "PolledCanIO", "whole_steps"]
-
-
-class LockstepStalled(RuntimeError):
-    """The chain stopped answering in lockstep; the message names the silent topic."""
+__all__ = ["LockstepDriver", "LockstepSchedule", "PolledCanIO", "whole_steps"]
 
 
 def whole_steps(period_s: float, dt_s: float, key: str, *, allow_zero: bool = False) -> int:

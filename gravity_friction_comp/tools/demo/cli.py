@@ -11,8 +11,7 @@ import pathlib
 import sys
 import time
 
-from gravity_friction_comp.errors import ConfigError
-from gravity_friction_comp.sim.lockstep import LockstepStalled
+from gravity_friction_comp.errors import ConfigError, LockstepStalled
 from gravity_friction_comp.tools.demo.metrics import acceptance, evaluate, timing_problems
 from gravity_friction_comp.tools.demo.options import build_setup, parse_args
 from gravity_friction_comp.tools.demo.phase import SETPOINT_RATE_HZ, run_phase

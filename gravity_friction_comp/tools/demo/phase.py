@@ -105,7 +105,7 @@ def run_phase(
     validation. ``lockstep`` (default ``setup.lockstep``): every node runs on the simulated arm's ``/clock``
     (``use_sim_time``; the bridge ``sim_lockstep``), so the result depends on the inputs
     only; ``False``: all on the wall clock, in real time. Raises
-    :class:`~gravity_friction_comp.sim.lockstep.LockstepStalled` when the chain stops
+    :class:`~gravity_friction_comp.errors.LockstepStalled` when the chain stops
     answering, RuntimeError when the run does not finish in time.
     """
     lockstep = setup.lockstep if lockstep is None else bool(lockstep)
