@@ -496,3 +496,26 @@ def test_lockstep_parameters_defaults_and_checks(tmp_path):
                 )
     finally:
         client.close()
+
+
+def test_robot_parameters_read_only_and_bool_gains_refused(inproc):
+    """Robot/payload parameters are read at start-up only: ``ros2 param set`` says read-only;
+    a bool gain array is refused with a reason and the gains stay."""
+    _, node, _ = inproc
+    from gravity_friction_comp.nodes.mit_bridge_parameters import PARAMETERS
+
+    by_name = {p.name: p for p in PARAMETERS}
+    for name in ("payload.mass", "gravity", "urdf_path"):
+        assert by_name[name].read_only, name
+        assert node.describe_parameter(name).read_only, name
+    before = (node._core._kp.tolist(), node.get_parameter("kp").value)
+    for param in (
+        Parameter("payload.mass", value=1.0),
+        Parameter("gravity", value=[0.0, 0.0, -9.0]),
+        Parameter("urdf_path", value="/nonexistent.urdf"),
+    ):
+        (result,) = node.set_parameters([param])
+        assert not result.successful and "read-only" in result.reason, (param.name, result.reason)
+    (result,) = node.set_parameters([Parameter("kp", value=[True, True, True])])
+    assert not result.successful and result.reason
+    assert (node._core._kp.tolist(), node.get_parameter("kp").value) == before

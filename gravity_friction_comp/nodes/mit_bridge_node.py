@@ -102,7 +102,7 @@ class MitBridgeNode(Node):
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(self._post_set_parameters)
         declare(self, BRIDGE_PARAMETERS)
-        declare_robot_parameters(self)
+        declare_robot_parameters(self, read_only=True)  # read once, at start-up
         self._declaring = False
         values = self._values()
         check(BRIDGE_PARAMETERS, values)

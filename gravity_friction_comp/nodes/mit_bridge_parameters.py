@@ -8,26 +8,17 @@ validates the values it owns (ranges here are what ``ros2 param describe`` shows
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.mit.bridge_config import BEHAVIORS, BridgeConfig, default_of
 from gravity_friction_comp.mit.bridge_params import PER_JOINT_DEFAULTS
 from gravity_friction_comp.mit.bus import CanSettings
 from gravity_friction_comp.nodes.parameters import Param
-from gravity_friction_comp.nodes.robot_params import ROBOT_PARAMETERS
+from gravity_friction_comp.nodes.robot_params import robot_parameters
 
 __all__ = ["BRIDGE_PARAMETERS", "PARAMETERS"]
 
 _JOINT = PER_JOINT_DEFAULTS
-
-
-def _robot_parameters() -> tuple[Param, ...]:
-    """The robot/payload parameters of :mod:`~gravity_friction_comp.nodes.robot_params` as Params."""
-    robot = ROBOT_PARAMETERS
-    if isinstance(robot, Mapping):  # name -> (default, description) or name -> Param
-        return tuple(v if isinstance(v, Param) else Param(name, v[0], v[1]) for name, v in robot.items())
-    return tuple(robot)
 
 
 def _positive(key: str):
@@ -193,5 +184,6 @@ BRIDGE_PARAMETERS: tuple[Param, ...] = (
     ),
 )
 
-#: Every parameter the node declares: its own, then the robot/payload ones.
-PARAMETERS: tuple[Param, ...] = BRIDGE_PARAMETERS + _robot_parameters()
+#: Every parameter the node declares: its own, then the robot/payload ones, read-only (the
+#: bridge reads them once, to build the simulated arm and the URDF position limits).
+PARAMETERS: tuple[Param, ...] = BRIDGE_PARAMETERS + robot_parameters(read_only=True)
