@@ -519,3 +519,31 @@ def test_robot_parameters_read_only_and_bool_gains_refused(inproc):
     (result,) = node.set_parameters([Parameter("kp", value=[True, True, True])])
     assert not result.successful and result.reason
     assert (node._core._kp.tolist(), node.get_parameter("kp").value) == before
+
+
+def test_loop_and_diagnostics_after_the_context_shut_down(tmp_path):
+    """SIGINT ends the context while a timer may still run: no "publisher's context is
+    invalid" from the loop or the diagnostics; the motors still get their disable frames."""
+    from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode
+
+    client = GraphClient(fresh_domain_id())
+    params = _params(_sim_yaml(tmp_path / "sim.yaml"))
+    node = MitBridgeNode(
+        context=client.context, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]
+    )
+    spy = open_bus(CanSettings("virtual", node.settings.channel, 1_000_000))
+    try:
+        for _ in range(20):
+            node._loop()
+            time.sleep(0.003)
+        assert node._core.joint_state().valid.any()  # so the loop does publish
+        rclpy.shutdown(context=client.context)
+        node._loop()
+        node._publish_diagnostics()
+        _frames(spy)
+        node.shutdown_motors()
+        assert {i for _, i, d in _frames(spy) if d == DISABLE_FRAME} == {1, 2, 3}
+    finally:
+        spy.shutdown()
+        node.destroy_node()
+        client.close()

@@ -69,7 +69,7 @@ from gravity_friction_comp.nodes.lockstep_clock import LockstepClock, stamp_ns
 from gravity_friction_comp.nodes.mit_bridge_parameters import BRIDGE_PARAMETERS, PARAMETERS
 from gravity_friction_comp.nodes.parameters import check, declare, values_of
 from gravity_friction_comp.nodes.robot_params import build_robot_models, declare_robot_parameters
-from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, run_node
+from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, publish_guarded, run_node
 from gravity_friction_comp.sim.arm import SimulatedArm
 from gravity_friction_comp.sim.bus import SimulatedMotorBus
 from gravity_friction_comp.sim.config import SimConfig
@@ -327,7 +327,7 @@ class MitBridgeNode(Node):
             msg.position = state.position[idx].tolist()
             msg.velocity = state.velocity[idx].tolist()
             msg.effort = state.effort[idx].tolist()
-            self._state_pub.publish(msg)
+            publish_guarded(self, self._state_pub, msg)  # SIGINT may end the context mid-tick
 
     def loop_periods(self) -> np.ndarray:
         """Recent control loop periods [s] (up to 4096), oldest first (for benchmarks)."""
@@ -360,7 +360,7 @@ class MitBridgeNode(Node):
                 self._sim is not None,
             )
         )
-        self._diag_pub.publish(array)
+        publish_guarded(self, self._diag_pub, array)
 
     # ------------------------------------------------------------------ shutdown
     def shutdown_motors(self) -> None:
