@@ -209,9 +209,13 @@ def test_sigint_exits_cleanly(tmp_path):
     path = write_params(tmp_path / "p.yaml", NODE, _params(_sim_yaml(tmp_path / "sim.yaml")))
     with node_process("mit_bridge_node", domain, path) as proc, graph_client(domain) as client:
         states = client.subscribe(JointState, "joint_states")
+        commands = client.publisher(JointState, "joint_command")
         assert client.spin_until(lambda: len(states) > 0, 20.0, proc)
-        proc.send_signal(2)
+        _stream(client, commands, lambda: _command(list(Q0.values()), [0.0] * 3), 0.3, proc)
+        proc.send_signal(2)  # while commands flow
         assert proc.wait(timeout=10) == 0
+        out = proc.stdout.read()
+        assert "Traceback" not in out and "context is invalid" not in out, out
 
 
 def test_bad_configuration_exits_with_reason(tmp_path):
