@@ -101,7 +101,7 @@ def _positions(states):
 def _motor_status(diags, joint):
     for array in reversed(diags):
         for st in array.status:
-            if st.name == f"{NODE}: {joint}":
+            if st.name == f"/{NODE}: {joint}":
                 return st, {kv.key: kv.value for kv in st.values}
     return None, {}
 
@@ -196,7 +196,7 @@ def test_nan_command_rejected_and_counted(running):
     commands.publish(msg)
     n0 = len(diags)
     assert client.spin_until(lambda: len(diags) > n0 + 1, 2.0, proc)
-    bus = [st for st in diags[-1].status if st.name == f"{NODE}: bus"][0]
+    bus = [st for st in diags[-1].status if st.name == f"/{NODE}: bus can0"][0]
     values = {kv.key: kv.value for kv in bus.values}
     assert int(values["rejected_commands"]) >= 1
     # 3 motors × (command + reply) × 500 Hz × 135 bit / 1 Mbit/s = 0.405
@@ -549,5 +549,35 @@ def test_loop_and_diagnostics_after_the_context_shut_down(tmp_path):
         assert {i for _, i, d in _frames(spy) if d == DISABLE_FRAME} == {1, 2, 3}
     finally:
         spy.shutdown()
+        node.destroy_node()
+        client.close()
+
+
+def test_diagnostics_names_carry_the_namespace_and_the_bus(tmp_path):
+    """Two arms side by side: ``/left/mit_bridge: base_yaw``, the bus named by its channel."""
+    from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode
+
+    client = GraphClient(fresh_domain_id())
+    params = _params(_sim_yaml(tmp_path / "sim.yaml"), **{"can.channel": "can3"})
+    node = MitBridgeNode(
+        context=client.context,
+        namespace="left",
+        parameter_overrides=[Parameter(k, value=v) for k, v in params.items()],
+    )
+    try:
+        client.executor.add_node(node)
+        diags = client.subscribe(DiagnosticArray, "/left/diagnostics")
+        assert client.spin_until(lambda: len(diags) > 1, 5.0)
+        names = {st.name: st for st in diags[-1].status}
+        assert set(names) == {f"/left/mit_bridge: {j}" for j in JOINTS} | {"/left/mit_bridge: bus can3"}
+        motor = names["/left/mit_bridge: base_yaw"]
+        assert motor.hardware_id == "can3 can_id 0x1"
+        assert {kv.key: kv.value for kv in motor.values}["bus"] == "can3"
+        bus = {kv.key: kv.value for kv in names["/left/mit_bridge: bus can3"].values}
+        # 3 motors × 2 frames × 500 Hz × 135 bit / 1 Mbit/s (classic worst case)
+        assert float(bus["expected_bus_load"]) == pytest.approx(3 * 2 * RATE * 135 / 1e6, abs=1e-4)
+        assert bus["fd"] == "False" and bus["bus"] == "can3"
+    finally:
+        client.executor.remove_node(node)
         node.destroy_node()
         client.close()

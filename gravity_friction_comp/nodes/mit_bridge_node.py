@@ -143,6 +143,7 @@ class MitBridgeNode(Node):
         self._core: MitBridgeCore = core
         self._io: BridgeCanIO | PolledCanIO = io
         self.settings = settings
+        self._bus_name = str(values["can.channel"])  # the configured bus, also when simulated
         self.config = config
         io.send(core.enable_frames())
         load = mit_bus_load(len(config.motors), config.rate_hz, settings.bitrate)
@@ -340,7 +341,8 @@ class MitBridgeNode(Node):
         core, io = self._core, self._io
         array = DiagnosticArray()
         array.header.stamp = self.get_clock().now().to_msg()
-        array.status += motor_statuses(self.get_name(), core.status())
+        fqn, bus_name = self.get_fully_qualified_name(), self._bus_name
+        array.status += motor_statuses(fqn, core.status(), bus_name)
         now = time.monotonic()
         t0, sent0, recv0 = self._diag_prev
         sent, recv = io.sent, io.listener.received
@@ -349,7 +351,7 @@ class MitBridgeNode(Node):
         self._diag_prev = (now, sent, recv)
         array.status.append(
             bus_status(
-                self.get_name(),
+                fqn,
                 core,
                 io,
                 self.settings,
@@ -358,6 +360,7 @@ class MitBridgeNode(Node):
                 np.array(self._periods)[-max(int(self.config.rate_hz / 2), 10) :],
                 self._rejected,
                 self._sim is not None,
+                bus_name,
             )
         )
         publish_guarded(self, self._diag_pub, array)
