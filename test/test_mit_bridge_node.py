@@ -581,3 +581,78 @@ def test_diagnostics_names_carry_the_namespace_and_the_bus(tmp_path):
         client.executor.remove_node(node)
         node.destroy_node()
         client.close()
+
+
+def test_can_fd_simulated_arm_runs_and_frames_are_fd_with_bit_rate_switch(tmp_path):
+    """can.fd:=true, can.data_bitrate:=5 Mbit/s: the simulated arm answers (joint_states flow,
+    every frame both ways FD + BRS) and the diagnostics use the FD frame time."""
+    from gravity_friction_comp.mit.bus_load import mit_bus_load
+    from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode
+
+    client = GraphClient(fresh_domain_id())
+    fd = {"can.fd": True, "can.data_bitrate": 5_000_000}
+    params = _params(_sim_yaml(tmp_path / "sim.yaml"), **fd)
+    node = MitBridgeNode(
+        context=client.context, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]
+    )
+    spy = open_bus(CanSettings("virtual", node.settings.channel, 1_000_000, fd=True, data_bitrate=5_000_000))
+    try:
+        assert node.settings.fd and node.settings.effective_data_bitrate == 5_000_000
+        assert node.simulation is not None and node.simulation.settings.fd
+        client.executor.add_node(node)
+        states = client.subscribe(JointState, "joint_states")
+        diags = client.subscribe(DiagnosticArray, "diagnostics")
+        assert client.spin_until(lambda: len(states) > 20 and len(diags) > 1, 5.0)
+        assert set(states[-1].name) == set(JOINTS)
+        q = _positions(states)
+        assert np.all(np.isfinite(q))
+        frames = []
+        while (msg := spy.recv(timeout=0.0)) is not None:
+            frames.append(msg)
+        commands = [m for m in frames if m.arbitration_id in (1, 2, 3)]
+        replies = [m for m in frames if m.arbitration_id in (17, 18, 19)]
+        assert commands and replies
+        assert all(m.is_fd and m.bitrate_switch for m in commands + replies)
+        bus = {kv.key: kv.value for kv in diags[-1].status[-1].values}
+        assert bus["fd"] == "True" and int(bus["data_bitrate"]) == 5_000_000
+        expected = mit_bus_load(3, RATE, 1_000_000, fd=True, data_bitrate=5_000_000)
+        assert float(bus["expected_bus_load"]) == pytest.approx(expected, abs=1e-4)
+        assert expected < mit_bus_load(3, RATE, 1_000_000)  # the fast data phase saves bus time
+    finally:
+        spy.shutdown()
+        client.executor.remove_node(node)
+        node.destroy_node()
+        client.close()
+
+
+def test_can_fd_on_hardware_sends_fd_frames_on_the_shared_bus(tmp_path):
+    """simulate:=false on a shared python-can virtual channel: the bridge's frames are FD
+    with bit-rate switch; its disable frames too."""
+    from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode
+
+    client = GraphClient(fresh_domain_id())
+    channel = f"fd_test_{os.getpid()}"
+    spy = open_bus(CanSettings("virtual", channel, 1_000_000, fd=True, data_bitrate=5_000_000))
+    params = _params(
+        "",
+        simulate=False,
+        **{"can.interface": "virtual", "can.channel": channel, "can.fd": True, "can.data_bitrate": 5_000_000},
+    )
+    node = MitBridgeNode(
+        context=client.context, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]
+    )
+    try:
+        client.executor.add_node(node)
+        client.spin_for(0.1)
+        node.shutdown_motors()
+        frames = []
+        while (msg := spy.recv(timeout=0.0)) is not None:
+            frames.append(msg)
+        assert {m.arbitration_id for m in frames} == {1, 2, 3}
+        assert all(m.is_fd and m.bitrate_switch for m in frames)
+        assert {m.arbitration_id for m in frames if bytes(m.data) == DISABLE_FRAME} == {1, 2, 3}
+    finally:
+        spy.shutdown()
+        client.executor.remove_node(node)
+        node.destroy_node()
+        client.close()

@@ -16,7 +16,10 @@ Topics:
         effort [N·m] of the joints that have replied, at ``rate_hz``.
     diagnostics (pub, diagnostic_msgs/DiagnosticArray): one status per motor (behaviour,
         fault, stale, missed replies, temperatures) and one for the bus (load as a fraction
-        of ``can.bitrate``, frame rates, loop period statistics), at ``diagnostics_rate_hz``.
+        of the bus time: classic frames at ``can.bitrate``, or with ``can.fd`` FD frames with
+        bit-rate switch, data phase at ``can.data_bitrate``; frame rates, loop period
+        statistics), at ``diagnostics_rate_hz``; named ``<node fqn>: <joint>`` and
+        ``<node fqn>: bus <can.channel>``.
     /clock (pub, rosgraph_msgs/Clock) and joint_setpoint (sub, watched only): lockstep only.
 
 Service:
@@ -46,6 +49,7 @@ from the core's config dataclasses (:mod:`~gravity_friction_comp.mit.bridge_conf
 from __future__ import annotations
 
 import collections
+import dataclasses
 import os
 import time
 from typing import Any
@@ -117,7 +121,13 @@ class MitBridgeNode(Node):
                     "set position_lower/position_upper to bound it"
                 )
         config = bridge_config_from_values(values)
-        settings = CanSettings(values["can.interface"], values["can.channel"], values["can.bitrate"])
+        settings = CanSettings(
+            values["can.interface"],
+            values["can.channel"],
+            values["can.bitrate"],
+            fd=config.fd,
+            data_bitrate=config.data_bitrate,
+        )
         diag_rate = float(values["diagnostics_rate_hz"])
         bus = None
         io: BridgeCanIO | PolledCanIO
@@ -129,9 +139,9 @@ class MitBridgeNode(Node):
                 config = self._read_limits(bus, config, values)
             core = MitBridgeCore(config)
             io = (
-                PolledCanIO(bus, core.reply_ids)
+                PolledCanIO(bus, core.reply_ids, fd=settings.fd)
                 if values["sim_lockstep"]
-                else BridgeCanIO(bus, core.reply_ids)
+                else BridgeCanIO(bus, core.reply_ids, fd=settings.fd)
             )
             self._io_opened = io
             schedule = self._lockstep_schedule(values, config) if values["sim_lockstep"] else None
@@ -146,11 +156,20 @@ class MitBridgeNode(Node):
         self._bus_name = str(values["can.channel"])  # the configured bus, also when simulated
         self.config = config
         io.send(core.enable_frames())
-        load = mit_bus_load(len(config.motors), config.rate_hz, settings.bitrate)
+        load = mit_bus_load(
+            len(config.motors),
+            config.rate_hz,
+            settings.bitrate,
+            fd=settings.fd,
+            data_bitrate=settings.effective_data_bitrate,
+        )
+        rates = f"{settings.bitrate} bit/s" + (
+            f" (CAN-FD, data {settings.effective_data_bitrate} bit/s)" if settings.fd else ""
+        )
         log = self.get_logger()
         log.info(
             f"{len(config.motors)} motors on {settings.interface}:{settings.channel} at "
-            f"{config.rate_hz:g} Hz; expected bus load {load:.0%} of {settings.bitrate} bit/s"
+            f"{config.rate_hz:g} Hz; expected bus load {load:.0%} of {rates}"
             f"{' (simulated arm)' if self._sim else ''}"
         )
         if load > 1.0:
@@ -223,7 +242,7 @@ class MitBridgeNode(Node):
             models.bare, sim_cfg, payload=models.loaded.payload, holding=bool(values["payload.attached"])
         )
         channel = f"{settings.channel}/sim{self.get_fully_qualified_name()}/{os.getpid()}"
-        sim_settings = CanSettings("virtual", channel, settings.bitrate)
+        sim_settings = dataclasses.replace(settings, interface="virtual", channel=channel)  # FD kept
         self._sim = SimulatedMotorBus.for_bridge(arm, config, sim_settings)
         if not values["sim_lockstep"]:
             self._sim.start()  # real time; in lockstep the LockstepDriver steps it
