@@ -656,3 +656,28 @@ def test_can_fd_on_hardware_sends_fd_frames_on_the_shared_bus(tmp_path):
         client.executor.remove_node(node)
         node.destroy_node()
         client.close()
+
+
+def test_without_a_command_the_bridge_holds_the_first_measured_position(inproc):
+    """No joint_command for 2 s (startup_behavior hold, the default): every frame commands one
+    latched position per joint (the first measured one) with the joint's kp and τ_ff 0."""
+    from gravity_friction_comp.mit.codec import decode_command
+
+    client, node, spy = inproc
+    assert node.get_parameter("startup_behavior").value == "hold"
+    _frames(spy)
+    client.spin_for(2.0)
+    frames = [f for f in _frames(spy) if f[1] in (1, 2, 3)]
+    assert len(frames) > 3 * 100
+    q0 = np.array(list(Q0.values()))
+    kp = dict(zip((1, 2, 3), (20.0, 30.0, 15.0)))
+    codes: dict[int, set[int]] = {1: set(), 2: set(), 3: set()}
+    for _, can_id, data in frames[6:]:  # after the first replies latched the positions
+        m = node.config.motors[can_id - 1]
+        cmd = decode_command(data, m.limits)
+        # near q0: the simulated arm falls only until the first tick (the sim starts in __init__)
+        assert cmd.position == pytest.approx(q0[can_id - 1], abs=0.25), (m.name, cmd)
+        assert cmd.kp == pytest.approx(kp[can_id], abs=0.2) and cmd.tau_ff == pytest.approx(0.0, abs=0.01)
+        codes[can_id].add(unpack_command_codes(data).p)
+    assert all(len(c) == 1 for c in codes.values()), codes  # one latched setpoint, never re-latched
+    assert all((s.behavior, s.reason) == ("hold", "no command yet") for s in node._core.status())

@@ -137,7 +137,7 @@ class MitBridgeNode(Node):
             bus = open_bus(settings)
             if values["read_motor_limits"]:
                 config = self._read_limits(bus, config, values)
-            core = MitBridgeCore(config)
+            core = MitBridgeCore(config, startup_behavior=values["startup_behavior"])
             io = (
                 PolledCanIO(bus, core.reply_ids, fd=settings.fd)
                 if values["sim_lockstep"]
@@ -172,6 +172,13 @@ class MitBridgeNode(Node):
             f"{config.rate_hz:g} Hz; expected bus load {load:.0%} of {rates}"
             f"{' (simulated arm)' if self._sim else ''}"
         )
+        if core.startup_behavior == "hold":
+            limp = [m.name for m in config.motors if m.kp == 0.0]
+            log.info(
+                "no joint_command yet: holding the measured position"
+                + (f" (kp 0, damped instead: {limp})" if limp else "")
+                + f"; after the first command, {config.timeout_behavior} on timeout"
+            )
         if load > 1.0:
             log.error(
                 f"expected bus load {load:.0%}: {len(config.motors)} motors at {config.rate_hz:g} Hz "

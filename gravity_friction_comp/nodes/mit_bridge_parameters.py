@@ -16,7 +16,7 @@ from gravity_friction_comp.mit.bus import CanSettings
 from gravity_friction_comp.nodes.parameters import Param
 from gravity_friction_comp.nodes.robot_params import robot_parameters
 
-__all__ = ["BRIDGE_PARAMETERS", "PARAMETERS"]
+__all__ = ["BRIDGE_PARAMETERS", "PARAMETERS", "STARTUP_BEHAVIOR"]
 
 _JOINT = PER_JOINT_DEFAULTS
 
@@ -31,6 +31,10 @@ def _positive(key: str):
 
 
 _BEHAVIORS = " | ".join(BEHAVIORS)
+
+#: The bridge holds the arm where it is until a setpoint source appears (issue 13 point 4:
+#: damping alone let an arm without a player fall onto its limits).
+STARTUP_BEHAVIOR = "hold"
 
 #: The bridge's own parameters (robot/payload ones are in :data:`PARAMETERS`). Defaults are
 #: read from the core config dataclasses, so each is written once; the core validates the
@@ -107,6 +111,13 @@ BRIDGE_PARAMETERS: tuple[Param, ...] = (
         "no joint_command for this long -> timeout_behavior",
         "s",
         low=0.0,
+        read_only=True,
+    ),
+    Param(
+        "startup_behavior",
+        STARTUP_BEHAVIOR,
+        f"before the first joint_command: {_BEHAVIORS} (hold: the first measured position, "
+        "kp/kd per joint; a joint with kp 0 is damped)",
         read_only=True,
     ),
     Param("timeout_behavior", default_of(BridgeConfig, "timeout_behavior"), _BEHAVIORS, read_only=True),
