@@ -475,3 +475,41 @@ def test_position_is_required_and_arrays_must_be_one_dimensional():
             core.set_gains(**gains)
         assert err.value.reason is Reason.SHAPE
     assert core.gains[0].tolist() == [40.0, 40.0, 10.0]
+
+
+def test_startup_hold_latches_the_first_measured_position_until_a_command():
+    """startup_behavior hold: damp while unmeasured, then the first measured position with the
+    joint's kp/kd and τ_ff 0, kept while the arm sags; after a command the timeout is damp."""
+    cfg = _config("damp")
+    core = MitBridgeCore(cfg, startup_behavior="hold")
+    lim = motor_limits("DM4340")
+    assert _decoded(core, core.step(0.0), 0).kp == 0.0  # nothing measured yet: damp
+    assert core.status()[0].behavior == "damp"
+    core.ingest_feedback(0x11, encode_feedback_damiao(1, 1, 0.5, 0.0, 0.0, 30, 30, lim), 0.0)
+    for k in range(1, 200):  # 0.4 s without a command: far beyond command_timeout
+        c = _decoded(core, core.step(k * T), 0)
+        sag = 0.5 - 1e-3 * k
+        core.ingest_feedback(0x11, encode_feedback_damiao(1, 1, sag, 0.0, 0.0, 30, 30, lim), k * T)
+        assert c.position == pytest.approx(0.5, abs=25 / 65535)
+        assert c.kp == pytest.approx(40.0, abs=0.2) and c.kd == pytest.approx(1.0, abs=0.01)
+        assert c.velocity == pytest.approx(0.0, abs=0.01) and c.tau_ff == pytest.approx(0.0, abs=0.01)
+    assert (core.status()[0].behavior, core.status()[0].reason) == ("hold", "no command yet")
+    core.set_command([0.2, 0.0, 0.0], None, None, now=200 * T)
+    assert _decoded(core, core.step(200 * T), 0).position == pytest.approx(0.2, abs=25 / 65535)
+    t = 200 * T + TIMEOUT + 2 * T
+    assert _decoded(core, core.step(t), 0).kp == 0.0  # timeout_behavior damp, as before
+    assert (core.status()[0].behavior, core.status()[0].reason) == ("damp", "command timeout")
+
+
+def test_startup_hold_damps_a_joint_without_stiffness_and_checks_its_value():
+    motors = (MotorConfig("j1", 0x01, 0x11, motor_limits("DM4340"), kp=0.0, kd=1.0, damp_kd=2.0),)
+    core = MitBridgeCore(BridgeConfig(motors, rate_hz=RATE), startup_behavior="hold")
+    lim = motor_limits("DM4340")
+    core.ingest_feedback(0x11, encode_feedback_damiao(1, 1, 0.5, 0.0, 0.0, 30, 30, lim), 0.0)
+    c = _decoded(core, core.step(0.0), 0)
+    assert (c.kp, core.status()[0].behavior) == (0.0, "damp")
+    assert c.kd == pytest.approx(2.0, abs=0.01)
+    assert MitBridgeCore(_config("hold")).startup_behavior == "hold"  # default: timeout_behavior
+    with pytest.raises(ConfigError, match="startup_behavior") as err:
+        MitBridgeCore(_config(), startup_behavior="freeze")
+    assert err.value.key == "startup_behavior"

@@ -101,7 +101,7 @@ def _positions(states):
 def _motor_status(diags, joint):
     for array in reversed(diags):
         for st in array.status:
-            if st.name == f"{NODE}: {joint}":
+            if st.name == f"/{NODE}: {joint}":
                 return st, {kv.key: kv.value for kv in st.values}
     return None, {}
 
@@ -196,7 +196,7 @@ def test_nan_command_rejected_and_counted(running):
     commands.publish(msg)
     n0 = len(diags)
     assert client.spin_until(lambda: len(diags) > n0 + 1, 2.0, proc)
-    bus = [st for st in diags[-1].status if st.name == f"{NODE}: bus"][0]
+    bus = [st for st in diags[-1].status if st.name == f"/{NODE}: bus can0"][0]
     values = {kv.key: kv.value for kv in bus.values}
     assert int(values["rejected_commands"]) >= 1
     # 3 motors × (command + reply) × 500 Hz × 135 bit / 1 Mbit/s = 0.405
@@ -209,9 +209,13 @@ def test_sigint_exits_cleanly(tmp_path):
     path = write_params(tmp_path / "p.yaml", NODE, _params(_sim_yaml(tmp_path / "sim.yaml")))
     with node_process("mit_bridge_node", domain, path) as proc, graph_client(domain) as client:
         states = client.subscribe(JointState, "joint_states")
+        commands = client.publisher(JointState, "joint_command")
         assert client.spin_until(lambda: len(states) > 0, 20.0, proc)
-        proc.send_signal(2)
+        _stream(client, commands, lambda: _command(list(Q0.values()), [0.0] * 3), 0.3, proc)
+        proc.send_signal(2)  # while commands flow
         assert proc.wait(timeout=10) == 0
+        out = proc.stdout.read()
+        assert "Traceback" not in out and "context is invalid" not in out, out
 
 
 def test_bad_configuration_exits_with_reason(tmp_path):
@@ -496,3 +500,184 @@ def test_lockstep_parameters_defaults_and_checks(tmp_path):
                 )
     finally:
         client.close()
+
+
+def test_robot_parameters_read_only_and_bool_gains_refused(inproc):
+    """Robot/payload parameters are read at start-up only: ``ros2 param set`` says read-only;
+    a bool gain array is refused with a reason and the gains stay."""
+    _, node, _ = inproc
+    from gravity_friction_comp.nodes.mit_bridge_parameters import PARAMETERS
+
+    by_name = {p.name: p for p in PARAMETERS}
+    for name in ("payload.mass", "gravity", "urdf_path"):
+        assert by_name[name].read_only, name
+        assert node.describe_parameter(name).read_only, name
+    before = (node._core._kp.tolist(), node.get_parameter("kp").value)
+    for param in (
+        Parameter("payload.mass", value=1.0),
+        Parameter("gravity", value=[0.0, 0.0, -9.0]),
+        Parameter("urdf_path", value="/nonexistent.urdf"),
+    ):
+        (result,) = node.set_parameters([param])
+        assert not result.successful and "read-only" in result.reason, (param.name, result.reason)
+    (result,) = node.set_parameters([Parameter("kp", value=[True, True, True])])
+    assert not result.successful and result.reason
+    assert (node._core._kp.tolist(), node.get_parameter("kp").value) == before
+
+
+def test_loop_and_diagnostics_after_the_context_shut_down(tmp_path):
+    """SIGINT ends the context while a timer may still run: no "publisher's context is
+    invalid" from the loop or the diagnostics; the motors still get their disable frames."""
+    from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode
+
+    client = GraphClient(fresh_domain_id())
+    params = _params(_sim_yaml(tmp_path / "sim.yaml"))
+    node = MitBridgeNode(
+        context=client.context, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]
+    )
+    spy = open_bus(CanSettings("virtual", node.settings.channel, 1_000_000))
+    try:
+        for _ in range(20):
+            node._loop()
+            time.sleep(0.003)
+        assert node._core.joint_state().valid.any()  # so the loop does publish
+        rclpy.shutdown(context=client.context)
+        node._loop()
+        node._publish_diagnostics()
+        _frames(spy)
+        node.shutdown_motors()
+        assert {i for _, i, d in _frames(spy) if d == DISABLE_FRAME} == {1, 2, 3}
+    finally:
+        spy.shutdown()
+        node.destroy_node()
+        client.close()
+
+
+def test_diagnostics_names_carry_the_namespace_and_the_bus(tmp_path):
+    """Two arms side by side: ``/left/mit_bridge: base_yaw``, the bus named by its channel."""
+    from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode
+
+    client = GraphClient(fresh_domain_id())
+    params = _params(_sim_yaml(tmp_path / "sim.yaml"), **{"can.channel": "can3"})
+    node = MitBridgeNode(
+        context=client.context,
+        namespace="left",
+        parameter_overrides=[Parameter(k, value=v) for k, v in params.items()],
+    )
+    try:
+        client.executor.add_node(node)
+        diags = client.subscribe(DiagnosticArray, "/left/diagnostics")
+        assert client.spin_until(lambda: len(diags) > 1, 5.0)
+        names = {st.name: st for st in diags[-1].status}
+        assert set(names) == {f"/left/mit_bridge: {j}" for j in JOINTS} | {"/left/mit_bridge: bus can3"}
+        motor = names["/left/mit_bridge: base_yaw"]
+        assert motor.hardware_id == "can3 can_id 0x1"
+        assert {kv.key: kv.value for kv in motor.values}["bus"] == "can3"
+        bus = {kv.key: kv.value for kv in names["/left/mit_bridge: bus can3"].values}
+        # 3 motors × 2 frames × 500 Hz × 135 bit / 1 Mbit/s (classic worst case)
+        assert float(bus["expected_bus_load"]) == pytest.approx(3 * 2 * RATE * 135 / 1e6, abs=1e-4)
+        assert bus["fd"] == "False" and bus["bus"] == "can3"
+    finally:
+        client.executor.remove_node(node)
+        node.destroy_node()
+        client.close()
+
+
+def test_can_fd_simulated_arm_runs_and_frames_are_fd_with_bit_rate_switch(tmp_path):
+    """can.fd:=true, can.data_bitrate:=5 Mbit/s: the simulated arm answers (joint_states flow,
+    every frame both ways FD + BRS) and the diagnostics use the FD frame time."""
+    from gravity_friction_comp.mit.bus_load import mit_bus_load
+    from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode
+
+    client = GraphClient(fresh_domain_id())
+    fd = {"can.fd": True, "can.data_bitrate": 5_000_000}
+    params = _params(_sim_yaml(tmp_path / "sim.yaml"), **fd)
+    node = MitBridgeNode(
+        context=client.context, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]
+    )
+    spy = open_bus(CanSettings("virtual", node.settings.channel, 1_000_000, fd=True, data_bitrate=5_000_000))
+    try:
+        assert node.settings.fd and node.settings.effective_data_bitrate == 5_000_000
+        assert node.simulation is not None and node.simulation.settings.fd
+        client.executor.add_node(node)
+        states = client.subscribe(JointState, "joint_states")
+        diags = client.subscribe(DiagnosticArray, "diagnostics")
+        assert client.spin_until(lambda: len(states) > 20 and len(diags) > 1, 5.0)
+        assert set(states[-1].name) == set(JOINTS)
+        q = _positions(states)
+        assert np.all(np.isfinite(q))
+        frames = []
+        while (msg := spy.recv(timeout=0.0)) is not None:
+            frames.append(msg)
+        commands = [m for m in frames if m.arbitration_id in (1, 2, 3)]
+        replies = [m for m in frames if m.arbitration_id in (17, 18, 19)]
+        assert commands and replies
+        assert all(m.is_fd and m.bitrate_switch for m in commands + replies)
+        bus = {kv.key: kv.value for kv in diags[-1].status[-1].values}
+        assert bus["fd"] == "True" and int(bus["data_bitrate"]) == 5_000_000
+        expected = mit_bus_load(3, RATE, 1_000_000, fd=True, data_bitrate=5_000_000)
+        assert float(bus["expected_bus_load"]) == pytest.approx(expected, abs=1e-4)
+        assert expected < mit_bus_load(3, RATE, 1_000_000)  # the fast data phase saves bus time
+    finally:
+        spy.shutdown()
+        client.executor.remove_node(node)
+        node.destroy_node()
+        client.close()
+
+
+def test_can_fd_on_hardware_sends_fd_frames_on_the_shared_bus(tmp_path):
+    """simulate:=false on a shared python-can virtual channel: the bridge's frames are FD
+    with bit-rate switch; its disable frames too."""
+    from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode
+
+    client = GraphClient(fresh_domain_id())
+    channel = f"fd_test_{os.getpid()}"
+    spy = open_bus(CanSettings("virtual", channel, 1_000_000, fd=True, data_bitrate=5_000_000))
+    params = _params(
+        "",
+        simulate=False,
+        **{"can.interface": "virtual", "can.channel": channel, "can.fd": True, "can.data_bitrate": 5_000_000},
+    )
+    node = MitBridgeNode(
+        context=client.context, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]
+    )
+    try:
+        client.executor.add_node(node)
+        client.spin_for(0.1)
+        node.shutdown_motors()
+        frames = []
+        while (msg := spy.recv(timeout=0.0)) is not None:
+            frames.append(msg)
+        assert {m.arbitration_id for m in frames} == {1, 2, 3}
+        assert all(m.is_fd and m.bitrate_switch for m in frames)
+        assert {m.arbitration_id for m in frames if bytes(m.data) == DISABLE_FRAME} == {1, 2, 3}
+    finally:
+        spy.shutdown()
+        client.executor.remove_node(node)
+        node.destroy_node()
+        client.close()
+
+
+def test_without_a_command_the_bridge_holds_the_first_measured_position(inproc):
+    """No joint_command for 2 s (startup_behavior hold, the default): every frame commands one
+    latched position per joint (the first measured one) with the joint's kp and τ_ff 0."""
+    from gravity_friction_comp.mit.codec import decode_command
+
+    client, node, spy = inproc
+    assert node.get_parameter("startup_behavior").value == "hold"
+    _frames(spy)
+    client.spin_for(2.0)
+    frames = [f for f in _frames(spy) if f[1] in (1, 2, 3)]
+    assert len(frames) > 3 * 100
+    q0 = np.array(list(Q0.values()))
+    kp = dict(zip((1, 2, 3), (20.0, 30.0, 15.0)))
+    codes: dict[int, set[int]] = {1: set(), 2: set(), 3: set()}
+    for _, can_id, data in frames[6:]:  # after the first replies latched the positions
+        m = node.config.motors[can_id - 1]
+        cmd = decode_command(data, m.limits)
+        # near q0: the simulated arm falls only until the first tick (the sim starts in __init__)
+        assert cmd.position == pytest.approx(q0[can_id - 1], abs=0.25), (m.name, cmd)
+        assert cmd.kp == pytest.approx(kp[can_id], abs=0.2) and cmd.tau_ff == pytest.approx(0.0, abs=0.01)
+        codes[can_id].add(unpack_command_codes(data).p)
+    assert all(len(c) == 1 for c in codes.values()), codes  # one latched setpoint, never re-latched
+    assert all((s.behavior, s.reason) == ("hold", "no command yet") for s in node._core.status())

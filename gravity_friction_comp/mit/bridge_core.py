@@ -15,7 +15,10 @@ Per-motor behaviour, evaluated in :meth:`step` in this order:
 1. shut down (after :meth:`shutdown_frames`): disable frames.
 2. fault latched (feedback reported a fault state; sticky until :meth:`request_clear_fault`):
    ``fault_behavior``.
-3. no valid command yet, or none for longer than ``command_timeout``: ``timeout_behavior``
+3. no valid command yet: ``startup_behavior`` (default ``timeout_behavior``; ``hold``
+   keeps the arm at its first measured position until a setpoint source appears, a joint
+   with kp 0 is damped instead: a hold without stiffness would not hold). None for longer
+   than ``command_timeout`` after one: ``timeout_behavior``
    from the first step with ``now - last command > command_timeout`` (up to
    :data:`TIME_TOLERANCE`: deterministic for ticks at exact multiples of the period);
    left on the first step after a valid command arrives.
@@ -47,7 +50,7 @@ from typing import NamedTuple
 import numpy as np
 
 from gravity_friction_comp.errors import ConfigError, DimensionError, InputError, Reason
-from gravity_friction_comp.mit.bridge_config import BridgeConfig, check_gains
+from gravity_friction_comp.mit.bridge_config import BEHAVIORS, BridgeConfig, check_gains
 from gravity_friction_comp.mit.codec import encode_command
 from gravity_friction_comp.mit.damiao_feedback import DamiaoFeedback
 from gravity_friction_comp.mit.damiao_registers import parse_damiao_register_reply
@@ -170,14 +173,30 @@ class MitBridgeCore:
 
     Args:
         config: :class:`BridgeConfig`.
+        startup_behavior: Behaviour before the first valid command (:data:`BEHAVIORS`);
+            ``None`` = ``config.timeout_behavior``. ``hold`` latches each joint's first
+            measured position (kp/kd of the joint, τ_ff 0; damp while unmeasured or kp 0).
 
     All times are explicit ``now`` arguments [s] on one monotonic clock.
+
+    Raises:
+        ConfigError: not a BridgeConfig, ``startup_behavior`` not in :data:`BEHAVIORS`
+            (key ``startup_behavior``), gains that overflow on the motor side (key ``kp``).
     """
 
-    def __init__(self, config: BridgeConfig):
+    def __init__(self, config: BridgeConfig, startup_behavior: str | None = None):
         if not isinstance(config, BridgeConfig):
             raise ConfigError("config must be a BridgeConfig", key="config", value=config)
+        if startup_behavior is None:
+            startup_behavior = config.timeout_behavior
+        if not isinstance(startup_behavior, str) or startup_behavior not in BEHAVIORS:
+            raise ConfigError(
+                f"startup_behavior must be one of {', '.join(BEHAVIORS)}; got {startup_behavior!r}",
+                key="startup_behavior",
+                value=startup_behavior,
+            )
         self.config = config
+        self.startup_behavior = startup_behavior
         n = len(config.motors)
         self._kp = np.array([m.kp for m in config.motors], dtype=float)
         self._kd = np.array([m.kd for m in config.motors], dtype=float)
@@ -467,10 +486,15 @@ class MitBridgeCore:
             elif rt.fault:
                 behavior, frame = self._behavior_frame(i, cfg.fault_behavior)
                 reason, out = f"fault: {rt.fault_reason}", [frame]
+            elif self._cmd_time is None:
+                wanted = self.startup_behavior
+                if wanted == "hold" and self._kp[i] == 0.0:
+                    wanted = "damp"  # no stiffness: damping (damp_kd) is the safer choice
+                behavior, frame = self._behavior_frame(i, wanted)
+                reason, out = "no command yet", [frame]
             elif timed_out:
                 behavior, frame = self._behavior_frame(i, cfg.timeout_behavior)
-                reason = "no command yet" if self._cmd_time is None else "command timeout"
-                out = [frame]
+                reason, out = "command timeout", [frame]
             else:
                 lim = m.tau_limit
                 tau = float(self._cmd_tau[i])

@@ -2,7 +2,9 @@
 
 Built from the core's :class:`~gravity_friction_comp.mit.bridge_core.MotorStatus` and the
 bus counters; :class:`~gravity_friction_comp.nodes.mit_bridge_node.MitBridgeNode` publishes
-them on ``diagnostics``.
+them on ``diagnostics``. Status names carry the node's fully qualified name (its namespace)
+and the bus, so two arms side by side (``/left/mit_bridge: base_yaw``,
+``/right/mit_bridge: base_yaw``) stay apart on ``/diagnostics``.
 """
 
 from __future__ import annotations
@@ -24,11 +26,19 @@ def _kv(key: str, value: Any) -> KeyValue:
     return KeyValue(key=key, value=str(value))
 
 
-def motor_statuses(node_name: str, statuses: Sequence[Any]) -> list[DiagnosticStatus]:
-    """One status per motor (behaviour, fault, stale, missed replies, temperatures)."""
+def motor_statuses(node_name: str, statuses: Sequence[Any], bus: str = "") -> list[DiagnosticStatus]:
+    """One status per motor (behaviour, fault, stale, missed replies, temperatures).
+
+    Args:
+        node_name: The node's fully qualified name (``/left/mit_bridge``); status names are
+            ``"<node_name>: <joint>"``.
+        statuses: The core's motor statuses.
+        bus: The bus (CAN channel) the motors are on; in ``hardware_id`` and key ``bus``.
+    """
     out = []
     for s in statuses:
-        st = DiagnosticStatus(name=f"{node_name}: {s.name}", hardware_id=f"can_id 0x{s.can_id:X}")
+        hardware = f"{bus} can_id 0x{s.can_id:X}" if bus else f"can_id 0x{s.can_id:X}"
+        st = DiagnosticStatus(name=f"{node_name}: {s.name}", hardware_id=hardware)
         if s.fault:
             level, message = "error", f"fault: {s.fault_reason}; {s.behavior}"
         elif s.stale:
@@ -43,6 +53,7 @@ def motor_statuses(node_name: str, statuses: Sequence[Any]) -> list[DiagnosticSt
             level, message = "ok", "command"
         st.level, st.message = _LEVEL[level], message
         st.values = [
+            _kv("bus", bus),
             _kv("behavior", s.behavior),
             _kv("reason", s.reason),
             _kv("fault", s.fault),
@@ -70,12 +81,23 @@ def bus_status(
     periods: np.ndarray,
     rejected: int,
     simulate: bool,
+    bus_name: str = "",
 ) -> DiagnosticStatus:
-    """The bus status: load as a fraction of the bitrate (measured ``fps`` [frames/s] and
-    expected at ``rate_hz``), frame and error counters, loop ``periods`` [s] statistics."""
-    load = bus_load_fraction(fps, settings.bitrate)
-    expected = mit_bus_load(core.n_joints, rate_hz, settings.bitrate)
-    bus = DiagnosticStatus(name=f"{node_name}: bus", hardware_id=f"{settings.interface}:{settings.channel}")
+    """The bus status: load as a fraction of the bus time (measured ``fps`` [frames/s] and
+    expected at ``rate_hz``; classic frames, or FD frames with bit-rate switch when
+    ``settings.fd``: arbitration at ``settings.bitrate``, data at its data bitrate), frame
+    and error counters, loop ``periods`` [s] statistics.
+
+    Named ``"<node_name>: bus <bus_name>"`` (``bus_name`` defaults to ``settings.channel``).
+    """
+    fd = bool(getattr(settings, "fd", False))
+    data_bitrate = settings.effective_data_bitrate if fd else settings.bitrate
+    load = bus_load_fraction(fps, settings.bitrate, fd=fd, data_bitrate=data_bitrate)
+    expected = mit_bus_load(core.n_joints, rate_hz, settings.bitrate, fd=fd, data_bitrate=data_bitrate)
+    name = bus_name or settings.channel
+    bus = DiagnosticStatus(
+        name=f"{node_name}: bus {name}", hardware_id=f"{settings.interface}:{settings.channel}"
+    )
     worst = max(load, expected)
     problems = []
     if worst > 1.0:
@@ -84,12 +106,16 @@ def bus_status(
         problems.append("warn")
     level = problems[0] if problems else "ok"
     bus.level = _LEVEL[level]
-    bus.message = f"bus load {load:.1%} of {settings.bitrate} bit/s (expected {expected:.1%})"
+    rates = f"{settings.bitrate} bit/s" + (f", FD data {data_bitrate} bit/s" if fd else "")
+    bus.message = f"bus {name}: load {load:.1%} of {rates} (expected {expected:.1%})"
     bus.values = [
+        _kv("bus", name),
         _kv("bus_load", f"{load:.4f}"),
         _kv("expected_bus_load", f"{expected:.4f}"),
         _kv("frames_per_second", f"{fps:.1f}"),
         _kv("bitrate", settings.bitrate),
+        _kv("fd", fd),
+        _kv("data_bitrate", data_bitrate),
         _kv("frames_sent", io.sent),
         _kv("frames_received", io.listener.received),
         _kv("send_errors", io.send_errors),

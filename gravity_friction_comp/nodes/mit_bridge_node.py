@@ -16,7 +16,10 @@ Topics:
         effort [N·m] of the joints that have replied, at ``rate_hz``.
     diagnostics (pub, diagnostic_msgs/DiagnosticArray): one status per motor (behaviour,
         fault, stale, missed replies, temperatures) and one for the bus (load as a fraction
-        of ``can.bitrate``, frame rates, loop period statistics), at ``diagnostics_rate_hz``.
+        of the bus time: classic frames at ``can.bitrate``, or with ``can.fd`` FD frames with
+        bit-rate switch, data phase at ``can.data_bitrate``; frame rates, loop period
+        statistics), at ``diagnostics_rate_hz``; named ``<node fqn>: <joint>`` and
+        ``<node fqn>: bus <can.channel>``.
     /clock (pub, rosgraph_msgs/Clock) and joint_setpoint (sub, watched only): lockstep only.
 
 Service:
@@ -46,6 +49,7 @@ from the core's config dataclasses (:mod:`~gravity_friction_comp.mit.bridge_conf
 from __future__ import annotations
 
 import collections
+import dataclasses
 import os
 import time
 from typing import Any
@@ -69,7 +73,7 @@ from gravity_friction_comp.nodes.lockstep_clock import LockstepClock, stamp_ns
 from gravity_friction_comp.nodes.mit_bridge_parameters import BRIDGE_PARAMETERS, PARAMETERS
 from gravity_friction_comp.nodes.parameters import check, declare, values_of
 from gravity_friction_comp.nodes.robot_params import build_robot_models, declare_robot_parameters
-from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, run_node
+from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, publish_guarded, run_node
 from gravity_friction_comp.sim.arm import SimulatedArm
 from gravity_friction_comp.sim.bus import SimulatedMotorBus
 from gravity_friction_comp.sim.config import SimConfig
@@ -102,7 +106,7 @@ class MitBridgeNode(Node):
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(self._post_set_parameters)
         declare(self, BRIDGE_PARAMETERS)
-        declare_robot_parameters(self)
+        declare_robot_parameters(self, read_only=True)  # read once, at start-up
         self._declaring = False
         values = self._values()
         check(BRIDGE_PARAMETERS, values)
@@ -117,7 +121,13 @@ class MitBridgeNode(Node):
                     "set position_lower/position_upper to bound it"
                 )
         config = bridge_config_from_values(values)
-        settings = CanSettings(values["can.interface"], values["can.channel"], values["can.bitrate"])
+        settings = CanSettings(
+            values["can.interface"],
+            values["can.channel"],
+            values["can.bitrate"],
+            fd=config.fd,
+            data_bitrate=config.data_bitrate,
+        )
         diag_rate = float(values["diagnostics_rate_hz"])
         bus = None
         io: BridgeCanIO | PolledCanIO
@@ -127,11 +137,11 @@ class MitBridgeNode(Node):
             bus = open_bus(settings)
             if values["read_motor_limits"]:
                 config = self._read_limits(bus, config, values)
-            core = MitBridgeCore(config)
+            core = MitBridgeCore(config, startup_behavior=values["startup_behavior"])
             io = (
-                PolledCanIO(bus, core.reply_ids)
+                PolledCanIO(bus, core.reply_ids, fd=settings.fd)
                 if values["sim_lockstep"]
-                else BridgeCanIO(bus, core.reply_ids)
+                else BridgeCanIO(bus, core.reply_ids, fd=settings.fd)
             )
             self._io_opened = io
             schedule = self._lockstep_schedule(values, config) if values["sim_lockstep"] else None
@@ -143,15 +153,32 @@ class MitBridgeNode(Node):
         self._core: MitBridgeCore = core
         self._io: BridgeCanIO | PolledCanIO = io
         self.settings = settings
+        self._bus_name = str(values["can.channel"])  # the configured bus, also when simulated
         self.config = config
         io.send(core.enable_frames())
-        load = mit_bus_load(len(config.motors), config.rate_hz, settings.bitrate)
+        load = mit_bus_load(
+            len(config.motors),
+            config.rate_hz,
+            settings.bitrate,
+            fd=settings.fd,
+            data_bitrate=settings.effective_data_bitrate,
+        )
+        rates = f"{settings.bitrate} bit/s" + (
+            f" (CAN-FD, data {settings.effective_data_bitrate} bit/s)" if settings.fd else ""
+        )
         log = self.get_logger()
         log.info(
             f"{len(config.motors)} motors on {settings.interface}:{settings.channel} at "
-            f"{config.rate_hz:g} Hz; expected bus load {load:.0%} of {settings.bitrate} bit/s"
+            f"{config.rate_hz:g} Hz; expected bus load {load:.0%} of {rates}"
             f"{' (simulated arm)' if self._sim else ''}"
         )
+        if core.startup_behavior == "hold":
+            limp = [m.name for m in config.motors if m.kp == 0.0]
+            log.info(
+                "no joint_command yet: holding the measured position"
+                + (f" (kp 0, damped instead: {limp})" if limp else "")
+                + f"; after the first command, {config.timeout_behavior} on timeout"
+            )
         if load > 1.0:
             log.error(
                 f"expected bus load {load:.0%}: {len(config.motors)} motors at {config.rate_hz:g} Hz "
@@ -222,7 +249,7 @@ class MitBridgeNode(Node):
             models.bare, sim_cfg, payload=models.loaded.payload, holding=bool(values["payload.attached"])
         )
         channel = f"{settings.channel}/sim{self.get_fully_qualified_name()}/{os.getpid()}"
-        sim_settings = CanSettings("virtual", channel, settings.bitrate)
+        sim_settings = dataclasses.replace(settings, interface="virtual", channel=channel)  # FD kept
         self._sim = SimulatedMotorBus.for_bridge(arm, config, sim_settings)
         if not values["sim_lockstep"]:
             self._sim.start()  # real time; in lockstep the LockstepDriver steps it
@@ -327,7 +354,7 @@ class MitBridgeNode(Node):
             msg.position = state.position[idx].tolist()
             msg.velocity = state.velocity[idx].tolist()
             msg.effort = state.effort[idx].tolist()
-            self._state_pub.publish(msg)
+            publish_guarded(self, self._state_pub, msg)  # SIGINT may end the context mid-tick
 
     def loop_periods(self) -> np.ndarray:
         """Recent control loop periods [s] (up to 4096), oldest first (for benchmarks)."""
@@ -340,7 +367,8 @@ class MitBridgeNode(Node):
         core, io = self._core, self._io
         array = DiagnosticArray()
         array.header.stamp = self.get_clock().now().to_msg()
-        array.status += motor_statuses(self.get_name(), core.status())
+        fqn, bus_name = self.get_fully_qualified_name(), self._bus_name
+        array.status += motor_statuses(fqn, core.status(), bus_name)
         now = time.monotonic()
         t0, sent0, recv0 = self._diag_prev
         sent, recv = io.sent, io.listener.received
@@ -349,7 +377,7 @@ class MitBridgeNode(Node):
         self._diag_prev = (now, sent, recv)
         array.status.append(
             bus_status(
-                self.get_name(),
+                fqn,
                 core,
                 io,
                 self.settings,
@@ -358,9 +386,10 @@ class MitBridgeNode(Node):
                 np.array(self._periods)[-max(int(self.config.rate_hz / 2), 10) :],
                 self._rejected,
                 self._sim is not None,
+                bus_name,
             )
         )
-        self._diag_pub.publish(array)
+        publish_guarded(self, self._diag_pub, array)
 
     # ------------------------------------------------------------------ shutdown
     def shutdown_motors(self) -> None:

@@ -8,26 +8,17 @@ validates the values it owns (ranges here are what ``ros2 param describe`` shows
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.mit.bridge_config import BEHAVIORS, BridgeConfig, default_of
 from gravity_friction_comp.mit.bridge_params import PER_JOINT_DEFAULTS
 from gravity_friction_comp.mit.bus import CanSettings
 from gravity_friction_comp.nodes.parameters import Param
-from gravity_friction_comp.nodes.robot_params import ROBOT_PARAMETERS
+from gravity_friction_comp.nodes.robot_params import robot_parameters
 
-__all__ = ["BRIDGE_PARAMETERS", "PARAMETERS"]
+__all__ = ["BRIDGE_PARAMETERS", "PARAMETERS", "STARTUP_BEHAVIOR"]
 
 _JOINT = PER_JOINT_DEFAULTS
-
-
-def _robot_parameters() -> tuple[Param, ...]:
-    """The robot/payload parameters of :mod:`~gravity_friction_comp.nodes.robot_params` as Params."""
-    robot = ROBOT_PARAMETERS
-    if isinstance(robot, Mapping):  # name -> (default, description) or name -> Param
-        return tuple(v if isinstance(v, Param) else Param(name, v[0], v[1]) for name, v in robot.items())
-    return tuple(robot)
 
 
 def _positive(key: str):
@@ -40,6 +31,10 @@ def _positive(key: str):
 
 
 _BEHAVIORS = " | ".join(BEHAVIORS)
+
+#: The bridge holds the arm where it is until a setpoint source appears (issue 13 point 4:
+#: damping alone let an arm without a player fall onto its limits).
+STARTUP_BEHAVIOR = "hold"
 
 #: The bridge's own parameters (robot/payload ones are in :data:`PARAMETERS`). Defaults are
 #: read from the core config dataclasses, so each is written once; the core validates the
@@ -118,6 +113,13 @@ BRIDGE_PARAMETERS: tuple[Param, ...] = (
         low=0.0,
         read_only=True,
     ),
+    Param(
+        "startup_behavior",
+        STARTUP_BEHAVIOR,
+        f"before the first joint_command: {_BEHAVIORS} (hold: the first measured position, "
+        "kp/kd per joint; a joint with kp 0 is damped)",
+        read_only=True,
+    ),
     Param("timeout_behavior", default_of(BridgeConfig, "timeout_behavior"), _BEHAVIORS, read_only=True),
     Param(
         "fault_behavior",
@@ -154,6 +156,20 @@ BRIDGE_PARAMETERS: tuple[Param, ...] = (
         "CAN bitrate, also the bus-load reference",
         "bit/s",
         low=1,
+        read_only=True,
+    ),
+    Param(
+        "can.fd",
+        default_of(BridgeConfig, "fd"),
+        "CAN-FD: frames sent as FD with bit-rate switch",
+        read_only=True,
+    ),
+    Param(
+        "can.data_bitrate",
+        default_of(BridgeConfig, "data_bitrate"),
+        "CAN-FD data-phase bitrate, 0 = can.bitrate",
+        "bit/s",
+        low=0,
         read_only=True,
     ),
     Param("read_motor_limits", False, "read Damiao registers 21-23 (P/V/T_MAX) at start", read_only=True),
@@ -193,5 +209,6 @@ BRIDGE_PARAMETERS: tuple[Param, ...] = (
     ),
 )
 
-#: Every parameter the node declares: its own, then the robot/payload ones.
-PARAMETERS: tuple[Param, ...] = BRIDGE_PARAMETERS + _robot_parameters()
+#: Every parameter the node declares: its own, then the robot/payload ones, read-only (the
+#: bridge reads them once, to build the simulated arm and the URDF position limits).
+PARAMETERS: tuple[Param, ...] = BRIDGE_PARAMETERS + robot_parameters(read_only=True)

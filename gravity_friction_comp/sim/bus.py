@@ -95,6 +95,7 @@ class SimulatedMotorBus:
         self._by_can_id = {sm.motor.can_id: k for k, sm in enumerate(self.motors)}
         self._muted = [False] * len(self.motors)
         self.settings = settings
+        self._fd = bool(settings.fd)  # replies as FD frames with bit-rate switch, like the bridge's
         self.bus = open_bus(settings)
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -162,7 +163,14 @@ class SimulatedMotorBus:
     def _reply(self, arbitration_id: int, data: bytes) -> None:
         try:
             self.bus.send(
-                can.Message(arbitration_id=arbitration_id, data=data, is_extended_id=False), timeout=0.001
+                can.Message(
+                    arbitration_id=arbitration_id,
+                    data=data,
+                    is_extended_id=False,
+                    is_fd=self._fd,
+                    bitrate_switch=self._fd,
+                ),
+                timeout=0.001,
             )
             self.replies_sent += 1
         except (can.CanError, OSError):

@@ -152,10 +152,12 @@ class PolledCanIO:
     Args:
         bus: An open python-can bus (owned: :meth:`close` shuts it down).
         accept: Arbitration ids kept (the core's ``reply_ids``).
+        fd: Send CAN-FD frames with bit-rate switch (``CanSettings.fd``), as BridgeCanIO.
     """
 
-    def __init__(self, bus: can.BusABC, accept: frozenset[int] | None = None):
+    def __init__(self, bus: can.BusABC, accept: frozenset[int] | None = None, *, fd: bool = False):
         self.bus = bus
+        self.fd = bool(fd)
         self.listener = FrameQueue(accept=accept)
         self.sent = 0
         self.send_errors = 0
@@ -167,7 +169,15 @@ class PolledCanIO:
         ok = 0
         for arbitration_id, data in frames:
             try:
-                self.bus.send(can.Message(arbitration_id=arbitration_id, data=data, is_extended_id=False))
+                self.bus.send(
+                    can.Message(
+                        arbitration_id=arbitration_id,
+                        data=data,
+                        is_extended_id=False,
+                        is_fd=self.fd,
+                        bitrate_switch=self.fd,
+                    )
+                )
                 ok += 1
             except (can.CanError, OSError) as error:
                 self.send_errors += 1
