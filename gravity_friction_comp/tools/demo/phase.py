@@ -138,6 +138,10 @@ def run_phase(
         _, gravity_values = load_node_parameters(setup.gravity_params)
         robot = {k: v for k, v in gravity_values.items() if k == "gravity" or k.startswith("payload.")}
         gravity_overrides = {"urdf_path": setup.urdf, "enable": gravity_on, "use_sim_time": lockstep}
+        if setup.gravity_arm_config:
+            gravity_overrides["arm_config"] = setup.gravity_arm_config
+        if setup.gravity_scale:
+            gravity_overrides["scale"] = list(setup.gravity_scale)
         if setup.gravity_effort_limit:
             gravity_overrides["effort_limit"] = list(setup.gravity_effort_limit)
         if setup.payload_parent:
