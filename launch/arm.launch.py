@@ -142,6 +142,39 @@ def gravity_parameters(file_params: dict, arm_config: str, from_profile: bool) -
     return {k: v for k, v in file_params.items() if k != "scale"} | {"arm_config": arm_config}
 
 
+def bus_bridges(values: dict) -> list[tuple[str, str, dict]]:
+    """One bridge per bus of a motor map: ``[(namespace, channel, parameters)]``.
+
+    A motor map on one bus gives ``[("", channel, values)]`` (unchanged). With a ``bus`` per
+    joint naming several channels (bimanual OpenArm: ``can1`` left arm, ``can0`` right), each
+    bus gets its own bridge: the per-joint arrays cut to that bus's joints (motor-map order),
+    ``can.channel`` set to the bus, ``bus`` dropped; its namespace is ``left``/``right`` when
+    every joint name on it says so, else the channel name.
+
+    Raises:
+        ValueError: the motor map has no ``joints``.
+    """
+    joints = list(values.get("joints") or [])
+    if not joints:
+        raise ValueError("bridge parameters have no joints")
+    default = str(values.get("can.channel") or "can0")
+    buses = [str(b) or default for b in (values.get("bus") or [""] * len(joints))]
+    order = list(dict.fromkeys(buses))
+    if len(order) == 1:
+        return [("", order[0], dict(values))]
+    per_joint = [k for k, v in values.items() if isinstance(v, (list, tuple)) and len(v) == len(joints)]
+    out = []
+    for bus in order:
+        keep = [i for i, b in enumerate(buses) if b == bus]
+        part = {k: v for k, v in values.items() if k != "bus"}
+        part.update({k: [values[k][i] for i in keep] for k in per_joint if k != "bus"})
+        part["can.channel"] = bus
+        names = [joints[i] for i in keep]
+        side = next((s for s in ("left", "right") if all(s in n.split("_") for n in names)), bus)
+        out.append((side, bus, part))
+    return out
+
+
 def motor_limit_parameters(read_motor_limits: bool, simulate: bool) -> dict:
     """The bridge's ``read_motor_limits`` (issue 13 point 5): as asked on a real arm; always
     ``False`` on the simulated arm (its emulated motors have no registers to read)."""
@@ -262,16 +295,32 @@ def _setup(context, *args, **kwargs):
     if simulate:
         bridge_overrides.update(robot_parameters(gravity_params, namespace))
         bridge_overrides.update({"urdf_path": urdf, "sim_config": sim_config})
-    actions.append(
-        Node(
-            package=PACKAGE,
-            executable="mit_bridge_node",
-            name="mit_bridge",
-            output="screen",
-            parameters=[params(bridge_params, "mit_bridge") | bridge_overrides | clock | bridge_clock],
-            remappings=list(remaps["bridge"].items()),
+    bridges = bus_bridges(params(bridge_params, "mit_bridge"))
+    if len(bridges) > 1 and simulate:
+        raise ValueError(
+            f"{bridge_params}: motors on {len(bridges)} buses ({', '.join(b for _, b, _ in bridges)}): "
+            "one bridge per bus runs on a real arm (simulate:=false); the simulated arm of a "
+            "multi-bus profile is not supported yet"
         )
-    )
+    for sub, channel, values in bridges:
+        overrides = dict(bridge_overrides)
+        remapping = dict(remaps["bridge"])
+        if sub:  # the bus's bridge in its own namespace, reading the chain's joint_command
+            overrides["can.channel"] = channel
+            base = "/" + namespace.strip("/") if namespace.strip("/") else ""
+            topic = remapping.get("joint_command", "joint_command")
+            remapping["joint_command"] = f"{base}/{topic}"
+        actions.append(
+            Node(
+                package=PACKAGE,
+                executable="mit_bridge_node",
+                name="mit_bridge",
+                namespace=sub or None,
+                output="screen",
+                parameters=[values | overrides | clock | bridge_clock],
+                remappings=list(remapping.items()),
+            )
+        )
     if player != "none":
         actions.append(
             Node(

@@ -332,3 +332,26 @@ def test_read_motor_limits_argument(repo_root):
     from gravity_friction_comp.nodes.mit_bridge_node import PARAMETERS
 
     assert "read_motor_limits" in {p.name for p in PARAMETERS}
+
+
+def test_bimanual_profile_gets_one_bridge_per_bus(repo_root):
+    """openarm_v10_bimanual: two bridges, left on can1 and right on can0, each with its own
+    7 joints and their motor-map columns (cut from the profile, compared column by column);
+    a single-bus map is one bridge, unchanged."""
+    from gravity_friction_comp.arm_profiles import load_arm
+
+    arm = load_launch_module(repo_root, "arm.launch.py")
+    profile = load_arm("openarm_v10_bimanual")
+    values = profile.bridge_values()
+    bridges = arm.bus_bridges(values)
+    assert [(ns, bus) for ns, bus, _ in bridges] == [("left", "can1"), ("right", "can0")]
+    for ns, bus, part in bridges:
+        assert part["joints"] == list(profile.joints_on(bus))
+        assert all(f"_{ns}_" in j for j in part["joints"])
+        assert part["can.channel"] == bus and "bus" not in part
+        rows = [values["joints"].index(j) for j in part["joints"]]
+        for key in ("can_id", "master_id", "motor_type", "kp", "kd", "effort_limit"):
+            assert part[key] == [values[key][i] for i in rows], key
+        assert part["can.fd"] is True and part["can.data_bitrate"] == 5_000_000
+    single = load_arm("yam_ultra").bridge_values()
+    assert arm.bus_bridges(single) == [("", "can0", single)]
