@@ -32,7 +32,7 @@ def run_demo(repo_root, out, *extra):
         str(fresh_domain_id()),
         *extra,
     ]
-    proc = subprocess.run(cmd, cwd=repo_root, env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(cmd, cwd=repo_root, env=env, capture_output=True, text=True, timeout=600)
     summary_path = out / "summary.json"
     assert summary_path.is_file(), (
         f"no summary (exit {proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
