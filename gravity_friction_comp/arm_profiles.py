@@ -21,7 +21,9 @@ proximal joints are bridge joints.
       sim_config: sim.yaml
       gravity_params: ...             # optional node parameter files
       friction_params: ...
-      demo: {proximal: [joint, ...]}  # optional; the other bridge joints are distal
+      demo:                           # optional
+        proximal: [joint, ...]        # the other bridge joints are distal
+        exempt: {joint: reason}       # joints the acceptance reports but does not require
 
 No rclpy, Pinocchio or python-can import.
 """
@@ -33,7 +35,7 @@ import pathlib
 import sys
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
@@ -60,7 +62,7 @@ _SOURCE_ARMS = pathlib.Path(__file__).resolve().parents[1] / "arms"
 _FILE_KEYS = ("urdf", "motor_map", "arm_config", "sim_config")
 _OPTIONAL_FILE_KEYS = ("gravity_params", "friction_params")
 _KEYS = ("version", "description", "source", *_FILE_KEYS, *_OPTIONAL_FILE_KEYS, "demo")
-_DEMO_KEYS = ("proximal",)
+_DEMO_KEYS = ("proximal", "exempt")
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,8 @@ class ArmProfile:
         demo_proximal: The demo acceptance's proximal joints (the other bridge joints are
             distal); ``()`` when the profile leaves it to the demo's default. The demo's home
             pose is the sim config's ``initial_position`` of each joint.
+        demo_exempt: {bridge joint: reason} (``demo.exempt``): joints the demo's acceptance
+            reports but does not require, for a physical reason stated there.
     """
 
     name: str
@@ -119,6 +123,7 @@ class ArmProfile:
     rate_hz: float
     urdf_joints: tuple[str, ...]
     demo_proximal: tuple[str, ...]
+    demo_exempt: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def demo_distal(self) -> tuple[str, ...]:
@@ -181,8 +186,9 @@ def load_arm(name: str | os.PathLike, root: str | os.PathLike | None = None) -> 
         ConfigError: unknown name (``key="arm"``; the message lists the valid names), a bad
             ``profile.yaml`` (unknown key, wrong version, missing file), a motor map that
             :func:`bridge_config_from_values` refuses (message prefixed with the profile),
-            motor-map joints missing from the URDF, or demo proximal joints that are not
-            bridge joints (or all of them: nothing would be distal).
+            motor-map joints missing from the URDF, demo proximal joints that are not
+            bridge joints (or all of them: nothing would be distal), or a ``demo.exempt``
+            that is not {bridge joint: non-empty reason}.
     """
     directory = _resolve(name, root)
     label = directory.name
@@ -237,6 +243,7 @@ def load_arm(name: str | os.PathLike, root: str | os.PathLike | None = None) -> 
         rate_hz=config.rate_hz,
         urdf_joints=urdf_joints,
         demo_proximal=proximal,
+        demo_exempt=MappingProxyType(_demo_exempt(label, body.get("demo"), joints)),
         **files,
     )
 
@@ -310,3 +317,19 @@ def _demo_proximal(label: str, block: Any, joints: tuple[str, ...]) -> tuple[str
             names,
         )
     return tuple(names)
+
+
+def _demo_exempt(label: str, block: Any, joints: tuple[str, ...]) -> dict[str, str]:
+    exempt = block.get("exempt") if isinstance(block, Mapping) else None
+    if exempt is None:
+        return {}
+    if not isinstance(exempt, Mapping) or not all(
+        isinstance(j, str) and j in joints and isinstance(r, str) and r.strip() for j, r in exempt.items()
+    ):
+        raise _fail(
+            label,
+            f"demo.exempt must map bridge joints {list(joints)} to a reason (text), got {exempt!r}",
+            "demo.exempt",
+            exempt,
+        )
+    return {str(j): str(r).strip() for j, r in exempt.items()}

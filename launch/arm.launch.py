@@ -24,9 +24,20 @@ player's ``rate_hz``), so results do not depend on the machine's load (see
 The files are read here and handed to each node as values, so a file keyed by the bare node
 name still applies under ``namespace`` (see ``node_parameters``).
 
+``arm:=NAME`` takes the defaults of ``urdf``, ``arm_config``, ``sim_config``,
+``bridge_params`` (the motor map) and, where the profile has them, ``gravity_params`` /
+``friction_params`` from the arm profile ``arms/NAME`` (``--list-arms`` of the demo lists
+them); an explicit launch argument overrides the profile's file (see
+:func:`profile_arguments`). With a profile, the gravity node also gets the arm YAML as its
+``arm_config`` (its ``gravity_scale``: i2rt's ``gravity_comp_factor``).
+``read_motor_limits:=true`` has the bridge read each Damiao motor's P/V/T_MAX registers at
+start (real arm only; the simulated arm never does).
+
 Examples::
 
     ros2 launch gravity_friction_comp arm.launch.py                       # simulated palletizer
+    ros2 launch gravity_friction_comp arm.launch.py arm:=yam_ultra player:=pick_place lockstep:=true
+    ros2 launch gravity_friction_comp arm.launch.py arm:=yam_ultra simulate:=false read_motor_limits:=true
     ros2 launch gravity_friction_comp arm.launch.py player:=pick_place
     ros2 launch gravity_friction_comp arm.launch.py player:=pick_place lockstep:=true
     ros2 launch gravity_friction_comp arm.launch.py simulate:=false can_interface:=socketcan can_channel:=can0
@@ -77,6 +88,99 @@ def robot_parameters(gravity_params: str, namespace: str = "") -> dict:
     return {k: v for k, v in params.items() if k == "gravity" or k.startswith("payload.")}
 
 
+#: Launch argument → ArmProfile attribute of the file it defaults to.
+PROFILE_FILES = {
+    "urdf": "urdf",
+    "arm_config": "arm_config",
+    "sim_config": "sim_config",
+    "bridge_params": "motor_map",
+    "gravity_params": "gravity_params",
+    "friction_params": "friction_params",
+}
+
+
+def profile_arguments(arm: str, explicit: dict[str, str]) -> dict[str, str]:
+    """The file launch arguments of arm profile ``arm``, explicit ones (non-empty) winning.
+
+    Args:
+        arm: Profile name or directory (``""``: no profile, ``explicit`` returned as given).
+        explicit: Launch argument name → value as given on the command line (``""`` unset).
+
+    Returns:
+        Every key of :data:`PROFILE_FILES` and of ``explicit`` → path (``""`` where neither the
+        profile nor the command line gives one: the launch file's palletizer default applies).
+
+    Raises:
+        ConfigError: unknown profile (the message lists the valid names) or a bad one.
+    """
+    out = {key: "" for key in PROFILE_FILES} | {k: v for k, v in explicit.items()}
+    if not arm:
+        return out
+    from gravity_friction_comp.arm_profiles import load_arm
+
+    profile = load_arm(arm)
+    for key, attribute in PROFILE_FILES.items():
+        path = getattr(profile, attribute)
+        if not out.get(key) and path is not None:
+            out[key] = str(path)
+    return out
+
+
+def gravity_parameters(file_params: dict, arm_config: str, from_profile: bool) -> dict:
+    """The gravity node's parameters: its file's, plus (with an arm profile whose gravity file
+    is not the user's) ``arm_config`` with ``scale`` left unset, so that the node applies the
+    arm YAML's ``gravity_scale`` (a file's ``scale`` would outrank it).
+
+    Args:
+        file_params: Parameters read from the gravity parameter file.
+        arm_config: The arm YAML.
+        from_profile: True when ``arm:=`` was given and neither the profile nor the command
+            line names a gravity file (the package's generic one is used).
+    """
+    if not from_profile:
+        return dict(file_params)
+    return {k: v for k, v in file_params.items() if k != "scale"} | {"arm_config": arm_config}
+
+
+def bus_bridges(values: dict) -> list[tuple[str, str, dict]]:
+    """One bridge per bus of a motor map: ``[(namespace, channel, parameters)]``.
+
+    A motor map on one bus gives ``[("", channel, values)]`` (unchanged). With a ``bus`` per
+    joint naming several channels (bimanual OpenArm: ``can1`` left arm, ``can0`` right), each
+    bus gets its own bridge: the per-joint arrays cut to that bus's joints (motor-map order),
+    ``can.channel`` set to the bus, ``bus`` dropped; its namespace is ``left``/``right`` when
+    every joint name on it says so, else the channel name.
+
+    Raises:
+        ValueError: the motor map has no ``joints``.
+    """
+    joints = list(values.get("joints") or [])
+    if not joints:
+        raise ValueError("bridge parameters have no joints")
+    default = str(values.get("can.channel") or "can0")
+    buses = [str(b) or default for b in (values.get("bus") or [""] * len(joints))]
+    order = list(dict.fromkeys(buses))
+    if len(order) == 1:
+        return [("", order[0], dict(values))]
+    per_joint = [k for k, v in values.items() if isinstance(v, (list, tuple)) and len(v) == len(joints)]
+    out = []
+    for bus in order:
+        keep = [i for i, b in enumerate(buses) if b == bus]
+        part = {k: v for k, v in values.items() if k != "bus"}
+        part.update({k: [values[k][i] for i in keep] for k in per_joint if k != "bus"})
+        part["can.channel"] = bus
+        names = [joints[i] for i in keep]
+        side = next((s for s in ("left", "right") if all(s in n.split("_") for n in names)), bus)
+        out.append((side, bus, part))
+    return out
+
+
+def motor_limit_parameters(read_motor_limits: bool, simulate: bool) -> dict:
+    """The bridge's ``read_motor_limits`` (issue 13 point 5): as asked on a real arm; always
+    ``False`` on the simulated arm (its emulated motors have no registers to read)."""
+    return {"read_motor_limits": bool(read_motor_limits) and not simulate}
+
+
 def time_parameters(lockstep: bool, simulate: bool, setpoint_rate_hz: float) -> tuple[dict, dict]:
     """``(every node, bridge only)`` parameter overrides for the time model.
 
@@ -123,13 +227,18 @@ def _setup(context, *args, **kwargs):
     from launch_ros.actions import Node, PushRosNamespace
 
     share = package_share()
-    cfg = lambda name: LaunchConfiguration(name).perform(context)  # noqa: E731
+    given = lambda name: LaunchConfiguration(name).perform(context)  # noqa: E731
+    arm = given("arm")
+    files = profile_arguments(arm, {key: given(key) for key in PROFILE_FILES})
+    cfg = lambda name: files[name] if name in files else given(name)  # noqa: E731
     urdf = cfg("urdf") or str(share / "urdf" / "palletizer.urdf.xacro")
     arm_config = cfg("arm_config") or str(share / "config" / "palletizer_arm.yaml")
     sim_config = cfg("sim_config") or str(share / "config" / "sim_palletizer.yaml")
     gravity_params = cfg("gravity_params") or str(share / "config" / "gravity_compensation.yaml")
     friction_params = cfg("friction_params") or str(share / "config" / "friction_feedforward.yaml")
     bridge_params = cfg("bridge_params") or str(share / "config" / "mit_bridge.yaml")
+    # a profile without its own gravity file: the arm YAML's gravity_scale applies
+    gravity_from_profile = bool(arm) and not files["gravity_params"]
     player_params = cfg("player_params") or str(share / "config" / "setpoint_player.yaml")
     player = cfg("player")
     if player not in PLAYER_PROFILES:
@@ -152,7 +261,13 @@ def _setup(context, *args, **kwargs):
                 executable="gravity_compensation_node",
                 name="gravity_compensation",
                 output="screen",
-                parameters=[params(gravity_params, "gravity_compensation") | {"urdf_path": urdf} | clock],
+                parameters=[
+                    gravity_parameters(
+                        params(gravity_params, "gravity_compensation"), arm_config, gravity_from_profile
+                    )
+                    | {"urdf_path": urdf}
+                    | clock
+                ],
                 remappings=list(remaps["gravity"].items()),
             )
         )
@@ -173,22 +288,39 @@ def _setup(context, *args, **kwargs):
         "simulate": simulate,
         "can.interface": cfg("can_interface"),
         "can.channel": cfg("can_channel"),
+        **motor_limit_parameters(_bool(context, "read_motor_limits"), simulate),
     }
     if cfg("urdf"):  # on hardware too: the bridge clamps commanded positions to its <limit>s
         bridge_overrides["urdf_path"] = urdf
     if simulate:
         bridge_overrides.update(robot_parameters(gravity_params, namespace))
-        bridge_overrides.update({"urdf_path": urdf, "sim_config": sim_config, "read_motor_limits": False})
-    actions.append(
-        Node(
-            package=PACKAGE,
-            executable="mit_bridge_node",
-            name="mit_bridge",
-            output="screen",
-            parameters=[params(bridge_params, "mit_bridge") | bridge_overrides | clock | bridge_clock],
-            remappings=list(remaps["bridge"].items()),
+        bridge_overrides.update({"urdf_path": urdf, "sim_config": sim_config})
+    bridges = bus_bridges(params(bridge_params, "mit_bridge"))
+    if len(bridges) > 1 and simulate:
+        raise ValueError(
+            f"{bridge_params}: motors on {len(bridges)} buses ({', '.join(b for _, b, _ in bridges)}): "
+            "one bridge per bus runs on a real arm (simulate:=false); the simulated arm of a "
+            "multi-bus profile is not supported yet"
         )
-    )
+    for sub, channel, values in bridges:
+        overrides = dict(bridge_overrides)
+        remapping = dict(remaps["bridge"])
+        if sub:  # the bus's bridge in its own namespace, reading the chain's joint_command
+            overrides["can.channel"] = channel
+            base = "/" + namespace.strip("/") if namespace.strip("/") else ""
+            topic = remapping.get("joint_command", "joint_command")
+            remapping["joint_command"] = f"{base}/{topic}"
+        actions.append(
+            Node(
+                package=PACKAGE,
+                executable="mit_bridge_node",
+                name="mit_bridge",
+                namespace=sub or None,
+                output="screen",
+                parameters=[values | overrides | clock | bridge_clock],
+                remappings=list(remapping.items()),
+            )
+        )
     if player != "none":
         actions.append(
             Node(
@@ -207,6 +339,18 @@ def launch_arguments() -> list:
     from launch.actions import DeclareLaunchArgument
 
     return [
+        DeclareLaunchArgument(
+            "arm",
+            default_value="",
+            description="arm profile (arms/<name>): defaults of urdf, arm_config, sim_config, "
+            "bridge_params, gravity_params, friction_params; explicit arguments override",
+        ),
+        DeclareLaunchArgument(
+            "read_motor_limits",
+            default_value="false",
+            description="true: the bridge reads each Damiao motor's P/V/T_MAX registers at start "
+            "(real arm only)",
+        ),
         DeclareLaunchArgument(
             "urdf",
             default_value="",

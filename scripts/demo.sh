@@ -3,6 +3,8 @@
 # Creates the pip environment in .venv if needed (scripts/env.sh), then runs
 # player → gravity → friction → MIT bridge (simulated arm), compensation off then on, and
 # prints the tracking-error table; plot and summary go to demo_output/.
+# A shipped arm: bash scripts/demo.sh --arm yam_ultra   (bash scripts/demo.sh --list-arms lists them;
+# explicit file arguments override the profile's, e.g. --arm yam_ultra --sim-config my_sim.yaml)
 # Other robots: bash scripts/demo.sh --urdf X.urdf --arm-config arm.yaml --motor-map bridge.yaml
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

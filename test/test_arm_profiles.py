@@ -284,3 +284,24 @@ def test_profile_file_errors(tmp_path):
     _edit(d / "mit_bridge.yaml", "joints: [openarm_joint1,", "joints: [openarm_jointX,")
     with pytest.raises(ConfigError, match="openarm_jointX"):
         load_arm(d)
+
+
+def test_demo_exempt_is_read_and_validated(tmp_path):
+    """demo.exempt maps bridge joints to a reason; anything else is refused naming the key."""
+    import shutil
+
+    src = arms_directory() / "yam_ultra"
+    mine = tmp_path / "mine"
+    shutil.copytree(src, mine)
+    text = (mine / "profile.yaml").read_text()
+    assert load_arm(mine).demo_exempt == dict(load_arm("yam_ultra").demo_exempt)
+    reason = "vertical yaw axis: no gravity load, friction only"
+    (mine / "profile.yaml").write_text(
+        text.replace("demo:\n", f'demo:\n    exempt: {{dof_joint1: "{reason}"}}\n')
+    )
+    assert dict(load_arm(mine).demo_exempt) == {"dof_joint1": reason}
+    for bad in ('{nope: "x"}', '{dof_joint1: ""}', "[dof_joint1]"):
+        (mine / "profile.yaml").write_text(text.replace("demo:\n", f"demo:\n    exempt: {bad}\n"))
+        with pytest.raises(ConfigError, match="demo.exempt") as info:
+            load_arm(mine)
+        assert info.value.key == "demo.exempt"

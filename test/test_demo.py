@@ -10,8 +10,6 @@ test_demo_reproducible_under_load checks with every core kept busy.
 from __future__ import annotations
 
 import contextlib
-import json
-import math
 import os
 import subprocess
 import sys
@@ -23,46 +21,10 @@ import yaml
 pytest.importorskip("rclpy")
 pytestmark = pytest.mark.slow  # runs the demo chain in real time (fast tier: -m "not slow")
 
-from graph_helpers import fresh_domain_id  # noqa: E402
+from demo_helpers import check_acceptance, run_demo  # noqa: E402
 
-
-def run_demo(repo_root, out, *extra):
-    env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST", PYTHONUNBUFFERED="1")
-    cmd = [
-        sys.executable,
-        "-m",
-        "gravity_friction_comp.tools.demo",
-        "--output",
-        str(out),
-        "--domain-id",
-        str(fresh_domain_id()),
-        *extra,
-    ]
-    proc = subprocess.run(cmd, cwd=repo_root, env=env, capture_output=True, text=True, timeout=240)
-    summary_path = out / "summary.json"
-    assert summary_path.is_file(), (
-        f"no summary (exit {proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    )
-    return proc, json.loads(summary_path.read_text())
-
-
-def check_acceptance(summary, out):
-    off, on = summary["off"], summary["on"]
-    prox = summary["proximal"]
-    rms = lambda run: math.sqrt(sum(run[j]["rms"] ** 2 for j in prox))  # noqa: E731
-    assert rms(on) <= 0.3 * rms(off), (rms(off), rms(on))  # -70 % or better
-    for j in summary["joints"]:
-        assert on[j]["sag"] <= 1.0, (j, on[j])
-    for j in summary["distal"]:
-        # +10 %, beyond one code of the 16-bit MIT position feedback (0.38 mrad at P_MAX 12.5)
-        lsb = summary["position_lsb_mrad"][j]
-        assert lsb == pytest.approx(2e3 * 12.5 / 65535, rel=1e-9)  # direct drive, ±12.5 rad
-        assert on[j]["rms"] <= 1.1 * off[j]["rms"] + lsb, (j, off[j], on[j])
-    # compensation off really is off: the payload or gravity pulls a proximal joint away
-    assert max(off[j]["hold_error"] for j in prox) > 10.0
-    png = out / "demo.png"
-    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
-    assert summary["passed"] is True
+#: One code of the 16-bit MIT position feedback of a direct drive at P_MAX 12.5 rad [mrad].
+DIRECT_DRIVE_LSB = 2e3 * 12.5 / 65535
 
 
 def test_demo_palletizer(repo_root, tmp_path):
@@ -80,7 +42,7 @@ def test_demo_palletizer(repo_root, tmp_path):
     # load by design (lockstep waits for the chain), so the speed is reported, not asserted
     assert "x real time (lockstep)" in proc.stdout
     assert summary["timing"]["sim_s"] >= 2 * 14.5 - 0.1  # both runs simulated the whole cycle
-    check_acceptance(summary, tmp_path)
+    check_acceptance(summary, tmp_path, lsb_mrad=DIRECT_DRIVE_LSB)
 
 
 @contextlib.contextmanager
@@ -171,7 +133,7 @@ def test_demo_yam_ultra(repo_root, tmp_path, shared_data):
     )
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert summary["joints"] == joints
-    check_acceptance(summary, out)
+    check_acceptance(summary, out, lsb_mrad=DIRECT_DRIVE_LSB)
 
 
 def test_demo_bad_file_is_a_clear_error(repo_root, tmp_path):

@@ -280,3 +280,78 @@ def test_launch_runs_and_data_flows(repo_root):
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
+
+
+def test_arm_profile_supplies_the_file_arguments(repo_root):
+    """arm:=NAME fills the file arguments from arms/NAME; an explicit one wins; none: as given."""
+    from gravity_friction_comp.arm_profiles import load_arm
+    from gravity_friction_comp.errors import ConfigError
+
+    arm = load_launch_module(repo_root, "arm.launch.py")
+    profile = load_arm("yam_ultra")
+    files = arm.profile_arguments("yam_ultra", {"urdf": "", "sim_config": "/my/sim.yaml"})
+    assert files["urdf"] == str(profile.urdf) and files["urdf"].endswith("arms/yam_ultra/yam_ultra.urdf")
+    assert files["bridge_params"] == str(profile.motor_map)
+    assert files["arm_config"] == str(profile.arm_config)
+    assert files["sim_config"] == "/my/sim.yaml"  # explicit overrides the profile's
+    # no gravity/friction files in the profile: the launch file's defaults apply
+    assert files["gravity_params"] == "" and files["friction_params"] == ""
+    pallet = arm.profile_arguments("palletizer", {})
+    assert pallet["gravity_params"].endswith("config/gravity_compensation.yaml")
+    assert arm.profile_arguments("", {"urdf": "x.urdf"}) == {
+        **dict.fromkeys(arm.PROFILE_FILES, ""),
+        "urdf": "x.urdf",
+    }
+    with pytest.raises(ConfigError, match="valid arms: .*yam_ultra"):
+        arm.profile_arguments("no_such_arm", {})
+
+
+def test_profile_gravity_scale_reaches_the_node(repo_root):
+    """With a profile, the gravity file's scale is dropped so the arm YAML's gravity_scale
+    applies; with the user's own gravity file, its scale stays."""
+    arm = load_launch_module(repo_root, "arm.launch.py")
+    file_params = {"scale": 1.0, "enable": True}
+    assert arm.gravity_parameters(file_params, "arm.yaml", True) == {"enable": True, "arm_config": "arm.yaml"}
+    assert arm.gravity_parameters(file_params, "arm.yaml", False) == file_params
+
+
+def test_read_motor_limits_argument(repo_root):
+    """read_motor_limits:=true reaches the bridge on a real arm, never on the simulated one;
+    both new arguments are declared."""
+    arm = load_launch_module(repo_root, "arm.launch.py")
+    assert arm.motor_limit_parameters(True, False) == {"read_motor_limits": True}
+    assert arm.motor_limit_parameters(True, True) == {"read_motor_limits": False}
+    assert arm.motor_limit_parameters(False, False) == {"read_motor_limits": False}
+    declared = {
+        ast.literal_eval(call.args[0])
+        for call in ast.walk(ast.parse((repo_root / "launch" / "arm.launch.py").read_text()))
+        if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "DeclareLaunchArgument"
+    }
+    assert {"arm", "read_motor_limits"} <= declared
+    pytest.importorskip("rclpy")
+    from gravity_friction_comp.nodes.mit_bridge_node import PARAMETERS
+
+    assert "read_motor_limits" in {p.name for p in PARAMETERS}
+
+
+def test_bimanual_profile_gets_one_bridge_per_bus(repo_root):
+    """openarm_v10_bimanual: two bridges, left on can1 and right on can0, each with its own
+    7 joints and their motor-map columns (cut from the profile, compared column by column);
+    a single-bus map is one bridge, unchanged."""
+    from gravity_friction_comp.arm_profiles import load_arm
+
+    arm = load_launch_module(repo_root, "arm.launch.py")
+    profile = load_arm("openarm_v10_bimanual")
+    values = profile.bridge_values()
+    bridges = arm.bus_bridges(values)
+    assert [(ns, bus) for ns, bus, _ in bridges] == [("left", "can1"), ("right", "can0")]
+    for ns, bus, part in bridges:
+        assert part["joints"] == list(profile.joints_on(bus))
+        assert all(f"_{ns}_" in j for j in part["joints"])
+        assert part["can.channel"] == bus and "bus" not in part
+        rows = [values["joints"].index(j) for j in part["joints"]]
+        for key in ("can_id", "master_id", "motor_type", "kp", "kd", "effort_limit"):
+            assert part[key] == [values[key][i] for i in rows], key
+        assert part["can.fd"] is True and part["can.data_bitrate"] == 5_000_000
+    single = load_arm("yam_ultra").bridge_values()
+    assert arm.bus_bridges(single) == [("", "can0", single)]

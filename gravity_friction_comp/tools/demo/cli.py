@@ -21,13 +21,34 @@ from gravity_friction_comp.tools.demo.report import headline, plot, table, write
 EXIT_INCONCLUSIVE = 3
 EXIT_STALLED = 4
 
-__all__ = ["main"]
+__all__ = ["list_profiles", "main"]
+
+
+def list_profiles() -> int:
+    """Print each arm profile (``--arm`` names) with its description; exit status 0 (2 when
+    a profile does not load)."""
+    from gravity_friction_comp.arm_profiles import arms_directory, list_arms, load_arm
+
+    status = 0
+    print(f"arm profiles in {arms_directory()}:")
+    for name in list_arms():
+        try:
+            p = load_arm(name)
+        except ConfigError as error:
+            print(f"  {name:22s} (does not load: {error})")
+            status = 2
+            continue
+        buses = ", ".join(f"{b}: {len(p.joints_on(b))} motors" for b in p.buses)
+        print(f"  {name:22s} {p.description} [{buses}]")
+    return status
 
 
 def main(argv=None) -> int:
     """Entry point of ``gfc_demo`` / ``python -m gravity_friction_comp.tools.demo``."""
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"  # before rclpy loads
     args = parse_args(argv)
+    if args.list_arms:
+        return list_profiles()
     out = pathlib.Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()

@@ -1,7 +1,9 @@
 """The demo's command line: options, and their resolution into a :class:`DemoSetup`.
 
-Defaults are the bundled palletizer; another robot needs ``--urdf``, ``--arm-config`` and
-``--motor-map`` (a sim YAML is derived from the arm YAML when ``--sim-config`` is absent).
+Defaults are the bundled palletizer; ``--arm NAME`` takes every file from a shipped arm
+profile (:mod:`gravity_friction_comp.arm_profiles`), any explicit file argument overriding
+the profile's; another robot needs ``--urdf``, ``--arm-config`` and ``--motor-map`` (a sim
+YAML is derived from the arm YAML when ``--sim-config`` is absent).
 """
 
 from __future__ import annotations
@@ -103,17 +105,47 @@ def _gravity_effort_limits(model, limits: Mapping[str, float], log=print) -> tup
     return tuple(out)
 
 
+def _arm_gravity_scale(arm_config: str, joint_names: Sequence[str], log=print) -> tuple[float, ...]:
+    """The arm YAML's ``gravity_scale`` per model joint (``()`` when it has none)."""
+    from gravity_friction_comp.friction.arm_yaml import gravity_scale_from_arm_yaml
+
+    scale = gravity_scale_from_arm_yaml(arm_config, joint_names)
+    if scale is None:
+        return ()
+    values = tuple(float(x) for x in np.broadcast_to(scale, (len(joint_names),)))
+    log(f"  gravity scale from {pathlib.Path(arm_config).name} (gravity_scale): {list(values)}")
+    return values
+
+
 def build_setup(args, out: pathlib.Path) -> DemoSetup:
     """Resolve the command line into a :class:`DemoSetup` (defaults: the bundled palletizer)."""
     from gravity_friction_comp.model.robot_model import RobotModel
     from gravity_friction_comp.sim.config import SimConfig
 
     share = share_directory()
-    urdf = args.urdf or str(share / "urdf" / "palletizer.urdf")
-    arm_config = args.arm_config or str(share / "config" / "palletizer_arm.yaml")
-    motor_map = args.motor_map or str(share / "config" / "mit_bridge.yaml")
-    gravity_params = args.gravity_params or str(share / "config" / "gravity_compensation.yaml")
-    friction_params = args.friction_params or str(share / "config" / "friction_feedforward.yaml")
+    profile = None
+    if args.arm:
+        from gravity_friction_comp.arm_profiles import load_arm
+
+        profile = load_arm(args.arm)  # ConfigError lists the valid names
+    own = (
+        (lambda key: str(getattr(profile, key)) if getattr(profile, key) else None)
+        if profile
+        else (lambda key: None)
+    )
+    urdf = args.urdf or own("urdf") or str(share / "urdf" / "palletizer.urdf")
+    arm_config = args.arm_config or own("arm_config") or str(share / "config" / "palletizer_arm.yaml")
+    motor_map = args.motor_map or own("motor_map") or str(share / "config" / "mit_bridge.yaml")
+    gravity_params = (
+        args.gravity_params or own("gravity_params") or str(share / "config" / "gravity_compensation.yaml")
+    )
+    friction_params = (
+        args.friction_params or own("friction_params") or str(share / "config" / "friction_feedforward.yaml")
+    )
+    # The vendor's gravity_scale (arm YAML) goes to the gravity node by default with --arm.
+    use_arm_scale = args.arm_gravity_scale if args.arm_gravity_scale is not None else profile is not None
+    # a robot whose gravity file is not its own: the payload hangs from the last motor joint
+    generic_robot = bool(args.urdf) if profile is None else profile.gravity_params is None
     friction_config = args.friction_config or ""
     if not (args.period > 0 and math.isfinite(args.period)):
         raise ConfigError(f"--period must be > 0, got {args.period}", key="period", value=args.period)
@@ -154,6 +186,8 @@ def build_setup(args, out: pathlib.Path) -> DemoSetup:
     home_arg = _floats(args.home, n, "home")
     if args.sim_config:
         sim_config = args.sim_config
+    elif profile is not None:
+        sim_config = str(profile.sim_config)
     elif not args.urdf:
         sim_config = str(share / "config" / "sim_palletizer.yaml")
     else:
@@ -167,7 +201,12 @@ def build_setup(args, out: pathlib.Path) -> DemoSetup:
     sim = SimConfig.from_yaml(sim_config)
     home = np.array(home_arg or [sim.joint(j).initial_position for j in all_joints])
     k = len(joints)
-    proximal = tuple(args.proximal.split(",")) if args.proximal else joints[: math.ceil(k / 2)]
+    if args.proximal:
+        proximal = tuple(args.proximal.split(","))
+    elif profile is not None and profile.demo_proximal and set(profile.demo_proximal) <= set(joints):
+        proximal = profile.demo_proximal
+    else:
+        proximal = joints[: math.ceil(k / 2)]
     unknown = [j for j in proximal if j not in joints]
     if unknown:
         raise ConfigError(
@@ -219,7 +258,7 @@ def build_setup(args, out: pathlib.Path) -> DemoSetup:
         dwell_time=args.dwell_time,
         start_delay=args.start_delay,
         bridge_overrides=overrides,
-        payload_parent=args.payload_parent or ("" if not args.urdf else joints[-1]),
+        payload_parent=args.payload_parent or (joints[-1] if generic_robot else ""),
         profile=args.profile,
         period=args.period,
         cycles=args.cycles,
@@ -228,12 +267,29 @@ def build_setup(args, out: pathlib.Path) -> DemoSetup:
         gravity_effort_limit=gravity_effort_limit,
         lockstep=not args.realtime,
         delay=args.delay,
+        gravity_arm_config=arm_config if use_arm_scale else "",
+        gravity_scale=_arm_gravity_scale(arm_config, model.joint_names) if use_arm_scale else (),
+        exempt={j: r for j, r in (profile.demo_exempt.items() if profile else ()) if j in joints},
+        arm=profile.name if profile else "",
     )
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(
         prog="gfc_demo", description="Gravity + friction feedforward on the simulated arm: off vs on."
+    )
+    parser.add_argument(
+        "--arm",
+        help="arm profile (arms/<name>, or a directory with a profile.yaml): its URDF, motor map, "
+        "arm YAML, sim config, proximal joints; explicit file arguments override them",
+    )
+    parser.add_argument("--list-arms", action="store_true", help="list the arm profiles and exit")
+    parser.add_argument(
+        "--arm-gravity-scale",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="give the arm YAML to the gravity node, so its gravity_scale (i2rt's "
+        "gravity_comp_factor) applies (default: on with --arm, off otherwise)",
     )
     parser.add_argument("--urdf", help="URDF/xacro of another robot (default: bundled palletizer)")
     parser.add_argument("--arm-config", help="per-arm YAML with the friction_comp block")

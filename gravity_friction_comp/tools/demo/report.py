@@ -162,6 +162,8 @@ def write_summary(
         "verdict": verdict or ("ACCEPTED" if passed else "NOT ACCEPTED"),
         "criteria": criteria,
         "position_lsb_mrad": dict(setup.position_lsb),
+        "exempt": dict(setup.exempt),
+        "arm": setup.arm,
         "off": {j: vars(m) for j, m in off.items()},
         "on": {j: vars(m) for j, m in on.items()},
         "runtime_s": runtime_s,

@@ -68,6 +68,15 @@ class DemoSetup:
             joint [N·m] (``()``: the URDF's limits).
         lockstep: run on the simulated arm's clock (default) or in real time (``False``).
         delay: modelled transport delay of a command in lockstep [s] (whole physics steps).
+        gravity_arm_config: per-arm YAML given to the gravity node as ``arm_config`` (its
+            ``actuators:``); "" = none.
+        gravity_scale: the gravity node's ``scale``, one per URDF joint (the arm YAML's
+            ``gravity_scale``, i2rt's ``gravity_comp_factor``); ``()`` = the parameter
+            file's. Given explicitly because a parameter file's ``scale`` outranks the arm
+            YAML's in the node.
+        exempt: {joint: reason} joints the acceptance reports but does not require
+            (a profile's ``demo.exempt``: a physical reason, e.g. no gravity load).
+        arm: Name of the arm profile the files came from ("" = explicit files).
     """
 
     urdf: str
@@ -97,6 +106,10 @@ class DemoSetup:
     gravity_effort_limit: tuple[float, ...] = ()
     lockstep: bool = True
     delay: float = 0.001
+    gravity_arm_config: str = ""
+    gravity_scale: tuple[float, ...] = ()
+    exempt: Mapping[str, str] = field(default_factory=dict)
+    arm: str = ""
 
     @property
     def cycle_time(self) -> float:
