@@ -280,8 +280,9 @@ def check_bound(what: str, arr: np.ndarray, bound: float, names: Sequence[str] |
         bound: Largest plausible magnitude.
         names: (n,) joint names for the message (indices when ``None``).
     """
-    bad = np.flatnonzero(np.abs(arr) > bound)
-    if bad.size:
+    beyond = np.abs(arr) > bound
+    if beyond.any():  # naming the joints only when one is beyond (the common case is cheap)
+        bad = np.flatnonzero(beyond)
         where = [names[int(i)] if names is not None else int(i) for i in bad]
         raise InputError(
             f"{what} beyond the plausible ±{bound:g} for joints {where}: {arr[bad].tolist()}",
