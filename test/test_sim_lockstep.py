@@ -76,12 +76,12 @@ def _run(repo_root, channel, commands):
     the joint_states positions seen after each exchange."""
     from gravity_friction_comp.mit.bridge_core import MitBridgeCore
     from gravity_friction_comp.mit.bridge_params import bridge_config_from_values
-    from gravity_friction_comp.mit.bus import CanSettings, open_bus
+    from gravity_friction_comp.mit.bus import CanFrameIO, CanSettings, open_bus
     from gravity_friction_comp.model.robot_model import RobotModel
     from gravity_friction_comp.sim.arm import SimulatedArm
     from gravity_friction_comp.sim.bus import SimulatedMotorBus
     from gravity_friction_comp.sim.config import SimConfig
-    from gravity_friction_comp.sim.lockstep import LockstepDriver, PolledCanIO
+    from gravity_friction_comp.sim.lockstep import LockstepDriver
     from gravity_friction_comp.tools.demo.scenario import load_node_parameters
 
     _, values = load_node_parameters(repo_root / "config" / "mit_bridge.yaml")
@@ -93,7 +93,7 @@ def _run(repo_root, channel, commands):
     settings = CanSettings("virtual", channel, 1_000_000)
     sim = SimulatedMotorBus.for_bridge(arm, config, settings)
     core = MitBridgeCore(config)
-    io = PolledCanIO(open_bus(settings), core.reply_ids)
+    io = CanFrameIO(open_bus(settings), core.reply_ids)
     schedule = LockstepSchedule(MS, tick_steps=4, exchange_steps=2, delay_steps=1)
     states = []
 

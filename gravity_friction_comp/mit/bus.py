@@ -224,8 +224,15 @@ class FrameQueue(can.Listener):
         return out
 
 
-class BridgeCanIO:
-    """The bridge's bus: a Notifier feeding a :class:`FrameQueue`, and a send method.
+def mit_message(arbitration_id: int, data: bytes, fd: bool = False) -> can.Message:
+    """An 11-bit MIT-mode frame: classic, or CAN-FD with bit-rate switch when ``fd``."""
+    return can.Message(
+        arbitration_id=arbitration_id, data=data, is_extended_id=False, is_fd=fd, bitrate_switch=fd
+    )
+
+
+class CanFrameIO:
+    """A bridge's bus without a reader thread: send frames, count failures, own the bus.
 
     Args:
         bus: An open python-can bus (owned from now on: :meth:`close` shuts it down).
@@ -233,6 +240,9 @@ class BridgeCanIO:
         send_timeout: Per-frame send timeout [s] (a full TX queue must not block the loop).
         fd: Send every frame as CAN-FD with bit-rate switch (``CanSettings.fd``; the bus
             must have been opened for FD).
+
+    :meth:`drain` polls the bus on the caller's thread (the lockstep simulation's order);
+    :class:`BridgeCanIO` reads it on a Notifier thread instead.
     """
 
     def __init__(
@@ -250,7 +260,6 @@ class BridgeCanIO:
         self.sent = 0
         self.send_errors = 0
         self.last_send_error = ""
-        self._notifier = can.Notifier(bus, [self.listener], timeout=0.1)
         self._closed = False
 
     def send(self, frames: Sequence[tuple[int, bytes]]) -> int:
@@ -261,17 +270,9 @@ class BridgeCanIO:
         never raised: the loop must go on.
         """
         ok = 0
-        fd = self.fd
         for arbitration_id, data in frames:
-            msg = can.Message(
-                arbitration_id=arbitration_id,
-                data=data,
-                is_extended_id=False,
-                is_fd=fd,
-                bitrate_switch=fd,
-            )
             try:
-                self.bus.send(msg, timeout=self.send_timeout)
+                self.bus.send(mit_message(arbitration_id, data, self.fd), timeout=self.send_timeout)
                 ok += 1
             except (can.CanError, OSError) as error:
                 self.send_errors += 1
@@ -280,16 +281,47 @@ class BridgeCanIO:
         return ok
 
     def drain(self) -> list[ReceivedFrame]:
+        """Every frame waiting on the bus now, oldest first (read on this thread)."""
+        while (msg := self.bus.recv(timeout=0.0)) is not None:
+            self.listener.on_message_received(msg)
+        return self.listener.drain()
+
+    def close(self) -> None:
+        """Shut the bus down (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        self.bus.shutdown()
+
+
+class BridgeCanIO(CanFrameIO):
+    """The bridge's bus: a Notifier feeding a :class:`FrameQueue`, and :meth:`send`.
+
+    Same arguments as :class:`CanFrameIO`; the listener stamps each frame on the Notifier's
+    thread and the control loop drains the queue on its own (never touching rclpy state from
+    python-can's thread).
+    """
+
+    def __init__(
+        self,
+        bus: can.BusABC,
+        accept: frozenset[int] | None = None,
+        send_timeout: float = 0.0005,
+        *,
+        fd: bool = False,
+    ):
+        super().__init__(bus, accept, send_timeout, fd=fd)
+        self._notifier = can.Notifier(bus, [self.listener], timeout=0.1)
+
+    def drain(self) -> list[ReceivedFrame]:
         """Frames received since the last call, oldest first."""
         return self.listener.drain()
 
     def close(self) -> None:
         """Stop the Notifier and shut the bus down (idempotent)."""
-        if self._closed:
-            return
-        self._closed = True
-        self._notifier.stop(timeout=0.5)
-        self.bus.shutdown()
+        if not self._closed:
+            self._notifier.stop(timeout=0.5)
+        super().close()
 
 
 def read_damiao_limits(

@@ -66,7 +66,7 @@ from gravity_friction_comp.errors import ConfigError, InputError
 from gravity_friction_comp.mit.bridge_config import BridgeConfig
 from gravity_friction_comp.mit.bridge_core import MitBridgeCore
 from gravity_friction_comp.mit.bridge_params import bridge_config_from_values, fill_position_limits_from_urdf
-from gravity_friction_comp.mit.bus import BridgeCanIO, CanSettings, open_bus, read_damiao_limits
+from gravity_friction_comp.mit.bus import BridgeCanIO, CanFrameIO, CanSettings, open_bus, read_damiao_limits
 from gravity_friction_comp.mit.bus_load import mit_bus_load
 from gravity_friction_comp.nodes.bridge_diagnostics import bus_status, motor_statuses
 from gravity_friction_comp.nodes.lockstep_clock import LockstepClock, stamp_ns
@@ -77,7 +77,7 @@ from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, publish_guarded
 from gravity_friction_comp.sim.arm import SimulatedArm
 from gravity_friction_comp.sim.bus import SimulatedMotorBus
 from gravity_friction_comp.sim.config import SimConfig
-from gravity_friction_comp.sim.lockstep import LockstepDriver, LockstepSchedule, PolledCanIO, whole_steps
+from gravity_friction_comp.sim.lockstep import LockstepDriver, LockstepSchedule, whole_steps
 from gravity_friction_comp.stage.contract import Throttle, parse_setpoint
 
 try:  # std_srvs is pinned in requirements.txt; keep the node usable without it
@@ -99,7 +99,7 @@ class MitBridgeNode(Node):
         self._pending_gains: tuple[np.ndarray, np.ndarray] | None = None
         self._ready = False
         self._sim: SimulatedMotorBus | None = None
-        self._io_opened: BridgeCanIO | PolledCanIO | None = None
+        self._io_opened: CanFrameIO | None = None
         self._lockstep: LockstepClock | None = None
         self._closed = False
         self._throttle = Throttle(2.0)
@@ -130,7 +130,7 @@ class MitBridgeNode(Node):
         )
         diag_rate = float(values["diagnostics_rate_hz"])
         bus = None
-        io: BridgeCanIO | PolledCanIO
+        io: CanFrameIO
         try:
             if values["simulate"]:
                 settings = self._start_simulation(values, config, settings, models)
@@ -139,7 +139,7 @@ class MitBridgeNode(Node):
                 config = self._read_limits(bus, config, values)
             core = MitBridgeCore(config, startup_behavior=values["startup_behavior"])
             io = (
-                PolledCanIO(bus, core.reply_ids, fd=settings.fd)
+                CanFrameIO(bus, core.reply_ids, fd=settings.fd)
                 if values["sim_lockstep"]
                 else BridgeCanIO(bus, core.reply_ids, fd=settings.fd)
             )
@@ -151,7 +151,7 @@ class MitBridgeNode(Node):
             self._close_bus()
             raise
         self._core: MitBridgeCore = core
-        self._io: BridgeCanIO | PolledCanIO = io
+        self._io: CanFrameIO = io
         self.settings = settings
         self._bus_name = str(values["can.channel"])  # the configured bus, also when simulated
         self.config = config
@@ -198,7 +198,7 @@ class MitBridgeNode(Node):
             self.create_service(Trigger, "~/clear_faults", self._on_clear_faults)
         else:  # pragma: no cover
             log.warning("std_srvs not installed: ~/clear_faults service unavailable")
-        if schedule is not None and self._sim is not None and isinstance(io, PolledCanIO):
+        if schedule is not None and self._sim is not None and not isinstance(io, BridgeCanIO):
             driver = LockstepDriver(schedule, core, io, self._sim, self._publish_state_at)
             stall = float(values["sim_stall_timeout"])
             self._lockstep = LockstepClock(

@@ -25,7 +25,7 @@ import numpy as np
 
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.mit.bridge_config import BridgeConfig
-from gravity_friction_comp.mit.bus import CanSettings, open_bus
+from gravity_friction_comp.mit.bus import CanSettings, mit_message, open_bus
 from gravity_friction_comp.mit.damiao_registers import DAMIAO_LIMIT_REGISTERS, DAMIAO_PARAM_ARBITRATION_ID
 from gravity_friction_comp.mit.joint_motor_map import JointMotorMap
 from gravity_friction_comp.sim.arm import SimulatedArm
@@ -162,16 +162,7 @@ class SimulatedMotorBus:
 
     def _reply(self, arbitration_id: int, data: bytes) -> None:
         try:
-            self.bus.send(
-                can.Message(
-                    arbitration_id=arbitration_id,
-                    data=data,
-                    is_extended_id=False,
-                    is_fd=self._fd,
-                    bitrate_switch=self._fd,
-                ),
-                timeout=0.001,
-            )
+            self.bus.send(mit_message(arbitration_id, data, self._fd), timeout=0.001)
             self.replies_sent += 1
         except (can.CanError, OSError):
             self.send_errors += 1

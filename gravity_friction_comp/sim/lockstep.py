@@ -9,7 +9,7 @@ exchange happens every ``exchange_steps`` steps (the bridge's ``rate_hz``). A ho
 received during tick ``m`` takes effect at tick ``m + 1``, together with the stages' answer to
 it. :class:`LockstepDriver` runs one tick of the bridge core against the emulated motors in
 a fixed order (commands due → frames out → motors answer and physics steps → replies in), so
-the result is a function of the inputs alone. :class:`PolledCanIO` is the bridge's bus
+the result is a function of the inputs alone. :class:`~gravity_friction_comp.mit.bus.CanFrameIO` is the bridge's bus
 without a Notifier thread (frames are read when the driver asks, never by another thread).
 
 Time model (step ``j`` at ``t_j = j·dt``): the clock shows tick ``T_m = m·tick_steps·dt``
@@ -20,19 +20,18 @@ steps ``m·tick_steps … (m+1)·tick_steps − 1`` run, then the clock shows ``
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import can
 import numpy as np
 
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.mit.bridge_core import MitBridgeCore
-from gravity_friction_comp.mit.bus import FrameQueue, ReceivedFrame
+from gravity_friction_comp.mit.bus import CanFrameIO
 from gravity_friction_comp.sim.bus import SimulatedMotorBus
 
-__all__ = ["LockstepDriver", "LockstepSchedule", "PolledCanIO", "whole_steps"]
+__all__ = ["LockstepDriver", "LockstepSchedule", "whole_steps"]
 
 
 def whole_steps(period_s: float, dt_s: float, key: str, *, allow_zero: bool = False) -> int:
@@ -146,58 +145,6 @@ class LockstepSchedule:
         return self.step % self.exchange_steps == 0
 
 
-class PolledCanIO:
-    """The bridge's bus read on demand (no Notifier thread): same counters as BridgeCanIO.
-
-    Args:
-        bus: An open python-can bus (owned: :meth:`close` shuts it down).
-        accept: Arbitration ids kept (the core's ``reply_ids``).
-        fd: Send CAN-FD frames with bit-rate switch (``CanSettings.fd``), as BridgeCanIO.
-    """
-
-    def __init__(self, bus: can.BusABC, accept: frozenset[int] | None = None, *, fd: bool = False):
-        self.bus = bus
-        self.fd = bool(fd)
-        self.listener = FrameQueue(accept=accept)
-        self.sent = 0
-        self.send_errors = 0
-        self.last_send_error = ""
-        self._closed = False
-
-    def send(self, frames: Sequence[tuple[int, bytes]]) -> int:
-        """Send ``[(arbitration_id, data), ...]``; failures are counted, never raised."""
-        ok = 0
-        for arbitration_id, data in frames:
-            try:
-                self.bus.send(
-                    can.Message(
-                        arbitration_id=arbitration_id,
-                        data=data,
-                        is_extended_id=False,
-                        is_fd=self.fd,
-                        bitrate_switch=self.fd,
-                    )
-                )
-                ok += 1
-            except (can.CanError, OSError) as error:
-                self.send_errors += 1
-                self.last_send_error = str(error)
-        self.sent += ok
-        return ok
-
-    def drain(self) -> list[ReceivedFrame]:
-        """Every frame waiting on the bus now, oldest first."""
-        while (msg := self.bus.recv(timeout=0.0)) is not None:
-            self.listener.on_message_received(msg)
-        return self.listener.drain()
-
-    def close(self) -> None:
-        """Shut the bus down (idempotent)."""
-        if not self._closed:
-            self._closed = True
-            self.bus.shutdown()
-
-
 Command = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
@@ -207,7 +154,7 @@ class LockstepDriver:
     Args:
         schedule: The :class:`LockstepSchedule`.
         core: The bridge core (its frames go out on ``io``).
-        io: The bridge's :class:`PolledCanIO` (the same virtual channel as ``sim``).
+        io: The bridge's :class:`~gravity_friction_comp.mit.bus.CanFrameIO` (the same virtual channel as ``sim``).
         sim: The emulated motors and arm (never started: stepped here).
         on_state: Called after each frame exchange with the step's time [ns] (publish
             joint_states there).
@@ -217,7 +164,7 @@ class LockstepDriver:
         self,
         schedule: LockstepSchedule,
         core: MitBridgeCore,
-        io: PolledCanIO,
+        io: CanFrameIO,
         sim: SimulatedMotorBus,
         on_state: Callable[[int], None],
     ):
