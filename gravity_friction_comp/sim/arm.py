@@ -45,8 +45,12 @@ Equation of motion per step (joint space, n = independent joints, mimic joints r
   with the full budget against the motion; the stuck joints' required friction is recomputed
   from the coupled equation and any joint that would need more than its budget is released
   (at most n passes). A joint below its breakaway torque therefore does not creep.
-- Integration: semi-implicit (symplectic) Euler, ``q̇⁺ = q̇ + dt·q̈``, ``q⁺ = q + dt·q̇⁺``,
-  at ``physics_rate_hz`` (≥ 1 kHz). Continuous joints integrate their angle.
+  A joint may instead carry a BAM model M1–M6 (``joints.<name>.bam``), whose budget also
+  depends on the joint's motor torque and load ``−s·b``
+  (:mod:`gravity_friction_comp.sim.bam_friction`).
+- Integration: ``q̇⁺ = q̇ + dt·q̈``, then ``q⁺ = q + dt·q̇⁺`` (semi-implicit Euler, default)
+  or BAM's ``q⁺ = q + dt·q̇⁺ + ½dt²·q̈`` (sim YAML ``integrator: bam``), at
+  ``physics_rate_hz`` (≥ 1 kHz). Continuous joints integrate their angle.
 - Joint limits: a position leaving ``[lower, upper]`` is clamped to the limit and that
   joint's velocity set to 0 (a perfectly inelastic hard stop; no contact model).
 
@@ -65,6 +69,7 @@ from gravity_friction_comp.errors import ConfigError, DimensionError, InputError
 from gravity_friction_comp.model.actuator import ActuatorModel
 from gravity_friction_comp.model.payload import Payload
 from gravity_friction_comp.model.robot_model import RobotModel
+from gravity_friction_comp.sim import bam_friction
 from gravity_friction_comp.sim.config import MIN_PHYSICS_RATE_HZ, SimConfig
 
 __all__ = [
@@ -136,6 +141,7 @@ class SimulatedArm:
                 key=f"joints.{unknown[0]}",
                 value=unknown[0],
             )
+        bam_friction.check_bam_joints(model, {n: p.bam for n, p in config.joints.items() if p.bam})
         self.config = config
         # rigid links only: the reflected inertia is added once, below, as diag(A) (so an
         # actuator model on the caller's RobotModel is never counted twice)
@@ -157,6 +163,14 @@ class SimulatedArm:
         self.stribeck_velocity = ro([p.stribeck_velocity for p in params])
         self.stribeck_exponent = ro([p.stribeck_exponent for p in params])
         self.viscous = ro([p.viscous for p in params])
+        self._truth = bam_friction.SimFriction(
+            self.coulomb,
+            self.stribeck_breakaway,
+            self.stribeck_velocity,
+            self.stribeck_exponent,
+            self.viscous,
+            [p.bam for p in params],
+        )
         legacy = np.array([p.armature for p in params])
         both = (legacy != 0.0) & (rotor != 0.0)
         if np.any(both):
@@ -270,11 +284,20 @@ class SimulatedArm:
         return arr
 
     # --- physics ---------------------------------------------------------------------------
-    def friction_budget(self, velocity: Sequence[float] | np.ndarray) -> np.ndarray:
-        """τ_fm (n,) [N·m] at joint velocity q̇ (n,) [rad/s] (module docstring, BAM M2 form)."""
-        v = np.abs(np.asarray(velocity, dtype=float))
-        stribeck = np.exp(-np.power(v / self.stribeck_velocity, self.stribeck_exponent))
-        return self.coulomb + self.viscous * v + self.stribeck_breakaway * stribeck
+    def friction_budget(
+        self,
+        velocity: Sequence[float] | np.ndarray,
+        tau_motor: Sequence[float] | np.ndarray | None = None,
+        tau_external: Sequence[float] | np.ndarray | None = None,
+    ) -> np.ndarray:
+        """τ_fm (n,) [N·m] at joint velocity q̇ (n,) [rad/s] (module docstring, BAM M2 form),
+        BAM joints loaded by motor torque ``tau_motor`` and load ``tau_external`` (n,) [N·m]
+        (``None``: 0)."""
+        v = np.asarray(velocity, dtype=float)
+        zero = np.zeros(v.shape)
+        tau_m = zero if tau_motor is None else np.asarray(tau_motor, dtype=float)
+        tau_e = zero if tau_external is None else np.asarray(tau_external, dtype=float)
+        return self._truth.budget(v, tau_m, tau_e)
 
     def mass_matrix(self, q: Sequence[float] | np.ndarray) -> np.ndarray:
         """True inertia s·M(q) + diag(A) (n, n) [kg·m²]; A = :attr:`armature` (n²·J + armature)."""
@@ -309,11 +332,12 @@ class SimulatedArm:
         q, v = self._q, self._v
         s = self.config.mass_scale
         mass = s * self._model.mass_matrix(q) + np.diag(self.armature)
-        rhs = tau - s * self._model.nonlinear_effects(q, v)
-        accel, friction, stuck = _sticking_step(mass, rhs, v, self.friction_budget(v), h)
+        load = -s * self._model.nonlinear_effects(q, v)
+        rhs = tau + load
+        accel, friction, stuck = _sticking_step(mass, rhs, v, self._truth.budget(v, tau, load), h)
         v_new = v + h * accel
         v_new[stuck] = 0.0  # exact: stuck joints stop this step
-        q_new = q + h * v_new
+        q_new = bam_friction.integrate_position(q, v_new, accel, h, self.config.integrator)
         hit = (q_new < self._lower) | (q_new > self._upper)
         if np.any(hit):
             q_new = np.clip(q_new, self._lower, self._upper)

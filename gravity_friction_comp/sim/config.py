@@ -19,7 +19,9 @@ import numpy as np
 
 from gravity_friction_comp.errors import ConfigError, DimensionError
 from gravity_friction_comp.files import read_yaml
+from gravity_friction_comp.friction.bam import BamParameters
 from gravity_friction_comp.model.actuator import ActuatorModel
+from gravity_friction_comp.sim import bam_friction
 from gravity_friction_comp.validation import number, string_keys
 
 __all__ = [
@@ -41,8 +43,9 @@ JOINT_KEYS = (
     "armature",
     "initial_position",
     "initial_velocity",
+    "bam",
 )
-_TOP_KEYS = ("version", "physics_rate_hz", "mass_scale", "joints", "actuators")
+_TOP_KEYS = ("version", "physics_rate_hz", "mass_scale", "joints", "actuators", "integrator")
 _SCHEMA_VERSION = 1
 
 
@@ -61,6 +64,9 @@ class JointSimParams:
             diagonal. Deprecated: prefer the ``actuators:`` block (rotor_inertia, gear_ratio),
             the schema the compensator uses; kept for existing sim YAMLs.
         initial_position: q(0) [rad]. initial_velocity: q̇(0) [rad/s].
+        bam: BAM friction model M1–M6 replacing coulomb/stribeck_*/viscous (which must then
+            be 0): a :class:`~gravity_friction_comp.friction.bam.BamParameters`, a BAM JSON
+            path or its content as a mapping (:mod:`gravity_friction_comp.sim.bam_friction`).
 
     Raises:
         ConfigError: a value out of range (key names the field).
@@ -78,6 +84,7 @@ class JointSimParams:
     armature: float = 0.0
     initial_position: float = 0.0
     initial_velocity: float = 0.0
+    bam: BamParameters | None = None
 
     def __post_init__(self) -> None:
         for key in ("coulomb", "stribeck_breakaway", "viscous", "armature"):
@@ -86,6 +93,9 @@ class JointSimParams:
             object.__setattr__(self, key, number(key, getattr(self, key), positive=True, text=True))
         for key in ("initial_position", "initial_velocity"):
             object.__setattr__(self, key, number(key, getattr(self, key), text=True))
+        if self.bam is not None:
+            object.__setattr__(self, "bam", bam_friction.as_bam(self.bam))
+            bam_friction.check_plain_friction_zero(vars(self))
 
     @property
     def breakaway(self) -> float:
@@ -133,6 +143,7 @@ class SimConfig:
     mass_scale: float = 1.0
     physics_rate_hz: float = 1000.0
     actuators: ActuatorModel | None = None
+    integrator: str = bam_friction.DEFAULT_INTEGRATOR
 
     def __post_init__(self) -> None:
         if not isinstance(self.joints, Mapping):
@@ -167,6 +178,7 @@ class SimConfig:
         object.__setattr__(self, "physics_rate_hz", rate)
         if self.actuators is not None:
             _check_sim_actuators(self.actuators)
+        bam_friction.check_integrator(self.integrator)
 
     @property
     def dt(self) -> float:
@@ -178,8 +190,11 @@ class SimConfig:
         return self.joints.get(name, _DEFAULT_JOINT)
 
     @classmethod
-    def from_mapping(cls, data: Mapping[str, Any], *, origin: str = "<mapping>") -> SimConfig:
-        """Build from the parsed YAML (with or without the ``simulation:`` wrapper).
+    def from_mapping(
+        cls, data: Mapping[str, Any], *, origin: str = "<mapping>", base: pathlib.Path | None = None
+    ) -> SimConfig:
+        """Build from the parsed YAML (with or without the ``simulation:`` wrapper); relative
+        ``bam`` JSON paths are taken from folder ``base`` (default: the working directory).
 
         Raises:
             ConfigError: unknown or non-string keys (at the top, in ``joints`` or a joint's
@@ -214,7 +229,10 @@ class SimConfig:
         for name, entry in joints.items():
             if isinstance(entry, Mapping):
                 _string_keys(origin, f"joints.{name}", entry)
-        kwargs = {k: body[k] for k in ("mass_scale", "physics_rate_hz") if k in body}
+                if "bam" in entry:
+                    entry = {**entry, "bam": bam_friction.resolve_bam_path(entry["bam"], base)}
+                    joints = {**joints, name: entry}
+        kwargs = {k: body[k] for k in ("mass_scale", "physics_rate_hz", "integrator") if k in body}
         try:
             if body.get("actuators") is not None:
                 kwargs["actuators"] = _actuators_from_block(body["actuators"])
@@ -235,7 +253,7 @@ class SimConfig:
         """
         p = pathlib.Path(path)
         data = read_yaml(p, "sim_config")  # missing, unreadable, not UTF-8, invalid YAML
-        return cls.from_mapping(data or {}, origin=str(p))
+        return cls.from_mapping(data or {}, origin=str(p), base=p.parent)
 
 
 def _string_keys(origin: str, key: str, mapping: Mapping[str, Any]) -> None:
