@@ -49,6 +49,10 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     if args.list_arms:
         return list_profiles()
+    if args.profile == "loaded_sine":  # three feedforwards on a BAM joint (issue 17)
+        from gravity_friction_comp.tools.demo.loaded_sine import main as loaded_sine
+
+        return loaded_sine(args)
     out = pathlib.Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()

@@ -308,10 +308,16 @@ def parse_args(argv=None):
     )
     parser.add_argument(
         "--profile",
-        choices=("pick_place", "sine"),
+        choices=("pick_place", "sine", "loaded_sine"),
         default="pick_place",
         help="pick_place cycle with the payload (default), or slow sines about home "
         "(amplitudes --amplitude/--distal-amplitude) where friction dominates",
+    )
+    parser.add_argument(
+        "--bam-model",
+        choices=("m4", "m6"),
+        default="m4",
+        help="--profile loaded_sine: eRob80:100 BAM model of the simulated Big YAM joint2 (tools/demo/loaded_sine.py)",
     )
     parser.add_argument("--period", type=float, default=8.0, help="[s] sine period (--profile sine)")
     parser.add_argument("--cycles", type=int, default=1, help="sine periods per run (--profile sine)")
