@@ -42,10 +42,13 @@ __all__ = [
     "BAM_MODEL_CHOICES",
     "JOINT",
     "MIN_BAM_GAIN",
+    "LoadedSine",
     "friction_yamls",
+    "loaded_setup",
     "loaded_sim_yaml",
     "main",
     "run_loaded_sine",
+    "run_one",
 ]
 
 ARM = "big_yam"
@@ -131,16 +134,25 @@ def friction_yamls(
     return paths
 
 
-def run_loaded_sine(args, out: pathlib.Path, log=print) -> dict[str, Any]:
-    """Build the setup, run the three configurations and return the summary dict
-    (``rms``: run → joint → RMS [mrad], ``gain``: 1 − bam/coulomb on :data:`JOINT`,
-    ``accepted``). Raises ConfigError, LockstepStalled."""
+@dataclasses.dataclass(frozen=True)
+class LoadedSine:
+    """What the profile runs: the demo setup, the derived sim YAML, the friction YAMLs
+    (``coulomb``, ``bam``), the true BAM JSON, and the DDS domain."""
+
+    setup: Any
+    sim_yaml: str
+    friction_yamls: Mapping[str, str]
+    truth_json: pathlib.Path
+    domain: int
+
+
+def loaded_setup(args, out: pathlib.Path) -> LoadedSine:
+    """Resolve the options into a :class:`LoadedSine` (module docstring); writes the sim and
+    friction YAMLs into ``out``. Raises ConfigError (another ``--arm``, bad files)."""
     from gravity_friction_comp.arm_profiles import load_arm
     from gravity_friction_comp.friction.bam import BamParameters
     from gravity_friction_comp.sim.config import SimConfig
-    from gravity_friction_comp.tools.demo.metrics import evaluate
     from gravity_friction_comp.tools.demo.options import build_setup
-    from gravity_friction_comp.tools.demo.phase import run_phase
 
     if args.arm not in (None, ARM):
         raise ConfigError(
@@ -170,17 +182,36 @@ def run_loaded_sine(args, out: pathlib.Path, log=print) -> dict[str, Any]:
         sim, names, JOINT, {"breakaway": m1.friction_base, "viscous": m1.friction_viscous}, truth_json, out
     )
     domain = args.domain_id if args.domain_id is not None else 120 + os.getpid() % 90
+    return LoadedSine(setup, sim_yaml, yamls, truth_json, domain)
+
+
+def run_one(loaded: LoadedSine, friction_yaml: str) -> dict[str, Any]:
+    """One lockstep run, gravity on, friction from ``friction_yaml`` ("" = friction stage
+    off); per-joint metrics (:func:`~gravity_friction_comp.tools.demo.metrics.evaluate`)."""
+    from gravity_friction_comp.tools.demo.metrics import evaluate
+    from gravity_friction_comp.tools.demo.phase import run_phase
+
+    s = dataclasses.replace(loaded.setup, friction_config=friction_yaml)
+    rec = run_phase(s, True, loaded.domain, gravity=True, friction=bool(friction_yaml), log=lambda *a: None)
+    return evaluate(s, rec)
+
+
+def run_loaded_sine(args, out: pathlib.Path, log=print) -> dict[str, Any]:
+    """Build the setup, run the three configurations and return the summary dict
+    (``rms_mrad``: run → joint → RMS [mrad], ``gain``: 1 − bam/coulomb on :data:`JOINT`,
+    ``accepted``). Raises ConfigError, LockstepStalled."""
+    loaded = loaded_setup(args, out)
+    setup, yamls, truth_json = loaded.setup, loaded.friction_yamls, loaded.truth_json
+    home = setup.home[setup.all_joints.index(JOINT)]
     log(
         f"loaded_sine: {ARM} {JOINT} true friction eRob80:100 {args.bam_model} ({truth_json.name}), "
-        f"sine ±{args.amplitude:g} rad about {home[names.index(JOINT)]:g} rad, period {setup.period:g} s, "
+        f"sine ±{args.amplitude:g} rad about {home:g} rad, period {setup.period:g} s, "
         f"{'lockstep' if setup.lockstep else 'real time'}"
     )
     rms: dict[str, dict[str, float]] = {}
     worst: dict[str, dict[str, float]] = {}
     for label in RUNS:
-        s = dataclasses.replace(setup, friction_config=yamls.get(label, ""))
-        rec = run_phase(s, True, domain, gravity=True, friction=label != "none", log=lambda *a: None)
-        metrics = evaluate(s, rec)
+        metrics = run_one(loaded, yamls.get(label, ""))
         rms[label] = {j: metrics[j].rms for j in setup.joints}
         worst[label] = {j: metrics[j].max for j in setup.joints}
         log(f"  {label:8s} {JOINT} RMS {rms[label][JOINT]:8.3f} mrad, max {worst[label][JOINT]:8.3f} mrad")
@@ -203,7 +234,7 @@ def run_loaded_sine(args, out: pathlib.Path, log=print) -> dict[str, Any]:
         "gain": gain,
         "min_gain": MIN_BAM_GAIN,
         "accepted": accepted,
-        "sim_config": sim_yaml,
+        "sim_config": loaded.sim_yaml,
         "friction_configs": yamls,
     }
     (out / "loaded_sine.json").write_text(json.dumps(summary, indent=2))
