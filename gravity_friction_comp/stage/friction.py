@@ -322,11 +322,11 @@ class FrictionStage(FeedforwardStage):
                 f"joint_states names must be a list, got {names!r}", reason=Reason.TYPE
             ) from None
         index = JointMap.for_names(names, config.joints).index
-        measured_position = None
+        measured_position, measured_t = None, 0.0
         if use_position:
             if t is None:
                 raise InputError("a measured position needs its time t", reason=Reason.TYPE)
-            t = stage_time(t)
+            measured_t = stage_time(t)
             measured_position = vector("measured position", position, n_names, names=names)[index]
         if use_velocity:
             # not numbers, not (m,), NaN/inf: InputError
@@ -335,7 +335,7 @@ class FrictionStage(FeedforwardStage):
             check_bound("measured velocity", measured, MAX_PLAUSIBLE_VELOCITY, config.joints)
             self._selector.update_measured(measured)
         if measured_position is not None:
-            self._measured_position, self._measured_t = measured_position, float(t)  # type: ignore[arg-type]
+            self._measured_position, self._measured_t = measured_position, measured_t
         return True
 
     # ---- stage hooks ---------------------------------------------------------------------
