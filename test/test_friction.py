@@ -374,7 +374,7 @@ def test_all_bam_joints_solve_their_equation():
 
 
 def test_empty_overrides_keep_yaml_and_current_values(tmp_path):
-    path = _write(tmp_path, {"friction_comp": {"breakaway": [1.0, 2.0], "eps": 0.01}})
+    path = _write(tmp_path, {"friction_comp": {"enabled": True, "breakaway": [1.0, 2.0], "eps": 0.01}})
     m = FrictionModel.from_yaml(path, 2, breakaway=[], viscous=[], bam_files=[])
     np.testing.assert_array_equal(m.torque([1.0, -1.0]), [1.0, -2.0])
     np.testing.assert_array_equal(m.with_updates(breakaway=[]).torque([1.0, -1.0]), [1.0, -2.0])

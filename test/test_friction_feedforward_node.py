@@ -229,6 +229,10 @@ def test_parameter_declarations_keep_names_defaults_and_give_ranges():
         "velocity_source": "setpoint",
         "velocity_cutoff_hz": 20.0,
         "velocity_deadband": 0.0,
+        "drive": "velocity",
+        "eps_position": 0.01,
+        "measurement_timeout": 0.1,
+        "joint_states_topic": "joint_states",
         **{name: None for name in MODEL_PARAMETERS},
     }
     assert {name: p.default for name, p in by_name.items()} == expected

@@ -13,8 +13,10 @@ import sys
 
 import numpy as np
 import pytest
+import yaml
 from conftest import REPO_ROOT, sweep_log
 
+from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.friction.models import FrictionModel
 from gravity_friction_comp.ident.joint_log import JointStateLog, write_csv
 from gravity_friction_comp.model.robot_model import RobotModel
@@ -47,12 +49,14 @@ def test_identifies_and_writes_loadable_yaml(csv_path, tmp_path, capsys):
     captured = capsys.readouterr()
     assert "<- selected" in captured.out and "base_yaw" in captured.out
     assert "[" in captured.err and "]" in captured.err  # progress bar on stderr
-    model = FrictionModel.from_yaml(
-        out / "friction_identified.yaml", ["base_yaw", "shoulder_pitch", "beam_pitch"]
-    )
-    tau = model.torque(np.array([0.5, 0.5, 0.5]))
+    model = FrictionModel.from_yaml(out / "friction_identified.yaml", ["base_yaw"])
+    tau = model.torque(np.array([0.5]))
     assert tau[0] == pytest.approx(FC + FV * 0.5, abs=0.005)  # closed form of the truth
-    assert tau[1] == 0.0 and tau[2] == 0.0  # not identified → no friction
+    # not identified → left out of the YAML (issue 16: no zeros written), with a warning
+    assert yaml.safe_load((out / "friction_identified.yaml").read_text())["joints"] == ["base_yaw"]
+    assert "joints left out" in captured.err and "shoulder_pitch: not requested" in captured.err
+    with pytest.raises(ConfigError, match="not in the file's joints"):
+        FrictionModel.from_yaml(out / "friction_identified.yaml", ["base_yaw", "shoulder_pitch"])
     assert (out / "base_yaw_m1.json").exists()
 
 

@@ -10,7 +10,7 @@ the file's ``joints:`` list, for the gravity node's ``scale``.
 ``friction_comp`` block (i2rt PR #37 form, accepted unchanged, plus our extensions)::
 
     friction_comp:
-      enabled: true              # or `enable:` (i2rt); bool; default true when the block exists
+      enabled: true              # or `enable:` (i2rt); bool; a block without it is off
       model: coulomb             # coulomb | bam
       breakaway: [1.2, 1.8, ...] # Coulomb level both directions [N·m], scalar or per joint
       breakaway_positive: [...]  # level for v > 0 [N·m] (overrides breakaway)
@@ -23,7 +23,10 @@ the file's ``joints:`` list, for the gravity node's ``scale``.
       offset: [...]              # constant torque [N·m], any sign (OpenArm Fo)
       bam_files: [m4.json, null, ...]  # per joint BAM JSON (relative to this YAML) or null
 
-No block (or ``friction_comp:`` empty) gives no keywords, i.e. no friction term.
+No block (or ``friction_comp:`` empty) gives no keywords, i.e. no friction term. A block
+without ``enabled``/``enable`` is off (``enabled: False``), as the seed design ("off by
+default, so existing users see no behavior change") and i2rt PR #37's reader
+(``fc_raw.get("enable", False)``); an explicit keyword or node parameter still overrides it.
 i2rt gripper files carry a top-level ``friction_comp_breakaway: <N·m>`` instead; it is read
 as ``breakaway``. A file with ``LeaderArmParam``/``FollowerArmParam`` is read with
 :func:`friction_params_from_openarm_yaml`.
@@ -49,6 +52,7 @@ __all__ = [
     "FRICTION_BLOCK_KEYS",
     "gravity_scale_from_arm_yaml",
     "friction_params_from_arm_yaml",
+    "friction_block_enable",
     "friction_params_from_openarm_yaml",
     "load_arm_yaml",
 ]
@@ -113,8 +117,9 @@ def friction_params_from_arm_yaml(
         joint_names: the model's joints, in model order; every one must be in ``joints:``.
 
     Returns:
-        Dict with only the keys present (``enable`` renamed ``enabled``; ``bam_files``
-        resolved to absolute path strings or ``None``). ``{}`` when there is no block.
+        Dict with only the keys present (``enable`` renamed ``enabled``, ``enabled: False``
+        for a block without either; ``bam_files`` resolved to absolute path strings or
+        ``None``). ``{}`` when there is no block.
 
     Raises:
         ConfigError: block not a mapping, unknown key in the block (valid keys listed),
@@ -187,6 +192,7 @@ def friction_params_from_arm_yaml(
                     value=value,
                 )
             out["enabled"] = value
+    out.setdefault("enabled", False)  # a block that does not say so is off (module docstring)
     if "model" in block:
         if not isinstance(block["model"], str):
             raise ConfigError(
@@ -203,6 +209,26 @@ def friction_params_from_arm_yaml(
     if order is not None:  # the file's joint order -> the model's
         out = {k: [v[i] for i in order] if isinstance(v, list) and v else v for k, v in out.items()}
     return out
+
+
+def friction_block_enable(data_or_path: Mapping[str, Any] | str | os.PathLike) -> bool | None:
+    """The ``enabled``/``enable`` value of a per-arm YAML's ``friction_comp`` block as written.
+
+    Returns:
+        The bool given, or ``None`` when there is no block (or an empty one) or the block does
+        not say (then :func:`friction_params_from_arm_yaml` reads it as off); for logging why.
+
+    Raises:
+        ConfigError: as :func:`load_arm_yaml` for a path.
+    """
+    data = data_or_path if isinstance(data_or_path, Mapping) else load_arm_yaml(data_or_path)
+    block = data.get("friction_comp")
+    if not isinstance(block, Mapping):
+        return None
+    for key in ("enabled", "enable"):
+        if isinstance(block.get(key), bool):
+            return block[key]
+    return None
 
 
 def friction_params_from_openarm_yaml(

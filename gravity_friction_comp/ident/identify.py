@@ -41,13 +41,16 @@ from gravity_friction_comp.ident.joint_log import JointStateLog
 from gravity_friction_comp.validation import number
 
 __all__ = [
+    "GAP_PERIODS",
     "MAX_DURATION",
     "MIN_TIME_STEP",
+    "VELOCITY_BEYOND",
     "FrictionSamples",
     "IdentificationConfig",
     "IdentificationResult",
     "friction_samples",
     "identify",
+    "log_warnings",
 ]
 
 
@@ -114,6 +117,10 @@ class IdentificationResult:
     joints: tuple[str, ...]
     fits: tuple[JointFit, ...]
     config: IdentificationConfig
+    #: Warnings about the log (:func:`log_warnings`) and the joints left out.
+    warnings: tuple[str, ...] = ()
+    #: Model joints not identified, each with the reason (not requested, too little motion).
+    left_out: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def friction_keywords(self) -> dict[str, Any]:
         """``friction_comp`` keywords for :class:`~gravity_friction_comp.friction.models.FrictionModel`
@@ -156,6 +163,57 @@ MIN_TIME_STEP = 1e-6
 #: Longest log [s] (~116 days): longer is a time column in another unit (ns: 10 min at
 #: 1 kHz reads as 6e11 s), and the hold-out block index would overflow.
 MAX_DURATION = 1e7
+
+
+#: A time step longer than this many median steps is a gap worth a warning (dropped messages).
+GAP_PERIODS = 5.0
+#: A measured |v| more than this many times the excitation's speed (99th percentile of
+#: |Δq/Δt| from the positions) is a warning (a velocity spike, wrapped position, other units).
+VELOCITY_BEYOND = 3.0
+
+
+def log_warnings(log: JointStateLog, joints: Sequence[str]) -> tuple[str, ...]:
+    """What in a usable log deserves a warning, for ``joints``.
+
+    - gaps: time steps longer than :data:`GAP_PERIODS` median steps (count, longest, where);
+    - velocities far beyond the excitation's: samples with ``|v|`` above
+      :data:`VELOCITY_BEYOND` × the 99th percentile of the positions' ``|Δq/Δt|``.
+
+    Args:
+        log: a log :func:`identify` accepts (time strictly increasing, finite).
+        joints: the joints identified.
+
+    Returns:
+        One message per finding (empty: none).
+    """
+    out: list[str] = []
+    dt = np.diff(log.time)
+    if dt.size == 0:
+        return ()
+    step = float(np.median(dt))
+    gaps = np.flatnonzero(dt > GAP_PERIODS * step)
+    if gaps.size:
+        k = int(gaps[np.argmax(dt[gaps])])
+        out.append(
+            f"the log has {gaps.size} gap(s) longer than {GAP_PERIODS:g} sample periods "
+            f"({step * 1e3:.3g} ms); the longest is {dt[k]:.3g} s at t = {log.time[k]:.3f} s "
+            "(dropped messages? the filters bridge gaps badly)"
+        )
+    if log.velocity is not None:
+        rate = np.abs(np.diff(log.position, axis=0)) / dt[:, None]
+        for j in joints:
+            i = log.joint_names.index(j)
+            speed = float(np.percentile(rate[:, i], 99))
+            beyond = np.flatnonzero(np.abs(log.velocity[:, i]) > VELOCITY_BEYOND * speed)
+            if speed > 0.0 and beyond.size:
+                k = int(beyond[np.argmax(np.abs(log.velocity[beyond, i]))])
+                out.append(
+                    f"joint {j}: {beyond.size} velocity sample(s) beyond {VELOCITY_BEYOND:g}× the "
+                    f"excitation's speed ({speed:.3g} rad/s from the positions), up to "
+                    f"{log.velocity[k, i]:.3g} rad/s at t = {log.time[k]:.3f} s "
+                    "(velocity spikes, or velocity in other units?)"
+                )
+    return tuple(out)
 
 
 def _check_log(log: JointStateLog) -> None:
@@ -281,14 +339,16 @@ def identify(
         log: the record (may hold more joints than the model, in any order).
         model: :class:`~gravity_friction_comp.model.robot_model.RobotModel` with the payload state
             of the record.
-        joints: joints to identify (default: all model joints).
+        joints: joints to identify (default: every model joint with enough motion; the
+            others are left out with a warning, and an error only when none is left).
         config: settings.
         progress: called with a short text after each fit step (for a progress bar).
 
     Raises:
         IdentificationError: NaN/inf in the log (``Reason.NOT_FINITE``); model joints missing from the log
-            (``Reason.MISSING_JOINTS``); a joint without ``min_samples`` moving training samples in
-            each direction (``Reason.TOO_LITTLE_MOTION``); unknown ``joints`` (``Reason.MISSING_JOINTS``);
+            (``Reason.MISSING_JOINTS``); a requested joint without ``min_samples`` moving training
+            samples in each direction, or (``joints=None``) no such joint at all
+            (``Reason.TOO_LITTLE_MOTION``); unknown ``joints`` (``Reason.MISSING_JOINTS``);
             time not strictly increasing, a median step below :data:`MIN_TIME_STEP` or a
             span above :data:`MAX_DURATION` (``Reason.FORMAT``); friction that pushes along the motion, i.e. a reversed effort or
             velocity sign convention (``Reason.SIGN``).
@@ -297,11 +357,14 @@ def identify(
     effort limit over the logged velocities (wrong units or scale of the effort), are not
     errors (URDF limits are often placeholders) but warnings in
     :attr:`~gravity_friction_comp.ident.fit.JointFit.warnings`, which
-    :func:`~gravity_friction_comp.ident.report.write_outputs` and the CLI report.
+    :func:`~gravity_friction_comp.ident.report.write_outputs` and the CLI report; so are the
+    log's gaps and velocity spikes (:func:`log_warnings`) and the joints left out, in
+    :attr:`IdentificationResult.warnings`.
     """
     cfg = IdentificationConfig() if config is None else config
     progress = progress or (lambda s: None)
     names = tuple(model.joint_names)
+    automatic = joints is None
     joints = names if joints is None else tuple(joints)
     bad = [j for j in joints if j not in names]
     if bad:
@@ -316,6 +379,8 @@ def identify(
     block = np.floor((log.time - log.time[0]) / cfg.block_duration).astype(int)
     val_all = (block % k) == (k - 1)
     fits = []
+    left_out = {j: "not requested" for j in names if j not in joints}
+    first_error: IdentificationError | None = None
     for j in joints:
         i = names.index(j)
         v = vel[:, i]
@@ -323,13 +388,18 @@ def identify(
         tr = use & ~val_all
         n_pos, n_neg = int(np.sum(tr & (v > 0))), int(np.sum(tr & (v < 0)))
         if min(n_pos, n_neg) < cfg.min_samples or not np.any(use & val_all):
-            raise IdentificationError(
+            error = IdentificationError(
                 f"joint {j}: too little motion: {n_pos} / {n_neg} training samples moving "
                 f"+/− at |v| ≥ {cfg.min_velocity} rad/s with |a| ≤ {cfg.max_acceleration} "
                 f"rad/s² (need {cfg.min_samples} each, and some in the validation blocks); "
                 "record constant-velocity sweeps in both directions",
                 reason=Reason.TOO_LITTLE_MOTION,
             )
+            if not automatic:
+                raise error
+            left_out[j] = f"too little motion ({n_pos} / {n_neg} training samples moving +/−)"
+            first_error = first_error or error
+            continue
         fits.append(
             fit_joint(
                 j,
@@ -344,4 +414,13 @@ def identify(
                 float(model.effort_limits[i]),
             )
         )
-    return IdentificationResult(joints, tuple(fits), cfg)
+    if not fits:
+        raise first_error or IdentificationError("no joint to identify", reason=Reason.TOO_LITTLE_MOTION)
+    done = tuple(jf.joint for jf in fits)
+    warnings = log_warnings(log, done)
+    if left_out:
+        warnings += (
+            "joints left out (not in the YAML, no friction written for them): "
+            + "; ".join(f"{j}: {why}" for j, why in left_out.items()),
+        )
+    return IdentificationResult(done, tuple(fits), cfg, warnings, left_out)

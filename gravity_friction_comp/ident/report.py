@@ -56,7 +56,8 @@ def write_outputs(
     selected ``bam_m3``–``bam_m6``, ``model: bam`` with ``bam_files`` naming that model's
     JSON and that joint's tanh terms zero)
     and an ``identification`` section (per model validation RMS and parameter count, and the
-    joint's ``warnings`` when it has any: see :attr:`JointFit.warnings`).
+    joint's ``warnings`` when it has any: see :attr:`JointFit.warnings`; the log's and the
+    left-out joints' ``warnings``: :attr:`IdentificationResult.warnings`).
     """
     import yaml
 
@@ -126,6 +127,7 @@ def write_outputs(
                 f"{result.config.block_duration:g} s block held out"
             ),
             "joints": report,
+            **({"warnings": list(result.warnings)} if result.warnings else {}),
         },
     }
     yaml_path = out / "friction_identified.yaml"

@@ -3,8 +3,9 @@
 Topics:
     joint_setpoint (sub, sensor_msgs/JointState): usually the gravity stage's output
         (remapped from ``gravity/joint_command``); its effort is the load for BAM models.
-    joint_states (sub, sensor_msgs/JointState): measured velocity for
-        ``velocity_source: measured``.
+    joint_states (sub, sensor_msgs/JointState; the ``joint_states_topic`` parameter):
+        measured velocity for ``velocity_source: measured``, measured position for
+        ``drive: position_error``.
     joint_command (pub, sensor_msgs/JointState): effort = incoming + scale·friction.
     ~/effort (pub, sensor_msgs/JointState): the friction term alone.
 
@@ -17,11 +18,18 @@ Parameters:
         stribeck_breakaway, stribeck_velocity, stribeck_exponent, offset, bam_files:
         friction model values (:class:`~gravity_friction_comp.friction.models.FrictionModel`);
         unset ones come from ``arm_config``, set ones override it. Scalars or per joint.
+        A ``friction_comp`` block without ``enabled``/``enable`` is off (logged at start-up).
     velocity_source (string): setpoint | measured | differentiated.
     velocity_cutoff_hz (double): low-pass cutoff of the differentiation [Hz].
     velocity_deadband (double): |q̇| at or below this gives no friction [rad/s].
     effort_limit (double or double[]): |effort| limit of the output [N·m] (unset: none).
-All are settable at runtime and validated before they are accepted.
+    drive (string): velocity | position_error (breakaway±·tanh(e/eps_position), e =
+        setpoint − measured position; :mod:`gravity_friction_comp.stage.friction`).
+    eps_position (double or double[]): tanh position scale of the position_error drive [rad].
+    measurement_timeout (double): older measured positions give no term [s].
+    joint_states_topic (string, read-only): measurement topic; ``""``: none (then
+        ``drive: position_error`` and ``velocity_source: measured`` are refused).
+All but ``joint_states_topic`` are settable at runtime and validated before they are accepted.
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from typing import Any
 from sensor_msgs.msg import JointState
 
 from gravity_friction_comp.errors import InputError
+from gravity_friction_comp.friction.arm_yaml import friction_block_enable
 from gravity_friction_comp.friction.models import FRICTION_KEYWORDS, FrictionModel
 from gravity_friction_comp.nodes.parameters import Param
 from gravity_friction_comp.nodes.stage_node import (
@@ -43,11 +52,12 @@ from gravity_friction_comp.nodes.stage_node import (
 from gravity_friction_comp.stage.friction import FrictionConfig, FrictionStage, validate_joints
 from gravity_friction_comp.stage.velocity import MAX_PLAUSIBLE_VELOCITY, MIN_JUMP
 
-__all__ = ["FrictionFeedforwardNode", "PARAMETERS", "build_friction_config", "main"]
+__all__ = ["FrictionFeedforwardNode", "PARAMETERS", "build_friction_config", "friction_off_reason", "main"]
 
 #: Model keywords exposed as parameters ("bam" objects are not a parameter type).
 MODEL_PARAMETERS = tuple(k for k in FRICTION_KEYWORDS if k != "bam")
 VELOCITY_PARAMETERS = ("velocity_source", "velocity_cutoff_hz", "velocity_deadband")
+DRIVE_PARAMETERS = ("drive", "eps_position", "measurement_timeout")
 
 #: Every parameter of the node, declared once.
 PARAMETERS: tuple[Param, ...] = (
@@ -66,6 +76,32 @@ PARAMETERS: tuple[Param, ...] = (
         "velocity_cutoff_hz", 20.0, "low-pass cutoff for differentiated velocity (> 0)", unit="Hz", low=0.0
     ),
     Param("velocity_deadband", 0.0, "|velocity| at or below this gives no friction", unit="rad/s", low=0.0),
+    Param(
+        "drive",
+        "velocity",
+        "velocity (friction of q̇) | position_error (breakaway±·tanh((setpoint − measured)/eps_position))",
+    ),
+    Param(
+        "eps_position",
+        0.01,
+        "tanh position scale of the position_error drive (> 0; one value or one per joint)",
+        unit="rad",
+        low=0.0,
+        per_joint=True,
+    ),
+    Param(
+        "measurement_timeout",
+        0.1,
+        "a measured position older than this gives no position_error term (> 0)",
+        unit="s",
+        low=0.0,
+    ),
+    Param(
+        "joint_states_topic",
+        "joint_states",
+        "measured joint states topic; empty: none (position_error drive and measured velocity refused)",
+        read_only=True,
+    ),
 )
 
 
@@ -87,7 +123,26 @@ def build_friction_config(values: Mapping[str, Any]) -> FrictionConfig:
         velocity_source=values["velocity_source"],
         velocity_cutoff_hz=values["velocity_cutoff_hz"],
         velocity_deadband=values["velocity_deadband"],
+        drive=values["drive"],
+        eps_position=values["eps_position"],
+        measurement_timeout=values["measurement_timeout"],
+        measured=bool(values["joint_states_topic"]),
     )
+
+
+def friction_off_reason(values: Mapping[str, Any], config: FrictionConfig) -> str | None:
+    """Why the friction model is off, for the start-up log (``None`` when it is on)."""
+    if config.model.enabled:
+        return None
+    if values.get("enabled") is not None:
+        return "the enabled parameter is false"
+    path = values.get("arm_config")
+    if path and friction_block_enable(path) is None:
+        return (
+            f"arm_config {path}: its friction_comp block has no enabled/enable key, and a block "
+            "is off unless it says enabled: true (as i2rt)"
+        )
+    return f"arm_config {path}: friction_comp says enabled: false"
 
 
 class FrictionFeedforwardNode(FeedforwardStageNode):
@@ -102,12 +157,19 @@ class FrictionFeedforwardNode(FeedforwardStageNode):
         self._warned_fallback = False
         self._jumps = 0
         super().__init__(self.NODE_NAME, **kwargs)
-        self.create_subscription(JointState, "joint_states", self._on_joint_states, SETPOINT_QOS)
+        topic = self.get_parameter("joint_states_topic").value
+        if topic:
+            self.create_subscription(JointState, topic, self._on_joint_states, SETPOINT_QOS)
         config = self._config
-        self.get_logger().info(
-            f"friction model {config.model!r} on joints {list(config.joints)}, "
-            f"velocity from {config.velocity_source}"
+        source = (
+            f"position error (eps_position {config.eps_position.tolist()} rad)"
+            if config.drive == "position_error"
+            else f"velocity from {config.velocity_source}"
         )
+        self.get_logger().info(f"friction model {config.model!r} on joints {list(config.joints)}, {source}")
+        reason = friction_off_reason(self._current_values(), config)
+        if reason is not None:
+            self.get_logger().info(f"friction is off: {reason}")
 
     def build_config(self, values, changed, previous) -> FrictionConfig:
         return build_friction_config(values)
@@ -126,6 +188,13 @@ class FrictionFeedforwardNode(FeedforwardStageNode):
     def after_update(self) -> None:
         if self.stage is None:
             return
+        problem = self.stage.measurement_problem
+        if problem is not None:
+            self.warn_throttled(
+                f"measurement_{problem}",
+                f"no position_error friction term: measured position {problem} "
+                f"(joint_states older than measurement_timeout or not received)",
+            )
         selector = self.stage.selector
         if selector.jumps != self._jumps:
             self._jumps = selector.jumps
@@ -146,7 +215,9 @@ class FrictionFeedforwardNode(FeedforwardStageNode):
         if self.stage is None:
             return
         try:
-            self.stage.update_measured(msg.name, msg.velocity)
+            self.stage.update_measured(
+                msg.name, msg.velocity, msg.position, self.setpoint_time(msg.header.stamp)
+            )
         except InputError as error:
             self.warn_throttled(f"joint_states_{error.reason}", f"joint_states ignored: {error}")
 

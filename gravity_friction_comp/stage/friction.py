@@ -11,6 +11,18 @@ with ``τ_f`` the :class:`~gravity_friction_comp.friction.models.FrictionModel` 
 incoming effort is the load of BAM models), ``q̇`` from the setpoint, the measurement or
 differentiated positions (:class:`~gravity_friction_comp.stage.velocity.VelocitySelector`,
 deadband included), ``s`` the scale and ``τ_max`` the effort limits (``inf`` unless set).
+
+``drive: position_error`` replaces ``τ_f`` by the error-driven Coulomb term of i2rt PR #37
+(``motor_chain_robot._compute_friction_compensation``), with asymmetric levels:
+
+.. math::
+
+    \\tau_{f,i} = F_{c,i}^{\\pm}\\,\\tanh(e_i/\\varepsilon_{p,i}), \\qquad
+    e_i = q_{set,i} - q_{meas,i}
+
+(``F_c^+`` for e > 0, ``F_c^-`` for e < 0; ``ε_p`` = ``eps_position`` [rad]). It breaks a
+joint out of stiction, where q̇ and hence the velocity drive's term are 0; a missing or
+stale measurement (older than ``measurement_timeout``) gives no term.
 No rclpy import.
 """
 
@@ -30,6 +42,7 @@ from gravity_friction_comp.stage.contract import (
     Setpoint,
     StageSettings,
     effort_limits_from,
+    stage_time,
 )
 from gravity_friction_comp.stage.velocity import (
     VelocitySelector,
@@ -37,9 +50,41 @@ from gravity_friction_comp.stage.velocity import (
     validate_deadband,
     validate_velocity_source,
 )
-from gravity_friction_comp.validation import MAX_PLAUSIBLE_VELOCITY, check_bound, joint_names, vector
+from gravity_friction_comp.validation import (
+    MAX_PLAUSIBLE_VELOCITY,
+    check_bound,
+    joint_names,
+    number,
+    per_joint,
+    vector,
+)
 
-__all__ = ["FrictionConfig", "FrictionStage", "validate_joints"]
+__all__ = ["DRIVES", "FrictionConfig", "FrictionStage", "position_error_torque", "validate_joints"]
+
+#: What the Coulomb term's tanh is driven by.
+DRIVES = ("velocity", "position_error")
+#: Terms the position-error drive has no form for (it is the Coulomb level alone, as i2rt).
+_VELOCITY_ONLY_TERMS = ("viscous", "stribeck_breakaway", "offset")
+
+
+def position_error_torque(
+    breakaway_positive: np.ndarray,
+    breakaway_negative: np.ndarray,
+    error: np.ndarray,
+    eps_position: np.ndarray,
+) -> np.ndarray:
+    """Error-driven Coulomb term ``F_c^± · tanh(e/ε_p)`` (module docstring), (n,) [N·m].
+
+    Args:
+        breakaway_positive, breakaway_negative: (n,) levels [N·m] for e > 0 and e < 0, ≥ 0.
+        error: (n,) setpoint minus measured position [rad], finite.
+        eps_position: (n,) tanh position scale [rad], > 0.
+
+    Returns:
+        New (n,) array; +0.0 where e = 0.
+    """
+    level = np.where(error > 0.0, breakaway_positive, breakaway_negative)
+    return level * np.tanh(error / eps_position) + 0.0
 
 
 def validate_joints(joints: Any) -> tuple[str, ...]:
@@ -68,11 +113,23 @@ class FrictionConfig:
         velocity_source: ``setpoint``, ``measured`` or ``differentiated``.
         velocity_cutoff_hz: Low-pass cutoff of the differentiation [Hz], > 0.
         velocity_deadband: |q̇| at or below this gives no friction [rad/s], >= 0.
+        drive: ``velocity`` (the model's terms of q̇) or ``position_error`` (the error-driven
+            Coulomb term, module docstring).
+        eps_position: tanh position scale of the ``position_error`` drive [rad], one number
+            or (n,), each > 0 (i2rt's default 0.01).
+        measurement_timeout: a measured position older than this (relative to the setpoint
+            time) is stale and gives no ``position_error`` term [s], > 0.
+        measured: a measurement feed exists (:meth:`FrictionStage.update_measured` is
+            called, e.g. the node's ``joint_states``); ``velocity_source: measured`` and
+            ``drive: position_error`` need one.
         effort_limits: (n,) [N·m] the limits in force (derived, read-only).
 
     Raises:
         ConfigError: no/duplicate joints, a model of another size, invalid velocity source
-            (choices listed), cutoff or deadband, bad effort limit (key named).
+            or drive (choices listed), cutoff, deadband, ``eps_position`` or timeout, bad
+            effort limit (key named); a measured source or ``position_error`` drive without
+            ``measured``; a ``position_error`` drive on a model with viscous, Stribeck,
+            offset or BAM terms (it has the Coulomb level alone).
     """
 
     model: FrictionModel
@@ -81,6 +138,10 @@ class FrictionConfig:
     velocity_source: str = "setpoint"
     velocity_cutoff_hz: float = 20.0
     velocity_deadband: float = 0.0
+    drive: str = "velocity"
+    eps_position: Any = 0.01
+    measurement_timeout: float = 0.1
+    measured: bool = True
     effort_limits: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -96,9 +157,48 @@ class FrictionConfig:
         validate_velocity_source(self.velocity_source)
         object.__setattr__(self, "velocity_cutoff_hz", validate_cutoff(self.velocity_cutoff_hz))
         object.__setattr__(self, "velocity_deadband", validate_deadband(self.velocity_deadband))
+        self._check_drive(len(joints))
         limits = effort_limits_from(self.effort_limit, len(joints))
         limits.setflags(write=False)
         object.__setattr__(self, "effort_limits", limits)
+
+    def _check_drive(self, n: int) -> None:
+        if self.drive not in DRIVES:
+            raise ConfigError(
+                f"drive {self.drive!r} unknown; valid choices: " + ", ".join(DRIVES),
+                key="drive",
+                value=self.drive,
+            )
+        eps = per_joint("eps_position", self.eps_position, n, positive=True)
+        eps.setflags(write=False)
+        object.__setattr__(self, "eps_position", eps)
+        timeout = number("measurement_timeout", self.measurement_timeout, positive=True, unit="[s]")
+        object.__setattr__(self, "measurement_timeout", timeout)
+        if not isinstance(self.measured, (bool, np.bool_)):
+            raise ConfigError(f"measured: expected true or false, got {self.measured!r}", key="measured")
+        needs = [
+            f"{key}: {value}"
+            for key, value in (("velocity_source", self.velocity_source), ("drive", self.drive))
+            if value in ("measured", "position_error")
+        ]
+        if needs and not self.measured:
+            raise ConfigError(
+                f"{', '.join(needs)} needs measured joint positions/velocities (joint_states), "
+                "and this stage has no measurement source",
+                key="drive" if self.drive == "position_error" else "velocity_source",
+            )
+        if self.drive == "position_error":
+            p = self.model.params
+            extra = [k for k in _VELOCITY_ONLY_TERMS if np.any(getattr(p, k))]
+            if self.model.model == "bam" and any(b is not None for b in p.bam):
+                extra.append("bam_files")
+            if extra:
+                raise ConfigError(
+                    f"drive: position_error has the Coulomb term alone (breakaway·tanh(e/eps_position)); "
+                    f"the model also has {extra}: set them to 0 or use drive: velocity",
+                    key="drive",
+                    value=self.drive,
+                )
 
     def velocity_key(self) -> tuple:
         """What the velocity selector depends on (a change restarts it)."""
@@ -138,6 +238,12 @@ class FrictionStage(FeedforwardStage):
         self._selector = _selector(config)
         self._velocity: np.ndarray | None = None  # q̇ of the last setpoint, model order
         self._refused = False  # _accept refused the setpoint update() is handling
+        self._t = 0.0  # [s] time of the last setpoint
+        self._measured_position: np.ndarray | None = None  # model order [rad]
+        self._measured_t = 0.0  # [s] its time
+        #: Why the last ``position_error`` term was left out: ``"missing"`` (no measured
+        #: position yet), ``"stale"`` (older than ``measurement_timeout``) or ``None``.
+        self.measurement_problem: str | None = None
 
     @property
     def config(self) -> FrictionConfig:
@@ -178,21 +284,36 @@ class FrictionStage(FeedforwardStage):
             self._selector = _selector(config)
         if previous.joints != config.joints:
             self._velocity, self._last = None, None
+            self._measured_position = None
         self._config, self._joints = config, tuple(config.joints)
 
-    def update_measured(self, names: Sequence[str], velocity: Sequence[float]) -> bool:
-        """A measured ``joint_states`` velocity, (m,) by name; used for ``velocity_source: measured``.
+    def update_measured(
+        self,
+        names: Sequence[str],
+        velocity: Sequence[float],
+        position: Sequence[float] | None = None,
+        t: float | None = None,
+    ) -> bool:
+        """A measured ``joint_states`` sample, (m,) by name.
+
+        The velocity is used for ``velocity_source: measured``; the position (with its time
+        ``t`` [s], on the setpoints' clock) for ``drive: position_error``. What the config
+        does not use is neither read nor checked.
 
         Returns:
-            ``True`` when stored, ``False`` when the source is not ``measured`` (ignored).
+            ``True`` when something was stored, ``False`` when the config uses no
+            measurement (ignored).
 
         Raises:
-            InputError: ``reason`` ``Reason.TYPE`` (not numbers), ``Reason.SHAPE``,
-                ``Reason.DUPLICATE_NAMES``, ``Reason.MISSING_JOINTS``, ``Reason.NOT_FINITE`` or
-                ``Reason.RANGE`` (beyond
+            InputError: ``reason`` ``Reason.TYPE`` (not numbers, or no ``t`` for a position),
+                ``Reason.SHAPE``, ``Reason.DUPLICATE_NAMES``, ``Reason.MISSING_JOINTS``,
+                ``Reason.NOT_FINITE`` or ``Reason.RANGE`` (a velocity beyond
                 :data:`~gravity_friction_comp.validation.MAX_PLAUSIBLE_VELOCITY`); nothing is stored.
         """
-        if self._config.velocity_source != "measured":
+        config = self._config
+        use_velocity = config.velocity_source == "measured"
+        use_position = config.drive == "position_error"
+        if not (use_velocity or use_position):
             return False
         try:
             n_names = len(names)
@@ -200,12 +321,21 @@ class FrictionStage(FeedforwardStage):
             raise InputError(
                 f"joint_states names must be a list, got {names!r}", reason=Reason.TYPE
             ) from None
-        # not numbers, not (m,), NaN/inf: InputError
-        values = vector("measured velocity", velocity, n_names, names=names)
-        index = JointMap.for_names(names, self._config.joints).index
-        measured = values[index]
-        check_bound("measured velocity", measured, MAX_PLAUSIBLE_VELOCITY, self._config.joints)
-        self._selector.update_measured(measured)
+        index = JointMap.for_names(names, config.joints).index
+        measured_position, measured_t = None, 0.0
+        if use_position:
+            if t is None:
+                raise InputError("a measured position needs its time t", reason=Reason.TYPE)
+            measured_t = stage_time(t)
+            measured_position = vector("measured position", position, n_names, names=names)[index]
+        if use_velocity:
+            # not numbers, not (m,), NaN/inf: InputError
+            values = vector("measured velocity", velocity, n_names, names=names)
+            measured = values[index]
+            check_bound("measured velocity", measured, MAX_PLAUSIBLE_VELOCITY, config.joints)
+            self._selector.update_measured(measured)
+        if measured_position is not None:
+            self._measured_position, self._measured_t = measured_position, measured_t
         return True
 
     # ---- stage hooks ---------------------------------------------------------------------
@@ -229,6 +359,9 @@ class FrictionStage(FeedforwardStage):
             raise
 
     def _accept(self, setpoint: Setpoint, t: float) -> None:
+        self._t = t
+        if self._config.drive == "position_error":
+            return  # no q̇ used: no velocity checks, no differentiation
         model_velocity = setpoint.model_velocity()
         if model_velocity is not None:  # before the selector: a refused setpoint changes nothing
             try:
@@ -240,10 +373,28 @@ class FrictionStage(FeedforwardStage):
 
     def _term(self, setpoint: Setpoint) -> np.ndarray | None:
         model = self._config.model
+        self.measurement_problem = None
         if model.is_zero:
             return None  # bit-identical pass-through
+        if self._config.drive == "position_error":
+            return self._position_error_term(setpoint)
         if self._velocity is None:  # evaluate() before any update(): no q̇ to use yet
             raise InputError("no velocity yet: feed a setpoint with update() first", reason=Reason.NOT_READY)
         load = setpoint.model_effort() if model.uses_load else None
         # parse_setpoint and the selector hand over finite float64 (n,) arrays only
         return model.torque(self._velocity, load, checked=False)
+
+    def _position_error_term(self, setpoint: Setpoint) -> np.ndarray | None:
+        measured = self._measured_position
+        if measured is None:
+            self.measurement_problem = "missing"
+            return None
+        if self._t - self._measured_t > self._config.measurement_timeout:
+            self.measurement_problem = "stale"
+            return None
+        self.measurement_problem = None
+        p = self._config.model.params
+        error = setpoint.model_position() - measured
+        return position_error_torque(
+            p.breakaway_positive, p.breakaway_negative, error, self._config.eps_position
+        )

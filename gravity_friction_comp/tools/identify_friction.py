@@ -16,7 +16,11 @@ with a one-line ``identify_friction: error: ...`` on stderr, never a traceback.
 Warnings (exit 0, ``identify_friction: warning: ...`` on stderr and in the YAML's
 ``identification`` section): no friction resolved above the noise for a joint, or identified
 friction above the joint's URDF effort limit (the log's effort is probably in other units or
-scaled; URDF limits are often placeholders, so this does not refuse).
+scaled; URDF limits are often placeholders, so this does not refuse); gaps in the log longer
+than a few sample periods; velocities far beyond the excitation's; joints left out (without
+``--joints``, a joint with too little motion is left out rather than refused). The YAML lists
+the identified joints only (set the friction node's ``joints`` to them); a joint left out gets
+no entry, never zeros.
 See :mod:`gravity_friction_comp.ident.identify` for the method.
 """
 
@@ -147,17 +151,17 @@ def _run(args) -> int:
     if args.payload_attached:
         model = model.with_payload(_payload(args.payload_attached))
     log = load_rosbag(args.bag, args.topic) if args.bag else load_csv(args.csv)
-    joints = args.joints or list(model.joint_names)
-    steps = 1 + 4 * len(joints)
+    steps = 1 + 4 * len(args.joints or model.joint_names)
     try:
-        result = identify(log, model, joints, config, progress=text_progress(steps))
+        result = identify(log, model, args.joints, config, progress=text_progress(steps))
     except GravityFrictionCompError:
         print(file=sys.stderr)  # end the progress bar's line before the error
         raise
-    for jf in result.fits:  # before writing: write_outputs may still refuse
-        for text in jf.warnings:
-            print(f"identify_friction: warning: {text}", file=sys.stderr)
-    paths = write_outputs(result, args.out_dir, plots=not args.no_plots, all_joints=list(model.joint_names))
+    # before writing: write_outputs may still refuse
+    for text in (*result.warnings, *(t for jf in result.fits for t in jf.warnings)):
+        print(f"identify_friction: warning: {text}", file=sys.stderr)
+    # the identified joints only: a joint left out gets no entry rather than zero friction
+    paths = write_outputs(result, args.out_dir, plots=not args.no_plots)
     print(f"{'joint':<20} {'model':<16} {'val RMS [N·m]':>14} {'params':>6}")
     for jf in result.fits:
         for name, m in jf.fits.items():

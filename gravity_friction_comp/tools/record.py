@@ -1,0 +1,249 @@
+"""``record``: write ``joint_states`` (and optionally ``joint_command``) to a rosbag2 folder or a CSV log.
+
+For the pip environment, where ``ros2 bag record`` is not installed: rclpy subscribes the
+topics and ``rosbags`` writes the serialized messages unchanged (no re-encoding), so the
+result is the bag ``ros2 bag record`` would write (MCAP or sqlite3 storage). ``--format csv``
+writes the package's one joint-log CSV layout
+(:mod:`gravity_friction_comp.ident.joint_log`) by recording a bag first and reading it back
+with :func:`~gravity_friction_comp.ident.joint_log.load_rosbag`: one reader for both, so the
+CSV holds exactly what ``identify_friction --bag`` would read (header stamps, or the receive
+time for unstamped messages, relative to the first message).
+
+Usage::
+
+    record --out run1                      # rosbag2 folder run1/ (MCAP), until Ctrl-C
+    record --out run1 --storage sqlite3 --command --duration 60
+    record --out run1.csv --count 5000     # CSV: joint_states; joint_command -> run1_command.csv
+
+Stops at ``--duration`` seconds (wall time), after ``--count`` joint_states messages, or at
+Ctrl-C / SIGTERM; the file is complete in every case. Exit codes: 0 written; 2 bad input
+(existing output, bad option, nothing received) with a one-line ``record: error: ...``.
+Run with ``ROS_DOMAIN_ID`` / ``ROS_AUTOMATIC_DISCOVERY_RANGE`` as the chain; ``--ros-args``
+passes remappings and ``use_sim_time`` to the recorder node.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+
+from gravity_friction_comp.errors import ConfigError, GravityFrictionCompError
+
+__all__ = ["RECORD_QOS_DEPTH", "main", "record_bag"]
+
+#: Subscription history [messages]: a recorder must not drop what a 1 kHz chain publishes
+#: while the writer is busy.
+RECORD_QOS_DEPTH = 10000
+_JOINT_STATE = "sensor_msgs/msg/JointState"
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="record",
+        description="Record joint_states (and joint_command) to a rosbag2 folder or a CSV joint log.",
+    )
+    p.add_argument("--out", required=True, help="bag folder to create, or a .csv file")
+    p.add_argument(
+        "--storage",
+        choices=("mcap", "sqlite3"),
+        default="mcap",
+        help="rosbag2 storage (default mcap; ignored for .csv)",
+    )
+    p.add_argument("--topic", default="joint_states", help="measured JointState topic (default joint_states)")
+    p.add_argument("--command", action="store_true", help="also record the joint_command topic")
+    p.add_argument("--command-topic", default="joint_command", help="command topic (default joint_command)")
+    p.add_argument("--duration", type=float, default=None, help="stop after this many seconds (wall)")
+    p.add_argument("--count", type=int, default=None, help="stop after this many joint_states messages")
+    return p
+
+
+def _check(args) -> None:
+    for key in ("duration", "count"):
+        value = getattr(args, key)
+        if value is not None and not value > 0:
+            raise ConfigError(f"--{key} must be > 0, got {value}", key=key, value=value)
+    out = pathlib.Path(args.out)
+    if out.exists():
+        raise ConfigError(f"--out {str(out)!r} exists; choose a new name (nothing is overwritten)", key="out")
+    if out.suffix == ".csv" and args.command and _command_csv(out).exists():
+        raise ConfigError(f"{str(_command_csv(out))!r} exists; choose a new name", key="out")
+
+
+def _command_csv(out: pathlib.Path) -> pathlib.Path:
+    return out.with_name(f"{out.stem}_command.csv")
+
+
+def record_bag(
+    bag: pathlib.Path,
+    topics: Sequence[str],
+    *,
+    storage: str = "mcap",
+    duration: float | None = None,
+    count: int | None = None,
+    ros_args: Sequence[str] = (),
+    stop: list[bool] | None = None,
+) -> dict[str, int]:
+    """Record the JointState ``topics`` into the new rosbag2 folder ``bag`` until a limit.
+
+    Args:
+        bag: folder to create (must not exist).
+        topics: topic names as the node sees them (remappable with ``ros_args``); the first
+            one's message count is the one ``count`` limits.
+        storage: ``"mcap"`` or ``"sqlite3"``.
+        duration: [s] wall time limit, or ``None``.
+        count: messages on ``topics[0]``, or ``None``.
+        ros_args: ``--ros-args`` arguments for the recorder node.
+        stop: a one-item list; recording ends when ``stop[0]`` becomes true (signal handlers).
+
+    Returns:
+        Messages written per topic (resolved names).
+
+    Raises:
+        ConfigError: ``bag`` exists or its folder cannot be written (rosbags' reason).
+    """
+    import rclpy
+    from rclpy.context import Context
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+    from rosbags.rosbag2 import StoragePlugin, Writer, WriterError
+    from rosbags.typesys import Stores, get_typestore
+    from sensor_msgs.msg import JointState
+
+    stop = stop if stop is not None else [False]
+    plugin = StoragePlugin.MCAP if storage == "mcap" else StoragePlugin.SQLITE3
+    typestore = get_typestore(Stores.ROS2_HUMBLE)  # JointState is the same in every distro
+    context = Context()
+    rclpy.init(args=["record", "--ros-args", *ros_args], context=context)
+    node = rclpy.create_node("record", context=context)
+    writer = Writer(bag, version=8, storage_plugin=plugin)
+    try:
+        writer.open()
+    except (WriterError, OSError) as exc:
+        node.destroy_node()
+        rclpy.try_shutdown(context=context)
+        raise ConfigError(f"cannot create bag {str(bag)!r}: {exc}", key="out") from None
+    counts: dict[str, int] = {}
+    qos = QoSProfile(
+        history=HistoryPolicy.KEEP_LAST, depth=RECORD_QOS_DEPTH, reliability=ReliabilityPolicy.RELIABLE
+    )
+    first = ""
+    try:
+        for topic in topics:
+            name = node.resolve_topic_name(topic)  # namespace and remapping applied
+            first = first or name
+            conn = writer.add_connection(name, _JOINT_STATE, typestore=typestore)
+            counts[name] = 0
+
+            def on_message(raw: bytes, conn=conn, name=name) -> None:
+                # the receive time on the node clock (sim time with use_sim_time), as ros2 bag
+                writer.write(conn, node.get_clock().now().nanoseconds, raw)
+                counts[name] += 1
+
+            node.create_subscription(JointState, topic, on_message, qos, raw=True)
+        executor = SingleThreadedExecutor(context=context)
+        executor.add_node(node)
+        started = time.monotonic()
+        print(f"record: recording {list(counts)} to {bag}", file=sys.stderr, flush=True)
+        while not stop[0] and context.ok():
+            if duration is not None and time.monotonic() - started >= duration:
+                break
+            if count is not None and counts[first] >= count:
+                break
+            executor.spin_once(timeout_sec=0.05)
+        executor.shutdown()
+    finally:
+        writer.close()
+        node.destroy_node()
+        rclpy.try_shutdown(context=context)
+    return counts
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit code (0 written, 2 bad input)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    ros_args: list[str] = []
+    if "--ros-args" in argv:
+        k = argv.index("--ros-args")
+        argv, ros_args = argv[:k], argv[k + 1 :]
+    args = _parser().parse_args(argv)
+    stop = [False]
+
+    def request_stop(signum, frame) -> None:
+        stop[0] = True
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, request_stop)
+    try:
+        _check(args)
+        return _run(args, ros_args, stop)
+    except (GravityFrictionCompError, OSError) as exc:
+        print(f"record: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
+
+
+def _run(args, ros_args: list[str], stop: list[bool]) -> int:
+    out = pathlib.Path(args.out)
+    topics = [args.topic] + ([args.command_topic] if args.command else [])
+    if out.suffix != ".csv":
+        counts = record_bag(
+            out,
+            topics,
+            storage=args.storage,
+            duration=args.duration,
+            count=args.count,
+            ros_args=ros_args,
+            stop=stop,
+        )
+        if not any(counts.values()):
+            shutil.rmtree(out, ignore_errors=True)  # an empty bag is no record
+            return _nothing(counts)
+        print(f"record: wrote {out} ({', '.join(f'{n} {t}' for t, n in counts.items())})", file=sys.stderr)
+        return 0
+    from gravity_friction_comp.ident.joint_log import load_rosbag, write_csv
+
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="record_"))
+    try:
+        bag = tmp / "bag"
+        counts = record_bag(
+            bag,
+            topics,
+            storage="mcap",
+            duration=args.duration,
+            count=args.count,
+            ros_args=ros_args,
+            stop=stop,
+        )
+        names = list(counts)
+        if not counts[names[0]]:
+            return _nothing(counts)
+        write_csv(out, load_rosbag(bag, names[0], require=("position",)))
+        written = [str(out)]
+        if args.command and counts[names[1]]:
+            write_csv(_command_csv(out), load_rosbag(bag, names[1], require=("position",)))
+            written.append(str(_command_csv(out)))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(
+        f"record: wrote {', '.join(written)} ({', '.join(f'{n} {t}' for t, n in counts.items())})",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _nothing(counts: dict[str, int]) -> int:
+    print(
+        f"record: error: no message received on {list(counts)} (is the chain running on this "
+        "ROS_DOMAIN_ID, with ROS_AUTOMATIC_DISCOVERY_RANGE as the chain's?)",
+        file=sys.stderr,
+    )
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
