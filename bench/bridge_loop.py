@@ -5,7 +5,7 @@ in the same run just before it (``baseline``: what rclpy's timer alone achieves 
 machine right now):
 
 * ``7@500``, ``7@1000``: 7 Damiao motors (OpenArm v10 single arm) on a classic 1 Mbit/s bus.
-* ``8fd@1000``: 8 motors on one simulated CAN-FD bus (1 Mbit/s arbitration, 5 Mbit/s data,
+* ``8fd@1000``: 8 motors (OpenArm v10 arm + gripper) on one simulated CAN-FD bus (1 Mbit/s arbitration, 5 Mbit/s data,
   bit-rate switch) at 1 kHz (issue 18 point 5; goal: loop period p99 ≤ 1.2× the empty timer's).
 * ``bimanual@1000``: the ``openarm_v10_bimanual`` profile, 14 motors on two simulated FD
   buses (one per arm) driven by one bridge at 1 kHz: loop period p99 and load per bus
@@ -115,13 +115,10 @@ def case_parameters(case: str) -> tuple[pathlib.Path, dict, float]:
         return profile.urdf, dict(values, rate_hz=rate), rate
     fd = kind.endswith("fd")
     n = int(kind.removesuffix("fd"))
-    if n == 7:
-        urdf, joints = URDF, None
-    else:  # 8 motors: the bimanual URDF's left arm and the right shoulder, one bus
-        urdf = load_arm("openarm_v10_bimanual").urdf
-        joints = [f"openarm_left_joint{k}" for k in range(1, 8)] + ["openarm_right_joint1"]
+    # 7: the single arm; 8: the arm with its gripper motor (openarm_v10 profile URDF, 8 joints)
+    urdf = URDF if n == 7 else load_arm("openarm_v10").urdf
     model = RobotModel.from_urdf(str(urdf))
-    joints = joints or list(model.joint_names)[:n]
+    joints = list(model.joint_names)[:n]
     params = {
         "joints": joints,
         "can_id": list(range(1, n + 1)),

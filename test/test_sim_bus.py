@@ -408,3 +408,62 @@ def test_simulated_bus_ids_unique_per_bus_only(palletizer, sim_config):
     sim.stop()
     with pytest.raises(ConfigError, match="bus 'b'"):
         SimulatedMotorBus(arm, motors("a", "b"), {"a": base})
+
+
+# --- a motor that does not answer in MIT mode (factory Robstride: private protocol) ------------
+
+
+def test_motor_not_in_mit_mode_is_named_at_start_up(palletizer, sim_config):
+    from gravity_friction_comp.mit.bridge_config import BridgeConfig, MotorConfig
+    from gravity_friction_comp.mit.bus import CanFrameIO
+    from gravity_friction_comp.mit.startup_check import StartupCheck
+
+    arm = SimulatedArm(palletizer, sim_config)
+    j0, j1, j2 = arm.joint_names[:3]
+    rs, dm = motor_limits("RS03"), motor_limits("DM4340")
+    config = BridgeConfig(
+        motors=(
+            MotorConfig(j0, 1, 0x11, rs, kd=0.5, bus="can0"),
+            MotorConfig(j1, 2, 0x12, rs, kd=0.5, bus="can0"),
+            MotorConfig(j2, 3, 0x13, dm, kd=0.5, bus="can0"),
+        ),
+        rate_hz=RATE,
+    )
+    motors = [
+        SimulatedMotor(j0, EmulatedMotor(rs, 1, 0x11), JointMotorMap(), "can0"),  # switched to MIT
+        SimulatedMotor(j1, EmulatedMotor(rs, 2, 0x12, mit_mode=False), JointMotorMap(), "can0"),  # factory
+        SimulatedMotor(j2, EmulatedMotor(dm, 3, 0x13), JointMotorMap(), "can0"),  # muted below
+    ]
+    settings = CanSettings("virtual", _channel(), 1_000_000)
+    sim = SimulatedMotorBus(arm, motors, settings)
+    sim.set_muted(j2)
+    core = MitBridgeCore(config)
+    io = CanFrameIO(open_bus(settings), core.reply_ids)
+    check = StartupCheck(config, "can0")
+    raw = []
+    try:
+        io.send(core.enable_frames())
+        messages = []
+        for k in range(config.stale_cycles + 2):
+            io.send(core.step(k / RATE))
+            sim.run_once()
+            while (msg := io.bus.recv(timeout=0.0)) is not None:
+                raw.append(msg)
+                io.listener.on_message_received(msg)
+            for f in io.listener.drain():
+                core.ingest_feedback(f.arbitration_id, f.data, k / RATE)
+            messages += check.poll(core.status())
+        assert [m.split(":")[0] for m in messages] == [j1, j2]  # each once, the MIT one never
+        text = {m.split(":")[0]: m for m in messages}
+        assert "CAN id 0x02" in text[j1] and "bus can0" in text[j1] and "private protocol" in text[j1]
+        assert "robstride" in text[j1] and "CAN id 0x03" in text[j2] and "damiao" in text[j2]
+        # the factory motor did answer, in 29-bit frames of its own protocol: not MIT replies
+        private = [m for m in raw if m.is_extended_id]
+        assert private and all(m.arbitration_id == (2 << 24) | (2 << 8) | 0xFD for m in private)
+        assert io.listener.ignored == len(private)
+        status = {s.name: s for s in core.status()}
+        assert status[j0].replies >= config.stale_cycles and status[j1].replies == 0
+        assert check.poll(core.status()) == []  # reported once
+    finally:
+        io.close()
+        sim.stop()

@@ -80,6 +80,7 @@ from gravity_friction_comp.mit.bus import (
     read_damiao_limits,
 )
 from gravity_friction_comp.mit.bus_load import mit_bus_load
+from gravity_friction_comp.mit.startup_check import StartupCheck
 from gravity_friction_comp.nodes.bridge_diagnostics import bus_status, motor_statuses
 from gravity_friction_comp.nodes.lockstep_clock import LockstepClock, stamp_ns
 from gravity_friction_comp.nodes.mit_bridge_parameters import BRIDGE_PARAMETERS, PARAMETERS
@@ -170,6 +171,7 @@ class MitBridgeNode(Node):
         self.settings = settings
         self._bus_settings = {name: per_bus[config.buses[0] if name is None else name] for name in ios}
         self._bus_name = str(values["can.channel"])  # the configured bus, also when simulated
+        self._startup_check = StartupCheck(config, self._bus_name)  # motors that never answer
         self.config = config
         for name, one in ios.items():
             one.send(core.enable_frames(name))
@@ -408,6 +410,8 @@ class MitBridgeNode(Node):
         array.header.stamp = self.get_clock().now().to_msg()
         fqn = self.get_fully_qualified_name()
         statuses = core.status()
+        for text in self._startup_check.poll(statuses):
+            self.get_logger().error(text)
         periods = np.array(self._periods)[-max(int(self.config.rate_hz / 2), 10) :]
         now = time.monotonic()
         for bus, io in self._ios.items():  # one status per bus (bus None: the only bus)

@@ -238,9 +238,19 @@ class SimulatedMotorBus:
         k = self._by_can_id.get((bus, msg.arbitration_id))
         if k is None:
             return
-        reply = self.motors[k].motor.handle_frame(data)
-        if reply is not None and not self._muted[k]:
-            self._reply(bus, self.motors[k].motor.master_id, reply)
+        motor = self.motors[k].motor
+        reply = motor.handle_frame(data)
+        if self._muted[k]:
+            return
+        if reply is not None:
+            self._reply(bus, motor.master_id, reply)
+        elif not motor.mit_mode:  # a motor in its private protocol answers in that
+            private_id, private_data = motor.private_frame()
+            try:
+                self.buses[bus].send(can.Message(arbitration_id=private_id, data=private_data), timeout=0.001)
+                self.replies_sent += 1
+            except (can.CanError, OSError):
+                self.send_errors += 1
 
     def _answer_waiting(self) -> None:
         # caller holds the lock
