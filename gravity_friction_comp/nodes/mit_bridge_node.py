@@ -173,8 +173,8 @@ class MitBridgeNode(Node):
         self._bus_name = str(values["can.channel"])  # the configured bus, also when simulated
         self._startup_check = StartupCheck(config, self._bus_name)  # motors that never answer
         self.config = config
-        for name, one in ios.items():
-            one.send(core.enable_frames(name))
+        for key, one in ios.items():
+            one.send(core.enable_frames(key))
         load = mit_bus_load(
             len(config.motors),
             config.rate_hz,

@@ -172,7 +172,11 @@ class LockstepDriver:
     ):
         self.schedule, self.core, self.sim = schedule, core, sim
         # bus None: the only bus (every motor); else one entry per bus name
-        self._ios: dict[str | None, CanFrameIO] = {None: io} if isinstance(io, CanFrameIO) else dict(io)
+        self._ios: dict[str | None, CanFrameIO] = {}
+        if isinstance(io, CanFrameIO):
+            self._ios[None] = io
+        else:
+            self._ios.update(io)
         self.io = next(iter(self._ios.values()))
         self._on_state = on_state
         self._dt = schedule.dt_ns * 1e-9
