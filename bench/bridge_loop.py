@@ -1,23 +1,33 @@
-"""MIT bridge control loop: period jitter and CAN frame rate with 7 simulated motors.
+"""MIT bridge control loop: period jitter, bus use and the bridge's own CPU per cycle, simulated motors.
 
-For each loop rate (500 Hz and 1 kHz), in one process:
+Cases, each against an empty rclpy timer at the same rate on the same executor type, measured
+in the same run just before it (``baseline``: what rclpy's timer alone achieves on this
+machine right now):
 
-* ``baseline``: an empty rclpy timer at the same rate on the same executor type — what
-  rclpy's timer alone achieves on this machine right now;
-* ``bridge``: ``mit_bridge_node`` with ``simulate:=true`` on the 7-DoF OpenArm v10 URDF
-  (7 emulated Damiao motors + the simulated arm at 1 kHz physics, in its own thread, on a
-  private python-can ``virtual`` bus), commanded at 200 Hz by a publisher in the same
-  executor, exactly as the executable runs it (:func:`make_executor`: rclpy's EventsExecutor
-  where available, ``GRAVITY_FRICTION_COMP_EXECUTOR=single`` for the SingleThreadedExecutor).
+* ``7@500``, ``7@1000``: 7 Damiao motors (OpenArm v10 single arm) on a classic 1 Mbit/s bus.
+* ``8fd@1000``: 8 motors (OpenArm v10 arm + gripper) on one simulated CAN-FD bus (1 Mbit/s arbitration, 5 Mbit/s data,
+  bit-rate switch) at 1 kHz (issue 18 point 5; goal: loop period p99 ≤ 1.2× the empty timer's).
+* ``bimanual@1000``: the ``openarm_v10_bimanual`` profile, 14 motors on two simulated FD
+  buses (one per arm) driven by one bridge at 1 kHz: loop period p99 and load per bus
+  (issue 15 point 7).
+
+The bridge is ``mit_bridge_node`` with ``simulate:=true`` (emulated motors + the simulated
+arm at 1 kHz physics in a thread of this process, on private python-can ``virtual``
+channels), commanded at 200 Hz by a publisher in the same executor, exactly as the
+executable runs it (:func:`make_executor`: rclpy's EventsExecutor where available,
+``GRAVITY_FRICTION_COMP_EXECUTOR=single`` for the SingleThreadedExecutor). The simulator
+shares the process (python-can's virtual bus is in-process), so its physics is timed
+apart: CPU [thread time] of the bridge's cycle (drain, core, send, publish) per cycle, and
+of the simulator's physics per step, each on its own thread.
 
 Prints loop period p50 / p99 / max [ms] and their ratio to the baseline, the p99 of
-|period − nominal| (jitter), and frames per second (commands + replies) against the
-physical ceiling of the configured bitrate (1 Mbit/s: 7,407 frames/s with worst-case bit
-stuffing, 135 bit/frame; 9,009 without, 111 bit/frame). The virtual bus has no bit timing,
-so a rate above the ceiling is only possible in simulation: on a real bus 7 motors at 1 kHz
-(14,000 frames/s) do not fit (FIELD_NOTES "Bandwidth").
+|period − nominal| (jitter), frames per second (commands + replies) against the ceiling of
+the bus (classic 1 Mbit/s: 7,407 frames/s with worst-case stuffing, 135 bit/frame; FD: the
+frame time of :mod:`~gravity_friction_comp.mit.bus_load`), and per bus its measured load.
+The virtual bus has no bit timing, so a rate above the ceiling is only possible in
+simulation. Last line: each goal met / not met.
 
-Run: ``.venv/bin/python bench/bridge_loop.py [--seconds 4]``
+Run: ``.venv/bin/python bench/bridge_loop.py [--seconds 4] [--cases 8fd@1000 bimanual@1000]``
 """
 
 from __future__ import annotations
@@ -40,14 +50,19 @@ from rclpy.context import Context  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
-from gravity_friction_comp.mit.bus_load import CAN_FRAME_BITS_NOMINAL, CAN_FRAME_BITS_WORST_CASE  # noqa: E402
+from gravity_friction_comp.arm_profiles import load_arm  # noqa: E402
+from gravity_friction_comp.mit.bus_load import bus_load_fraction, mit_bus_load  # noqa: E402
 from gravity_friction_comp.model.robot_model import RobotModel  # noqa: E402
 from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode  # noqa: E402
 from gravity_friction_comp.nodes.stage_node import make_executor  # noqa: E402
+from gravity_friction_comp.tools.demo.scenario import load_node_parameters  # noqa: E402
 
 URDF = ROOT / "test" / "data" / "urdf" / "openarm" / "openarm_v10_single_nohand.urdf"
 BITRATE = 1_000_000
-MOTORS = ["DM8009", "DM8009", "DM4340", "DM4340", "DM4310", "DM4310", "DM4310"]
+DATA_BITRATE = 5_000_000
+MOTORS = ["DM8009", "DM8009", "DM4340", "DM4340", "DM4310", "DM4310", "DM4310", "DM4310"]
+#: Goal of the 8-motor FD case: loop period p99 / empty timer p99.
+P99_GOAL = 1.2
 
 
 def stats_ms(periods: np.ndarray, nominal: float) -> dict[str, float]:
@@ -77,34 +92,77 @@ def baseline(rate: float, seconds: float) -> dict[str, float]:
     return stats_ms(np.diff(stamps[5:]), 1.0 / rate)
 
 
-def bridge(rate: float, seconds: float) -> dict[str, float]:
-    model = RobotModel.from_urdf(str(URDF))
-    n = model.n
-    ctx = Context()
-    rclpy.init(context=ctx, domain_id=int(os.environ["ROS_DOMAIN_ID"]))
+class TimedBridge(MitBridgeNode):
+    """The bridge with its cycle's thread CPU time recorded (the timer calls this ``_loop``)."""
+
+    cycle_cpu: list[float]
+
+    def _loop(self) -> None:
+        t0 = time.thread_time()
+        super()._loop()
+        self.cycle_cpu.append(time.thread_time() - t0)
+
+
+def case_parameters(case: str) -> tuple[pathlib.Path, dict, float]:
+    """(URDF, bridge parameters, rate) of a case name ``<motors>@<rate>``."""
+    kind, rate_text = case.split("@")
+    rate = float(rate_text)
+    if kind == "bimanual":
+        profile = load_arm("openarm_v10_bimanual")
+        _, values = load_node_parameters(profile.motor_map)
+        values = {k: v for k, v in values.items() if not k.startswith("can.") or k in ("can.bitrate",)}
+        values.update({"can.fd": True, "can.data_bitrate": DATA_BITRATE, "kp": [0.0] * 14, "kd": [0.5] * 14})
+        return profile.urdf, dict(values, rate_hz=rate), rate
+    fd = kind.endswith("fd")
+    n = int(kind.removesuffix("fd"))
+    # 7: the single arm; 8: the arm with its gripper motor (openarm_v10 profile URDF, 8 joints)
+    urdf = URDF if n == 7 else load_arm("openarm_v10").urdf
+    model = RobotModel.from_urdf(str(urdf))
+    joints = list(model.joint_names)[:n]
     params = {
-        "joints": list(model.joint_names),
+        "joints": joints,
         "can_id": list(range(1, n + 1)),
         "master_id": list(range(0x11, 0x11 + n)),
         "motor_type": MOTORS[:n],
         "kp": [0.0] * n,
         "kd": [0.5] * n,
         "rate_hz": rate,
-        "command_timeout": 0.1,
-        "simulate": True,
-        "urdf_path": str(URDF),
         "can.bitrate": BITRATE,
+        "can.fd": fd,
+        "can.data_bitrate": DATA_BITRATE if fd else 0,
     }
-    node = MitBridgeNode(context=ctx, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
+    return urdf, params, rate
+
+
+def bridge(case: str, seconds: float) -> dict:
+    urdf, params, rate = case_parameters(case)
+    model = RobotModel.from_urdf(str(urdf))
+    joints = list(params["joints"])
+    index = [model.joint_names.index(j) for j in joints]
+    ctx = Context()
+    rclpy.init(context=ctx, domain_id=int(os.environ["ROS_DOMAIN_ID"]))
+    params = dict(params, command_timeout=0.1, simulate=True, urdf_path=str(urdf))
+    node = TimedBridge(context=ctx, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
+    node.cycle_cpu = []
+    sim = node._sim  # noqa: SLF001 - bench introspection
+    physics_cpu: list[float] = []
+    run_once = sim.run_once
+
+    def timed_run_once(dt=None):
+        t0 = time.thread_time()
+        run_once(dt)
+        physics_cpu.append(time.thread_time() - t0)
+
+    sim.run_once = timed_run_once  # the simulator thread looks it up on each tick
     client = rclpy.create_node("bench_commander", context=ctx)
     pub = client.create_publisher(JointState, "joint_command", 10)
-    q = np.zeros(n)
+    q = np.zeros(model.n)
 
     def command():
         msg = JointState()
-        msg.name = list(model.joint_names)
-        msg.position = q.tolist()
-        msg.effort = model.gravity(q).tolist()
+        msg.name = joints
+        msg.position = [0.0] * len(joints)
+        msg.effort = model.gravity(q)[index].tolist()
         pub.publish(msg)
 
     client.create_timer(1.0 / 200.0, command)
@@ -114,25 +172,48 @@ def bridge(rate: float, seconds: float) -> dict[str, float]:
     warm = time.monotonic() + 0.5
     while time.monotonic() < warm:
         ex.spin_once(timeout_sec=0.01)
-    io = node._io  # noqa: SLF001 - bench introspection
+    ios = node._ios  # noqa: SLF001
     n_periods0 = len(node.loop_periods())
-    t0, frames0 = time.monotonic(), io.sent + io.listener.received
+    node.cycle_cpu.clear()
+    physics_cpu.clear()
+    frames0 = {b: io.sent + io.listener.received for b, io in ios.items()}
+    t0 = time.monotonic()
     end = t0 + seconds
     while time.monotonic() < end:
         ex.spin_once(timeout_sec=0.01)
     elapsed = time.monotonic() - t0
-    frames = io.sent + io.listener.received - frames0
+    fps = {b: (io.sent + io.listener.received - frames0[b]) / elapsed for b, io in ios.items()}
     periods = node.loop_periods()[n_periods0:] if n_periods0 < 4096 else node.loop_periods()
-    sim = node._sim  # noqa: SLF001
-    out = stats_ms(periods[-int(rate * seconds) :], 1.0 / rate)
+    cfg, settings = node.config, node.settings
+    out: dict = stats_ms(periods[-int(rate * seconds) :], 1.0 / rate)
+    data_bitrate = settings.effective_data_bitrate
     out.update(
-        fps=frames / elapsed,
-        expected_fps=2 * n * rate,
+        n_motors=len(joints),
+        fd=settings.fd,
+        buses={
+            ("" if b is None else b): {
+                "motors": len(cfg.motors) if b is None else len(cfg.motors_on(b)),
+                "fps": fps[b],
+                "load": bus_load_fraction(
+                    fps[b], settings.bitrate, fd=settings.fd, data_bitrate=data_bitrate
+                ),
+                "expected": mit_bus_load(
+                    len(cfg.motors) if b is None else len(cfg.motors_on(b)),
+                    rate,
+                    settings.bitrate,
+                    fd=settings.fd,
+                    data_bitrate=data_bitrate,
+                ),
+            }
+            for b in ios
+        },
+        cycle_cpu_us=(1e6 * float(np.mean(node.cycle_cpu)), 1e6 * float(np.percentile(node.cycle_cpu, 99))),
+        bridge_cpu_share=float(np.sum(node.cycle_cpu)) / elapsed,
+        physics_cpu_us=(1e6 * float(np.mean(physics_cpu)), 1e6 * float(np.percentile(physics_cpu, 99))),
+        physics_cpu_share=float(np.sum(physics_cpu)) / elapsed,
         sim_overruns=sim.overruns,
-        sim_ticks_per_s=sim.ticks / max(sim.arm.time, 1e-9) if sim.arm.time else 0.0,
-        sim_realtime=sim.arm.time,
-        missed=sum(s.total_missed_replies for s in node._core.status()),
-    )  # noqa: SLF001
+        missed=sum(s.total_missed_replies for s in node._core.status()),  # noqa: SLF001
+    )
     ex.shutdown()
     client.destroy_node()
     node.destroy_node()
@@ -140,45 +221,64 @@ def bridge(rate: float, seconds: float) -> dict[str, float]:
     return out
 
 
+def report(case: str, rate: float, seconds: float, base: dict, res: dict) -> float:
+    """Print one case; returns its p99 ratio to the baseline."""
+    kind = "CAN-FD 1/5 Mbit/s" if res["fd"] else f"classic {BITRATE} bit/s"
+    print(
+        f"\n== {case}: {res['n_motors']} motors, {kind}, {rate:g} Hz (nominal period {1e3 / rate:.3f} ms) =="
+    )
+    print(f"{'':10s} {'p50 ms':>8s} {'p99 ms':>8s} {'max ms':>8s} {'|dT| p99':>9s} {'n':>6s}")
+    for label, r in (("baseline", base), ("bridge", res)):
+        print(
+            f"{label:10s} {r['p50']:8.3f} {r['p99']:8.3f} {r['max']:8.3f} {r['jitter_p99']:9.3f} {r['n']:6d}"
+        )
+    ratio = res["p99"] / base["p99"]
+    print(
+        f"{'ratio':10s} {res['p50'] / base['p50']:8.2f} {ratio:8.2f} "
+        f"{res['max'] / base['max']:8.2f} {res['jitter_p99'] / max(base['jitter_p99'], 1e-6):9.2f}"
+    )
+    for bus, b in res["buses"].items():
+        print(
+            f"bus {bus or 'can0'}: {b['motors']} motors, {b['fps']:.0f} frames/s measured, "
+            f"{2 * b['motors'] * rate:.0f} expected; load {b['load']:.1%} measured, {b['expected']:.1%} expected (worst case)"
+        )
+    mean, p99 = res["cycle_cpu_us"]
+    pmean, pp99 = res["physics_cpu_us"]
+    print(
+        f"bridge cycle CPU: mean {mean:.0f} us, p99 {p99:.0f} us per cycle "
+        f"({mean * rate / 1e6:.0%} of a core at {rate:g} Hz; measured {res['bridge_cpu_share']:.0%}); "
+        f"simulator physics: mean {pmean:.0f} us, p99 {pp99:.0f} us per step ({res['physics_cpu_share']:.0%} of a core)"
+    )
+    print(
+        f"loop achieved {res['n'] / seconds:.0f} Hz of {rate:g}; missed replies {res['missed']}; "
+        f"simulator overruns (>50 ms behind) {res['sim_overruns']}"
+    )
+    return ratio
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=4.0, help="measurement time per case [s]")
-    parser.add_argument("--rates", type=float, nargs="+", default=[500.0, 1000.0])
+    parser.add_argument(
+        "--cases", nargs="+", default=["7@500", "7@1000", "8fd@1000", "bimanual@1000"], help="cases to run"
+    )
     args = parser.parse_args()
     if not URDF.is_file():  # a copy of the project's shared data (test/data/README.md)
         print(f"skipped: {URDF} not found (the 7-DoF OpenArm URDF, test/data/urdf/openarm/)")
         return
-    ceiling_worst = BITRATE / CAN_FRAME_BITS_WORST_CASE
-    ceiling_nominal = BITRATE / CAN_FRAME_BITS_NOMINAL
-    print(
-        f"7 simulated motors (OpenArm v10), {BITRATE} bit/s; ceiling {ceiling_worst:.0f} frames/s "
-        f"(135 bit, stuffing worst case) / {ceiling_nominal:.0f} frames/s (111 bit)"
-    )
     print(f"machine load average: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
-    for rate in args.rates:
+    goals = []
+    for case in args.cases:
+        rate = float(case.split("@")[1])
         base = baseline(rate, args.seconds)
-        res = bridge(rate, args.seconds)
-        print(f"\n== {rate:g} Hz (nominal period {1e3 / rate:.3f} ms) ==")
-        print(f"{'':10s} {'p50 ms':>8s} {'p99 ms':>8s} {'max ms':>8s} {'|dT| p99':>9s} {'n':>6s}")
-        for label, r in (("baseline", base), ("bridge", res)):
-            print(
-                f"{label:10s} {r['p50']:8.3f} {r['p99']:8.3f} {r['max']:8.3f} {r['jitter_p99']:9.3f} {r['n']:6d}"
-            )
-        print(
-            f"{'ratio':10s} {res['p50'] / base['p50']:8.2f} {res['p99'] / base['p99']:8.2f} "
-            f"{res['max'] / base['max']:8.2f} {res['jitter_p99'] / max(base['jitter_p99'], 1e-6):9.2f}"
-        )
-        print(
-            f"frames/s: {res['fps']:.0f} measured, {res['expected_fps']:.0f} expected (2 x 7 x rate); "
-            f"measured / ceiling = {res['fps'] / ceiling_worst:.2f} (worst case), "
-            f"{res['fps'] / ceiling_nominal:.2f} (no stuffing); expected / ceiling = "
-            f"{res['expected_fps'] / ceiling_worst:.2f}"
-        )
-        print(
-            f"loop achieved {res['n'] / args.seconds:.0f} Hz of {rate:g}; missed replies {res['missed']}; "
-            f"simulated arm: {res['sim_ticks_per_s']:.0f} physics steps per simulated s, "
-            f"{res['sim_overruns']} overruns (>50 ms behind)"
-        )
+        res = bridge(case, args.seconds)
+        ratio = report(case, rate, args.seconds, base, res)
+        if case.startswith("8fd"):
+            goals.append((f"{case} loop p99 <= {P99_GOAL}x empty timer ({ratio:.2f}x)", ratio <= P99_GOAL))
+        if case.startswith("bimanual"):
+            worst = max(b["load"] for b in res["buses"].values())
+            goals.append((f"{case} every bus fits (worst measured load {worst:.0%})", worst <= 1.0))
+    print("\ngoals: " + "; ".join(f"{text}: {'met' if ok else 'NOT MET'}" for text, ok in goals))
 
 
 if __name__ == "__main__":

@@ -175,6 +175,16 @@ def bus_bridges(values: dict) -> list[tuple[str, str, dict]]:
     return out
 
 
+def launch_bridges(values: dict, simulate: bool) -> list[tuple[str, str, dict]]:
+    """The bridges to start: one per bus on a real arm (:func:`bus_bridges`); with ``simulate``
+    one bridge with the whole motor map (``bus`` kept), serving every bus of the one simulated
+    arm on its own virtual channel."""
+    bridges = bus_bridges(values)
+    if simulate and len(bridges) > 1:
+        return [("", str(values.get("can.channel", "")), values)]
+    return bridges
+
+
 def motor_limit_parameters(read_motor_limits: bool, simulate: bool) -> dict:
     """The bridge's ``read_motor_limits`` (issue 13 point 5): as asked on a real arm; always
     ``False`` on the simulated arm (its emulated motors have no registers to read)."""
@@ -295,13 +305,7 @@ def _setup(context, *args, **kwargs):
     if simulate:
         bridge_overrides.update(robot_parameters(gravity_params, namespace))
         bridge_overrides.update({"urdf_path": urdf, "sim_config": sim_config})
-    bridges = bus_bridges(params(bridge_params, "mit_bridge"))
-    if len(bridges) > 1 and simulate:
-        raise ValueError(
-            f"{bridge_params}: motors on {len(bridges)} buses ({', '.join(b for _, b, _ in bridges)}): "
-            "one bridge per bus runs on a real arm (simulate:=false); the simulated arm of a "
-            "multi-bus profile is not supported yet"
-        )
+    bridges = launch_bridges(params(bridge_params, "mit_bridge"), simulate)
     for sub, channel, values in bridges:
         overrides = dict(bridge_overrides)
         remapping = dict(remaps["bridge"])

@@ -355,3 +355,18 @@ def test_bimanual_profile_gets_one_bridge_per_bus(repo_root):
         assert part["can.fd"] is True and part["can.data_bitrate"] == 5_000_000
     single = load_arm("yam_ultra").bridge_values()
     assert arm.bus_bridges(single) == [("", "can0", single)]
+
+
+@pytest.mark.slow  # loads the launch module
+def test_bimanual_profile_simulated_is_one_bridge_on_both_buses(repo_root):
+    """simulate:=true with a multi-bus map: one bridge with the whole map (its ``bus`` column
+    kept: the node serves each bus on its own simulated channel); a real arm: one per bus."""
+    from gravity_friction_comp.arm_profiles import load_arm
+
+    arm = load_launch_module(repo_root, "arm.launch.py")
+    values = load_arm("openarm_v10_bimanual").bridge_values()
+    assert arm.launch_bridges(values, True) == [("", "can0", values)]
+    assert values["bus"] == ["can1"] * 7 + ["can0"] * 7
+    assert arm.launch_bridges(values, False) == arm.bus_bridges(values)
+    single = load_arm("yam_ultra").bridge_values()
+    assert arm.launch_bridges(single, True) == arm.launch_bridges(single, False) == [("", "can0", single)]

@@ -319,3 +319,151 @@ def test_simulated_bus_rejects_unknown_joint(palletizer):
             [SimulatedMotor("elbow", motor, JointMotorMap())],
             CanSettings("virtual", _channel(), 1_000_000),
         )
+
+
+# --- several buses (bimanual OpenArm: CAN ids 1-7 on can0 and on can1) ------------------------
+
+
+def _bimanual():
+    from gravity_friction_comp.arm_profiles import load_arm
+    from gravity_friction_comp.tools.demo.scenario import load_node_parameters
+
+    profile = load_arm("openarm_v10_bimanual")
+    _, values = load_node_parameters(profile.motor_map)
+    config = bridge_config_from_values(values)
+    arm = SimulatedArm(RobotModel.from_urdf(str(profile.urdf)), SimConfig.from_yaml(profile.sim_config))
+    return config, arm
+
+
+def test_two_buses_repeat_can_ids_and_keep_the_arms_apart():
+    from gravity_friction_comp.mit.bus import CanFrameIO
+    from gravity_friction_comp.sim.bus import virtual_bus_settings
+
+    config, arm = _bimanual()
+    assert config.buses == ("can1", "can0")
+    base = CanSettings("virtual", _channel(), 1_000_000, fd=True, data_bitrate=5_000_000)
+    per_bus = virtual_bus_settings(base, config.buses)
+    assert [s.channel for s in per_bus.values()] == [f"{base.channel}/can1", f"{base.channel}/can0"]
+    # the two arms at different positions: a reply routed to the wrong arm shows at once
+    names = list(arm.joint_names)
+    q = np.zeros(arm.n)
+    for k in range(7):
+        q[names.index(f"openarm_left_joint{k + 1}")] = 0.01 * (k + 1)
+        q[names.index(f"openarm_right_joint{k + 1}")] = 0.05 + 0.03 * (k + 1)
+    arm.reset(q)
+    sim = SimulatedMotorBus.for_bridge(arm, config, base)
+    core = MitBridgeCore(config)
+    ios = {b: CanFrameIO(open_bus(s), core.reply_ids, fd=True) for b, s in per_bus.items()}
+    try:
+        for b, io in ios.items():
+            assert io.send(core.enable_frames(b)) == 7
+        sim.answer_frames()
+        left1 = next(sm.motor for sm in sim.motors if sm.joint == "openarm_left_joint1")
+        right1 = next(sm.motor for sm in sim.motors if sm.joint == "openarm_right_joint1")
+        assert left1.can_id == right1.can_id == 1 and left1.enabled and right1.enabled
+        assert left1.frames_received == right1.frames_received == 1
+        updated = {}
+        for b, io in ios.items():
+            frames = io.drain()
+            assert len(frames) == 7
+            updated[b] = {
+                core.joint_names[core.ingest_feedback(f.arbitration_id, f.data, 0.0, b)] for f in frames
+            }
+        assert updated["can1"] == {f"openarm_left_joint{k}" for k in range(1, 8)}
+        assert updated["can0"] == {f"openarm_right_joint{k}" for k in range(1, 8)}
+        measured = core.joint_state().position
+        truth = np.array([arm.position[names.index(j)] for j in core.joint_names])  # limits applied
+        assert np.min(np.abs(truth[:7] - truth[7:])) > 0.02
+        # Damiao 16-bit position over ±12.5 rad: 0.38 mrad per code
+        assert np.max(np.abs(measured - truth)) < 25.0 / 65535
+        # a command on can1 reaches only the left arm's motor 1
+        frames = core.step(0.01, "can1")
+        assert [cid for cid, _ in frames] == [1, 2, 3, 4, 5, 6, 7]
+        ios["can1"].send(frames)
+        sim.answer_frames()
+        assert left1.frames_received == 2 and right1.frames_received == 1
+    finally:
+        for io in ios.values():
+            io.close()
+        sim.stop()
+
+
+def test_simulated_bus_ids_unique_per_bus_only(palletizer, sim_config):
+    arm = SimulatedArm(palletizer, sim_config)
+    joint = arm.joint_names[0]
+    other = arm.joint_names[1]
+    lim = motor_limits("DM4340")
+    base = CanSettings("virtual", _channel(), 1_000_000)
+
+    def motors(bus_a, bus_b):
+        return [
+            SimulatedMotor(joint, EmulatedMotor(lim, 1, 0x11), JointMotorMap(), bus_a),
+            SimulatedMotor(other, EmulatedMotor(lim, 1, 0x11), JointMotorMap(), bus_b),
+        ]
+
+    with pytest.raises(ConfigError, match="can_id 1"):
+        SimulatedMotorBus(arm, motors("a", "a"), base)
+    sim = SimulatedMotorBus(arm, motors("a", "b"), base)
+    assert set(sim.buses) == {"a", "b"}
+    sim.stop()
+    with pytest.raises(ConfigError, match="bus 'b'"):
+        SimulatedMotorBus(arm, motors("a", "b"), {"a": base})
+
+
+# --- a motor that does not answer in MIT mode (factory Robstride: private protocol) ------------
+
+
+def test_motor_not_in_mit_mode_is_named_at_start_up(palletizer, sim_config):
+    from gravity_friction_comp.mit.bridge_config import BridgeConfig, MotorConfig
+    from gravity_friction_comp.mit.bus import CanFrameIO
+    from gravity_friction_comp.mit.startup_check import StartupCheck
+
+    arm = SimulatedArm(palletizer, sim_config)
+    j0, j1, j2 = arm.joint_names[:3]
+    rs, dm = motor_limits("RS03"), motor_limits("DM4340")
+    config = BridgeConfig(
+        motors=(
+            MotorConfig(j0, 1, 0x11, rs, kd=0.5, bus="can0"),
+            MotorConfig(j1, 2, 0x12, rs, kd=0.5, bus="can0"),
+            MotorConfig(j2, 3, 0x13, dm, kd=0.5, bus="can0"),
+        ),
+        rate_hz=RATE,
+    )
+    motors = [
+        SimulatedMotor(j0, EmulatedMotor(rs, 1, 0x11), JointMotorMap(), "can0"),  # switched to MIT
+        SimulatedMotor(j1, EmulatedMotor(rs, 2, 0x12, mit_mode=False), JointMotorMap(), "can0"),  # factory
+        SimulatedMotor(j2, EmulatedMotor(dm, 3, 0x13), JointMotorMap(), "can0"),  # muted below
+    ]
+    settings = CanSettings("virtual", _channel(), 1_000_000)
+    sim = SimulatedMotorBus(arm, motors, settings)
+    sim.set_muted(j2)
+    core = MitBridgeCore(config)
+    io = CanFrameIO(open_bus(settings), core.reply_ids)
+    check = StartupCheck(config, "can0")
+    raw = []
+    try:
+        io.send(core.enable_frames())
+        messages = []
+        for k in range(config.stale_cycles + 2):
+            io.send(core.step(k / RATE))
+            sim.run_once()
+            while (msg := io.bus.recv(timeout=0.0)) is not None:
+                raw.append(msg)
+                io.listener.on_message_received(msg)
+            for f in io.listener.drain():
+                core.ingest_feedback(f.arbitration_id, f.data, k / RATE)
+            messages += check.poll(core.status())
+        assert [m.split(":")[0] for m in messages] == [j1, j2]  # each once, the MIT one never
+        text = {m.split(":")[0]: m for m in messages}
+        assert "CAN id 0x02" in text[j1] and "bus can0" in text[j1] and "private protocol" in text[j1]
+        assert "robstride" in text[j1] and "CAN id 0x03" in text[j2] and "damiao" in text[j2]
+        # the factory motor did answer, in 29-bit frames of its own protocol: not MIT replies
+        private = [m for m in raw if m.is_extended_id]
+        assert private and all(m.arbitration_id == (2 << 24) | (2 << 8) | 0xFD for m in private)
+        assert io.listener.ignored == len(private)
+        status = {s.name: s for s in core.status()}
+        assert status[j0].replies >= config.stale_cycles and status[j1].replies == 0
+        assert check.poll(core.status()) == []  # reported once
+    finally:
+        io.close()
+        sim.stop()

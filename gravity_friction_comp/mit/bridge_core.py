@@ -402,16 +402,17 @@ class MitBridgeCore:
 
     # --- frames out -----------------------------------------------------------------------
 
-    def enable_frames(self) -> list[tuple[int, bytes]]:
-        """Enable frame for every motor (send once before the first :meth:`step`)."""
-        return [(m.can_id, ENABLE_FRAME) for m in self.config.motors]
+    def enable_frames(self, bus: str | None = None) -> list[tuple[int, bytes]]:
+        """Enable frame for every motor (on ``bus`` only when given; send once before the first :meth:`step`)."""
+        return [(m.can_id, ENABLE_FRAME) for m in self.config.motors if bus is None or m.bus == bus]
 
-    def shutdown_frames(self) -> list[tuple[int, bytes]]:
-        """Disable frame for every motor; later steps keep sending disable frames."""
+    def shutdown_frames(self, bus: str | None = None) -> list[tuple[int, bytes]]:
+        """Disable frame for every motor (the frames of ``bus`` only when given; every motor
+        is shut down either way); later steps keep sending disable frames."""
         self._shut_down = True
         for rt in self._rt:
             rt.behavior, rt.reason = "shutdown", "shutdown"
-        frames = [(m.can_id, DISABLE_FRAME) for m in self.config.motors]
+        frames = [(m.can_id, DISABLE_FRAME) for m in self.config.motors if bus is None or m.bus == bus]
         self.frames_sent += len(frames)
         return frames
 
@@ -440,13 +441,15 @@ class MitBridgeCore:
         kd = self._kd[i] if m.damp_kd is None else m.damp_kd
         return "damp", self._command_frame(i, rt.q if rt.valid else 0.0, 0.0, 0.0, kd, 0.0)
 
-    def step(self, now: float) -> list[tuple[int, bytes]]:
+    def step(self, now: float, bus: str | None = None) -> list[tuple[int, bytes]]:
         """Frames to send this cycle, ``[(can_id, 8 data bytes), ...]`` in joint order.
 
         Also advances the missed-reply counters (stale detection).
 
         Args:
             now: Current time [s], same clock as :meth:`set_command`; finite.
+            bus: Only the motors on this bus (``MotorConfig.bus``): with several buses, call
+                once per bus each cycle (CAN ids repeat across buses, so frames are routed here).
 
         Raises:
             InputError: ``now`` not a number (``Reason.TYPE``) or NaN/inf
@@ -464,6 +467,8 @@ class MitBridgeCore:
         timed_out = self._cmd_time is None or (now - self._cmd_time) > cfg.command_timeout + tolerance
         frames: list[tuple[int, bytes]] = []
         for i, m in enumerate(cfg.motors):
+            if bus is not None and m.bus != bus:
+                continue
             rt = self._rt[i]
             # reply bookkeeping for the frames sent last step
             if rt.sent_last_step and not rt.replied:
@@ -525,13 +530,16 @@ class MitBridgeCore:
 
     # --- frames in ------------------------------------------------------------------------
 
-    def ingest_feedback(self, arbitration_id: int, data: bytes, now: float) -> int | None:
+    def ingest_feedback(
+        self, arbitration_id: int, data: bytes, now: float, bus: str | None = None
+    ) -> int | None:
         """Decode a received frame and update that motor's measured state.
 
         Args:
             arbitration_id: Frame id (a motor's master id).
             data: Frame data (8 bytes; 6 for old CubeMars firmware).
             now: Receive time [s].
+            bus: The bus it came on: only motors on it match (ids repeat across buses).
 
         Returns:
             Index of the motor updated, or ``None`` for a frame that is not a reply of ours
@@ -553,7 +561,7 @@ class MitBridgeCore:
             return None
         for i in candidates:
             m = self.config.motors[i]
-            if not m.reply_matches(raw):
+            if (bus is not None and m.bus != bus) or not m.reply_matches(raw):
                 continue
             if m.limits.family == "damiao" and parse_damiao_register_reply(raw, m.can_id) is not None:
                 # a register read reply on the master id, not feedback (see damiao_registers)

@@ -82,6 +82,7 @@ def bus_status(
     rejected: int,
     simulate: bool,
     bus_name: str = "",
+    n_motors: int | None = None,
 ) -> DiagnosticStatus:
     """The bus status: load as a fraction of the bus time (measured ``fps`` [frames/s] and
     expected at ``rate_hz``; classic frames, or FD frames with bit-rate switch when
@@ -89,11 +90,13 @@ def bus_status(
     and error counters, loop ``periods`` [s] statistics.
 
     Named ``"<node_name>: bus <bus_name>"`` (``bus_name`` defaults to ``settings.channel``).
+    ``n_motors``: motors on this bus for the expected load (default: all of ``core``).
     """
     fd = bool(getattr(settings, "fd", False))
     data_bitrate = settings.effective_data_bitrate if fd else settings.bitrate
     load = bus_load_fraction(fps, settings.bitrate, fd=fd, data_bitrate=data_bitrate)
-    expected = mit_bus_load(core.n_joints, rate_hz, settings.bitrate, fd=fd, data_bitrate=data_bitrate)
+    n = core.n_joints if n_motors is None else n_motors
+    expected = mit_bus_load(n, rate_hz, settings.bitrate, fd=fd, data_bitrate=data_bitrate)
     name = bus_name or settings.channel
     bus = DiagnosticStatus(
         name=f"{node_name}: bus {name}", hardware_id=f"{settings.interface}:{settings.channel}"

@@ -19,8 +19,13 @@ Topics:
         of the bus time: classic frames at ``can.bitrate``, or with ``can.fd`` FD frames with
         bit-rate switch, data phase at ``can.data_bitrate``; frame rates, loop period
         statistics), at ``diagnostics_rate_hz``; named ``<node fqn>: <joint>`` and
-        ``<node fqn>: bus <can.channel>``.
+        ``<node fqn>: bus <can.channel>``; with a ``bus`` per joint (several buses, e.g. one
+        per arm) one bus status per bus, ``<node fqn>: bus <bus>``.
     /clock (pub, rosgraph_msgs/Clock) and joint_setpoint (sub, watched only): lockstep only.
+
+Several buses: ``bus`` names each joint's CAN channel; the node opens one bus per name and
+routes frames by bus (CAN ids repeat across buses). Simulated: one private ``virtual``
+channel per bus (``<sim channel>/<bus>``, :func:`~gravity_friction_comp.sim.bus.virtual_bus_settings`).
 
 Service:
     ~/clear_faults (std_srvs/Trigger): clear latched motor faults (explicit request only).
@@ -66,8 +71,16 @@ from gravity_friction_comp.errors import ConfigError, InputError
 from gravity_friction_comp.mit.bridge_config import BridgeConfig
 from gravity_friction_comp.mit.bridge_core import MitBridgeCore
 from gravity_friction_comp.mit.bridge_params import bridge_config_from_values, fill_position_limits_from_urdf
-from gravity_friction_comp.mit.bus import BridgeCanIO, CanFrameIO, CanSettings, open_bus, read_damiao_limits
+from gravity_friction_comp.mit.bus import (
+    BridgeCanIO,
+    CanFrameIO,
+    CanSettings,
+    bus_settings,
+    open_bus,
+    read_damiao_limits,
+)
 from gravity_friction_comp.mit.bus_load import mit_bus_load
+from gravity_friction_comp.mit.startup_check import StartupCheck
 from gravity_friction_comp.nodes.bridge_diagnostics import bus_status, motor_statuses
 from gravity_friction_comp.nodes.lockstep_clock import LockstepClock, stamp_ns
 from gravity_friction_comp.nodes.mit_bridge_parameters import BRIDGE_PARAMETERS, PARAMETERS
@@ -75,7 +88,7 @@ from gravity_friction_comp.nodes.parameters import check, declare, values_of
 from gravity_friction_comp.nodes.robot_params import build_robot_models, declare_robot_parameters
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, publish_guarded, run_node
 from gravity_friction_comp.sim.arm import SimulatedArm
-from gravity_friction_comp.sim.bus import SimulatedMotorBus
+from gravity_friction_comp.sim.bus import SimulatedMotorBus, virtual_bus_settings
 from gravity_friction_comp.sim.config import SimConfig
 from gravity_friction_comp.sim.lockstep import LockstepDriver, LockstepSchedule, whole_steps
 from gravity_friction_comp.stage.contract import Throttle, parse_setpoint
@@ -99,7 +112,7 @@ class MitBridgeNode(Node):
         self._pending_gains: tuple[np.ndarray, np.ndarray] | None = None
         self._ready = False
         self._sim: SimulatedMotorBus | None = None
-        self._io_opened: CanFrameIO | None = None
+        self._ios_opened: list[CanFrameIO] = []
         self._lockstep: LockstepClock | None = None
         self._closed = False
         self._throttle = Throttle(2.0)
@@ -129,33 +142,39 @@ class MitBridgeNode(Node):
             data_bitrate=config.data_bitrate,
         )
         diag_rate = float(values["diagnostics_rate_hz"])
-        bus = None
-        io: CanFrameIO
+        buses: dict[str, Any] = {}  # opened, not yet owned by an io
         try:
             if values["simulate"]:
                 settings = self._start_simulation(values, config, settings, models)
-            bus = open_bus(settings)
+            # one bus per motor-map bus name (a bimanual arm: one per arm); the key None = the only bus
+            per_bus = (virtual_bus_settings if values["simulate"] else bus_settings)(settings, config.buses)
+            for name, bus_cfg in per_bus.items():
+                buses[name] = open_bus(bus_cfg)
             if values["read_motor_limits"]:
-                config = self._read_limits(bus, config, values)
+                config = self._read_limits(buses, config, values)
             core = MitBridgeCore(config, startup_behavior=values["startup_behavior"])
-            io = (
-                CanFrameIO(bus, core.reply_ids, fd=settings.fd)
-                if values["sim_lockstep"]
-                else BridgeCanIO(bus, core.reply_ids, fd=settings.fd)
-            )
-            self._io_opened = io
+            io_class = CanFrameIO if values["sim_lockstep"] else BridgeCanIO
+            ios: dict[str | None, CanFrameIO] = {}  # key None: the only bus (every motor)
+            single = len(buses) == 1
+            for name in list(buses):
+                io = ios[None if single else name] = io_class(buses.pop(name), core.reply_ids, fd=settings.fd)
+                self._ios_opened.append(io)
             schedule = self._lockstep_schedule(values, config) if values["sim_lockstep"] else None
         except BaseException:
-            if bus is not None and self._io_opened is None:
+            for bus in buses.values():
                 bus.shutdown()
             self._close_bus()
             raise
         self._core: MitBridgeCore = core
-        self._io: CanFrameIO = io
+        self._ios = ios
+        io = self._io = next(iter(ios.values()))
         self.settings = settings
+        self._bus_settings = {name: per_bus[config.buses[0] if name is None else name] for name in ios}
         self._bus_name = str(values["can.channel"])  # the configured bus, also when simulated
+        self._startup_check = StartupCheck(config, self._bus_name)  # motors that never answer
         self.config = config
-        io.send(core.enable_frames())
+        for key, one in ios.items():
+            one.send(core.enable_frames(key))
         load = mit_bus_load(
             len(config.motors),
             config.rate_hz,
@@ -167,10 +186,16 @@ class MitBridgeNode(Node):
             f" (CAN-FD, data {settings.effective_data_bitrate} bit/s)" if settings.fd else ""
         )
         log = self.get_logger()
+        if len(ios) == 1:
+            where = f"on {settings.interface}:{settings.channel}"
+        else:
+            load = max(config.bus_loads().values())
+            where = "on buses " + ", ".join(
+                f"{b} ({len(config.motors_on(b))}, load {x:.0%})" for b, x in config.bus_loads().items()
+            )
         log.info(
-            f"{len(config.motors)} motors on {settings.interface}:{settings.channel} at "
-            f"{config.rate_hz:g} Hz; expected bus load {load:.0%} of {rates}"
-            f"{' (simulated arm)' if self._sim else ''}"
+            f"{len(config.motors)} motors {where} at {config.rate_hz:g} Hz; expected bus load "
+            f"{load:.0%} of {rates}{' (simulated arm)' if self._sim else ''}"
         )
         if core.startup_behavior == "hold":
             limp = [m.name for m in config.motors if m.kp == 0.0]
@@ -187,7 +212,7 @@ class MitBridgeNode(Node):
         self._periods: collections.deque[float] = collections.deque(maxlen=4096)
         self._last_loop: float | None = None
         self._rejected = 0
-        self._diag_prev = (time.monotonic(), 0, 0)
+        self._diag_prev = {bus: (time.monotonic(), 0, 0) for bus in ios}
         self._state_pub = self.create_publisher(JointState, "joint_states", SETPOINT_QOS)
         self._diag_pub = self.create_publisher(DiagnosticArray, "diagnostics", SETPOINT_QOS)
         self._command_sub = self.create_subscription(
@@ -199,7 +224,9 @@ class MitBridgeNode(Node):
         else:  # pragma: no cover
             log.warning("std_srvs not installed: ~/clear_faults service unavailable")
         if schedule is not None and self._sim is not None and not isinstance(io, BridgeCanIO):
-            driver = LockstepDriver(schedule, core, io, self._sim, self._publish_state_at)
+            driver = LockstepDriver(
+                schedule, core, ios if len(ios) > 1 else io, self._sim, self._publish_state_at
+            )
             stall = float(values["sim_stall_timeout"])
             self._lockstep = LockstepClock(
                 self, driver, SETPOINT_QOS, stall, max(10.0, stall), self._command_sub.topic_name
@@ -260,8 +287,10 @@ class MitBridgeNode(Node):
         )
         return sim_settings
 
-    def _read_limits(self, bus, config, values):
-        results = read_damiao_limits(bus, config.motors)
+    def _read_limits(self, buses, config, values):
+        results = {}
+        for name, bus in buses.items():
+            results.update(read_damiao_limits(bus, config.motors_on(name)))
         for name, (limits, note) in results.items():
             if note:
                 self.get_logger().warning(f"{name}: limit registers: {note}")
@@ -335,10 +364,22 @@ class MitBridgeNode(Node):
             self._periods.append(now - self._last_loop)
         self._last_loop = now
         core, io = self._core, self._io
-        for frame in io.drain():
-            core.ingest_feedback(frame.arbitration_id, frame.data, frame.time)
-        io.send(core.step(now))
+        if len(self._ios) > 1:
+            self._exchange_buses(now)
+        else:
+            for frame in io.drain():
+                core.ingest_feedback(frame.arbitration_id, frame.data, frame.time)
+            io.send(core.step(now))
         self._publish_state(self.get_clock().now().to_msg())
+
+    def _exchange_buses(self, now: float) -> None:
+        # several buses: CAN ids repeat across them, so frames in and out are routed by bus
+        core = self._core
+        for bus, io in self._ios.items():
+            for frame in io.drain():
+                core.ingest_feedback(frame.arbitration_id, frame.data, frame.time, bus)
+        for bus, io in self._ios.items():
+            io.send(core.step(now, bus))
 
     def _publish_state_at(self, now_ns: int) -> None:
         self._publish_state(Time(nanoseconds=now_ns).to_msg())
@@ -364,31 +405,38 @@ class MitBridgeNode(Node):
     def _publish_diagnostics(self) -> None:
         if self._closed:
             return
-        core, io = self._core, self._io
+        core = self._core
         array = DiagnosticArray()
         array.header.stamp = self.get_clock().now().to_msg()
-        fqn, bus_name = self.get_fully_qualified_name(), self._bus_name
-        array.status += motor_statuses(fqn, core.status(), bus_name)
+        fqn = self.get_fully_qualified_name()
+        statuses = core.status()
+        for text in self._startup_check.poll(statuses):
+            self.get_logger().error(text)
+        periods = np.array(self._periods)[-max(int(self.config.rate_hz / 2), 10) :]
         now = time.monotonic()
-        t0, sent0, recv0 = self._diag_prev
-        sent, recv = io.sent, io.listener.received
-        dt = max(now - t0, 1e-9)
-        fps = (sent - sent0 + recv - recv0) / dt
-        self._diag_prev = (now, sent, recv)
-        array.status.append(
-            bus_status(
-                fqn,
-                core,
-                io,
-                self.settings,
-                self.config.rate_hz,
-                fps,
-                np.array(self._periods)[-max(int(self.config.rate_hz / 2), 10) :],
-                self._rejected,
-                self._sim is not None,
-                bus_name,
+        for bus, io in self._ios.items():  # one status per bus (bus None: the only bus)
+            bus_name = self._bus_name if bus is None else bus
+            mine = [st for st, m in zip(statuses, self.config.motors) if bus is None or m.bus == bus]
+            array.status += motor_statuses(fqn, mine, bus_name)
+            t0, sent0, recv0 = self._diag_prev[bus]
+            sent, recv = io.sent, io.listener.received
+            fps = (sent - sent0 + recv - recv0) / max(now - t0, 1e-9)
+            self._diag_prev[bus] = (now, sent, recv)
+            array.status.append(
+                bus_status(
+                    fqn,
+                    core,
+                    io,
+                    self._bus_settings[bus],
+                    self.config.rate_hz,
+                    fps,
+                    periods,
+                    self._rejected,
+                    self._sim is not None,
+                    bus_name,
+                    n_motors=len(mine),
+                )
             )
-        )
         publish_guarded(self, self._diag_pub, array)
 
     # ------------------------------------------------------------------ shutdown
@@ -400,7 +448,8 @@ class MitBridgeNode(Node):
         if self._lockstep is not None:
             self._lockstep.close()
         if self._ready:
-            self._io.send(self._core.shutdown_frames())
+            for bus, io in self._ios.items():
+                io.send(self._core.shutdown_frames(bus))
             if self._lockstep is not None and self._sim is not None:
                 self._sim.answer_frames()  # the emulated motors take the disable frames now
             elif self._sim is not None:
@@ -408,8 +457,8 @@ class MitBridgeNode(Node):
         self._close_bus()
 
     def _close_bus(self) -> None:
-        if self._io_opened is not None:
-            self._io_opened.close()
+        for io in self._ios_opened:
+            io.close()
         if self._sim is not None:
             self._sim.stop()
 

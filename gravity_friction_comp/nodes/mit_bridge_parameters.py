@@ -98,6 +98,14 @@ BRIDGE_PARAMETERS: tuple[Param, ...] = (
         read_only=True,
     ),
     Param(
+        "bus",
+        None,
+        "CAN channel of each joint's bus (one bridge, several buses: e.g. can0/can1, one per arm; "
+        "CAN ids unique per bus); empty or '' = can.channel",
+        type="string[]",
+        read_only=True,
+    ),
+    Param(
         "rate_hz",
         default_of(BridgeConfig, "rate_hz"),
         "control loop rate",

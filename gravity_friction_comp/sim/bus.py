@@ -9,6 +9,10 @@ arm in joint space; :class:`~gravity_friction_comp.mit.joint_motor_map.JointMoto
 motor does, with the quantized feedback bytes), then compute each motor's MIT torque on the
 current shaft state, map it to the joint, and step the arm.
 
+Several buses (a bimanual arm, one bus per arm): each motor names its bus
+(:attr:`SimulatedMotor.bus`, the motor map's ``bus``) and the simulator opens one bus per
+name, so CAN ids may repeat across buses as on the real arm; a motor answers on its own bus.
+
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ import struct
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import NamedTuple
 
 import can
@@ -33,15 +38,30 @@ from gravity_friction_comp.sim.motor_emulator import EmulatedMotor
 
 #: GIL switch interval [s] while a simulated arm runs (Python default: 5 ms).
 SIM_SWITCH_INTERVAL = 5e-4
+
+
+def virtual_bus_settings(base: CanSettings, buses: Sequence[str]) -> dict[str, CanSettings]:
+    """One channel per bus name for a simulated arm: ``base`` itself for a single bus, else
+    ``base`` with channel ``<base.channel>/<bus>`` per bus (FD settings kept).
+
+    The bridge and the simulator call this with the same arguments, so they meet on the same
+    channels; distinct channels keep repeated CAN ids apart as separate cables do.
+    """
+    if len(buses) <= 1:
+        return {(buses[0] if buses else ""): base}
+    return {bus: replace(base, channel=f"{base.channel}/{bus or 'default'}") for bus in buses}
+
+
 # --- simulated motors ----------------------------------------------------------------------------
 
 
 class SimulatedMotor(NamedTuple):
-    """One emulated motor and the joint it drives."""
+    """One emulated motor, the joint it drives and its bus (``""``: the only bus)."""
 
     joint: str
     motor: EmulatedMotor
     mapping: JointMotorMap
+    bus: str = ""
 
 
 class SimulatedMotorBus:
@@ -51,11 +71,12 @@ class SimulatedMotorBus:
         arm: The simulated arm (joint space).
         motors: One :class:`SimulatedMotor` per actuated joint; arm joints without one get
             zero torque (passive).
-        settings: Bus to open (normally ``virtual`` with a channel unique to this arm).
+        settings: Bus to open (normally ``virtual`` with a channel unique to this arm), or
+            bus name → settings with one entry per :attr:`SimulatedMotor.bus` (several buses).
 
     Raises:
         ConfigError: a motor for a joint the arm lacks (lists the arm's joints), two motors
-            on one joint or CAN id.
+            on one joint or on one CAN id of one bus, a motor on a bus without settings.
         BusOpenError: the bus cannot be opened.
 
     Thread model: :meth:`start` runs :meth:`run_once` every ``arm.dt`` in a daemon thread on a
@@ -68,35 +89,66 @@ class SimulatedMotorBus:
     yourself (deterministic tests, faster than real time).
     """
 
-    def __init__(self, arm: SimulatedArm, motors: Sequence[SimulatedMotor], settings: CanSettings):
+    def __init__(
+        self,
+        arm: SimulatedArm,
+        motors: Sequence[SimulatedMotor],
+        settings: CanSettings | Mapping[str, CanSettings],
+    ):
         if not isinstance(arm, SimulatedArm):
             raise ConfigError("arm must be a SimulatedArm", key="arm", value=arm)
         index = {n: i for i, n in enumerate(arm.joint_names)}
         self.arm = arm
         self.motors = tuple(motors)
         self._joint_index = []
-        seen_joint, seen_id = set(), set()
+        if isinstance(settings, CanSettings):
+            settings = virtual_bus_settings(
+                settings, tuple(dict.fromkeys(sm.bus for sm in self.motors)) or ("",)
+            )
+        seen_joint: set[str] = set()
+        seen_id: set[tuple[str, int]] = set()
         for sm in self.motors:
+            if sm.bus not in settings:
+                raise ConfigError(
+                    f"simulated motor of {sm.joint!r} on bus {sm.bus!r}, which has no settings; "
+                    f"buses: {list(settings)}",
+                    key="bus",
+                    value=sm.bus,
+                )
             if sm.joint not in index:
                 raise ConfigError(
                     f"no joint {sm.joint!r} in the simulated arm; joints: {list(arm.joint_names)}",
                     key="joints",
                     value=sm.joint,
                 )
-            if sm.joint in seen_joint or sm.motor.can_id in seen_id:
+            if sm.joint in seen_joint or (sm.bus, sm.motor.can_id) in seen_id:
                 raise ConfigError(
-                    f"two simulated motors on joint {sm.joint!r} or can_id {sm.motor.can_id}",
+                    f"two simulated motors on joint {sm.joint!r} or can_id {sm.motor.can_id} (bus {sm.bus!r})",
                     key="can_id",
                     value=sm.motor.can_id,
                 )
             seen_joint.add(sm.joint)
-            seen_id.add(sm.motor.can_id)
+            seen_id.add((sm.bus, sm.motor.can_id))
             self._joint_index.append(index[sm.joint])
-        self._by_can_id = {sm.motor.can_id: k for k, sm in enumerate(self.motors)}
+        self._by_can_id = {(sm.bus, sm.motor.can_id): k for k, sm in enumerate(self.motors)}
         self._muted = [False] * len(self.motors)
-        self.settings = settings
-        self._fd = bool(settings.fd)  # replies as FD frames with bit-rate switch, like the bridge's
-        self.bus = open_bus(settings)
+        #: Bus name → settings (one entry per bus of the motors).
+        self.bus_settings: dict[str, CanSettings] = dict(settings)
+        first = next(iter(self.bus_settings.values()))
+        self.settings = first
+        self._fd = {
+            name: bool(s.fd) for name, s in self.bus_settings.items()
+        }  # replies FD+BRS like the bridge's
+        #: Bus name → open bus; :attr:`bus` is the first (the only one on a single-bus arm).
+        self.buses: dict[str, can.BusABC] = {}
+        try:
+            for name, s in self.bus_settings.items():
+                self.buses[name] = open_bus(s)
+        except BaseException:
+            for opened in self.buses.values():
+                opened.shutdown()
+            raise
+        self.bus = next(iter(self.buses.values()))
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -110,9 +162,13 @@ class SimulatedMotorBus:
 
     @classmethod
     def for_bridge(cls, arm: SimulatedArm, config: BridgeConfig, settings: CanSettings) -> SimulatedMotorBus:
-        """One emulated motor per :class:`MotorConfig` of ``config`` (same ids, ranges, map)."""
+        """One emulated motor per :class:`MotorConfig` of ``config`` (same ids, ranges, map, bus).
+
+        ``settings``: one :class:`CanSettings` (every bus of ``config`` gets it: fine for a
+        single bus) or bus name → settings (:func:`~gravity_friction_comp.mit.bus.bus_settings`).
+        """
         motors = [
-            SimulatedMotor(m.name, EmulatedMotor(m.limits, m.can_id, m.master_id), m.mapping)
+            SimulatedMotor(m.name, EmulatedMotor(m.limits, m.can_id, m.master_id), m.mapping, m.bus)
             for m in config.motors
         ]
         return cls(arm, motors, settings)
@@ -160,43 +216,57 @@ class SimulatedMotorBus:
         for sm, j in zip(self.motors, self._joint_index):
             sm.motor.set_shaft_state(sm.mapping.position_to_motor(q[j]), sm.mapping.velocity_to_motor(v[j]))
 
-    def _reply(self, arbitration_id: int, data: bytes) -> None:
+    def _reply(self, bus: str, arbitration_id: int, data: bytes) -> None:
         try:
-            self.bus.send(mit_message(arbitration_id, data, self._fd), timeout=0.001)
+            self.buses[bus].send(mit_message(arbitration_id, data, self._fd[bus]), timeout=0.001)
             self.replies_sent += 1
         except (can.CanError, OSError):
             self.send_errors += 1
 
-    def _handle(self, msg: can.Message) -> None:
+    def _handle(self, msg: can.Message, bus: str) -> None:
         data = bytes(msg.data)
         self.frames_received += 1
         if msg.arbitration_id == DAMIAO_PARAM_ARBITRATION_ID and len(data) == 8 and data[2] == 0x33:
-            k = self._by_can_id.get(data[0] | (data[1] << 8))
+            k = self._by_can_id.get((bus, data[0] | (data[1] << 8)))
             if k is None or self._muted[k] or self.motors[k].motor.family != "damiao":
                 return
             motor = self.motors[k].motor
             field = DAMIAO_LIMIT_REGISTERS.get(data[3])
             if field is not None:
-                self._reply(motor.master_id, data[:4] + struct.pack("<f", getattr(motor.limits, field)))
+                self._reply(bus, motor.master_id, data[:4] + struct.pack("<f", getattr(motor.limits, field)))
             return
-        k = self._by_can_id.get(msg.arbitration_id)
+        k = self._by_can_id.get((bus, msg.arbitration_id))
         if k is None:
             return
-        reply = self.motors[k].motor.handle_frame(data)
-        if reply is not None and not self._muted[k]:
-            self._reply(self.motors[k].motor.master_id, reply)
+        motor = self.motors[k].motor
+        reply = motor.handle_frame(data)
+        if self._muted[k]:
+            return
+        if reply is not None:
+            self._reply(bus, motor.master_id, reply)
+        elif not motor.mit_mode:  # a motor in its private protocol answers in that
+            private_id, private_data = motor.private_frame()
+            try:
+                self.buses[bus].send(can.Message(arbitration_id=private_id, data=private_data), timeout=0.001)
+                self.replies_sent += 1
+            except (can.CanError, OSError):
+                self.send_errors += 1
+
+    def _answer_waiting(self) -> None:
+        # caller holds the lock
+        for name, bus in self.buses.items():
+            while (msg := bus.recv(timeout=0.0)) is not None:
+                self._handle(msg, name)
 
     def answer_frames(self) -> None:
         """Answer the frames received so far (motor state of now), without stepping the arm."""
         with self._lock:
-            while (msg := self.bus.recv(timeout=0.0)) is not None:
-                self._handle(msg)
+            self._answer_waiting()
 
     def run_once(self, dt: float | None = None) -> None:
         """Answer the frames received so far, then advance the arm one step of ``dt`` [s]."""
         with self._lock:
-            while (msg := self.bus.recv(timeout=0.0)) is not None:
-                self._handle(msg)
+            self._answer_waiting()
             tau = np.zeros(self.arm.n)
             for sm, j in zip(self.motors, self._joint_index):
                 tau[j] = sm.mapping.torque_from_motor(sm.motor.torque())
@@ -207,11 +277,16 @@ class SimulatedMotorBus:
     def _answer_until(self, deadline: float) -> None:
         # Wait for frames instead of sleeping: a motor answers within microseconds, not at
         # the next physics tick (a late reply would be counted against the wrong cycle).
+        # Several buses: a short blocking wait on the first, then a poll of every bus.
+        single = len(self.buses) == 1
+        name = next(iter(self.buses))
         while (left := deadline - time.monotonic()) > 0 and not self._stop.is_set():
-            msg = self.bus.recv(timeout=left)
-            if msg is not None:
-                with self._lock:
-                    self._handle(msg)
+            msg = self.bus.recv(timeout=left if single else min(left, 1e-4))
+            with self._lock:
+                if msg is not None:
+                    self._handle(msg, name)
+                if not single:
+                    self._answer_waiting()
 
     def _run(self) -> None:
         period = self.arm.dt
@@ -242,10 +317,11 @@ class SimulatedMotorBus:
             self._thread.start()
 
     def stop(self) -> None:
-        """Stop the thread and shut the bus down (idempotent)."""
+        """Stop the thread and shut the buses down (idempotent)."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=2.0)
             self._thread = None
             sys.setswitchinterval(self._switch_interval)
-        self.bus.shutdown()
+        for bus in self.buses.values():
+            bus.shutdown()

@@ -20,7 +20,7 @@ steps ``m·tick_steps … (m+1)·tick_steps − 1`` run, then the clock shows ``
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -154,7 +154,9 @@ class LockstepDriver:
     Args:
         schedule: The :class:`LockstepSchedule`.
         core: The bridge core (its frames go out on ``io``).
-        io: The bridge's :class:`~gravity_friction_comp.mit.bus.CanFrameIO` (the same virtual channel as ``sim``).
+        io: The bridge's :class:`~gravity_friction_comp.mit.bus.CanFrameIO` (the same virtual channel as ``sim``),
+            or bus name → its CanFrameIO (several buses: each bus's frames go out and come in
+            on its own channel, ``core.step(now, bus)`` / ``ingest_feedback(..., bus)``).
         sim: The emulated motors and arm (never started: stepped here).
         on_state: Called after each frame exchange with the step's time [ns] (publish
             joint_states there).
@@ -164,11 +166,18 @@ class LockstepDriver:
         self,
         schedule: LockstepSchedule,
         core: MitBridgeCore,
-        io: CanFrameIO,
+        io: CanFrameIO | Mapping[str, CanFrameIO],
         sim: SimulatedMotorBus,
         on_state: Callable[[int], None],
     ):
-        self.schedule, self.core, self.io, self.sim = schedule, core, io, sim
+        self.schedule, self.core, self.sim = schedule, core, sim
+        # bus None: the only bus (every motor); else one entry per bus name
+        self._ios: dict[str | None, CanFrameIO] = {}
+        if isinstance(io, CanFrameIO):
+            self._ios[None] = io
+        else:
+            self._ios.update(io)
+        self.io = next(iter(self._ios.values()))
         self._on_state = on_state
         self._dt = schedule.dt_ns * 1e-9
         self.ticks = 0
@@ -190,11 +199,13 @@ class LockstepDriver:
                 core.set_command(position, velocity, effort, now)
             exchange = s.exchange_now()
             if exchange:
-                self.io.send(core.step(now))
+                for bus, io in self._ios.items():
+                    io.send(core.step(now, bus))
             self.sim.run_once(self._dt)  # answers the frames (state at t_j), then steps
             if exchange:
-                for frame in self.io.drain():
-                    core.ingest_feedback(frame.arbitration_id, frame.data, now)
+                for bus, io in self._ios.items():
+                    for frame in io.drain():
+                        core.ingest_feedback(frame.arbitration_id, frame.data, now, bus)
                 self._on_state(s.now_ns)
             s.step += 1
         self.ticks += 1

@@ -25,6 +25,7 @@ from gravity_friction_comp.mit.codec import MitCommand, decode_command
 from gravity_friction_comp.mit.cubemars_feedback import CubeMarsError, encode_feedback_cubemars
 from gravity_friction_comp.mit.damiao_feedback import DamiaoState, encode_feedback_damiao
 from gravity_friction_comp.mit.motor_table import MotorLimits
+from gravity_friction_comp.mit.robstride_feedback import encode_feedback_robstride
 from gravity_friction_comp.mit.special_frames import SpecialFrame, classify_special_frame
 from gravity_friction_comp.validation import can_id as checked_can_id
 from gravity_friction_comp.validation import frame_bytes
@@ -33,7 +34,7 @@ __all__ = ["EmulatedMotor"]
 
 
 class EmulatedMotor:
-    """One emulated Damiao or CubeMars AK motor in MIT mode (selected by ``limits.family``).
+    """One emulated Damiao, CubeMars AK or Robstride motor in MIT mode (selected by ``limits.family``).
 
     Args:
         limits: Ranges used to decode commands and encode feedback.
@@ -42,6 +43,9 @@ class EmulatedMotor:
         t_mos, t_rotor: Initial temperatures [°C] reported in feedback (CubeMars reports
             ``t_rotor`` as its single temperature).
         old_firmware: CubeMars only: answer with 6-byte replies (no temperature/error).
+        mit_mode: ``False``: a motor not in MIT mode (a factory Robstride speaks its private
+            protocol): MIT frames are not obeyed and get no MIT reply; :meth:`private_frame`
+            is what it sends instead.
 
     Raises:
         ConfigError: ids out of the 11-bit range.
@@ -65,6 +69,7 @@ class EmulatedMotor:
         t_mos: float = 30.0,
         t_rotor: float = 30.0,
         old_firmware: bool = False,
+        mit_mode: bool = True,
     ):
         if not isinstance(limits, MotorLimits):
             raise ConfigError("limits must be a MotorLimits", key="limits", value=limits)
@@ -74,6 +79,7 @@ class EmulatedMotor:
         self.t_mos = float(t_mos)
         self.t_rotor = float(t_rotor)
         self.old_firmware = bool(old_firmware)
+        self.mit_mode = bool(mit_mode)
         self.enabled = False
         self.fault_code = 0
         self.command = MitCommand(0.0, 0.0, 0.0, 0.0, 0.0)
@@ -86,7 +92,7 @@ class EmulatedMotor:
 
     @property
     def family(self) -> str:
-        """``"damiao"`` or ``"cubemars"``."""
+        """``"damiao"``, ``"cubemars"`` or ``"robstride"``."""
         return self.limits.family
 
     @property
@@ -171,6 +177,8 @@ class EmulatedMotor:
         if len(raw) != 8:
             return None
         self.frames_received += 1
+        if not self.mit_mode:
+            return None  # not its protocol: no MIT reply (the bus may send private_frame())
         kind = classify_special_frame(raw)
         if kind is SpecialFrame.ENABLE:
             self.enabled = not self.is_fault
@@ -179,15 +187,29 @@ class EmulatedMotor:
         elif kind is SpecialFrame.SET_ZERO:
             self.zero_offset = self._shaft_position
         elif kind is SpecialFrame.CLEAR_ERROR:
-            if self.family == "damiao":
+            if self.family in ("damiao", "robstride"):
                 self.fault_code = 0
         else:
             self.command = decode_command(raw, self.limits)
         return self.feedback_frame()
 
+    def private_frame(self) -> tuple[int, bytes]:
+        """What a motor in Robstride's private protocol sends: ``(29-bit id, 8 bytes)``.
+
+        The shape of its feedback (communication type 2: id ``2<<24 | can_id<<8 | host 0xFD``,
+        angle/velocity/torque/temperature as 16-bit big-endian codes; RobStride manual,
+        private protocol); only the shape matters here: it is not an MIT reply.
+        """
+        codes = (0x8000, 0x8000, 0x8000, int(self.t_rotor * 10) & 0xFFFF)
+        return (2 << 24) | (self.can_id << 8) | 0xFD, b"".join(c.to_bytes(2, "big") for c in codes)
+
     def feedback_frame(self) -> bytes:
         """The feedback bytes the motor sends for its current state (quantized)."""
         tau = self.torque()
+        if self.family == "robstride":
+            return encode_feedback_robstride(
+                self.can_id & 0xFF, self.position, self.velocity, tau, self.limits, self.t_rotor
+            )
         if self.family == "damiao":
             if self.is_fault:
                 state = self.fault_code
