@@ -245,3 +245,22 @@ def test_a_raising_stage_never_stops_the_bridge(composed):
     chain_status = [s for a in diags for s in a.status if s.name == "/mit_bridge: chain"]
     assert chain_status[-1].level == DiagnosticStatus.OK
     assert _frames(spy, 2)[-1].kp > 0  # commanded again
+
+
+def test_bad_input_is_dropped_by_the_stages_own_checks(composed):
+    """A NaN setpoint or a missing joint: dropped by the stage as in the separate node (no
+    chain error, nothing reaches the bridge), the next good one goes through."""
+    client, chain, spy, received, *_ = composed
+    pub = client.publisher(JointState, "/joint_setpoint")
+    client.wait_for_subscriber(pub)
+    _stream(client, pub, 20)
+    n = len(received)
+    bad = _setpoint([float("nan"), 0.1, 0.1], [0.0] * 3, [0.0] * 3, 20.0)
+    short = _setpoint([0.1, 0.1], [0.0] * 2, [0.0] * 2, 20.002)
+    short.name = JOINTS[:2]
+    for msg in (bad, short):
+        pub.publish(msg)
+        client.spin_for(0.05)
+    assert len(received) == n and chain.errors == 0
+    _stream(client, pub, 5, t0=21.0)
+    assert len(received) > n
