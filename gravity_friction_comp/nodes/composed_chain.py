@@ -80,6 +80,7 @@ class ComposedChain:
         self.errors = 0
         self.last_error = ""
         self._failing = False
+        self._dropped = False
         self._throttle = Throttle(2.0)
         built: list = []
         try:
@@ -115,28 +116,26 @@ class ComposedChain:
 
     def _on_setpoint(self, msg: JointState) -> None:
         """The gravity node's ``joint_setpoint`` callback: the whole chain for ``msg``."""
+        self._dropped = False
         try:
             self.gravity.on_setpoint(msg)
-        except _Handled:
-            return
         except Exception as error:  # noqa: BLE001 - never out of the executor: the bridge feeds the motors
             self._failed("gravity", error)
             return
-        self._failing = False
+        if not self._dropped:
+            self._failing = False  # the whole chain ran for this setpoint
 
     def _to(self, call: Callable[[JointState], None], where: str) -> Callable[[JointState], None]:
         def hand_off(msg: JointState) -> None:
             try:
                 call(_copy(msg))
-            except _Handled:
-                raise
             except Exception as error:  # noqa: BLE001 - a raising stage must not stop the bridge
-                self._failed(where, error)
-                raise _Handled from None  # the upstream stages skip their publication too
+                self._failed(where, error)  # the upstream stage still publishes its own output
 
         return hand_off
 
     def _failed(self, where: str, error: Exception) -> None:
+        self._dropped = True
         self.errors += 1
         self._failing = True
         self.last_error = f"{where}: {type(error).__name__}: {error}"
@@ -165,10 +164,6 @@ class ComposedChain:
             node.destroy_node()
 
 
-class _Handled(Exception):
-    """A stage's exception, already counted and logged (unwinds to the chain's entry)."""
-
-
 def spin_chain(chain: ComposedChain, stop: Callable[[], bool]) -> None:
     """Spin the chain's nodes on one executor until ``stop()`` or the context ends.
 
@@ -185,8 +180,6 @@ def spin_chain(chain: ComposedChain, stop: Callable[[], bool]) -> None:
         while context.ok() and not stop():
             try:
                 executor.spin_once(timeout_sec=SPIN_WAKE)
-            except _Handled:
-                continue  # counted and logged where it was raised
             except Exception as error:  # noqa: BLE001 - a raising stage must not stop the bridge
                 if not context.ok():
                     break
