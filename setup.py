@@ -36,6 +36,7 @@ setup(
             f"gravity_compensation_node = {PACKAGE}.nodes.gravity_compensation_node:main",
             f"friction_feedforward_node = {PACKAGE}.nodes.friction_feedforward_node:main",
             f"mit_bridge_node = {PACKAGE}.nodes.mit_bridge_node:main",
+            f"composed_chain = {PACKAGE}.nodes.composed_chain:main",
             f"setpoint_player = {PACKAGE}.nodes.setpoint_player:main",
             f"gfc_demo = {PACKAGE}.tools.demo:main",
             f"identify_friction = {PACKAGE}.tools.identify_friction:main",

@@ -30,6 +30,9 @@ name still applies under ``namespace`` (see ``node_parameters``).
 them); an explicit launch argument overrides the profile's file (see
 :func:`profile_arguments`). With a profile, the gravity node also gets the arm YAML as its
 ``arm_config`` (its ``gravity_scale``: i2rt's ``gravity_comp_factor``).
+``composed:=true`` runs gravity, friction and the bridge in one process
+(``composed_chain``: no DDS hop between them, every term still published, the same node
+names and parameters; needs both stages and one bus); the separate nodes are the default.
 ``read_motor_limits:=true`` has the bridge read each Damiao motor's P/V/T_MAX registers at
 start (real arm only; the simulated arm never does).
 
@@ -264,33 +267,32 @@ def _setup(context, *args, **kwargs):
     actions = []
     if namespace:
         actions.append(PushRosNamespace(namespace))
-    if "gravity" in remaps:
+    gravity_values = (
+        gravity_parameters(params(gravity_params, "gravity_compensation"), arm_config, gravity_from_profile)
+        | {"urdf_path": urdf}
+        | clock
+    )
+    friction_values = params(friction_params, "friction_feedforward") | {"arm_config": arm_config} | clock
+    composed = _bool(context, "composed")
+    if "gravity" in remaps and not composed:
         actions.append(
             Node(
                 package=PACKAGE,
                 executable="gravity_compensation_node",
                 name="gravity_compensation",
                 output="screen",
-                parameters=[
-                    gravity_parameters(
-                        params(gravity_params, "gravity_compensation"), arm_config, gravity_from_profile
-                    )
-                    | {"urdf_path": urdf}
-                    | clock
-                ],
+                parameters=[gravity_values],
                 remappings=list(remaps["gravity"].items()),
             )
         )
-    if "friction" in remaps:
+    if "friction" in remaps and not composed:
         actions.append(
             Node(
                 package=PACKAGE,
                 executable="friction_feedforward_node",
                 name="friction_feedforward",
                 output="screen",
-                parameters=[
-                    params(friction_params, "friction_feedforward") | {"arm_config": arm_config} | clock
-                ],
+                parameters=[friction_values],
                 remappings=list(remaps["friction"].items()),
             )
         )
@@ -306,6 +308,18 @@ def _setup(context, *args, **kwargs):
         bridge_overrides.update(robot_parameters(gravity_params, namespace))
         bridge_overrides.update({"urdf_path": urdf, "sim_config": sim_config})
     bridges = launch_bridges(params(bridge_params, "mit_bridge"), simulate)
+    if composed:
+        check_composed(remaps, bridges)
+        bridge_values = bridges[0][2] | bridge_overrides | clock | bridge_clock
+        actions.append(
+            Node(
+                package=PACKAGE,
+                executable="composed_chain",
+                output="screen",
+                parameters=[composed_parameters_file(gravity_values, friction_values, bridge_values)],
+            )
+        )
+        bridges = []  # the bridge runs inside composed_chain
     for sub, channel, values in bridges:
         overrides = dict(bridge_overrides)
         remapping = dict(remaps["bridge"])
@@ -336,6 +350,35 @@ def _setup(context, *args, **kwargs):
             )
         )
     return [GroupAction(actions, scoped=True)]
+
+
+def check_composed(remaps: dict, bridges: list) -> None:
+    """Refuse ``composed:=true`` where it cannot run: it chains both stages into one bridge.
+
+    Raises:
+        ValueError: a stage switched off, or motors on several buses.
+    """
+    if "gravity" not in remaps or "friction" not in remaps:
+        raise ValueError("composed:=true runs both stages: use_gravity and use_friction must be true")
+    if len(bridges) != 1:
+        raise ValueError(f"composed:=true runs one bridge; this motor map has {len(bridges)} buses")
+
+
+def composed_parameters_file(gravity: dict, friction: dict, bridge: dict) -> str:
+    """A ``ros2 param dump`` file with one section per node of ``composed_chain`` (rcl
+    matches each node by name, ``/**/<name>``, so each gets its own values); returns its path."""
+    import tempfile
+
+    import yaml
+
+    sections = {
+        "/**/gravity_compensation": gravity,
+        "/**/friction_feedforward": friction,
+        "/**/mit_bridge": bridge,
+    }
+    with tempfile.NamedTemporaryFile("w", prefix="composed_chain_", suffix=".yaml", delete=False) as out:
+        yaml.safe_dump({k: {"ros__parameters": v} for k, v in sections.items()}, out)
+    return out.name
 
 
 def launch_arguments() -> list:
@@ -418,6 +461,12 @@ def launch_arguments() -> list:
             "player_params",
             default_value="",
             description="setpoint_player parameter file (default config/setpoint_player.yaml)",
+        ),
+        DeclareLaunchArgument(
+            "composed",
+            default_value="false",
+            description="true: gravity, friction and the bridge in one process (no DDS hop between "
+            "them, every term still published); false: separate nodes (the reference)",
         ),
     ]
 

@@ -52,7 +52,9 @@ def node_calls(path):
     for call in ast.walk(tree):
         if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "Node":
             kw = {k.arg: k.value for k in call.keywords}
-            found.append((ast.literal_eval(kw["executable"]), ast.literal_eval(kw["name"])))
+            # composed_chain has no name: a process-wide __node rename would rename its three nodes
+            name = ast.literal_eval(kw["name"]) if "name" in kw else None
+            found.append((ast.literal_eval(kw["executable"]), name))
     return found
 
 
@@ -370,3 +372,23 @@ def test_bimanual_profile_simulated_is_one_bridge_on_both_buses(repo_root):
     assert arm.launch_bridges(values, False) == arm.bus_bridges(values)
     single = load_arm("yam_ultra").bridge_values()
     assert arm.launch_bridges(single, True) == arm.launch_bridges(single, False) == [("", "can0", single)]
+
+
+def test_composed_chain_gets_one_parameter_section_per_node(repo_root):
+    arm = load_launch_module(repo_root, "arm.launch.py")
+    path = arm.composed_parameters_file({"scale": 0.5}, {"enable": False}, {"rate_hz": 1000.0})
+    try:
+        data = yaml.safe_load(open(path).read())
+    finally:
+        os.unlink(path)
+    assert data == {
+        "/**/gravity_compensation": {"ros__parameters": {"scale": 0.5}},
+        "/**/friction_feedforward": {"ros__parameters": {"enable": False}},
+        "/**/mit_bridge": {"ros__parameters": {"rate_hz": 1000.0}},
+    }
+    full = arm.chain_topics(True, True)
+    arm.check_composed(full, [("", "can0", {})])
+    with pytest.raises(ValueError, match="use_gravity and use_friction"):
+        arm.check_composed(arm.chain_topics(True, False), [("", "can0", {})])
+    with pytest.raises(ValueError, match="2 buses"):
+        arm.check_composed(full, [("left", "can0", {}), ("right", "can1", {})])

@@ -3,9 +3,11 @@
 The decisions (clamping, timeouts, faults, stale replies, shutdown) live in the ROS-free
 :class:`~gravity_friction_comp.mit.bridge_core.MitBridgeCore`; the bus plumbing in
 :mod:`gravity_friction_comp.sim.bus`. This node only translates parameters and messages and
-owns the clock: a timer at ``rate_hz`` drains the frames the python-can Notifier thread
-queued, feeds them to the core, sends the core's frames and publishes ``joint_states``.
-The Notifier thread never touches rclpy.
+owns the clock. A frame exchange drains the frames the python-can Notifier thread queued,
+feeds them to the core, sends the core's frames and publishes ``joint_states``; it runs as
+soon as a ``joint_command`` arrives, and from a timer at ``rate_hz`` only when commands
+stop or come slower, never more than once per timer period
+(:mod:`~gravity_friction_comp.mit.send_schedule`). The Notifier thread never touches rclpy.
 
 Topics:
     joint_command (sub, sensor_msgs/JointState): position required; velocity/effort optional
@@ -57,10 +59,11 @@ import collections
 import dataclasses
 import os
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from diagnostic_msgs.msg import DiagnosticArray
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from rclpy.time import Time
@@ -81,6 +84,7 @@ from gravity_friction_comp.mit.bus import (
 )
 from gravity_friction_comp.mit.bus_load import mit_bus_load
 from gravity_friction_comp.mit.startup_check import StartupCheck
+from gravity_friction_comp.mit.send_schedule import SendSchedule
 from gravity_friction_comp.nodes.bridge_diagnostics import bus_status, motor_statuses
 from gravity_friction_comp.nodes.lockstep_clock import LockstepClock, stamp_ns
 from gravity_friction_comp.nodes.mit_bridge_parameters import BRIDGE_PARAMETERS, PARAMETERS
@@ -213,10 +217,13 @@ class MitBridgeNode(Node):
         self._last_loop: float | None = None
         self._rejected = 0
         self._diag_prev = {bus: (time.monotonic(), 0, 0) for bus in ios}
+        self._schedule = SendSchedule()
+        #: More diagnostics statuses, each call one status (the composed chain's stages).
+        self.diagnostic_sources: list[Callable[[], DiagnosticStatus]] = []
         self._state_pub = self.create_publisher(JointState, "joint_states", SETPOINT_QOS)
         self._diag_pub = self.create_publisher(DiagnosticArray, "diagnostics", SETPOINT_QOS)
         self._command_sub = self.create_subscription(
-            JointState, "joint_command", self._on_command, SETPOINT_QOS
+            JointState, "joint_command", self.accept_command, SETPOINT_QOS
         )
         self.create_subscription(Bool, "gripper/holding", self._on_holding, SETPOINT_QOS)
         if Trigger is not None:
@@ -327,7 +334,12 @@ class MitBridgeNode(Node):
         if self._throttle.ready(key):
             self.get_logger().warning(message)
 
-    def _on_command(self, msg: JointState) -> None:
+    def accept_command(self, msg: JointState) -> None:
+        """Take ``msg`` as a ``joint_command`` (the subscription's callback; the composed
+        chain calls it directly): parse, store, and send at once when this timer period has
+        had no frame exchange yet (:class:`SendSchedule`)."""
+        if self._closed:
+            return
         core = self._core
         try:
             sp = parse_setpoint(msg.name, msg.position, msg.velocity, msg.effort, core.joint_names)
@@ -339,7 +351,10 @@ class MitBridgeNode(Node):
         if self._lockstep is not None:
             self._lockstep.command_received(stamp_ns(msg.header.stamp), command)
         else:
-            core.set_command(*command, time.monotonic())
+            now = time.monotonic()
+            core.set_command(*command, now)
+            if self._schedule.command():
+                self._exchange(now)
 
     def _on_holding(self, msg: Bool) -> None:
         if self._lockstep is not None:
@@ -363,6 +378,10 @@ class MitBridgeNode(Node):
         if self._last_loop is not None:
             self._periods.append(now - self._last_loop)
         self._last_loop = now
+        if self._schedule.tick():  # no exchange this period: keep the motors fed
+            self._exchange(now)
+
+    def _exchange(self, now: float) -> None:
         core, io = self._core, self._io
         if len(self._ios) > 1:
             self._exchange_buses(now)
@@ -380,6 +399,11 @@ class MitBridgeNode(Node):
                 core.ingest_feedback(frame.arbitration_id, frame.data, frame.time, bus)
         for bus, io in self._ios.items():
             io.send(core.step(now, bus))
+
+    @property
+    def send_schedule(self) -> SendSchedule:
+        """The send decisions and their counts (exchanges on arrival / on the timer)."""
+        return self._schedule
 
     def _publish_state_at(self, now_ns: int) -> None:
         self._publish_state(Time(nanoseconds=now_ns).to_msg())
@@ -437,6 +461,7 @@ class MitBridgeNode(Node):
                     n_motors=len(mine),
                 )
             )
+        array.status += [source() for source in self.diagnostic_sources]
         publish_guarded(self, self._diag_pub, array)
 
     # ------------------------------------------------------------------ shutdown

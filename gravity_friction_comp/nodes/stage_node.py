@@ -103,7 +103,13 @@ class FeedforwardStageNode(Node):
         self._term_msg = JointState(check_fields=False)
         self._command_pub = self.create_publisher(JointState, "joint_command", SETPOINT_QOS)
         self._effort_pub = self.create_publisher(JointState, "~/effort", SETPOINT_QOS)
-        self.create_subscription(JointState, "joint_setpoint", self._on_setpoint, SETPOINT_QOS)
+        #: The ``joint_setpoint`` subscription (the composed chain feeds a stage directly instead).
+        self.setpoint_subscription = self.create_subscription(
+            JointState, "joint_setpoint", self._on_setpoint, SETPOINT_QOS
+        )
+        #: Composed chain (:mod:`~gravity_friction_comp.nodes.composed_chain`): the next stage
+        #: in this process, called with each ``joint_command`` before it is published.
+        self.hand_off: Callable[[JointState], None] | None = None
 
     # ----------------------------------------------------------------- subclass hooks
     def build_config(self, values: Mapping[str, Any], changed: set[str], previous: Any) -> Any:
@@ -209,6 +215,10 @@ class FeedforwardStageNode(Node):
     def _on_setpoint(self, msg: JointState) -> None:
         self._process(msg, fresh=True)
 
+    def on_setpoint(self, msg: JointState) -> None:
+        """Process ``msg`` as a setpoint arriving on ``joint_setpoint`` (composed chain)."""
+        self._process(msg, fresh=True)
+
     def republish(self) -> None:
         """Recompute and publish from the last setpoint (holding/parameter change)."""
         if self._last_setpoint is not None:
@@ -245,6 +255,8 @@ class FeedforwardStageNode(Node):
         command.position = msg.position
         command.velocity = msg.velocity
         command.effort = result.effort.tolist()
+        if self.hand_off is not None:  # the next stage first: the CAN frame before the DDS copy
+            self.hand_off(command)
         if not publish_guarded(self, self._command_pub, command):
             return
         # The term alone is for humans comparing terms: skip building it when nobody listens.

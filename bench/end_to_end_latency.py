@@ -1,0 +1,420 @@
+"""End-to-end latency: setpoint published → CAN frame leaving the bridge, three chains, one run.
+
+Setpoints (``joint_setpoint``, 1 kHz, stamped, at rest) carry a sequence number in
+``base_yaw``'s effort (``0.5 + (seq mod 1000)·9 mN·m``: distinct MIT torque codes, never the
+0 of a hold/damp frame; the stages add nothing on that vertical axis at rest); a tap on the
+python-can ``virtual`` bus the bridge writes to decodes each frame to motor 1 back to that
+number, and the latency is the frame's send time (python-can stamps it in ``send``) minus the
+setpoint's publish time (``time.time()`` on both sides). Chains:
+
+- ``baseline``: a bare rclpy relay (one subscription) into a bare python-can sender;
+- ``separate``: gravity_compensation_node and friction_feedforward_node as processes (the
+  executables, the launch file's parameters and remappings) into a mit_bridge_node process;
+- ``composed``: the one-process chain (:mod:`gravity_friction_comp.nodes.composed_chain`).
+
+The bridge runs at ``rate_hz`` = the setpoint rate, its simulated arm on the virtual bus;
+the tap lives in the bridge's process (a virtual bus is visible only there). A setpoint is
+*dropped* when no frame ever carried it: lost before the bridge (``lost``: DDS queue, an
+executor that fell behind) or superseded inside it (``coalesced``: a newer command in the
+same bridge period, the ≤ 1 frame/motor/period rule). RSS of every chain process is read at
+the start and the end of the measurement.
+
+Usage::
+
+    python bench/end_to_end_latency.py --duration 20
+    python bench/end_to_end_latency.py --soak 600
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib.util
+import os
+import pathlib
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import yaml
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+URDF = ROOT / "urdf" / "palletizer.urdf"
+ARM_YAML = ROOT / "config" / "palletizer_arm.yaml"
+SIM_YAML = ROOT / "config" / "sim_palletizer.yaml"
+JOINTS = ["base_yaw", "shoulder_pitch", "beam_pitch"]
+MOD, STEP, BASE = 1000, 0.009, 0.5  # sequence code in base_yaw's effort [N·m]
+CHAINS = ("baseline", "separate", "composed")
+GOALS = {"composed_p50_ms": 0.4, "composed_p99_ms": 1.0, "separate_p99_periods": 2.0, "rss_mb": 5.0}
+
+
+def _launch_module():
+    spec = importlib.util.spec_from_file_location("arm_launch", ROOT / "launch" / "arm.launch.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def chain_parameters(rate_hz: float) -> dict[str, dict]:
+    """Each node's parameters as ``arm.launch.py`` gives them (default files, simulated arm)."""
+    arm = _launch_module()
+    gravity_file = str(ROOT / "config" / "gravity_compensation.yaml")
+    gravity = arm.gravity_parameters(
+        arm.node_parameters(gravity_file, "gravity_compensation"), str(ARM_YAML), False
+    ) | {"urdf_path": str(URDF)}
+    friction = arm.node_parameters(str(ROOT / "config" / "friction_feedforward.yaml"), "friction_feedforward")
+    friction |= {"arm_config": str(ARM_YAML)}
+    bridge = arm.node_parameters(str(ROOT / "config" / "mit_bridge.yaml"), "mit_bridge")
+    bridge |= arm.robot_parameters(gravity_file) | {
+        "simulate": True,
+        "urdf_path": str(URDF),
+        "sim_config": str(SIM_YAML),
+        "read_motor_limits": False,
+        "rate_hz": float(rate_hz),
+    }
+    return {"gravity_compensation": gravity, "friction_feedforward": friction, "mit_bridge": bridge}
+
+
+# --- child processes: the bridge (or relay) with its tap ----------------------------------------
+
+
+class Tap:
+    """A second bus on the bridge's virtual channel: (send time, sequence code) of frames to id 1."""
+
+    #: Frames kept; the arrays are written through at start, so the process's RSS growth is
+    #: the chain's, not the tap's (a Python list of 120 000 floats alone is ~7 MB).
+    CAPACITY = 2_000_000
+
+    def __init__(self, channel: str, decode):
+        import can
+
+        self._times = np.full(self.CAPACITY, np.nan)
+        self._codes = np.full(self.CAPACITY, -1, dtype=np.int32)
+        self.count = 0
+        self._decode = decode
+        self.bus = can.Bus(interface="virtual", channel=channel, ignore_config=True)
+        self.notifier = can.Notifier(self.bus, [self._on_frame], timeout=0.1)
+
+    def _on_frame(self, msg) -> None:
+        if msg.arbitration_id == 1 and len(msg.data) == 8:
+            code = self._decode(bytes(msg.data))
+            if code is not None and self.count < self.CAPACITY:
+                self._times[self.count] = msg.timestamp
+                self._codes[self.count] = code
+                self.count += 1
+
+    @property
+    def times(self) -> np.ndarray:
+        return self._times[: self.count]
+
+    @property
+    def codes(self) -> np.ndarray:
+        return self._codes[: self.count]
+
+    def close(self) -> None:
+        self.notifier.stop(timeout=0.5)
+        self.bus.shutdown()
+
+
+def _code(tau: float) -> int | None:
+    """The sequence code of an effort, ``None`` off the grid (a hold/damp frame: τ_ff 0)."""
+    k = (tau - BASE) / STEP
+    return int(round(k)) if -0.3 < k < MOD - 0.7 and abs(k - round(k)) < 0.3 else None
+
+
+def _bridge_decoder(bridge):
+    from gravity_friction_comp.mit.codec import decode_command
+
+    motor = bridge.config.motors[0]
+
+    def decode(data: bytes):
+        try:
+            command = decode_command(data, motor.limits)
+        except Exception:  # noqa: BLE001 - a special frame (enable/disable) carries no sequence
+            return None
+        return _code(motor.mapping.torque_from_motor(command.tau_ff))
+
+    return decode
+
+
+def run_child(kind: str, out: str) -> None:
+    """``--child``: run the bridge part of a chain with a tap until SIGINT; save the tap."""
+    import rclpy
+    from rclpy.signals import SignalHandlerOptions
+
+    stop: list[int] = []
+    signal.signal(signal.SIGINT, lambda *a: stop.append(1))
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+    counters: dict[str, int] = {}
+    if kind == "baseline":
+        import can
+        from rclpy.node import Node
+        from sensor_msgs.msg import JointState
+
+        from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, spin_node
+
+        channel = f"e2e_baseline_{os.getpid()}"
+        sender = can.Bus(interface="virtual", channel=channel, ignore_config=True)
+        tap = Tap(channel, lambda d: _code(struct.unpack("<d", d)[0]))
+        node = Node("relay")
+        received = [0]
+
+        def relay(msg) -> None:
+            received[0] += 1
+            sender.send(
+                can.Message(arbitration_id=1, data=struct.pack("<d", msg.effort[0]), is_extended_id=False)
+            )
+
+        node.create_subscription(JointState, "joint_setpoint", relay, SETPOINT_QOS)
+        spin_node(node, stop=lambda: bool(stop))
+        counters = {"received": received[0]}
+        sender.shutdown()
+        nodes = [node]
+    else:
+        from gravity_friction_comp.nodes.composed_chain import ComposedChain, spin_chain
+        from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode
+        from gravity_friction_comp.nodes.stage_node import spin_node
+
+        chain = ComposedChain() if kind == "composed" else None
+        bridge = chain.bridge if chain is not None else MitBridgeNode()
+        tap = Tap(bridge.settings.channel, _bridge_decoder(bridge))
+        if chain is not None:
+            spin_chain(chain, stop=lambda: bool(stop))
+            nodes = list(chain.nodes)
+        else:
+            spin_node(bridge, stop=lambda: bool(stop))
+            nodes = [bridge]
+        s = bridge.send_schedule
+        counters = {"received": s.on_arrival + s.deferred, "deferred": s.deferred, "on_tick": s.on_tick}
+        counters["stage_errors"] = chain.errors if chain is not None else 0
+    tap.close()
+    np.savez(out, times=tap.times, codes=tap.codes.astype(np.int64), **counters)
+    for node in reversed(nodes):
+        node.destroy_node()
+    rclpy.try_shutdown()
+
+
+# --- the parent: processes, setpoints, matching --------------------------------------------------
+
+
+def _rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    return float("nan")
+
+
+def _start(args: list[str], env: dict) -> subprocess.Popen:
+    log = open(os.path.join(env["E2E_LOG_DIR"], f"proc{len(os.listdir(env['E2E_LOG_DIR']))}.log"), "w")
+    return subprocess.Popen([sys.executable, *args], env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
+
+
+def run_chain(
+    kind: str, duration: float, rate_hz: float, warmup: float, env: dict, tmp: pathlib.Path
+) -> dict:
+    """Start one chain, publish ``duration`` s of setpoints at ``rate_hz``, return the figures."""
+    import rclpy
+    from rclpy.context import Context
+    from sensor_msgs.msg import JointState
+
+    from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS
+
+    params = chain_parameters(rate_hz)
+    out = tmp / f"{kind}.npz"
+    me = [str(pathlib.Path(__file__).resolve()), "--child", kind, "--out", str(out)]
+    procs: list[subprocess.Popen] = []
+    if kind == "baseline":
+        procs.append(_start(me, env))
+    elif kind == "composed":
+        path = _launch_module().composed_parameters_file(
+            params["gravity_compensation"], params["friction_feedforward"], params["mit_bridge"]
+        )
+        procs.append(_start([*me, "--ros-args", "--params-file", path], env))
+    else:
+        files = {}
+        for name, values in params.items():
+            files[name] = tmp / f"{name}.yaml"
+            files[name].write_text(yaml.safe_dump({name: {"ros__parameters": values}}))
+        node = "-m", "gravity_friction_comp.nodes."
+        procs.append(
+            _start(
+                [
+                    node[0],
+                    node[1] + "gravity_compensation_node",
+                    "--ros-args",
+                    "--params-file",
+                    str(files["gravity_compensation"]),
+                    "-r",
+                    "joint_command:=gravity/joint_command",
+                ],
+                env,
+            )
+        )
+        procs.append(
+            _start(
+                [
+                    node[0],
+                    node[1] + "friction_feedforward_node",
+                    "--ros-args",
+                    "--params-file",
+                    str(files["friction_feedforward"]),
+                    "-r",
+                    "joint_setpoint:=gravity/joint_command",
+                ],
+                env,
+            )
+        )
+        procs.append(_start([*me, "--ros-args", "--params-file", str(files["mit_bridge"])], env))
+    context = Context()
+    rclpy.init(context=context, domain_id=int(env["ROS_DOMAIN_ID"]))
+    node = rclpy.create_node("e2e_setpoints", context=context)
+    pub = node.create_publisher(JointState, "joint_setpoint", SETPOINT_QOS)
+    deadline = time.monotonic() + 60.0
+    while pub.get_subscription_count() == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(2.0)  # the rest of the chain discovers itself
+    n = int(round((warmup + duration) * rate_hz))
+    sent = np.zeros(n)
+    msg = JointState()
+    msg.name = list(JOINTS)
+    msg.position = [0.0, 0.3, 0.2]  # [rad]
+    msg.velocity = [0.0, 0.0, 0.0]
+    period = 1.0 / rate_hz
+    gc.collect()
+    gc.freeze()
+    rss0: list[float] = []
+    t0 = time.monotonic() + 0.01
+    for k in range(n):
+        target = t0 + k * period
+        while (now := time.monotonic()) < target:
+            if target - now > 3e-4:
+                time.sleep(target - now - 2e-4)
+        if k == int(warmup * rate_hz):
+            rss0 = [_rss_mb(p.pid) for p in procs]
+        msg.effort = [BASE + (k % MOD) * STEP, 0.0, 0.0]
+        stamp = time.time()
+        msg.header.stamp.sec = int(stamp)
+        msg.header.stamp.nanosec = int((stamp - int(stamp)) * 1e9)
+        sent[k] = time.time()
+        pub.publish(msg)
+    time.sleep(0.5)
+    rss1 = [_rss_mb(p.pid) for p in procs]
+    for p in reversed(procs):
+        p.send_signal(signal.SIGINT)
+    for p in reversed(procs):
+        try:
+            p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+    node.destroy_node()
+    rclpy.try_shutdown(context=context)
+    if not out.exists():
+        raise RuntimeError(f"{kind}: the bridge process saved nothing (logs in {env['E2E_LOG_DIR']})")
+    tap = np.load(out)
+    return match(kind, sent, tap, int(warmup * rate_hz), rss0, rss1, period)
+
+
+def match(kind: str, sent: np.ndarray, tap, first: int, rss0, rss1, period: float) -> dict:
+    """Latency of each measured setpoint (its first frame on the bus) and the drop counts."""
+    times, codes = tap["times"], tap["codes"]
+    latency = np.full(len(sent), np.nan)
+    # a frame carries the newest setpoint with its code published before it
+    for t, c in zip(times, codes):
+        k = int(np.searchsorted(sent, t, side="right")) - 1  # last setpoint published before t
+        k -= (k - int(c)) % MOD  # back to the one with this code
+        if 0 <= k < len(sent) and np.isnan(latency[k]):
+            latency[k] = t - sent[k]
+    measured = latency[first:]
+    seen = measured[~np.isnan(measured)]
+    deferred = int(tap["deferred"]) if "deferred" in tap else 0
+    received = int(tap["received"])
+    lost_total = len(sent) - received  # never reached the bridge (whole run, warm-up included)
+    return {
+        "kind": kind,
+        "n": len(measured),
+        "p50": float(np.percentile(seen, 50)) * 1e3,
+        "p99": float(np.percentile(seen, 99)) * 1e3,
+        "max": float(seen.max()) * 1e3,
+        "drops": int(np.isnan(measured).sum()),
+        "lost": max(lost_total, 0),
+        "coalesced": deferred,
+        "rss_growth": max(b - a for a, b in zip(rss0, rss1)) if rss0 else float("nan"),
+        "period_ms": period * 1e3,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=float, default=10.0, help="measured seconds per chain")
+    parser.add_argument(
+        "--soak", type=float, default=None, help="soak: measured seconds per chain (overrides --duration)"
+    )
+    parser.add_argument("--rate", type=float, default=1000.0, help="setpoint rate and bridge rate_hz [Hz]")
+    parser.add_argument("--warmup", type=float, default=2.0, help="seconds published before measuring")
+    parser.add_argument(
+        "--chains", default=",".join(CHAINS), help="comma-separated subset of " + ",".join(CHAINS)
+    )
+    parser.add_argument("--child", choices=CHAINS, help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
+    args, _ros = parser.parse_known_args()
+    if args.child:
+        run_child(args.child, args.out)
+        return
+    duration = args.soak if args.soak is not None else args.duration
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
+        ROS_DOMAIN_ID=os.environ.get("ROS_DOMAIN_ID", "46"),
+        PYTHONUNBUFFERED="1",
+    )
+    os.environ.update(env)
+    print(
+        f"end-to-end latency, setpoint -> CAN frame, {args.rate:g} Hz for {duration:g} s per chain"
+        f"{' (soak)' if args.soak is not None else ''}, bridge rate_hz {args.rate:g}, {os.cpu_count()} cores"
+    )
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        env["E2E_LOG_DIR"] = os.environ.get("E2E_LOG_DIR") or tmp
+        for kind in args.chains.split(","):
+            r = results[kind] = run_chain(kind, duration, args.rate, args.warmup, env, pathlib.Path(tmp))
+            print(
+                f"{kind:9s} n {r['n']:7d} | p50 {r['p50']:6.3f} ms | p99 {r['p99']:6.3f} ms | max {r['max']:7.2f} ms"
+                f" | drops {r['drops']} (never reached the bridge {r['lost']}, whole run; commands that found their period's frame sent {r['coalesced']})"
+                f" | RSS growth {r['rss_growth']:+.1f} MB",
+                flush=True,
+            )
+    base = results.get("baseline")
+    if base:
+        for kind in ("separate", "composed"):
+            if kind in results:
+                r = results[kind]
+                print(
+                    f"{kind} / baseline: p50 {r['p50'] / base['p50']:.2f}x, p99 {r['p99'] / base['p99']:.2f}x"
+                )
+    goals = []
+
+    def goal(label: str, value: float, limit: float, unit: str) -> None:
+        goals.append(f"{label} {value:.3g}{unit} <= {limit:g}{unit} {'met' if value <= limit else 'not met'}")
+
+    if "composed" in results:
+        goal("composed p50", results["composed"]["p50"], GOALS["composed_p50_ms"], " ms")
+        goal("composed p99", results["composed"]["p99"], GOALS["composed_p99_ms"], " ms")
+    if "separate" in results:
+        r = results["separate"]
+        goal("separate p99", r["p99"] / r["period_ms"], GOALS["separate_p99_periods"], " periods")
+    for kind in ("separate", "composed"):
+        if kind in results:
+            goal(f"{kind} drops", results[kind]["drops"], 0, "")
+            goal(f"{kind} RSS growth", results[kind]["rss_growth"], GOALS["rss_mb"], " MB")
+    print("goals: " + "; ".join(goals))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,219 @@
+"""composed_chain: gravity → friction → MIT bridge in one process, no DDS hop between them.
+
+The three nodes are the usual ones (:class:`GravityCompensationNode`,
+:class:`FrictionFeedforwardNode`, :class:`MitBridgeNode`: same names, parameters,
+validation and topics), spun by one executor. Only the hand-offs change: the gravity node's
+``joint_command`` goes straight to the friction node (:attr:`FeedforwardStageNode.hand_off`),
+the friction node's straight to the bridge, which sends the frames at once (its timer only
+keeps the motors fed). Every term is still published (``~/effort``,
+``gravity/joint_command``, ``joint_command``), after the hand-off, so ``ros2 topic echo``
+and ``ros2 param set /gravity_compensation enable false`` work unchanged; the nodes' own
+subscriptions of those topics are removed (each message is handled once).
+
+A stage that raises (anything but the InputError it already turns into a dropped setpoint)
+never stops the bridge: the setpoint is dropped, the bridge keeps its last command and
+falls back to ``timeout_behavior`` after ``command_timeout`` as for a silent chain, and its
+diagnostics carry an ERROR status ``<bridge fqn>: chain`` naming the error until a setpoint
+passes again.
+
+Wiring (as ``arm.launch.py`` remaps the separate nodes): gravity ``joint_setpoint`` →
+``gravity/joint_command``; friction ``gravity/joint_command`` → ``joint_command``; the bridge
+reads ``joint_command``. Parameters: one ``--params-file`` with a section per node name
+(``gravity_compensation``, ``friction_feedforward``, ``mit_bridge``), as rcl matches them.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable
+
+from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+from sensor_msgs.msg import JointState
+
+from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.nodes.friction_feedforward_node import FrictionFeedforwardNode
+from gravity_friction_comp.nodes.gravity_compensation_node import GravityCompensationNode
+from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode
+from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, SPIN_WAKE, executor_choice, make_executor
+from gravity_friction_comp.stage.contract import Throttle
+
+__all__ = ["ComposedChain", "GRAVITY_TOPIC", "main"]
+
+#: The gravity stage's output topic (friction's input), as ``arm.launch.py`` wires it.
+GRAVITY_TOPIC = "gravity/joint_command"
+
+
+def _remap(*rules: str) -> list[str]:
+    return ["--ros-args", *(arg for rule in rules for arg in ("-r", rule))]
+
+
+def _copy(msg: JointState) -> JointState:
+    """A new message with the same fields: the sender reuses its message object, the next
+    stage may keep this one as its last setpoint. Fields are reassigned (never mutated) by
+    the sender, so sharing them is safe."""
+    out = JointState(check_fields=False)
+    out.header = msg.header
+    out.name = msg.name
+    out.position = msg.position
+    out.velocity = msg.velocity
+    out.effort = msg.effort
+    return out
+
+
+class ComposedChain:
+    """The three nodes in one process, wired by direct calls (see the module docstring).
+
+    Args:
+        context: rclpy context of the nodes (default context when ``None``).
+        gravity, friction, bridge: Extra keyword arguments of each node's constructor
+            (e.g. ``parameter_overrides``).
+
+    Attributes:
+        gravity, friction, bridge: The nodes (add :attr:`nodes` to one executor).
+        errors: Setpoints dropped because a stage raised. last_error: Its text ("" if none).
+
+    Raises:
+        ConfigError: as each node's constructor (nodes built so far are destroyed).
+    """
+
+    def __init__(self, context=None, gravity: dict | None = None, friction: dict | None = None, bridge=None):
+        self.errors = 0
+        self.last_error = ""
+        self._failing = False
+        self._dropped = False
+        self._throttle = Throttle(2.0)
+        built: list = []
+        try:
+            self.gravity = GravityCompensationNode(
+                context=context, cli_args=_remap(f"joint_command:={GRAVITY_TOPIC}"), **(gravity or {})
+            )
+            built.append(self.gravity)
+            self.friction = FrictionFeedforwardNode(
+                context=context, cli_args=_remap(f"joint_setpoint:={GRAVITY_TOPIC}"), **(friction or {})
+            )
+            built.append(self.friction)
+            self.bridge = MitBridgeNode(context=context, **(bridge or {}))
+            built.append(self.bridge)
+        except BaseException:
+            for node in built:
+                node.destroy_node()
+            raise
+        # each message handled once: by direct call, not also by the DDS subscriptions
+        self.gravity.destroy_subscription(self.gravity.setpoint_subscription)
+        self.friction.destroy_subscription(self.friction.setpoint_subscription)
+        self.bridge.destroy_subscription(self.bridge._command_sub)  # noqa: SLF001 - its own node set
+        self.gravity.setpoint_subscription = self.gravity.create_subscription(
+            JointState, "joint_setpoint", self._on_setpoint, SETPOINT_QOS
+        )
+        self.gravity.hand_off = self._to(self.friction.on_setpoint, "friction")
+        self.friction.hand_off = self._to(self.bridge.accept_command, "bridge")
+        self.bridge.diagnostic_sources.append(self.status)
+
+    @property
+    def nodes(self) -> tuple:
+        """The nodes, for ``executor.add_node``."""
+        return (self.gravity, self.friction, self.bridge)
+
+    def _on_setpoint(self, msg: JointState) -> None:
+        """The gravity node's ``joint_setpoint`` callback: the whole chain for ``msg``."""
+        self._dropped = False
+        try:
+            self.gravity.on_setpoint(msg)
+        except Exception as error:  # noqa: BLE001 - never out of the executor: the bridge feeds the motors
+            self._failed("gravity", error)
+            return
+        if not self._dropped:
+            self._failing = False  # the whole chain ran for this setpoint
+
+    def _to(self, call: Callable[[JointState], None], where: str) -> Callable[[JointState], None]:
+        def hand_off(msg: JointState) -> None:
+            try:
+                call(_copy(msg))
+            except Exception as error:  # noqa: BLE001 - a raising stage must not stop the bridge
+                self._failed(where, error)  # the upstream stage still publishes its own output
+
+        return hand_off
+
+    def _failed(self, where: str, error: Exception) -> None:
+        self._dropped = True
+        self.errors += 1
+        self._failing = True
+        self.last_error = f"{where}: {type(error).__name__}: {error}"
+        if self._throttle.ready(where):
+            self.bridge.get_logger().error(
+                f"setpoint dropped, a stage raised ({self.last_error}); the bridge keeps its "
+                "last command, then its timeout behaviour"
+            )
+
+    def status(self) -> DiagnosticStatus:
+        """``<bridge fqn>: chain``: ERROR while the last setpoint made a stage raise."""
+        st = DiagnosticStatus()
+        st.name = f"{self.bridge.get_fully_qualified_name()}: chain"
+        st.hardware_id = "composed_chain"
+        st.level = DiagnosticStatus.ERROR if self._failing else DiagnosticStatus.OK
+        st.message = f"stage raised, setpoint dropped: {self.last_error}" if self._failing else "ok"
+        st.values = [
+            KeyValue(key="stage_errors", value=str(self.errors)),
+            KeyValue(key="last_error", value=self.last_error),
+        ]
+        return st
+
+    def destroy(self) -> None:
+        """Destroy the nodes (the bridge sends its disable frames)."""
+        for node in reversed(self.nodes):
+            node.destroy_node()
+
+
+def spin_chain(chain: ComposedChain, stop: Callable[[], bool]) -> None:
+    """Spin the chain's nodes on one executor until ``stop()`` or the context ends.
+
+    A callback that raises anyway (a parameter or holding change that reaches a raising
+    stage) is logged and counted; the spin goes on, so the bridge keeps feeding the motors.
+    """
+    gc.collect()
+    gc.freeze()  # as spin_node: the long-lived objects out of the collector's walk
+    context = chain.bridge.context
+    executor = make_executor(context, executor_choice())
+    for node in chain.nodes:
+        executor.add_node(node)
+    try:
+        while context.ok() and not stop():
+            try:
+                executor.spin_once(timeout_sec=SPIN_WAKE)
+            except Exception as error:  # noqa: BLE001 - a raising stage must not stop the bridge
+                if not context.ok():
+                    break
+                chain._failed("callback", error)  # noqa: SLF001 - the chain's own bookkeeping
+    finally:
+        executor.shutdown()
+
+
+def main(args=None) -> None:
+    """Entry point of the ``composed_chain`` executable (SIGINT/SIGTERM: clean shutdown)."""
+    import signal
+    import sys
+    import threading
+
+    import rclpy
+    from rclpy.signals import SignalHandlerOptions
+
+    requested: list[int] = []
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda signum, frame: requested.append(signum))
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    chain = None
+    try:
+        chain = ComposedChain()
+        spin_chain(chain, stop=lambda: bool(requested))
+    except ConfigError as error:
+        print(f"[composed_chain] invalid configuration: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
+    finally:
+        if chain is not None:
+            chain.destroy()
+        rclpy.try_shutdown()
+
+
+if __name__ == "__main__":
+    main()
