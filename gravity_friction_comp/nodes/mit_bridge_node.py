@@ -83,8 +83,8 @@ from gravity_friction_comp.mit.bus import (
     read_damiao_limits,
 )
 from gravity_friction_comp.mit.bus_load import mit_bus_load
-from gravity_friction_comp.mit.startup_check import StartupCheck
 from gravity_friction_comp.mit.send_schedule import SendSchedule
+from gravity_friction_comp.mit.startup_check import StartupCheck
 from gravity_friction_comp.nodes.bridge_diagnostics import bus_status, motor_statuses
 from gravity_friction_comp.nodes.lockstep_clock import LockstepClock, stamp_ns
 from gravity_friction_comp.nodes.mit_bridge_parameters import BRIDGE_PARAMETERS, PARAMETERS
