@@ -61,7 +61,7 @@ def package_share() -> pathlib.Path:
         return pathlib.Path(__file__).resolve().parents[1]
     try:
         return pathlib.Path(get_package_share_directory(PACKAGE))
-    except PackageNotFoundError:
+    except (PackageNotFoundError, OSError):  # OSError: AMENT_PREFIX_PATH unset (no workspace sourced)
         return pathlib.Path(__file__).resolve().parents[1]
 
 
