@@ -307,7 +307,9 @@ def test_launch_without_player_holds_the_arm(repo_root, lockstep):
     """Default player:=none (issue 13 point 4): joint_command flows (the hold player's pose
     plus the gravity term) and the simulated palletizer stays at its initial pose
     (config/sim_palletizer.yaml: 0.0, 0.3, 0.2 rad) within 10 mrad over the last second of
-    3 s of joint_states after the chain answers (bridge hold on kp alone: 0.26 rad)."""
+    3 s of joint_states after the chain answers (bridge hold on kp alone: 0.26 rad); on the
+    wall clock, over some second within 20 s more (load can stall a stage past the bridge's
+    command timeout)."""
     require_installed_package()
     from graph_helpers import fresh_domain_id, graph_client
     from sensor_msgs.msg import JointState
@@ -324,6 +326,14 @@ def test_launch_without_player_holds_the_arm(repo_root, lockstep):
         states.clear()
         # 3 s of the arm's time (sim time in lockstep: joint_states at 500 Hz)
         assert client.spin_until(lambda: len(states) >= 1500, 60.0, proc), len(states)
+        if lockstep == "false":
+            # wall clock: a stage stalled > command_timeout by the machine's load makes the bridge
+            # damp for a moment; the hold must bring the arm back within 20 s
+            def settled():
+                q = np.array([m.position for m in states[-500:]])
+                return len(q) == 500 and bool(np.all(np.abs(q - q0) < 0.01))
+
+            client.spin_until(settled, 20.0, proc)
         last = np.array([m.position for m in states[-500:]])
         assert list(commands[-1].name) == ["base_yaw", "shoulder_pitch", "beam_pitch"]
         assert list(commands[-1].position) == list(q0) and commands[-1].effort[1] < -0.1
