@@ -1,4 +1,4 @@
-"""One arm: [setpoint_player] → gravity_compensation → friction_feedforward → mit_bridge.
+"""One arm: setpoint_player → gravity_compensation → friction_feedforward → mit_bridge.
 
 Wiring (ARCHITECTURE.md), by remapping only::
 
@@ -21,6 +21,9 @@ clock (``/clock``), every node gets ``use_sim_time``, and physics advances only 
 chain has answered each setpoint (the bridge's ``sim_lockstep``; ``/clock`` ticks at the
 player's ``rate_hz``), so results do not depend on the machine's load (see
 :func:`time_parameters`).
+``player:=none`` (the default) starts the player with profile ``hold``: it holds the
+measured pose (see :func:`player_parameters`), so ``joint_command`` carries the gravity and
+friction terms and the arm does not sag on the bridge's kp alone.
 The files are read here and handed to each node as values, so a file keyed by the bare node
 name still applies under ``namespace`` (see ``node_parameters``).
 
@@ -64,7 +67,7 @@ def package_share() -> pathlib.Path:
         return pathlib.Path(__file__).resolve().parents[1]
     try:
         return pathlib.Path(get_package_share_directory(PACKAGE))
-    except PackageNotFoundError:
+    except (PackageNotFoundError, OSError):  # OSError: AMENT_PREFIX_PATH unset (no workspace sourced)
         return pathlib.Path(__file__).resolve().parents[1]
 
 
@@ -210,6 +213,36 @@ def time_parameters(lockstep: bool, simulate: bool, setpoint_rate_hz: float) -> 
     return {"use_sim_time": True}, {"sim_lockstep": True, "sim_setpoint_rate_hz": float(setpoint_rate_hz)}
 
 
+def player_parameters(player: str, simulate: bool, sim_config: str) -> dict:
+    """The player's overrides: ``profile`` = ``player``; ``player:=none`` starts profile
+    ``hold`` (issue 13 point 4: the chain holds the arm with its gravity and friction terms
+    instead of the bridge's kp-only start-up hold, which lets the arm sag).
+
+    On the simulated arm, hold's pose is the sim config's ``initial_position`` of its joints,
+    at once (``hold_wait`` 0): that is where the arm starts, while the first ``joint_states``
+    the player can see comes after the arm has sagged on the bridge's kp for a few tens of ms
+    (and in lockstep only once the chain has answered). On a real arm it is the first measured
+    ``joint_states`` of every joint (``joint_names`` empty), with no fallback: it never moves
+    the arm to a pose it has not measured.
+
+    Raises:
+        ConfigError: unreadable or invalid ``sim_config``.
+    """
+    if player != "none":
+        return {"profile": player}
+    if not simulate:
+        return {"profile": "hold", "joint_names": [""]}
+    from gravity_friction_comp.sim.config import SimConfig
+
+    joints = SimConfig.from_yaml(sim_config).joints
+    return {
+        "profile": "hold",
+        "joint_names": list(joints) or [""],
+        "home": [float(j.initial_position) for j in joints.values()] or [0.0],
+        "hold_wait": 0.0,
+    }
+
+
 def _bool(context, name: str) -> bool:
     from launch.substitutions import LaunchConfiguration
 
@@ -339,16 +372,16 @@ def _setup(context, *args, **kwargs):
                 remappings=list(remapping.items()),
             )
         )
-    if player != "none":
-        actions.append(
-            Node(
-                package=PACKAGE,
-                executable="setpoint_player",
-                name="setpoint_player",
-                output="screen",
-                parameters=[params(player_params, "setpoint_player") | {"profile": player} | clock],
-            )
+    player_values = player_parameters(player, simulate, sim_config)  # none: hold (issue 13.4)
+    actions.append(
+        Node(
+            package=PACKAGE,
+            executable="setpoint_player",
+            name="setpoint_player",
+            output="screen",
+            parameters=[params(player_params, "setpoint_player") | player_values | clock],
         )
+    )
     return [GroupAction(actions, scoped=True)]
 
 
@@ -440,7 +473,10 @@ def launch_arguments() -> list:
             "can_channel", default_value="can0", description="CAN channel of the real bus (simulate:=false)"
         ),
         DeclareLaunchArgument(
-            "player", default_value="none", description=f"setpoint source: {' | '.join(PLAYER_PROFILES)}"
+            "player",
+            default_value="none",
+            description=f"setpoint source: {' | '.join(PLAYER_PROFILES)} "
+            "(none: the player holds the measured pose, so gravity/friction terms still flow)",
         ),
         DeclareLaunchArgument(
             "gravity_params",

@@ -5,6 +5,17 @@ Topics:
         ``joint_names`` (stamped with the node clock), at ``rate_hz``.
     gripper/holding (pub, std_msgs/Bool): the pick_place profile's gripper state, on every
         change and once per second (late subscribers catch up).
+    ~/done (pub, std_msgs/Bool, transient local): ``false`` at start, ``true`` once when a
+        profile with ``loop:=false`` has finished (the log says so once; the player then keeps
+        publishing the last pose, so the arm stays held).
+    joint_states (sub, sensor_msgs/JointState): profile ``hold`` only, until the pose is set.
+
+Profile ``hold`` (what ``arm.launch.py`` starts with ``player:=none``): the first
+``joint_states`` message that carries every joint of ``joint_names`` with a finite position
+sets the pose (empty ``joint_names``: every joint it carries); none within ``hold_wait`` [s]
+(wall clock; in lockstep the bridge publishes ``joint_states`` only once the chain has
+answered) and the pose is ``home``. Nothing is published before the pose is set; the log
+says which pose is held.
 
 Parameters: :data:`PARAMETERS` (name, type, default, unit, range, description; all read at
 start). The profile math is :mod:`gravity_friction_comp.trajectory.profiles`; ``start_delay``
@@ -19,9 +30,13 @@ the gripper change is published before that tick's setpoint.
 from __future__ import annotations
 
 import math
+import time
 from types import MappingProxyType
 
+import numpy as np
+from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool
 
@@ -29,12 +44,18 @@ from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.nodes.parameters import Param, check, declare, values_of
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, run_node
 from gravity_friction_comp.trajectory.base import MIN_DURATION, Profile
+from gravity_friction_comp.trajectory.hold import HoldProfile
 from gravity_friction_comp.trajectory.profiles import PROFILE_NAMES, profile_from_options
 
 __all__ = ["PARAMETERS", "SetpointPlayerNode", "main"]
 
 #: Highest publication rate accepted [Hz].
 MAX_RATE_HZ = 5000.0
+#: ``~/done``: latched, so a recorder that subscribes late still learns the profile ended.
+DONE_QOS = QoSProfile(
+    depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+)
+_HOLD_CHECK_PERIOD = 0.02  # [s] wall: how often hold looks at its hold_wait deadline
 
 
 def _finite(value: float) -> None:
@@ -92,6 +113,15 @@ PARAMETERS: tuple[Param, ...] = (
         read_only=True,
         validate=_finite,
     ),
+    Param(
+        "hold_wait",
+        10.0,
+        "profile hold: wall time to wait for joint_states (the bridge starting) before holding home",
+        "s",
+        low=0.0,
+        high=60.0,
+        read_only=True,
+    ),
 )
 
 #: name → (default, description), derived from :data:`PARAMETERS` (defaults by name).
@@ -148,17 +178,80 @@ class SetpointPlayerNode(Node):
         rate = values["rate_hz"]
         delay = values["start_delay"]
         self.start_delay = delay
-        self.profile = profile_from_parameters(values)
+        self._name = values["profile"]
+        self._names = [n for n in values["joint_names"] if n]
+        hold = self._name == "hold"
+        # hold without joint names: the joints come with the measurement (no home pose then)
+        self.profile: Profile | None = None if hold and not self._names else profile_from_parameters(values)
         self._setpoint_pub = self.create_publisher(JointState, "joint_setpoint", SETPOINT_QOS)
         self._holding_pub = self.create_publisher(Bool, "gripper/holding", SETPOINT_QOS)
+        self._done_pub = self.create_publisher(Bool, "~/done", DONE_QOS)
+        self._done_pub.publish(Bool(data=False))
+        self._done = False
         self._holding: bool | None = None
         self._start_ns: int | None = None
         self._last_holding_ns = 0
+        self._pose_set = not hold  # hold: nothing is published before the pose is known
+        self._missed_tick = False
         self.create_timer(1.0 / rate, self._tick)
-        self.get_logger().info(
-            f"profile {values['profile']} on {list(self.profile.joint_names)}, period "
-            f"{self.profile.period:.3f} s, {rate:g} Hz, loop={values['loop']}"
-        )
+        if hold:
+            self._hold_deadline = time.monotonic() + values["hold_wait"]
+            self._hold_warned = False
+            self._state_sub = self.create_subscription(
+                JointState, "joint_states", self._on_joint_states, SETPOINT_QOS
+            )
+            # wall clock: with use_sim_time the node clock stands still until the chain answers
+            self._hold_timer = self.create_timer(
+                _HOLD_CHECK_PERIOD, self._hold_check, clock=Clock(clock_type=ClockType.STEADY_TIME)
+            )
+            self._hold_wait = values["hold_wait"]
+            if self._hold_wait > 0.0:
+                self.get_logger().info(
+                    f"profile hold: waiting up to {self._hold_wait:g} s for joint_states to hold the "
+                    f"measured position, {rate:g} Hz"
+                )
+        else:
+            assert self.profile is not None
+            self.get_logger().info(
+                f"profile {values['profile']} on {list(self.profile.joint_names)}, period "
+                f"{self.profile.period:.3f} s, {rate:g} Hz, loop={values['loop']}"
+            )
+
+    # ------------------------------------------------------------------ hold
+    def _on_joint_states(self, msg: JointState) -> None:
+        if self._pose_set:
+            return
+        measured = dict(zip(msg.name, msg.position))
+        names = self._names or list(measured)
+        if not names or not all(n in measured and math.isfinite(measured[n]) for n in names):
+            return  # a joint not measured yet (the bridge publishes valid joints only)
+        pose = np.array([measured[n] for n in names])
+        self._set_pose(HoldProfile(names, pose), "the measured position of joint_states")
+
+    def _hold_check(self) -> None:
+        if self._pose_set or time.monotonic() < self._hold_deadline:
+            return
+        if self.profile is not None:
+            why = (
+                f" (no joint_states with every joint within {self._hold_wait:g} s)" if self._hold_wait else ""
+            )
+            self._set_pose(self.profile, f"the home pose{why}")
+        elif not self._hold_warned:
+            self._hold_warned = True
+            self.get_logger().warning(
+                "profile hold: no joint_states yet and no joint_names (so no home pose): "
+                "nothing is held until joint_states arrives"
+            )
+
+    def _set_pose(self, profile: Profile, what: str) -> None:
+        self.profile = profile
+        self._pose_set = True
+        self.destroy_timer(self._hold_timer)
+        self.destroy_subscription(self._state_sub)
+        pose = ", ".join(f"{n} {q:.4f}" for n, q in zip(profile.joint_names, profile.sample(0.0).position))
+        self.get_logger().info(f"no setpoint source (profile hold): holding {what}: {pose} [rad]")
+        if self._missed_tick:  # lockstep: the clock waits for this tick's answer
+            self._tick()
 
     def elapsed(self) -> float:
         """Time since the first published setpoint [s] (0 before it); the profile's own
@@ -168,11 +261,21 @@ class SetpointPlayerNode(Node):
         return (self.get_clock().now().nanoseconds - self._start_ns) * 1e-9
 
     def _tick(self) -> None:
+        if not self._pose_set or self.profile is None:
+            self._missed_tick = True
+            return
         now = self.get_clock().now()
         if self._start_ns is None:
             self._start_ns = now.nanoseconds
         t = (now.nanoseconds - self._start_ns) * 1e-9 - self.start_delay
         sample = self.profile.sample(max(t, 0.0))
+        if not self.profile.loop and t >= self.profile.period and not self._done:
+            self._done = True
+            self._done_pub.publish(Bool(data=True))
+            self.get_logger().info(
+                f"profile {self._name} done after {self.profile.period:.3f} s (loop=false): "
+                "holding its last pose"
+            )
         if t < 0.0:  # settling on the first pose
             sample = sample._replace(velocity=sample.velocity * 0.0)
         if sample.holding is not None and (

@@ -2,7 +2,8 @@
 
 Families: :mod:`~gravity_friction_comp.trajectory.periodic` (sine, ramp),
 :mod:`~gravity_friction_comp.trajectory.waypoints` (pick-and-place),
-:mod:`~gravity_friction_comp.trajectory.replay` (CSV file, rosbag2 folder); the base class
+:mod:`~gravity_friction_comp.trajectory.replay` (CSV file, rosbag2 folder),
+:mod:`~gravity_friction_comp.trajectory.hold` (one pose for ever); the base class
 and argument checks are in :mod:`~gravity_friction_comp.trajectory.base`. No rclpy import.
 """
 
@@ -14,6 +15,7 @@ import numpy as np
 
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.trajectory.base import Profile, checked_names, name_list, vector
+from gravity_friction_comp.trajectory.hold import HoldProfile
 from gravity_friction_comp.trajectory.periodic import RampProfile, SineProfile
 from gravity_friction_comp.trajectory.replay import load_csv, load_rosbag
 from gravity_friction_comp.trajectory.waypoints import pick_place_profile
@@ -21,7 +23,7 @@ from gravity_friction_comp.trajectory.waypoints import pick_place_profile
 __all__ = ["PROFILE_NAMES", "profile_from_options"]
 
 #: Profile names the player accepts (``profile`` parameter).
-PROFILE_NAMES = ("sine", "ramp", "pick_place", "bag", "csv")
+PROFILE_NAMES = ("sine", "ramp", "pick_place", "bag", "csv", "hold")
 
 
 def profile_from_options(
@@ -47,7 +49,8 @@ def profile_from_options(
         name: One of :data:`PROFILE_NAMES`.
         joint_names: (n,) list of joint names (strings) of the setpoint (for ``csv``/``bag``:
             joints to keep, or empty for those recorded).
-        home: (n,) or scalar [rad] centre of sine/ramp, home pose of pick_place.
+        home: (n,) or scalar [rad] centre of sine/ramp, home pose of pick_place, the pose of
+            hold.
         amplitude: (n,) or scalar [rad] for sine/ramp (0 keeps a joint still).
         period: [s] for sine/ramp (≥ :data:`~gravity_friction_comp.trajectory.base.MIN_DURATION`).
         pick, place: (n,) or scalar [rad] poses of pick_place (``None`` or empty: home ±
@@ -70,6 +73,8 @@ def profile_from_options(
         return load_rosbag(bag_path, topic, name_list(joint_names) or None, loop=loop)
     names = checked_names(joint_names)
     home_v = vector("home", home, len(names))
+    if name == "hold":
+        return HoldProfile(names, home_v)
     amp = vector("amplitude", amplitude, len(names))
     if name == "sine":
         return SineProfile(names, home_v, amp, period, loop=loop)
