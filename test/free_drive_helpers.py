@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -15,12 +16,13 @@ def free_drive_loop(
     *,
     gravity_on: bool = True,
     friction_on: bool = True,
-    kd_scale: float = 0.1,
+    kd_scale: float = 0.2,
     friction_scale: float = 1.0,
     deadband: float = 0.01,
     gravity_scale=None,
     holding: bool = False,
     mode: str = "free_drive",
+    friction_file=None,
 ):
     """A :class:`FreeDriveLoop` for profile ``arm_name`` at ``pose`` (model joints, at rest).
 
@@ -36,6 +38,7 @@ def free_drive_loop(
     from gravity_friction_comp.mit.bridge_params import bridge_config_from_values
     from gravity_friction_comp.model.actuator import ActuatorModel
     from gravity_friction_comp.model.payload import Payload
+    from gravity_friction_comp.model.robot_model import RobotModel
     from gravity_friction_comp.nodes.friction_feedforward_node import PARAMETERS as FP
     from gravity_friction_comp.nodes.friction_feedforward_node import build_friction_config
     from gravity_friction_comp.nodes.gravity_compensation_node import PARAMETERS as GP
@@ -48,6 +51,7 @@ def free_drive_loop(
     from gravity_friction_comp.stage.friction import FrictionStage
     from gravity_friction_comp.stage.gravity import GravityConfig, GravityStage
     from gravity_friction_comp.stage.settings import StageSettings
+    from gravity_friction_comp.tools.demo.options import _gravity_effort_limits
 
     profile = load_arm(arm_name)
     values = profile.bridge_values()
@@ -64,6 +68,13 @@ def free_drive_loop(
     gvalues["urdf_path"] = str(profile.urdf)
     if not holding and profile.gravity_params is None:
         gvalues["payload.mass"] = 0.0
+    # the URDF's placeholder effort limits raised to the motor map's, as the demo does
+    urdf_model = RobotModel.from_urdf(profile.urdf)
+    raised = _gravity_effort_limits(
+        urdf_model, dict(zip(values["joints"], map(float, values["effort_limit"]))), log=lambda *a: None
+    )
+    if raised:
+        gvalues["effort_limit"] = list(raised)
     models = build_robot_models(gvalues)
     if profile.gravity_params is None:  # a payload on the last bridged joint's child for the test
         payload = Payload(0.3, np.array([0.0, 0.0, 0.05]), np.eye(3) * 1e-4, profile.joints[-1], "custom")
@@ -74,13 +85,16 @@ def free_drive_loop(
     if scale is None:
         scale = gravity_scale_from_arm_yaml(profile.arm_config, bare.joint_names)
     scale = 1.0 if scale is None else scale
-    gravity = GravityStage(GravityConfig(bare, loaded), StageSettings(enabled=gravity_on, scale=scale))
+    gravity = GravityStage(
+        GravityConfig(bare, loaded, effort_limit=gvalues.get("effort_limit")),
+        StageSettings(enabled=gravity_on, scale=scale),
+    )
 
     fvalues = {p.name: p.default for p in FP}
     if profile.friction_params is not None:
         fvalues.update(first_node_parameters(profile.friction_params)[1])
     fvalues.update(
-        arm_config=str(profile.arm_config),
+        arm_config=str(friction_file or profile.arm_config),
         joints=list(profile.joints),
         velocity_source="measured",
         velocity_deadband=deadband,
@@ -90,6 +104,15 @@ def free_drive_loop(
     )
 
     sim_config = SimConfig.from_yaml(profile.sim_config)
+    # unbridged joints (grippers): their own motor holds them on the real arm; here they
+    # stick (10 N of friction) instead of sliding under gravity
+    held = {
+        j: dataclasses.replace(sim_config.joint(j), coulomb=10.0)
+        for j in bare.joint_names
+        if j not in profile.joints
+    }
+    if held:
+        sim_config = dataclasses.replace(sim_config, joints={**sim_config.joints, **held})
     arm = SimulatedArm(bare, sim_config, payload=loaded.payload, holding=holding)
     if pose is not None:
         arm.reset(pose)
@@ -119,3 +142,33 @@ def release(loop, duration: float, extra=None):
     rec = loop.run(duration + hold_time)
     start = int(np.searchsorted(rec.t, rec.t[0] + hold_time))
     return rec, start
+
+
+def released_drift(loop, duration: float, chunk: float = 0.25):
+    """Release (as :func:`release`) and run up to ``duration`` [s]; returns (drift (n,) [rad]
+    = max |q − q_release| per joint, velocity RMS (n,) [rad/s], simulated seconds run).
+
+    Stops early once a whole chunk is a fixed point of the deterministic loop (every true
+    velocity exactly 0, position and command bitwise constant): each later tick repeats it
+    bit for bit, so the drift and RMS over ``duration`` are the ones computed so far (the RMS
+    over the remaining zero-velocity ticks is scaled in).
+    """
+    rec, start = release(loop, chunk)
+    q_rel = rec.q[start]
+    qs, vs = [rec.q[start:]], [rec.v[start:]]
+    ran = rec.t[-1] - rec.t[start]
+    while ran < duration:
+        r = loop.run(chunk)
+        qs.append(r.q)
+        vs.append(r.v)
+        ran += chunk
+        if (
+            not r.v.any()
+            and (r.q == r.q[0]).all()
+            and np.array_equal(r.command, r.command[:1].repeat(len(r.command), 0), equal_nan=True)
+        ):
+            break
+    q, v = np.concatenate(qs), np.concatenate(vs)
+    ticks_total = duration / (r.t[1] - r.t[0]) if len(qs) > 1 else len(v)
+    rms = np.sqrt((v**2).sum(axis=0) / max(ticks_total, len(v)))
+    return np.abs(q - q_rel).max(axis=0), rms, ran

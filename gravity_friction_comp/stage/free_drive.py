@@ -169,7 +169,7 @@ class FreeDriveSource:
             return f"{self._bad_reason} ({self._bad} good sample(s) still needed)"
         if self._q is None:
             return "no measured joint state yet"
-        if t - self._t > self.config.stale_timeout:
+        if t - self._t > self.config.stale_timeout + 1e-9:  # float slack of two stamps
             return f"measured joint state {t - self._t:.3f} s old (stale_timeout {self.config.stale_timeout:g} s)"
         return ""
 
