@@ -67,7 +67,8 @@ def free_drive_overrides(
         "mode": "free_drive",
         "joints": joints,
         "fixed_joints": fixed or [""],
-        "fixed_positions": [float(fixed_positions.get(j, 0.0)) for j in fixed],
+        # ROS cannot type an empty list: [0.0] with no fixed joint (the node ignores it)
+        "fixed_positions": [float(fixed_positions.get(j, 0.0)) for j in fixed] or [0.0],
         "rate_hz": float(rate_hz),
         "free_drive_kd": free_kd,
         "follow_kp": kp,

@@ -12,9 +12,10 @@ Topics:
     joint_setpoint (pub, sensor_msgs/JointState): measured position, velocity 0 (free drive),
         or the follow setpoint (blended from the measured pose after a switch).
 
-Publishing: with ``rate_hz`` 0 on every ``joint_states`` (free drive; the freshest pose) and
-every ``follow_setpoint`` (follow); with ``rate_hz`` > 0 on a timer of the node clock (in
-lockstep: the bridge's ``sim_setpoint_rate_hz``, so each tick is answered). While free drive
+Publishing: on every ``joint_states`` (free drive; the freshest pose) and every
+``follow_setpoint`` (follow); with ``rate_hz`` > 0 also on a timer of the node clock and at
+most once per clock reading (in lockstep: the bridge's ``sim_setpoint_rate_hz``, so each tick
+is answered once, also when the clock waits for the first setpoint). While free drive
 has no good measurement (stale, jump, non-finite: see the core) nothing is published and the
 bridge's ``command_timeout`` brings its ``timeout_behavior``; the reason is logged as an ERROR
 (once per fault, and when it clears).
@@ -139,6 +140,7 @@ class FreeDriveNode(Node):
             self._set_params = self.create_client(SetParameters, f"/{values['bridge_node']}/set_parameters")
         self._gains_for: str | None = None  # the mode whose gains the bridge has (None: unknown)
         self._fault = ""
+        self._published_ns = -1
         self._pub = self.create_publisher(JointState, "joint_setpoint", SETPOINT_QOS)
         self.create_subscription(JointState, "joint_states", self._on_state, SETPOINT_QOS)
         self.create_subscription(JointState, "follow_setpoint", self._on_follow, SETPOINT_QOS)
@@ -171,7 +173,7 @@ class FreeDriveNode(Node):
         why = self.source.measured(msg.name, msg.position, t)
         if why:
             self._report(why)
-        if self._rate == 0 and self.source.mode == "free_drive":
+        if self.source.mode == "free_drive":
             self._publish()
 
     def _on_follow(self, msg: JointState) -> None:
@@ -180,7 +182,7 @@ class FreeDriveNode(Node):
         except InputError as error:
             self.get_logger().warning(f"follow_setpoint ignored: {error}", throttle_duration_sec=2.0)
             return
-        if self._rate == 0 and self.source.mode == "follow":
+        if self.source.mode == "follow":
             self._publish()
 
     def _on_diagnostics(self, msg: DiagnosticArray) -> None:
@@ -203,7 +205,10 @@ class FreeDriveNode(Node):
                 self.get_logger().info("free drive: measured state good again, setpoints resumed")
 
     def _publish(self) -> None:
-        t = self._now()
+        now_ns = self.get_clock().now().nanoseconds
+        if self._rate > 0 and now_ns == self._published_ns:
+            return  # once per tick of the node clock (lockstep: each tick answered once)
+        t = now_ns * 1e-9
         sp = self.source.setpoint(t)
         if self.source.mode == "free_drive":
             self._report(self.source.fault(t))
@@ -215,6 +220,7 @@ class FreeDriveNode(Node):
         msg.position = sp.position.tolist()
         msg.velocity = sp.velocity.tolist()
         publish_guarded(self, self._pub, msg)
+        self._published_ns = now_ns
         self._apply_gains()
 
     def _apply_gains(self) -> None:

@@ -41,13 +41,15 @@ class LoopRecord:
     Attributes:
         t: (k,) [s] tick times. q, v: (k, n) true joint position [rad] and velocity [rad/s]
         of the arm (its joint order). command: (k, m) the commanded effort [N·m] in bridge
-        joint order (NaN while the source gave no setpoint).
+        joint order (NaN while the source gave no setpoint). torque: (k, m) the motors'
+        MIT torque at the joints [N·m] after the tick (what the arm feels from them).
     """
 
     t: np.ndarray
     q: np.ndarray
     v: np.ndarray
     command: np.ndarray
+    torque: np.ndarray
 
 
 class FreeDriveLoop:
@@ -110,6 +112,8 @@ class FreeDriveLoop:
         t = now_ns * 1e-9
         names = list(self.names)
         self.source.measured(names, state.position, t)
+        # the bridge's diagnostics ``stale`` flag, as the free_drive node reads it
+        self.source.set_stale([s.name for s in self.core.status() if s.stale])
         if self.friction is not None:
             self.friction.update_measured(names, state.velocity)
 
@@ -142,7 +146,7 @@ class FreeDriveLoop:
             The :class:`LoopRecord` of this run.
         """
         ticks = int(round(duration * 1e9 / (self.schedule.tick_steps * self.schedule.dt_ns)))
-        t_out, q_out, v_out, c_out = [], [], [], []
+        t_out, q_out, v_out, c_out, tau_out = [], [], [], [], []
         for _ in range(ticks):
             t = self.schedule.tick_ns * 1e-9
             if on_tick is not None:
@@ -153,7 +157,8 @@ class FreeDriveLoop:
             q_out.append(self.arm.position)
             v_out.append(self.arm.velocity)
             c_out.append(self._last_effort.copy())
-        return LoopRecord(np.array(t_out), np.array(q_out), np.array(v_out), np.array(c_out))
+            tau_out.append([sm.mapping.torque_from_motor(sm.motor.torque()) for sm in self.sim.motors])
+        return LoopRecord(*(np.array(x) for x in (t_out, q_out, v_out, c_out, tau_out)))
 
     def close(self) -> None:
         """Close both ends of the virtual bus (idempotent)."""
