@@ -17,11 +17,15 @@ pytestmark = pytest.mark.slow
 
 DRIFT = 2e-3  # [rad]
 RMS = 0.01  # [rad/s]
-#: arm -> (friction file relative to the repo, or None for the profile's)
+#: arm -> (friction file relative to the repo or None for the profile's, gravity scale).
+#: Scale 1 is the URDF; the simulated arms' true masses are 1.05 × the URDF (sim.yaml). On
+#: OpenArm that 5 % (0.43 N·m on joint2) exceeds the joint's stiction (0.32 N·m) and the
+#: released arm slides (measured: 705 mrad in 3 s at the first pose), so OpenArm runs with
+#: the calibrated scale 1.05, as a leader must be calibrated on hardware (docs/free_drive.md).
 ARMS = {
-    "palletizer": None,
-    "yam_ultra": None,
-    "openarm_v10": "arms/openarm_v10/leader_arm.yaml",
+    "palletizer": (None, 1.0),
+    "yam_ultra": (None, 1.0),
+    "openarm_v10": ("arms/openarm_v10/leader_arm.yaml", 1.05),
 }
 
 
@@ -46,10 +50,11 @@ def _poses(arm: str, n: int, seed: int = 19):
 
 
 def _loop(arm, q, repo_root, **kw):
-    file = ARMS[arm]
-    # gravity scale 1: the model; the vendor's gravity_comp_factor (YAM Ultra up to 1.35)
-    # lifts a kp-0 arm whose true masses are 1.05 × the URDF's
-    return free_drive_loop(arm, q, gravity_scale=1.0, friction_file=repo_root / file if file else None, **kw)
+    file, scale = ARMS[arm]
+    # not the vendor's gravity_comp_factor: YAM Ultra's (up to 1.35) lifts a kp-0 arm
+    return free_drive_loop(
+        arm, q, gravity_scale=scale, friction_file=repo_root / file if file else None, **kw
+    )
 
 
 @pytest.mark.parametrize("arm", list(ARMS))
