@@ -31,10 +31,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from diagnostic_msgs.msg import DiagnosticArray  # type: ignore[import-untyped]
-from rcl_interfaces.msg import Parameter as ParameterMsg  # type: ignore[import-untyped]
+from diagnostic_msgs.msg import DiagnosticArray
+from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType, ParameterValue, SetParametersResult
-from rcl_interfaces.srv import SetParameters  # type: ignore[import-untyped]
+from rcl_interfaces.srv import SetParameters
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
@@ -137,7 +137,9 @@ class FreeDriveNode(Node):
             kp_f, kd_f = list(values["follow_kp"] or []), list(values["follow_kd"] or [])
             if len(kp_f) == n and len(kd_f) == n:
                 self._gains["follow"] = (kp_f, kd_f)
-            self._set_params = self.create_client(SetParameters, f"/{values['bridge_node']}/set_parameters")
+            self._set_params: Any = self.create_client(
+                SetParameters, f"/{values['bridge_node']}/set_parameters"
+            )
         self._gains_for: str | None = None  # the mode whose gains the bridge has (None: unknown)
         self._fault = ""
         self._published_ns = -1

@@ -115,7 +115,7 @@ class FreeDriveLoop:
         # the bridge's diagnostics ``stale`` flag, as the free_drive node reads it
         self.source.set_stale([s.name for s in self.core.status() if s.stale])
         if self.friction is not None:
-            self.friction.update_measured(names, state.velocity)
+            self.friction.update_measured(names, state.velocity.tolist())
 
     def set_holding(self, holding: bool) -> None:
         """``gripper/holding``: the stage at once, the simulated arm at the next tick."""

@@ -135,7 +135,7 @@ class FreeDriveSource:
         self.config = config
         self._mode = validate_mode(mode)
         n = len(config.joints)
-        self._names = config.joints + config.fixed_joints
+        self._names = tuple(config.joints) + tuple(config.fixed_joints)
         self._fixed = np.asarray(config.fixed_positions, dtype=float)
         self._q: np.ndarray | None = None  # last good measured position (n,)
         self._t = -math.inf  # its time [s]
@@ -174,7 +174,7 @@ class FreeDriveSource:
         return ""
 
     # --- inputs -----------------------------------------------------------------------------
-    def measured(self, names: Sequence[str], position: Sequence[float], t: float) -> str:
+    def measured(self, names: Sequence[str], position: Sequence[float] | np.ndarray, t: float) -> str:
         """A ``joint_states`` sample at time ``t`` [s]; returns "" when accepted, else why not.
 
         A sample lacking a joint is ignored (reason returned); a non-finite one or one that
