@@ -38,6 +38,7 @@ setup(
             f"mit_bridge_node = {PACKAGE}.nodes.mit_bridge_node:main",
             f"composed_chain = {PACKAGE}.nodes.composed_chain:main",
             f"setpoint_player = {PACKAGE}.nodes.setpoint_player:main",
+            f"free_drive_node = {PACKAGE}.nodes.free_drive_node:main",
             f"gfc_demo = {PACKAGE}.tools.demo:main",
             f"identify_friction = {PACKAGE}.tools.identify_friction:main",
             f"excite = {PACKAGE}.tools.excite:main",

@@ -297,6 +297,19 @@ def _setup(context, *args, **kwargs):
     params = lambda path, node: node_parameters(path, node, namespace)  # noqa: E731
     player_rate = params(player_params, "setpoint_player").get("rate_hz", 250.0)
     clock, bridge_clock = time_parameters(_bool(context, "lockstep"), simulate, player_rate)
+    free_drive = None  # issue 19: mode:=free_drive, the chain on the measured joint_states
+    if cfg("mode") == "free_drive":
+        from gravity_friction_comp.nodes.free_drive_launch import free_drive_launch_parts
+
+        free_drive = free_drive_launch_parts(
+            params(bridge_params, "mit_bridge"),
+            urdf,
+            params(friction_params, "friction_feedforward"),
+            float(cfg("free_drive_kd_scale")),
+            player_rate if _bool(context, "lockstep") else 0.0,
+        )
+    elif cfg("mode") != "follow":
+        raise ValueError(f"launch argument mode must be follow or free_drive, got {cfg('mode')!r}")
     actions = []
     if namespace:
         actions.append(PushRosNamespace(namespace))
@@ -305,7 +318,12 @@ def _setup(context, *args, **kwargs):
         | {"urdf_path": urdf}
         | clock
     )
-    friction_values = params(friction_params, "friction_feedforward") | {"arm_config": arm_config} | clock
+    friction_values = (
+        params(friction_params, "friction_feedforward")
+        | {"arm_config": arm_config}
+        | (free_drive[1] if free_drive else {})
+        | clock
+    )
     composed = _bool(context, "composed")
     if "gravity" in remaps and not composed:
         actions.append(
@@ -341,6 +359,19 @@ def _setup(context, *args, **kwargs):
         bridge_overrides.update(robot_parameters(gravity_params, namespace))
         bridge_overrides.update({"urdf_path": urdf, "sim_config": sim_config})
     bridges = launch_bridges(params(bridge_params, "mit_bridge"), simulate)
+    if free_drive:
+        if len(bridges) > 1:
+            raise ValueError("mode:=free_drive with motors on several buses is not supported yet")
+        bridge_overrides.update(free_drive[0])
+        actions.append(
+            Node(
+                package=PACKAGE,
+                executable="free_drive_node",
+                name="free_drive",
+                output="screen",
+                parameters=[free_drive[2] | clock],
+            )
+        )
     if composed:
         check_composed(remaps, bridges)
         bridge_values = bridges[0][2] | bridge_overrides | clock | bridge_clock
@@ -380,6 +411,7 @@ def _setup(context, *args, **kwargs):
             name="setpoint_player",
             output="screen",
             parameters=[params(player_params, "setpoint_player") | player_values | clock],
+            remappings=[("joint_setpoint", "follow_setpoint")] if free_drive else [],
         )
     )
     return [GroupAction(actions, scoped=True)]
@@ -492,6 +524,16 @@ def launch_arguments() -> list:
             "bridge_params",
             default_value="",
             description="bridge parameter file, the motor map (default config/mit_bridge.yaml)",
+        ),
+        DeclareLaunchArgument(
+            "mode",
+            default_value="follow",
+            description="follow (the setpoint source) | free_drive (kp 0, terms from joint_states; docs/free_drive.md)",
+        ),
+        DeclareLaunchArgument(
+            "free_drive_kd_scale",
+            default_value="0.2",
+            description="free-drive kd = this × the motor map's kd",
         ),
         DeclareLaunchArgument(
             "player_params",

@@ -244,6 +244,10 @@ class MitBridgeNode(Node):
             )
         else:
             self._loop_timer = self.create_timer(config.period, self._loop)
+        if self._sim is not None:  # the simulated hand (issue 19)
+            from gravity_friction_comp.nodes.sim_external_effort import subscribe_external_effort
+
+            subscribe_external_effort(self, self._sim, getattr(self._lockstep, "driver", None))
         self._diag_timer = self.create_timer(1.0 / diag_rate, self._publish_diagnostics)
         self._ready = True
 

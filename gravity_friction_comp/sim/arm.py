@@ -9,7 +9,9 @@ Equation of motion per step (joint space, n = independent joints, mimic joints r
 
 .. math::
 
-    (s\\,M(q) + A)\\,\\ddot q = \\tau_m - s\\,b(q, \\dot q) - \\tau_f
+    (s\\,M(q) + A)\\,\\ddot q = \\tau_m + \\tau_{ext} - s\\,b(q, \\dot q) - \\tau_f
+
+(``τ_ext``: :meth:`SimulatedArm.set_external_effort`, a simulated hand; 0 by default.)
 
 - ``M``, ``b`` from :class:`~gravity_friction_comp.model.robot_model.RobotModel` (Pinocchio CRBA and
   RNEA, mimic-reduced: ``M = Gᵀ M_full G``, ``b = Gᵀ b_full``; FIELD_NOTES).
@@ -200,6 +202,7 @@ class SimulatedArm:
         self._friction = np.zeros(len(names))
         self._stuck = np.zeros(len(names), dtype=bool)
         self._time = 0.0
+        self._external = np.zeros(len(names))  # τ_ext (n,) [N·m]: a hand on the arm
 
     # --- properties ------------------------------------------------------------------------
     @property
@@ -264,6 +267,20 @@ class SimulatedArm:
         """Attach (True) or release (False) the payload (swaps prebuilt models)."""
         self._holding = bool(holding)
         self._model = self._loaded if self._holding else self._bare
+
+    def set_external_effort(self, effort: Sequence[float] | np.ndarray) -> None:
+        """External joint torque τ_ext (n,) [N·m] added to τ_m from the next step on (a hand
+        pushing the arm; :mod:`gravity_friction_comp.sim.external_effort`).
+
+        Raises:
+            DimensionError: wrong length. InputError: non-finite (reason ``Reason.NOT_FINITE``).
+        """
+        self._external = self._vector("external_effort", effort)
+
+    @property
+    def external_effort(self) -> np.ndarray:
+        """τ_ext (n,) [N·m] in force (copy)."""
+        return self._external.copy()
 
     def reset(self, position: Sequence[float], velocity: Sequence[float] | None = None) -> None:
         """Set q (n,) [rad] and q̇ (n,) [rad/s] (zeros when ``None``); time is kept.
@@ -332,7 +349,7 @@ class SimulatedArm:
         q, v = self._q, self._v
         s = self.config.mass_scale
         mass = s * self._model.mass_matrix(q) + np.diag(self.armature)
-        load = -s * self._model.nonlinear_effects(q, v)
+        load = self._external - s * self._model.nonlinear_effects(q, v)  # hand + gravity, Coriolis
         rhs = tau + load
         accel, friction, stuck = _sticking_step(mass, rhs, v, self._truth.budget(v, tau, load), h)
         v_new = v + h * accel

@@ -199,6 +199,11 @@ class SimulatedMotorBus:
         with self._lock:
             self.arm.set_holding(holding)
 
+    def set_external_effort(self, effort) -> None:
+        """External joint torque (n,) [N·m] on the simulated arm (SimulatedArm.set_external_effort)."""
+        with self._lock:
+            self.arm.set_external_effort(effort)
+
     def snapshot(self):
         """The arm's :class:`~gravity_friction_comp.sim.arm.SimState` (consistent copy)."""
         with self._lock:

@@ -160,6 +160,10 @@ class LockstepDriver:
         sim: The emulated motors and arm (never started: stepped here).
         on_state: Called after each frame exchange with the step's time [ns] (publish
             joint_states there).
+
+    Attribute ``external`` (default ``None``): an
+    :class:`~gravity_friction_comp.sim.external_effort.ExternalEffortSchedule` asked for the
+    simulated hand's torque at every physics step.
     """
 
     def __init__(
@@ -182,6 +186,7 @@ class LockstepDriver:
         self._dt = schedule.dt_ns * 1e-9
         self.ticks = 0
         self.wall_started: float | None = None
+        self.external: Any = None  # ExternalEffortSchedule: the simulated hand
 
     def run_tick(self) -> None:
         """Run the physics steps of the current tick (call once it is answered)."""
@@ -197,6 +202,8 @@ class LockstepDriver:
             if command is not None:
                 position, velocity, effort = command
                 core.set_command(position, velocity, effort, now)
+            if self.external is not None:
+                self.sim.set_external_effort(self.external.at(now))
             exchange = s.exchange_now()
             if exchange:
                 for bus, io in self._ios.items():

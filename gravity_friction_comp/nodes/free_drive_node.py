@@ -1,0 +1,248 @@
+"""free_drive_node: the measured joint state as the chain's setpoint (free drive), or the follow source.
+
+Around a :class:`~gravity_friction_comp.stage.free_drive.FreeDriveSource` (all numerics and
+checks there). In ``arm.launch.py mode:=free_drive`` it sits where the setpoint source sits:
+the gravity stage then computes g(q) of the measured pose, the friction stage (``velocity_source:
+measured``) τ_f of the measured velocity, and the bridge runs kp = 0 with a small kd.
+
+Topics:
+    joint_states (sub, sensor_msgs/JointState): the bridge's measured state.
+    follow_setpoint (sub, sensor_msgs/JointState): the follow source (used in ``follow`` mode).
+    diagnostics (sub, diagnostic_msgs/DiagnosticArray): the bridge's per-motor ``stale`` flag.
+    joint_setpoint (pub, sensor_msgs/JointState): measured position, velocity 0 (free drive),
+        or the follow setpoint (blended from the measured pose after a switch).
+
+Publishing: on every ``joint_states`` (free drive; the freshest pose) and every
+``follow_setpoint`` (follow); with ``rate_hz`` > 0 also on a timer of the node clock and at
+most once per clock reading (in lockstep: the bridge's ``sim_setpoint_rate_hz``, so each tick
+is answered once, also when the clock waits for the first setpoint). While free drive
+has no good measurement (stale, jump, non-finite: see the core) nothing is published and the
+bridge's ``command_timeout`` brings its ``timeout_behavior``; the reason is logged as an ERROR
+(once per fault, and when it clears).
+
+``mode`` is settable at runtime (the switch). With ``free_drive_kd`` set the node also sets
+the bridge's gains (``bridge_node``'s ``kp``/``kd`` parameters): kp 0 and ``free_drive_kd``
+after its first free-drive setpoint (position = measured, so the kp term was ≈ 0 already),
+``follow_kp``/``follow_kd`` after its first follow setpoint (which starts at the measured
+pose). Without it the gains are left to the launch file.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from diagnostic_msgs.msg import DiagnosticArray
+from rcl_interfaces.msg import Parameter as ParameterMsg
+from rcl_interfaces.msg import ParameterType, ParameterValue, SetParametersResult
+from rcl_interfaces.srv import SetParameters
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+
+from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.nodes.parameters import Param, check, declare, values_of
+from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, publish_guarded, run_node
+from gravity_friction_comp.stage.free_drive import FreeDriveConfig, FreeDriveSource, validate_mode
+
+__all__ = ["FreeDriveNode", "PARAMETERS", "main"]
+
+
+def _mode(value: Any) -> None:
+    validate_mode(value)
+
+
+#: Every parameter of the node, declared once.
+PARAMETERS: tuple[Param, ...] = (
+    Param("mode", "free_drive", "follow | free_drive (settable at runtime: the switch)", validate=_mode),
+    Param("joints", [""], "measured (bridged) joints", read_only=True),
+    Param("fixed_joints", [""], "model joints nobody measures, published at fixed_positions", read_only=True),
+    Param(
+        "fixed_positions", [0.0], "positions of fixed_joints (empty list when none)", "rad", read_only=True
+    ),
+    Param(
+        "stale_timeout",
+        0.05,
+        "measured state older than this: no free-drive setpoint",
+        "s",
+        low=0.0,
+        read_only=True,
+    ),
+    Param(
+        "max_jump", 0.2, "|position change| between samples counted as a jump", "rad", low=0.0, read_only=True
+    ),
+    Param("recover_samples", 10, "good samples after a bad one before output resumes", low=1, read_only=True),
+    Param(
+        "blend_time",
+        1.0,
+        "follow after free drive: blend from the measured pose",
+        "s",
+        low=0.0,
+        read_only=True,
+    ),
+    Param(
+        "rate_hz",
+        0.0,
+        "0: publish on each input; > 0: timer on the node clock (lockstep)",
+        "Hz",
+        low=0.0,
+        read_only=True,
+    ),
+    Param(
+        "bridge_node", "mit_bridge", "node whose kp/kd the switch sets (with free_drive_kd)", read_only=True
+    ),
+    Param(
+        "free_drive_kd",
+        None,
+        "bridge kd in free drive, per joint (unset: gains left alone)",
+        "N·m·s/rad",
+        read_only=True,
+    ),
+    Param("follow_kp", None, "bridge kp in follow, per joint", "N·m/rad", read_only=True),
+    Param("follow_kd", None, "bridge kd in follow, per joint", "N·m·s/rad", read_only=True),
+)
+
+
+class FreeDriveNode(Node):
+    """Free-drive setpoint source (node name ``free_drive``), see the module docstring.
+
+    Raises:
+        ConfigError: invalid parameters (key named).
+    """
+
+    NODE_NAME = "free_drive"
+
+    def __init__(self, **kwargs):
+        super().__init__(self.NODE_NAME, **kwargs)
+        declare(self, PARAMETERS)
+        values = values_of(self, PARAMETERS)
+        check(PARAMETERS, values)
+        fixed = [j for j in values["fixed_joints"] if j]
+        positions = list(values["fixed_positions"]) if fixed else []
+        self.source = FreeDriveSource(
+            FreeDriveConfig(
+                values["joints"],
+                fixed,
+                positions,
+                stale_timeout=values["stale_timeout"],
+                max_jump=values["max_jump"],
+                recover_samples=values["recover_samples"],
+                blend_time=values["blend_time"],
+            ),
+            values["mode"],
+        )
+        n = len(self.source.config.joints)
+        kd = [float(k) for k in values["free_drive_kd"] or []]
+        self._gains: dict[str, tuple[list[float], list[float]]] = {}
+        if len(kd) == n:
+            self._gains["free_drive"] = ([0.0] * n, kd)
+            kp_f, kd_f = list(values["follow_kp"] or []), list(values["follow_kd"] or [])
+            if len(kp_f) == n and len(kd_f) == n:
+                self._gains["follow"] = (kp_f, kd_f)
+            self._set_params: Any = self.create_client(
+                SetParameters, f"/{values['bridge_node']}/set_parameters"
+            )
+        self._gains_for: str | None = None  # the mode whose gains the bridge has (None: unknown)
+        self._fault = ""
+        self._published_ns = -1
+        self._pub = self.create_publisher(JointState, "joint_setpoint", SETPOINT_QOS)
+        self.create_subscription(JointState, "joint_states", self._on_state, SETPOINT_QOS)
+        self.create_subscription(JointState, "follow_setpoint", self._on_follow, SETPOINT_QOS)
+        self.create_subscription(DiagnosticArray, "diagnostics", self._on_diagnostics, SETPOINT_QOS)
+        self.add_on_set_parameters_callback(self._on_parameters)
+        self._rate = float(values["rate_hz"])
+        if self._rate > 0:
+            self.create_timer(1.0 / self._rate, self._publish)
+        self.get_logger().info(
+            f"{self.source.mode} on {list(self.source.config.joints)}"
+            + (f", fixed {fixed}" if fixed else "")
+            + (f", bridge gains set on a switch ({values['bridge_node']})" if self._gains else "")
+        )
+
+    def _now(self) -> float:
+        return self.get_clock().now().nanoseconds * 1e-9
+
+    def _on_parameters(self, params) -> SetParametersResult:
+        for p in params:
+            if p.name == "mode":
+                try:
+                    self.source.switch(p.value, self._now())
+                except (ConfigError, InputError) as error:
+                    return SetParametersResult(successful=False, reason=str(error))
+                self.get_logger().info(f"mode -> {p.value}")
+        return SetParametersResult(successful=True)
+
+    def _on_state(self, msg: JointState) -> None:
+        t = self._now()
+        why = self.source.measured(msg.name, msg.position, t)
+        if why:
+            self._report(why)
+        if self.source.mode == "free_drive":
+            self._publish()
+
+    def _on_follow(self, msg: JointState) -> None:
+        try:
+            self.source.follow(msg.name, msg.position, msg.velocity)
+        except InputError as error:
+            self.get_logger().warning(f"follow_setpoint ignored: {error}", throttle_duration_sec=2.0)
+            return
+        if self.source.mode == "follow":
+            self._publish()
+
+    def _on_diagnostics(self, msg: DiagnosticArray) -> None:
+        joints = set(self.source.config.joints)
+        stale = []
+        for status in msg.status:
+            joint = status.name.rsplit(": ", 1)[-1]
+            if joint in joints and any(kv.key == "stale" and kv.value == "True" for kv in status.values):
+                stale.append(joint)
+        self.source.set_stale(stale)
+
+    def _report(self, why: str) -> None:
+        if why != self._fault:
+            self._fault = why
+            if why:
+                self.get_logger().error(
+                    f"free drive: no setpoint ({why}); the bridge falls back to its timeout behaviour"
+                )
+            else:
+                self.get_logger().info("free drive: measured state good again, setpoints resumed")
+
+    def _publish(self) -> None:
+        now_ns = self.get_clock().now().nanoseconds
+        if self._rate > 0 and now_ns == self._published_ns:
+            return  # once per tick of the node clock (lockstep: each tick answered once)
+        t = now_ns * 1e-9
+        sp = self.source.setpoint(t)
+        if self.source.mode == "free_drive":
+            self._report(self.source.fault(t))
+        if sp is None:
+            return
+        msg = JointState()
+        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.name = list(sp.names)
+        msg.position = sp.position.tolist()
+        msg.velocity = sp.velocity.tolist()
+        publish_guarded(self, self._pub, msg)
+        self._published_ns = now_ns
+        self._apply_gains()
+
+    def _apply_gains(self) -> None:
+        mode = self.source.mode
+        if mode not in self._gains or self._gains_for == mode or not self._set_params.service_is_ready():
+            return
+        kp, kd = self._gains[mode]
+        request = SetParameters.Request()
+        for name, values in (("kp", kp), ("kd", kd)):
+            value = ParameterValue(type=ParameterType.PARAMETER_DOUBLE_ARRAY, double_array_value=values)
+            request.parameters.append(ParameterMsg(name=name, value=value))
+        self._set_params.call_async(request)
+        self._gains_for = mode
+        self.get_logger().info(f"bridge gains for {mode}: kp={kp} kd={kd}")
+
+
+def main(args=None) -> None:
+    """Entry point of the ``free_drive_node`` executable."""
+    run_node(FreeDriveNode, args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,174 @@
+"""Builds the ROS-free free-drive loop of an arm profile from the nodes' own parameter builders."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+import numpy as np
+
+_CHANNEL = itertools.count()
+
+
+def free_drive_loop(
+    arm_name: str,
+    pose=None,
+    *,
+    gravity_on: bool = True,
+    friction_on: bool = True,
+    kd_scale: float = 0.2,
+    friction_scale: float = 1.0,
+    deadband: float = 0.01,
+    gravity_scale=None,
+    holding: bool = False,
+    mode: str = "free_drive",
+    friction_file=None,
+):
+    """A :class:`FreeDriveLoop` for profile ``arm_name`` at ``pose`` (model joints, at rest).
+
+    The bridge runs the profile's motor map with kp = 0 and kd = ``kd_scale`` × its kd; the
+    gravity stage is built by :func:`build_robot_models` (the gravity node's builder) with the
+    profile's gravity file (payload included) or the URDF, scale ``gravity_scale`` (default:
+    the arm YAML's, as the node uses it); the friction stage by
+    :func:`build_friction_config` (the friction node's) from the arm YAML with
+    ``velocity_source: measured``.
+    """
+    from gravity_friction_comp.arm_profiles import load_arm
+    from gravity_friction_comp.friction.arm_yaml import gravity_scale_from_arm_yaml
+    from gravity_friction_comp.mit.bridge_params import bridge_config_from_values
+    from gravity_friction_comp.model.actuator import ActuatorModel
+    from gravity_friction_comp.model.payload import Payload
+    from gravity_friction_comp.model.robot_model import RobotModel
+    from gravity_friction_comp.nodes.friction_feedforward_node import PARAMETERS as FP
+    from gravity_friction_comp.nodes.friction_feedforward_node import build_friction_config
+    from gravity_friction_comp.nodes.gravity_compensation_node import PARAMETERS as GP
+    from gravity_friction_comp.nodes.robot_params import build_robot_models
+    from gravity_friction_comp.param_files import first_node_parameters
+    from gravity_friction_comp.sim.arm import SimulatedArm
+    from gravity_friction_comp.sim.config import SimConfig
+    from gravity_friction_comp.sim.free_drive_loop import FreeDriveLoop
+    from gravity_friction_comp.stage.free_drive import FreeDriveConfig, FreeDriveSource
+    from gravity_friction_comp.stage.friction import FrictionStage
+    from gravity_friction_comp.stage.gravity import GravityConfig, GravityStage
+    from gravity_friction_comp.stage.settings import StageSettings
+    from gravity_friction_comp.tools.demo.options import _gravity_effort_limits
+
+    profile = load_arm(arm_name)
+    values = profile.bridge_values()
+    for key in ("direction", "offset", "gear_ratio", "damp_kd", "position_lower", "position_upper"):
+        values.setdefault(key, [])
+    n = len(values["joints"])
+    values["kp"] = [0.0] * n
+    values["kd"] = [kd_scale * k for k in values["kd"]]
+    config = bridge_config_from_values(values)
+
+    gvalues = {p.name: p.default for p in GP}
+    if profile.gravity_params is not None:
+        gvalues.update(first_node_parameters(profile.gravity_params)[1])
+    gvalues["urdf_path"] = str(profile.urdf)
+    if not holding and profile.gravity_params is None:
+        gvalues["payload.mass"] = 0.0
+    # the URDF's placeholder effort limits raised to the motor map's, as the demo does
+    urdf_model = RobotModel.from_urdf(profile.urdf)
+    raised = _gravity_effort_limits(
+        urdf_model, dict(zip(values["joints"], map(float, values["effort_limit"]))), log=lambda *a: None
+    )
+    if raised:
+        gvalues["effort_limit"] = list(raised)
+    models = build_robot_models(gvalues)
+    if profile.gravity_params is None:  # a payload on the last bridged joint's child for the test
+        payload = Payload(0.3, np.array([0.0, 0.0, 0.05]), np.eye(3) * 1e-4, profile.joints[-1], "custom")
+        models = type(models)(models.bare, models.bare.with_payload(payload), models.source_key)
+    actuators = ActuatorModel.from_arm_yaml(profile.arm_config, robot=models.bare)
+    bare, loaded = models.bare.with_actuators(actuators), models.loaded.with_actuators(actuators)
+    scale = gravity_scale
+    if scale is None:
+        scale = gravity_scale_from_arm_yaml(profile.arm_config, bare.joint_names)
+    scale = 1.0 if scale is None else scale
+    gravity = GravityStage(
+        GravityConfig(bare, loaded, effort_limit=gvalues.get("effort_limit")),
+        StageSettings(enabled=gravity_on, scale=scale),
+    )
+
+    fvalues = {p.name: p.default for p in FP}
+    if profile.friction_params is not None:
+        fvalues.update(first_node_parameters(profile.friction_params)[1])
+    fvalues.update(
+        arm_config=str(friction_file or profile.arm_config),
+        joints=list(profile.joints),
+        velocity_source="measured",
+        velocity_deadband=deadband,
+    )
+    friction = FrictionStage(
+        build_friction_config(fvalues), StageSettings(enabled=friction_on, scale=friction_scale)
+    )
+
+    sim_config = SimConfig.from_yaml(profile.sim_config)
+    # unbridged joints (grippers): their own motor holds them on the real arm; here they
+    # stick (10 N of friction) instead of sliding under gravity
+    held = {
+        j: dataclasses.replace(sim_config.joint(j), coulomb=10.0)
+        for j in bare.joint_names
+        if j not in profile.joints
+    }
+    if held:
+        sim_config = dataclasses.replace(sim_config, joints={**sim_config.joints, **held})
+    arm = SimulatedArm(bare, sim_config, payload=loaded.payload, holding=holding)
+    if pose is not None:
+        arm.reset(pose)
+    gravity.set_holding(holding)
+    fixed = [j for j in bare.joint_names if j not in profile.joints]
+    q0 = arm.position
+    source = FreeDriveSource(
+        FreeDriveConfig(profile.joints, fixed, [float(q0[bare.joint_names.index(j)]) for j in fixed]),
+        mode,
+    )
+    loop = FreeDriveLoop(arm, config, source, gravity, friction, channel=f"free_drive_{next(_CHANNEL)}")
+    return loop
+
+
+def release(loop, duration: float, extra=None):
+    """A hand holds the arm (τ_ext = the true gravity at the start pose) until the chain's
+    first command is in force (the first tick: no measured state yet), then lets go; returns
+    the run's record and the index of the first tick after release."""
+    arm = loop.arm
+    q0 = arm.position
+    hold_time = loop.schedule.tick_steps * loop.schedule.dt_ns * 1e-9
+    loop.external.add(0.0, arm.joint_names, arm.gravity(q0))
+    loop.external.add(loop.schedule.tick_ns * 1e-9 + hold_time, arm.joint_names, np.zeros(arm.n))
+    if extra is not None:
+        for t, names, effort in extra:
+            loop.external.add(t, names, effort)
+    rec = loop.run(duration + hold_time)
+    start = int(np.searchsorted(rec.t, rec.t[0] + hold_time))
+    return rec, start
+
+
+def released_drift(loop, duration: float, chunk: float = 0.25):
+    """Release (as :func:`release`) and run up to ``duration`` [s]; returns (drift (n,) [rad]
+    = max |q − q_release| per joint, velocity RMS (n,) [rad/s], simulated seconds run).
+
+    Stops early once a whole chunk is a fixed point of the deterministic loop (every true
+    velocity exactly 0, position and command bitwise constant): each later tick repeats it
+    bit for bit, so the drift and RMS over ``duration`` are the ones computed so far (the RMS
+    over the remaining zero-velocity ticks is scaled in).
+    """
+    rec, start = release(loop, chunk)
+    q_rel = rec.q[start]
+    qs, vs = [rec.q[start:]], [rec.v[start:]]
+    ran = rec.t[-1] - rec.t[start]
+    while ran < duration:
+        r = loop.run(chunk)
+        qs.append(r.q)
+        vs.append(r.v)
+        ran += chunk
+        if (
+            not r.v.any()
+            and (r.q == r.q[0]).all()
+            and np.array_equal(r.command, r.command[:1].repeat(len(r.command), 0), equal_nan=True)
+        ):
+            break
+    q, v = np.concatenate(qs), np.concatenate(vs)
+    ticks_total = duration / (r.t[1] - r.t[0]) if len(qs) > 1 else len(v)
+    rms = np.sqrt((v**2).sum(axis=0) / max(ticks_total, len(v)))
+    return np.abs(q - q_rel).max(axis=0), rms, ran

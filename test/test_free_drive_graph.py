@@ -1,0 +1,152 @@
+"""Free drive through the real nodes in lockstep: bridge (simulated arm, kp 0) + gravity +
+friction (measured velocity) + free_drive, composed in one process; a push on sim/external_effort
+moves the arm, and after the push it stays where it was left."""
+
+from __future__ import annotations
+
+import pytest
+
+rclpy = pytest.importorskip("rclpy")
+pytestmark = pytest.mark.slow
+from graph_helpers import fresh_domain_id  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+
+
+def _params(values):
+    return [Parameter(k, value=v) for k, v in values.items()]
+
+
+def test_push_then_release_in_lockstep_through_the_nodes(repo_root):
+    pytest.importorskip("pinocchio")
+    from rclpy.context import Context
+    from rclpy.executors import SingleThreadedExecutor
+
+    from gravity_friction_comp.nodes.free_drive_launch import free_drive_launch_parts
+    from gravity_friction_comp.nodes.free_drive_node import FreeDriveNode
+    from gravity_friction_comp.nodes.friction_feedforward_node import FrictionFeedforwardNode
+    from gravity_friction_comp.nodes.gravity_compensation_node import GravityCompensationNode
+    from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode
+    from gravity_friction_comp.param_files import first_node_parameters
+
+    urdf = str(repo_root / "urdf" / "palletizer.urdf")
+    bridge_file = repo_root / "config" / "mit_bridge.yaml"
+    friction_file = repo_root / "config" / "friction_feedforward.yaml"
+    rate = 250.0
+    fd_bridge, fd_friction, fd_node = free_drive_launch_parts(
+        first_node_parameters(bridge_file)[1], urdf, first_node_parameters(friction_file)[1], 0.2, rate
+    )
+    context = Context()
+    rclpy.init(args=[], context=context, domain_id=fresh_domain_id())
+    sim_time = {"use_sim_time": True}
+    nodes = []
+    try:
+        bridge = MitBridgeNode(
+            context=context,
+            cli_args=["--ros-args", "--params-file", str(bridge_file)],
+            parameter_overrides=_params(
+                {
+                    "simulate": True,
+                    "urdf_path": urdf,
+                    "sim_config": str(repo_root / "config" / "sim_palletizer.yaml"),
+                    "read_motor_limits": False,
+                    "sim_lockstep": True,
+                    "sim_setpoint_rate_hz": rate,
+                    "sim_stall_timeout": 5.0,
+                    **fd_bridge,
+                    **sim_time,
+                }
+            ),
+        )
+        nodes.append(bridge)
+        nodes.append(
+            GravityCompensationNode(
+                context=context,
+                cli_args=[
+                    "--ros-args",
+                    "--params-file",
+                    str(repo_root / "config" / "gravity_compensation.yaml"),
+                ],
+                parameter_overrides=_params({"urdf_path": urdf, **sim_time}),
+            )
+        )
+        nodes.append(
+            FrictionFeedforwardNode(
+                context=context,
+                cli_args=[
+                    "--ros-args",
+                    "--params-file",
+                    str(friction_file),
+                    "-r",
+                    "joint_setpoint:=gravity/joint_command",
+                ],
+                parameter_overrides=_params(
+                    {
+                        "arm_config": str(repo_root / "config" / "palletizer_arm.yaml"),
+                        **fd_friction,
+                        **sim_time,
+                    }
+                ),
+            )
+        )
+        # lockstep needs a first setpoint before any joint_states exist: start in follow (the
+        # home pose from follow_setpoint), then switch to free drive at runtime
+        free = FreeDriveNode(
+            context=context, parameter_overrides=_params({**fd_node, "mode": "follow", **sim_time})
+        )
+        nodes.append(free)
+        probe = rclpy.create_node("probe", context=context)
+        nodes.append(probe)
+        states = []
+        probe.create_subscription(JointState, "joint_states", lambda m: states.append(m), 10)
+        push = probe.create_publisher(JointState, "sim/external_effort", 10)
+        follow = probe.create_publisher(JointState, "follow_setpoint", 10)
+        executor = SingleThreadedExecutor(context=context)
+        for node in nodes:
+            executor.add_node(node)
+
+        def sim_t():
+            return bridge._lockstep.schedule.now_ns * 1e-9
+
+        def spin_until(t_end, wall=120.0):
+            import time
+
+            t0 = time.monotonic()
+            while sim_t() < t_end and time.monotonic() - t0 < wall:
+                executor.spin_once(timeout_sec=0.05)
+
+        for _ in range(20):
+            executor.spin_once(timeout_sec=0.05)
+        home = JointState()
+        home.name, home.position = ["base_yaw", "shoulder_pitch", "beam_pitch"], [0.0, 0.3, 0.2]
+        follow.publish(home)
+        for _ in range(20):
+            executor.spin_once(timeout_sec=0.05)
+        spin_until(0.5)
+        free.set_parameters([Parameter("mode", value="free_drive")])
+        assert free.source.mode == "free_drive"
+        spin_until(0.6)
+        kp, _ = bridge._core.gains
+        assert not kp.any()  # the switch set the bridge's kp to 0
+        for stamp, effort in ((1.0, 1.0), (1.3, 0.0)):  # a 0.3 s push of 1 N·m on shoulder_pitch
+            msg = JointState()
+            msg.header.stamp.sec, msg.header.stamp.nanosec = int(stamp), int(round((stamp % 1) * 1e9))
+            msg.name, msg.effort = ["shoulder_pitch"], [effort]
+            push.publish(msg)
+        spin_until(3.5)
+        assert sim_t() >= 3.5, f"lockstep stopped at {sim_t():.3f} s"
+
+        def q_at(t):
+            m = min(states, key=lambda s: abs(s.header.stamp.sec + 1e-9 * s.header.stamp.nanosec - t))
+            return m.position[list(m.name).index("shoulder_pitch")]
+
+        before, pushed, after_push, end = q_at(0.9), q_at(1.3), q_at(2.0), q_at(3.4)
+        print(
+            f"shoulder_pitch: {before:.4f} before, {pushed:.4f} after the push, {after_push:.4f} -> {end:.4f} rad"
+        )
+        assert abs(pushed - before) > 0.02  # the hand moved it
+        assert abs(end - after_push) <= 2e-3  # released: it stays
+    finally:
+        for node in nodes:
+            node.destroy_node()
+        rclpy.try_shutdown(context=context)
