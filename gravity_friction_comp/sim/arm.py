@@ -349,8 +349,9 @@ class SimulatedArm:
         q, v = self._q, self._v
         s = self.config.mass_scale
         mass = s * self._model.mass_matrix(q) + np.diag(self.armature)
-        load = self._external - s * self._model.nonlinear_effects(q, v)  # hand + gravity, Coriolis
-        rhs = tau + load
+        bias = -s * self._model.nonlinear_effects(q, v)
+        load = self._external + bias  # BAM's load: the hand's torque, gravity, Coriolis
+        rhs = tau + self._external + bias
         accel, friction, stuck = _sticking_step(mass, rhs, v, self._truth.budget(v, tau, load), h)
         v_new = v + h * accel
         v_new[stuck] = 0.0  # exact: stuck joints stop this step
