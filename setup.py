@@ -40,6 +40,7 @@ setup(
             f"gfc_demo = {PACKAGE}.tools.demo:main",
             f"identify_friction = {PACKAGE}.tools.identify_friction:main",
             f"excite = {PACKAGE}.tools.excite:main",
+            f"calibrate_gravity = {PACKAGE}.tools.calibrate_gravity:main",
         ],
     },
 )

@@ -20,6 +20,7 @@ import numpy as np
 from gravity_friction_comp.errors import ConfigError, DimensionError
 from gravity_friction_comp.files import read_yaml
 from gravity_friction_comp.model.actuator import ActuatorModel
+from gravity_friction_comp.sim.link_truth import LinkTruth, parse_links
 from gravity_friction_comp.validation import number, string_keys
 
 __all__ = [
@@ -42,7 +43,7 @@ JOINT_KEYS = (
     "initial_position",
     "initial_velocity",
 )
-_TOP_KEYS = ("version", "physics_rate_hz", "mass_scale", "joints", "actuators")
+_TOP_KEYS = ("version", "physics_rate_hz", "mass_scale", "joints", "actuators", "links")
 _SCHEMA_VERSION = 1
 
 
@@ -133,6 +134,9 @@ class SimConfig:
     mass_scale: float = 1.0
     physics_rate_hz: float = 1000.0
     actuators: ActuatorModel | None = None
+    #: URDF link → :class:`~gravity_friction_comp.sim.link_truth.LinkTruth` (``links:`` block):
+    #: per-link true mass, COM and extra mass (applied by the simulated arm).
+    links: Mapping[str, LinkTruth] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.joints, Mapping):
@@ -167,6 +171,7 @@ class SimConfig:
         object.__setattr__(self, "physics_rate_hz", rate)
         if self.actuators is not None:
             _check_sim_actuators(self.actuators)
+        object.__setattr__(self, "links", MappingProxyType(parse_links(self.links)))
 
     @property
     def dt(self) -> float:
@@ -218,6 +223,8 @@ class SimConfig:
         try:
             if body.get("actuators") is not None:
                 kwargs["actuators"] = _actuators_from_block(body["actuators"])
+            if body.get("links") is not None:
+                kwargs["links"] = parse_links(body["links"])
             return cls(joints={str(k): v for k, v in joints.items()}, **kwargs)
         except DimensionError:
             raise  # keeps its type; the message names the key, expected and actual length
