@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -113,3 +115,45 @@ def test_cli_fit_writes_nothing_on_bad_input(model, tmp_path, repo_root, capsys)
     argv[-1] = str(tmp_path / "good.csv")
     assert calibrate_gravity.main([*argv, "--out-dir", str(out)]) == 0
     assert {p.name for p in out.iterdir()} >= {"calibrated.urdf", "report.yaml", "report.txt", "report.png"}
+
+
+def test_payload_fit_recovers_a_point_payload_and_writes_params(model, tmp_path):
+    import yaml
+
+    from gravity_friction_comp.calib.payload_fit import fit_payload, write_payload_params
+    from gravity_friction_comp.model.payload import Payload
+
+    r = StaticRegressor(model)
+    plan = plan_poses(r, 8)
+    held = model.with_payload(Payload.point(0.13, com=[0.01, 0.0, -0.07], parent="tool"))
+    holds = hold_averages(ideal_log(plan, model, held), plan, model.joint_names)
+    fit = fit_payload(r, holds, "tool")
+    assert fit.mass == pytest.approx(0.13, abs=1e-6)
+    # the 4-bar keeps the tool level: a COM offset never changes its moment arm (z of the
+    # point moves with the tool's), so the COM is not seen and keeps the prior (0)
+    assert fit.identifiable == ("mass",) and np.allclose(fit.com, 0.0, atol=1e-9)
+    write_payload_params(tmp_path / "payload.yaml", fit)
+    params = yaml.safe_load((tmp_path / "payload.yaml").read_text())["gravity_compensation"][
+        "ros__parameters"
+    ]
+    again = Payload.from_params(params["payload"])
+    assert again.mass == pytest.approx(0.13, abs=1e-5) and again.parent == "tool"
+    with pytest.raises(IdentificationError, match="payload mass"):
+        arm = np.array([(r.matrix(q) @ r.prior)[list(holds.measured)] for q in holds.position])
+        fit_payload(
+            r, dataclasses.replace(holds, effort=2 * arm - holds.effort), "tool"
+        )  # a "negative" payload
+
+
+def test_payload_com_is_identified_on_a_serial_arm(data):
+    from gravity_friction_comp.calib.payload_fit import fit_payload
+    from gravity_friction_comp.model.payload import Payload
+
+    arm = RobotModel.from_urdf(data / "urdf" / "i2rt_yam" / "yam_ultra.urdf")
+    r = StaticRegressor(arm)
+    plan = plan_poses(r, 10, candidates=300)
+    held = arm.with_payload(Payload.point(0.3, com=[0.02, -0.01, 0.05], parent="gripper"))
+    fit = fit_payload(r, hold_averages(ideal_log(plan, arm, held), plan, arm.joint_names), "gripper")
+    assert fit.identifiable == ("mass", "com.x", "com.y", "com.z")
+    assert fit.mass == pytest.approx(0.3, abs=1e-6)
+    np.testing.assert_allclose(fit.com, [0.02, -0.01, 0.05], atol=1e-6)

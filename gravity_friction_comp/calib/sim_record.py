@@ -56,7 +56,8 @@ def record_in_simulation(
             ``sim_config``'s links applied to its URDF).
         sim_config: The simulator's truth (friction, links, rate).
         bridge_values: The motor map's parameters (``ros2 param dump`` names).
-        payload: Held by the simulated arm while ``holding`` (and by the stage's model).
+        payload: Held by the simulated arm while ``holding`` (the true payload; the stage
+            compensates the arm alone, so the holds measure it).
         delay: Modelled command transport delay [s] (whole physics steps).
 
     Returns:
@@ -67,8 +68,7 @@ def record_in_simulation(
         values.setdefault(key, [])
     config = bridge_config_from_values(values)
     arm = SimulatedArm(model, sim_config, payload=payload, holding=holding)
-    loaded = model.with_payload(payload) if payload is not None else model
-    stage = GravityStage(GravityConfig(model, loaded), holding=holding)
+    stage = GravityStage(GravityConfig(model))  # the believed arm; a held payload is not compensated
     profile = plan.profile(model.position_lower, model.position_upper)
     settings = CanSettings("virtual", f"calib/{os.getpid()}/{next(_channels)}", 1_000_000)
     sim = SimulatedMotorBus.for_bridge(arm, config, settings)

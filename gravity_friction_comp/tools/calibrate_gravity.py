@@ -5,6 +5,8 @@ Usage::
     calibrate_gravity plan   --arm palletizer --poses 30 --out plan.yaml
     calibrate_gravity record --arm palletizer --plan plan.yaml --out log.csv   # real arm, chain running
     calibrate_gravity fit    --arm palletizer --plan plan.yaml --log log.csv --out-dir calib
+    calibrate_gravity payload --urdf calib/calibrated.urdf --plan plan.yaml --log held.csv \\
+        --parent tool --out payload.yaml
     calibrate_gravity --sim  --arm palletizer --sim-config truth.yaml --out-dir calib
 
 ``--urdf`` replaces the arm profile's URDF (the model being calibrated). ``fit`` and
@@ -64,6 +66,17 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_argument("--plan", required=True)
     fit.add_argument("--log", required=True, help="joint-log CSV or rosbag2 folder")
     fit.add_argument("--out-dir", default="gravity_calibration")
+    pay = sub.add_parser(
+        "payload", help="fit the held payload (arm already calibrated), write payload.* parameters"
+    )
+    _common(pay)
+    pay.add_argument("--plan", required=True)
+    pay.add_argument("--log", required=True, help="recording with the payload held")
+    pay.add_argument("--parent", required=True, help="link or joint the payload hangs from")
+    pay.add_argument("--out", default="payload.yaml")
+    p.add_argument("--payload-mass", type=float, default=0.0, help="--sim: true payload mass [kg] (0: none)")
+    p.add_argument("--payload-com", type=float, nargs=3, default=(0.0, 0.0, 0.0), help="--sim: [m] in parent")
+    p.add_argument("--payload-parent", default="", help="--sim: link the payload hangs from")
     return p
 
 
@@ -136,7 +149,32 @@ def run_sim(args) -> dict:
         one = fit_gravity(regressor, holds, use_sides=(-1,))
         one_side, _ = gravity_errors(RobotModel.from_urdf(calibrated_urdf(regressor, one)), truth)
         extra["check_gravity_rms_one_side"] = [round(float(x), 5) for x in one_side]
+    if args.payload_mass > 0.0:
+        calibrated = RobotModel.from_urdf(calibrated_urdf(regressor, fit))
+        extra.update(_sim_payload(args, plan, model, calibrated, sim_config, arm, out))
     return write_outputs(out, regressor, fit, extra)
+
+
+def _sim_payload(args, plan, model, calibrated, sim_config, arm, out: pathlib.Path) -> dict:
+    """Record again holding the true payload, fit it on the calibrated arm, write payload.yaml."""
+    from gravity_friction_comp.calib.fit import hold_averages
+    from gravity_friction_comp.calib.payload_fit import fit_payload, write_payload_params
+    from gravity_friction_comp.calib.regressor import StaticRegressor
+    from gravity_friction_comp.calib.sim_record import record_in_simulation
+    from gravity_friction_comp.model.payload import Payload
+
+    true_payload = Payload.point(args.payload_mass, com=args.payload_com, parent=args.payload_parent)
+    log = record_in_simulation(
+        plan, model, sim_config, arm.bridge_values(), payload=true_payload, holding=True
+    )
+    fit = fit_payload(
+        StaticRegressor(calibrated), hold_averages(log, plan, model.joint_names), args.payload_parent
+    )
+    write_payload_params(out / "payload.yaml", fit)
+    return {
+        "check_payload_mass": [round(fit.mass, 5), args.payload_mass],
+        "check_payload_com": [[round(float(v), 5) for v in fit.com], list(args.payload_com)],
+    }
 
 
 def run_fit(args) -> dict:
@@ -187,6 +225,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         elif args.command == "fit":
             report = run_fit(args)
+        elif args.command == "payload":
+            from gravity_friction_comp.calib.fit import hold_averages
+            from gravity_friction_comp.calib.payload_fit import fit_payload, write_payload_params
+            from gravity_friction_comp.calib.plan import load_plan
+            from gravity_friction_comp.calib.regressor import StaticRegressor
+            from gravity_friction_comp.ident.joint_log import load_log
+
+            _, model = _model(args)
+            plan = load_plan(args.plan)
+            holds = hold_averages(load_log(args.log), plan, model.joint_names)
+            pfit = fit_payload(StaticRegressor(model), holds, args.parent)
+            write_payload_params(args.out, pfit)
+            com = ", ".join(f"{v:.4f}" for v in pfit.com)
+            print(f"payload {pfit.mass:.4f} kg, com [{com}] m in {args.parent}: {args.out}")
+            return 0
         else:
             _parser().print_usage(sys.stderr)
             print(f"{_PROG}: error: give a command (plan, record, fit) or --sim", file=sys.stderr)
