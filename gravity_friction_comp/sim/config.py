@@ -122,6 +122,8 @@ class SimConfig:
             joints: [base_yaw, shoulder_pitch]    # required here
             rotor_inertia: [2.0e-5, 4.0e-5]       # [kg·m²] motor side, >= 0
             gear_ratio: [10, 40]                  # θ_motor/θ_joint, 1e-3 <= |n| <= 1e4
+          links:                      # per-link truth (sim/link_truth.py)
+            upper_arm: {mass_scale: 1.2, com_offset: [0.01, 0.0, -0.015]}
 
     Raises:
         ConfigError: bad values or keys (key names the offending entry); in the
