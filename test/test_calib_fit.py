@@ -157,3 +157,14 @@ def test_payload_com_is_identified_on_a_serial_arm(data):
     assert fit.identifiable == ("mass", "com.x", "com.y", "com.z")
     assert fit.mass == pytest.approx(0.3, abs=1e-6)
     np.testing.assert_allclose(fit.com, [0.02, -0.01, 0.05], atol=1e-6)
+
+
+def test_written_recordings_are_decimated_and_fit_the_same(model):
+    r = StaticRegressor(model)
+    plan = plan_poses(r, 6)
+    log = ideal_log(plan, model, true_model(model, parse_links(TRUTH)), rate=500.0)
+    small = calibrate_gravity.decimated(log)
+    assert abs(small.time.size - log.time.size / 5) <= 1 and np.all(np.diff(small.time) > 0.007)
+    a = fit_gravity(r, hold_averages(log, plan, model.joint_names)).theta
+    b = fit_gravity(r, hold_averages(small, plan, model.joint_names)).theta
+    np.testing.assert_allclose(a, b, atol=1e-9)

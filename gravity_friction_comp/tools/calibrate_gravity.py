@@ -102,6 +102,22 @@ def _plan(args, regressor, arm):
     )
 
 
+#: Rate [Hz] of the recordings written to CSV: the hold averages need no more, and a long
+#: 500 Hz recording of a 7-joint arm exceeds the joint-log reader's file-size bound.
+LOG_RATE_HZ = 100.0
+
+
+def decimated(log, rate_hz: float = LOG_RATE_HZ):
+    """``log`` keeping one sample per 1/rate_hz [s] (first sample of each period)."""
+    if log.time.size < 2:
+        return log
+    keep = np.flatnonzero(np.diff(np.floor(log.time * rate_hz), prepend=-1.0) > 0)
+    pick = lambda a: None if a is None else a[keep]  # noqa: E731
+    return log._replace(
+        time=log.time[keep], position=log.position[keep], velocity=pick(log.velocity), effort=pick(log.effort)
+    )
+
+
 def gravity_errors(calibrated, truth, seed: int = 1, count: int = 200) -> tuple[np.ndarray, np.ndarray]:
     """(Per-joint RMS [N·m] of ``calibrated.gravity − truth.gravity`` over ``count`` seeded
     random configurations within the limits, the configurations (count, n) [rad])."""
@@ -134,7 +150,7 @@ def run_sim(args) -> dict:
     write_plan(out / "plan.yaml", plan)
     sim_config = SimConfig.from_yaml(args.sim_config or arm.sim_config)
     log = record_in_simulation(plan, model, sim_config, arm.bridge_values())
-    write_csv(out / "recording.csv", log)
+    write_csv(out / "recording.csv", decimated(log))
     holds = hold_averages(log, plan, model.joint_names)
     fit = fit_gravity(regressor, holds)
     truth = SimulatedArm(model, sim_config)  # its gravity: the true links and mass_scale
@@ -220,7 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             arm, model = _model(args)
             plan = load_plan(args.plan)
             profile = plan.profile(model.position_lower, model.position_upper)
-            write_csv(args.out, record_on_chain(profile, arm.joints, args.rate))
+            write_csv(args.out, decimated(record_on_chain(profile, arm.joints, args.rate)))
             print(f"recorded {profile.period:.0f} s: {args.out}")
             return 0
         elif args.command == "fit":
