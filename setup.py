@@ -43,6 +43,7 @@ setup(
             f"identify_friction = {PACKAGE}.tools.identify_friction:main",
             f"excite = {PACKAGE}.tools.excite:main",
             f"record = {PACKAGE}.tools.record:main",
+            f"calibrate_gravity = {PACKAGE}.tools.calibrate_gravity:main",
         ],
     },
 )

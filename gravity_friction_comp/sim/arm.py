@@ -73,6 +73,7 @@ from gravity_friction_comp.model.payload import Payload
 from gravity_friction_comp.model.robot_model import RobotModel
 from gravity_friction_comp.sim import bam_friction
 from gravity_friction_comp.sim.config import MIN_PHYSICS_RATE_HZ, SimConfig
+from gravity_friction_comp.sim.link_truth import true_model
 
 __all__ = [
     "SimState",
@@ -145,6 +146,7 @@ class SimulatedArm:
             )
         bam_friction.check_bam_joints(model, {n: p.bam for n, p in config.joints.items() if p.bam})
         self.config = config
+        model = true_model(model, config.links)  # per-link truth (sim/link_truth.py), if any
         # rigid links only: the reflected inertia is added once, below, as diag(A) (so an
         # actuator model on the caller's RobotModel is never counted twice)
         self._bare = model.with_actuators(None).with_payload(None)

@@ -22,6 +22,7 @@ from gravity_friction_comp.files import read_yaml
 from gravity_friction_comp.friction.bam import BamParameters
 from gravity_friction_comp.model.actuator import ActuatorModel
 from gravity_friction_comp.sim import bam_friction
+from gravity_friction_comp.sim.link_truth import LinkTruth, parse_links
 from gravity_friction_comp.validation import number, string_keys
 
 __all__ = [
@@ -45,7 +46,7 @@ JOINT_KEYS = (
     "initial_velocity",
     "bam",
 )
-_TOP_KEYS = ("version", "physics_rate_hz", "mass_scale", "joints", "actuators", "integrator")
+_TOP_KEYS = ("version", "physics_rate_hz", "mass_scale", "joints", "actuators", "integrator", "links")
 _SCHEMA_VERSION = 1
 
 
@@ -131,6 +132,8 @@ class SimConfig:
             joints: [base_yaw, shoulder_pitch]    # required here
             rotor_inertia: [2.0e-5, 4.0e-5]       # [kg·m²] motor side, >= 0
             gear_ratio: [10, 40]                  # θ_motor/θ_joint, 1e-3 <= |n| <= 1e4
+          links:                      # per-link truth (sim/link_truth.py)
+            upper_arm: {mass_scale: 1.2, com_offset: [0.01, 0.0, -0.015]}
 
     Raises:
         ConfigError: bad values or keys (key names the offending entry); in the
@@ -144,6 +147,9 @@ class SimConfig:
     physics_rate_hz: float = 1000.0
     actuators: ActuatorModel | None = None
     integrator: str = bam_friction.DEFAULT_INTEGRATOR
+    #: URDF link → :class:`~gravity_friction_comp.sim.link_truth.LinkTruth` (``links:`` block):
+    #: per-link true mass, COM and extra mass (applied by the simulated arm).
+    links: Mapping[str, LinkTruth] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.joints, Mapping):
@@ -179,6 +185,7 @@ class SimConfig:
         if self.actuators is not None:
             _check_sim_actuators(self.actuators)
         bam_friction.check_integrator(self.integrator)
+        object.__setattr__(self, "links", MappingProxyType(parse_links(self.links)))
 
     @property
     def dt(self) -> float:
@@ -236,6 +243,8 @@ class SimConfig:
         try:
             if body.get("actuators") is not None:
                 kwargs["actuators"] = _actuators_from_block(body["actuators"])
+            if body.get("links") is not None:
+                kwargs["links"] = parse_links(body["links"])
             return cls(joints={str(k): v for k, v in joints.items()}, **kwargs)
         except DimensionError:
             raise  # keeps its type; the message names the key, expected and actual length

@@ -1,0 +1,1 @@
+"""Gravity calibration: static poses → link masses and centres of mass → a corrected URDF."""

@@ -1,0 +1,267 @@
+"""Gravity fit: hold averages → identifiable combinations → regularized least squares → validation.
+
+1. Each hold's settled window (:meth:`~gravity_friction_comp.calib.plan.CalibrationPlan.holds`)
+   is averaged: q̄, τ̄ (a hold whose joints still move is dropped).
+2. Stacked static regressor ``Y`` (:mod:`.regressor`), columns scaled by the parameters'
+   typical size ``S``; its SVD gives the identifiable directions (singular values above
+   ``rtol·σ_max``) and the condition number; QR with column pivoting names one base
+   parameter per identifiable direction (Gautier & Khalil 1990).
+3. Fit with a prior pulling every direction toward the URDF's values θ₀ (Tikhonov):
+
+   .. math::
+
+       \\hat\\theta = \\theta_0 + S\\,\\arg\\min_x \\lVert Y S x - (\\bar\\tau - Y\\theta_0)\\rVert^2
+       + \\lambda^2 \\lVert x\\rVert^2, \\qquad \\lambda = \\text{regularization}\\cdot\\sigma_{max}
+
+   solved with ``scipy.linalg.lstsq`` on the stacked system; directions the data do not
+   see stay at θ₀.
+4. Poses held out (every ``holdout``-th pose, both its holds) give the per-joint RMS of
+   ``τ̄ − Y θ`` before (θ₀) and after (θ̂).
+
+Bad input is refused with :class:`~gravity_friction_comp.errors.IdentificationError`:
+poses all alike, no settled hold, efforts whose sign contradicts the model on a joint, a
+fit that drives a link's mass to zero or below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.linalg
+
+from gravity_friction_comp.calib.plan import CalibrationPlan, parameter_scale
+from gravity_friction_comp.calib.regressor import PARAMS_PER_BODY, StaticRegressor
+from gravity_friction_comp.errors import IdentificationError, Reason
+from gravity_friction_comp.ident.joint_log import JointStateLog
+
+__all__ = ["GravityFit", "Holds", "fit_gravity", "hold_averages", "link_changes"]
+
+#: A hold is settled when every joint's speed stays below this [rad/s] ...
+SETTLED_SPEED = 0.02
+#: ... and its position within this range [rad] over the window.
+SETTLED_RANGE = 0.002
+#: Below this RMS [N·m] a joint's model gravity is too small to judge its sign.
+SIGN_FLOOR = 0.05
+
+
+@dataclass(frozen=True)
+class Holds:
+    """Hold averages: pose index (h,), side (h,), q̄ (h, n) [rad] model order, τ̄ (h, m) [N·m]
+    for the ``measured`` joints (indices into the model joints), and the dropped holds."""
+
+    pose: np.ndarray
+    side: np.ndarray
+    position: np.ndarray
+    effort: np.ndarray
+    measured: tuple[int, ...]
+    dropped: tuple[int, ...] = ()
+
+
+def hold_averages(log: JointStateLog, plan: CalibrationPlan, joint_names: Sequence[str]) -> Holds:
+    """Average position and effort over each hold's settled window.
+
+    Joints of the model missing from the log are taken at the plan's pose (they are not
+    driven); only joints with effort in the log give rows.
+
+    Raises:
+        IdentificationError: no effort in the log (``Reason.MISSING_JOINTS``), or no hold
+            that is settled (names the windows and the worst speed seen).
+    """
+    if log.effort is None:
+        raise IdentificationError("the recording has no effort column", reason=Reason.MISSING_JOINTS)
+    names = list(joint_names)
+    measured = tuple(i for i, j in enumerate(names) if j in log.joint_names)
+    cols = [log.joint_names.index(names[i]) for i in measured]
+    if not measured:
+        raise IdentificationError(
+            f"no joint of the model in the recording ({list(log.joint_names)})", reason=Reason.MISSING_JOINTS
+        )
+    pose, side, qs, taus, dropped = [], [], [], [], []
+    worst = 0.0
+    for h, w in enumerate(plan.holds()):
+        sel = (log.time >= w.start) & (log.time <= w.end)
+        if sel.sum() < 3:
+            dropped.append(h)
+            continue
+        q = log.position[sel][:, cols]
+        speed = (
+            np.abs(log.velocity[sel][:, cols]).max()
+            if log.velocity is not None
+            else np.abs(np.diff(q, axis=0)).max()
+        )
+        spread = float(np.ptp(q, axis=0).max())
+        worst = max(worst, float(speed))
+        if speed > SETTLED_SPEED or spread > SETTLED_RANGE:
+            dropped.append(h)
+            continue
+        full = np.array(plan.poses[w.pose], dtype=float)
+        full[list(measured)] = q.mean(axis=0)
+        pose.append(w.pose)
+        side.append(w.side)
+        qs.append(full)
+        taus.append(log.effort[sel][:, cols].mean(axis=0))
+    if not pose:
+        raise IdentificationError(
+            f"no settled hold in the recording: {len(plan.holds())} hold windows, none with every "
+            f"joint below {SETTLED_SPEED} rad/s and within {SETTLED_RANGE} rad (fastest {worst:.3g} rad/s); "
+            "is the recording the plan's run, started with the plan?",
+            reason=Reason.RANGE,
+        )
+    return Holds(np.array(pose), np.array(side), np.array(qs), np.array(taus), measured, tuple(dropped))
+
+
+@dataclass(frozen=True)
+class GravityFit:
+    """Result of :func:`fit_gravity`.
+
+    Attributes:
+        theta: θ̂ (p,) [kg, kg·m]; prior: θ₀ (p,). names: (p,).
+        rank: identifiable directions; condition: σ_max/σ_rank of the scaled regressor.
+        identifiable: one base-parameter name per identifiable direction (QR pivots).
+        joints: measured joint names; rms_before, rms_after: (m,) [N·m] on held-out holds.
+        holds_fit, holds_validation: counts; validation_poses: pose indices held out.
+    """
+
+    theta: np.ndarray
+    prior: np.ndarray
+    names: tuple[str, ...]
+    rank: int
+    condition: float
+    identifiable: tuple[str, ...]
+    joints: tuple[str, ...]
+    rms_before: np.ndarray
+    rms_after: np.ndarray
+    holds_fit: int
+    holds_validation: int
+    validation_poses: tuple[int, ...]
+    residual_fit: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+
+def _check_signs(y0: np.ndarray, tau: np.ndarray, joints: Sequence[str]) -> None:
+    for k, name in enumerate(joints):
+        model, meas = y0[:, k], tau[:, k]
+        if np.sqrt(np.mean(model**2)) < SIGN_FLOOR or np.std(meas) == 0.0:
+            continue
+        corr = float(np.corrcoef(model, meas)[0, 1]) if np.std(model) > 0 else float(np.sign(model @ meas))
+        if corr < -0.5:
+            raise IdentificationError(
+                f"joint {name}: measured efforts contradict the model's sign (correlation {corr:.2f} "
+                f"with the URDF gravity over the holds); check its direction in the motor map",
+                reason=Reason.RANGE,
+            )
+
+
+def fit_gravity(
+    regressor: StaticRegressor,
+    holds: Holds,
+    *,
+    holdout: int = 4,
+    regularization: float = 0.02,
+    rtol: float = 1e-3,
+    use_sides: Sequence[int] = (-1, 1),
+) -> GravityFit:
+    """Fit θ̂ from hold averages (module docstring).
+
+    Args:
+        regressor: Static regressor of the believed URDF (θ₀ its values).
+        holds: :func:`hold_averages`.
+        holdout: every ``holdout``-th pose is held out for validation (0: none, then the
+            RMS figures are on the fitted holds).
+        regularization: λ / σ_max. rtol: identifiability threshold σ/σ_max.
+        use_sides: approach sides used in the fit (``(-1,)``: from below only).
+
+    Raises:
+        IdentificationError: fewer than two distinct poses, nothing identifiable, a joint's
+            efforts of the wrong sign, a link mass driven to ≤ 0 (names the link).
+    """
+    distinct = np.unique(np.round(holds.position, 3), axis=0)
+    if len(distinct) < 2:
+        raise IdentificationError(
+            f"all {len(holds.position)} held poses are alike (within 1 mrad): they identify nothing "
+            "beyond one pose; plan poses spread over the workspace",
+            reason=Reason.RANGE,
+        )
+    rows = list(holds.measured)
+    joints = tuple(regressor.model.joint_names[i] for i in rows)
+    y_all = np.array([regressor.matrix(q)[rows] for q in holds.position])  # (h, m, p)
+    _check_signs(y_all @ regressor.prior, holds.effort, joints)
+    poses = np.unique(holds.pose)
+    held = set(poses[holdout - 1 :: holdout].tolist()) if holdout and len(poses) >= 2 * holdout else set()
+    val = np.array([p in held for p in holds.pose])
+    fit_sel = ~val & np.isin(holds.side, list(use_sides))
+    if not fit_sel.any():
+        raise IdentificationError(
+            "no hold left to fit (all held out or of unused sides)", reason=Reason.RANGE
+        )
+    scale = parameter_scale(regressor)
+    y = y_all[fit_sel].reshape(-1, regressor.n_params)
+    ys = y * scale
+    r = holds.effort[fit_sel].reshape(-1) - y @ regressor.prior
+    s = np.linalg.svd(ys, compute_uv=False)
+    if s[0] <= 0.0:
+        raise IdentificationError("the poses identify nothing (regressor is zero)", reason=Reason.RANGE)
+    keep = s > rtol * s[0]
+    rank = int(keep.sum())
+    condition = float(s[0] / s[keep][-1])
+    _, _, piv = scipy.linalg.qr(ys, mode="economic", pivoting=True)
+    identifiable = tuple(regressor.names[i] for i in sorted(piv[:rank]))
+    lam = regularization * s[0]
+    a = np.vstack([ys, lam * np.eye(regressor.n_params)])
+    b = np.concatenate([r, np.zeros(regressor.n_params)])
+    x = scipy.linalg.lstsq(a, b)[0]
+    theta = regressor.prior + scale * x
+    link_changes(regressor, theta)  # refuses a link mass ≤ 0
+    eval_sel = val if val.any() else fit_sel
+    y_val = y_all[eval_sel]
+    tau_val = holds.effort[eval_sel]
+    before = np.sqrt(np.mean((tau_val - y_val @ regressor.prior) ** 2, axis=0))
+    after = np.sqrt(np.mean((tau_val - y_val @ theta) ** 2, axis=0))
+    return GravityFit(
+        theta=theta,
+        prior=regressor.prior.copy(),
+        names=regressor.names,
+        rank=rank,
+        condition=condition,
+        identifiable=identifiable,
+        joints=joints,
+        rms_before=before,
+        rms_after=after,
+        holds_fit=int(fit_sel.sum()),
+        holds_validation=int(val.sum()),
+        validation_poses=tuple(sorted(held)),
+        residual_fit=(ys @ x - r),
+    )
+
+
+def link_changes(regressor: StaticRegressor, theta: np.ndarray, tol: float = 1e-9) -> dict[str, dict]:
+    """New ``{"mass", "xyz"}`` of each body's child link whose parameters changed.
+
+    The body change (Δm, Δ(m·c)) in the joint frame, which is the child link's frame
+    (URDF), goes onto the child link: ``m' = m + Δm``, ``c' = (m·c + Δ(m·c))/m'``; links
+    merged into the body by fixed joints keep their values, and ``<inertia>`` (about the
+    COM) is kept, so it stays positive definite.
+
+    Raises:
+        IdentificationError: a link mass driven to ≤ 0 (names the link and the value).
+    """
+    from gravity_friction_comp.model.urdf_inertial import read_inertials
+
+    inertials = read_inertials(regressor.model.description.xml)
+    delta = (np.asarray(theta) - regressor.prior).reshape(-1, PARAMS_PER_BODY)
+    out = {}
+    for link, d in zip(regressor.bodies, delta):
+        if np.all(np.abs(d) <= tol):
+            continue
+        base = inertials.get(link)
+        m0, c0 = (base.mass, base.xyz) if base is not None else (0.0, np.zeros(3))
+        mass = m0 + d[0]
+        if mass <= 0.0:
+            raise IdentificationError(
+                f"link {link}: the fit drives its mass to {mass:.4g} kg (URDF {m0:.4g} kg); "
+                "the recording or the plan cannot support this link's parameters",
+                reason=Reason.RANGE,
+            )
+        out[link] = {"mass": float(mass), "xyz": (m0 * c0 + d[1:]) / mass}
+    return out

@@ -1,0 +1,245 @@
+"""Calibration pose plan: well-conditioned static poses, each approached from both sides.
+
+Poses are drawn uniformly within the joint limits shrunk by ``margin`` and chosen greedily
+for D-optimality (each step adds the candidate that most increases
+``log det(Ȳᵀ Ȳ + ε·1)``, Ȳ the stacked regressor with columns scaled by their prior
+magnitude; Fedorov 1972). Each pose is then visited twice: approached from below
+(``q − δ``) and from above (``q + δ``), so the static friction a stuck joint keeps has
+opposite signs in the two holds and averages out. The plan is plain YAML the user can edit
+(:func:`write_plan` / :func:`load_plan`), and :meth:`CalibrationPlan.profile` turns it into
+the non-looping minimum-jerk :class:`~gravity_friction_comp.trajectory.waypoints.WaypointProfile`
+the recorder plays.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import yaml
+
+from gravity_friction_comp.calib.regressor import StaticRegressor
+from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.files import read_yaml
+from gravity_friction_comp.trajectory.waypoints import Waypoint, WaypointProfile
+
+__all__ = ["CalibrationPlan", "HoldWindow", "load_plan", "plan_poses", "scaled_condition", "write_plan"]
+
+_VERSION = 1
+
+
+@dataclass(frozen=True)
+class HoldWindow:
+    """One hold of the plan: pose index, approach side (−1 below, +1 above), settled window [s]."""
+
+    pose: int
+    side: int
+    start: float
+    end: float
+
+
+@dataclass(frozen=True)
+class CalibrationPlan:
+    """Poses and timing of a calibration run.
+
+    Attributes:
+        joints: Joint names (n,), model order. poses: (k, n) [rad].
+        home: (n,) [rad] start and end pose.
+        approach: δ [rad] of the approach from each side (0: one side only, from below).
+        move_time, approach_time, hold_time, settle_time: [s] per move to the approach
+            point, per final approach, per hold, and the start of each hold left out of the
+            average (the arm settles).
+        condition: condition number of the scaled stacked regressor (identifiable part).
+    """
+
+    joints: tuple[str, ...]
+    poses: np.ndarray
+    home: np.ndarray
+    approach: float = 0.1
+    move_time: float = 1.2
+    approach_time: float = 0.6
+    hold_time: float = 1.0
+    settle_time: float = 0.5
+    condition: float = float("nan")
+
+    def sides(self) -> tuple[int, ...]:
+        return (-1, 1) if self.approach > 0.0 else (-1,)
+
+    def waypoints(self, lower: np.ndarray, upper: np.ndarray) -> list[Waypoint]:
+        """Home, then per pose and side: approach point, pose (held), …, home."""
+        out = [Waypoint(tuple(self.home), self.move_time, 0.5)]
+        delta = max(self.approach, 0.05)
+        for q in self.poses:
+            for side in self.sides():
+                a = np.clip(q + side * delta, lower, upper)
+                out.append(Waypoint(tuple(a), self.move_time, 0.0))
+                out.append(Waypoint(tuple(q), self.approach_time, self.hold_time))
+        out.append(Waypoint(tuple(self.home), self.move_time, 0.5))
+        return out
+
+    def profile(self, lower, upper) -> WaypointProfile:
+        """The plan as a non-looping profile (starts and ends at ``home``)."""
+        return WaypointProfile(self.joints, self.waypoints(np.asarray(lower), np.asarray(upper)), loop=False)
+
+    def holds(self) -> list[HoldWindow]:
+        """Settled windows of every hold, in profile time [s]."""
+        t = self.move_time + 0.5
+        out = []
+        for k in range(len(self.poses)):
+            for side in self.sides():
+                t += self.move_time + self.approach_time
+                out.append(HoldWindow(k, side, t + self.settle_time, t + self.hold_time))
+                t += self.hold_time
+        return out
+
+
+def scaled_condition(y: np.ndarray, scale: np.ndarray, rtol: float = 1e-6) -> tuple[float, int]:
+    """(condition number, rank) of ``y·diag(scale)`` over its numerically non-zero singular values."""
+    s = np.linalg.svd(y * scale, compute_uv=False)
+    if s.size == 0 or s[0] <= 0.0:
+        return float("inf"), 0
+    keep = s > rtol * s[0]
+    return float(s[0] / s[keep][-1]), int(keep.sum())
+
+
+def parameter_scale(regressor: StaticRegressor) -> np.ndarray:
+    """Typical size of each parameter (p,) [kg, kg·m]: masses ≥ 0.05 kg, moments ≥ m·5 cm."""
+    prior = regressor.prior.reshape(-1, 4)
+    m = np.maximum(np.abs(prior[:, 0]), 0.05)
+    return np.column_stack([m, np.maximum(np.abs(prior[:, 1:]), m[:, None] * 0.05)]).reshape(-1)
+
+
+def plan_poses(
+    regressor: StaticRegressor,
+    count: int = 24,
+    *,
+    margin: float = 0.15,
+    approach: float = 0.1,
+    candidates: int = 1500,
+    seed: int = 0,
+    fixed: dict[str, float] | None = None,
+    home: Sequence[float] | None = None,
+    move_time: float = 1.2,
+    approach_time: float = 0.6,
+    hold_time: float = 1.0,
+    settle_time: float = 0.5,
+) -> CalibrationPlan:
+    """A D-optimal pose set (module docstring).
+
+    Args:
+        regressor: The static regressor of the (URDF) model.
+        count: Poses (2..200). margin: [rad] kept from each joint limit (a range narrower
+            than 2·margin uses its middle). approach: δ [rad]. candidates: random candidates.
+        fixed: joint → position [rad] held in every pose (e.g. gripper fingers).
+        home: (n,) start/end pose, default the middle of the shrunk range.
+
+    Raises:
+        ConfigError: a count out of range, a fixed joint not in the model.
+    """
+    model = regressor.model
+    if not 2 <= int(count) <= 200:
+        raise ConfigError(f"pose count must be within 2..200, got {count}", key="count", value=count)
+    lower = np.where(np.isfinite(model.position_lower), model.position_lower, -np.pi)
+    upper = np.where(np.isfinite(model.position_upper), model.position_upper, np.pi)
+    lo, hi = lower + margin, upper - margin
+    mid = 0.5 * (lower + upper)
+    narrow = lo > hi
+    lo[narrow] = hi[narrow] = mid[narrow]
+    fixed = fixed or {}
+    for name, value in fixed.items():
+        if name not in model.joint_names:
+            raise ConfigError(
+                f"fixed joint {name!r} not in the model; joints: {list(model.joint_names)}", key=name
+            )
+        i = model.joint_names.index(name)
+        lo[i] = hi[i] = float(value)
+    rng = np.random.default_rng(seed)
+    cand = rng.uniform(lo, hi, size=(candidates, model.n))
+    scale = parameter_scale(regressor)
+    blocks = [regressor.matrix(q) * scale for q in cand]
+    p = regressor.n_params
+    info = 1e-6 * np.eye(p)
+    chosen: list[int] = []
+    for _ in range(int(count)):
+        inv = np.linalg.inv(info)
+        # det(A + Bᵀ B) = det(A)·det(1 + B A⁻¹ Bᵀ): score each candidate by the second factor
+        scores = [
+            np.linalg.slogdet(np.eye(b.shape[0]) + b @ inv @ b.T)[1] if i not in chosen else -np.inf
+            for i, b in enumerate(blocks)
+        ]
+        best = int(np.argmax(scores))
+        chosen.append(best)
+        info = info + blocks[best].T @ blocks[best]
+    poses = cand[chosen]
+    condition, _ = scaled_condition(regressor.stack(poses), scale)
+    home_q = np.clip(mid, lo, hi) if home is None else np.asarray(home, dtype=float)
+    return CalibrationPlan(
+        joints=tuple(model.joint_names),
+        poses=poses,
+        home=home_q,
+        approach=float(approach),
+        move_time=move_time,
+        approach_time=approach_time,
+        hold_time=hold_time,
+        settle_time=settle_time,
+        condition=condition,
+    )
+
+
+def write_plan(path: str | os.PathLike, plan: CalibrationPlan) -> None:
+    """Write ``plan`` as YAML (``calibration_plan:`` block; the user may edit the poses)."""
+    body = {
+        "version": _VERSION,
+        "joints": list(plan.joints),
+        "home": [float(x) for x in plan.home],
+        "approach": float(plan.approach),
+        "move_time": float(plan.move_time),
+        "approach_time": float(plan.approach_time),
+        "hold_time": float(plan.hold_time),
+        "settle_time": float(plan.settle_time),
+        "condition": float(plan.condition),
+        "poses": [[round(float(x), 6) for x in q] for q in plan.poses],
+    }
+    header = (
+        "# Gravity calibration poses [rad], joint order as `joints`; check each against the\n"
+        "# arm's workspace before recording. approach [rad]: each pose is approached from\n"
+        "# q - approach and q + approach (0: one side). Times [s].\n"
+    )
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(header + yaml.safe_dump({"calibration_plan": body}, sort_keys=False, width=200))
+
+
+def load_plan(path: str | os.PathLike) -> CalibrationPlan:
+    """Read a plan written by :func:`write_plan` (possibly edited).
+
+    Raises:
+        ConfigError: unreadable file, missing keys, poses of the wrong length or not finite.
+    """
+    data = read_yaml(path, "plan")
+    body = data.get("calibration_plan") if isinstance(data, dict) else None
+    if not isinstance(body, dict):
+        raise ConfigError(f"{path}: no calibration_plan block", key="calibration_plan")
+    try:
+        joints = tuple(str(j) for j in body["joints"])
+        poses = np.array(body["poses"], dtype=float)
+        home = np.array(body["home"], dtype=float)
+        plan = CalibrationPlan(
+            joints=joints,
+            poses=poses.reshape(-1, len(joints)),
+            home=home,
+            approach=float(body.get("approach", 0.1)),
+            move_time=float(body.get("move_time", 1.2)),
+            approach_time=float(body.get("approach_time", 0.6)),
+            hold_time=float(body.get("hold_time", 1.0)),
+            settle_time=float(body.get("settle_time", 0.5)),
+            condition=float(body.get("condition", float("nan"))),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(f"{path}: bad calibration_plan ({exc})", key="calibration_plan") from None
+    if plan.home.shape != (len(joints),) or not np.all(np.isfinite(plan.poses)) or len(plan.poses) < 1:
+        raise ConfigError(f"{path}: poses and home need {len(joints)} finite numbers each", key="poses")
+    if not 0.0 <= plan.settle_time < plan.hold_time:
+        raise ConfigError(f"{path}: settle_time must be within [0, hold_time)", key="settle_time")
+    return plan

@@ -1,0 +1,111 @@
+"""Record a calibration plan on the simulated arm, in lockstep (deterministic, ROS-free).
+
+The same pieces as the lockstep demo, without the ROS graph: the plan's profile gives a
+setpoint every clock tick (the motor map's ``sim_setpoint_rate_hz``), the
+:class:`~gravity_friction_comp.stage.gravity.GravityStage` adds g(q_setpoint) of the
+believed URDF, the :class:`~gravity_friction_comp.mit.bridge_core.MitBridgeCore` turns it
+into MIT frames (the motor map's kp, kd, rate), and the
+:class:`~gravity_friction_comp.sim.lockstep.LockstepDriver` steps the emulated motors and
+the :class:`~gravity_friction_comp.sim.arm.SimulatedArm` (its true links, stiction on). The
+joint states the bridge decodes after each frame exchange are the recording, as
+``joint_states`` would be on the real arm.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from gravity_friction_comp.calib.plan import CalibrationPlan
+from gravity_friction_comp.ident.joint_log import JointStateLog
+from gravity_friction_comp.mit.bridge_core import MitBridgeCore
+from gravity_friction_comp.mit.bridge_params import bridge_config_from_values
+from gravity_friction_comp.mit.bus import CanFrameIO, CanSettings, open_bus
+from gravity_friction_comp.model.payload import Payload
+from gravity_friction_comp.model.robot_model import RobotModel
+from gravity_friction_comp.sim.arm import SimulatedArm
+from gravity_friction_comp.sim.bus import SimulatedMotorBus
+from gravity_friction_comp.sim.config import SimConfig
+from gravity_friction_comp.sim.lockstep import LockstepDriver, LockstepSchedule, whole_steps
+from gravity_friction_comp.stage.gravity import GravityConfig, GravityStage
+
+__all__ = ["record_in_simulation"]
+
+_channels = itertools.count()
+
+
+def record_in_simulation(
+    plan: CalibrationPlan,
+    model: RobotModel,
+    sim_config: SimConfig,
+    bridge_values: Mapping[str, Any],
+    *,
+    payload: Payload | None = None,
+    holding: bool = False,
+    delay: float = 0.002,
+) -> JointStateLog:
+    """Play ``plan`` on the simulated arm and return the bridge's joint states.
+
+    Args:
+        plan: The poses (joint order of ``model``).
+        model: The believed robot (the gravity stage's model; the sim's truth is
+            ``sim_config``'s links applied to its URDF).
+        sim_config: The simulator's truth (friction, links, rate).
+        bridge_values: The motor map's parameters (``ros2 param dump`` names).
+        payload: Held by the simulated arm while ``holding`` (the true payload; the stage
+            compensates the arm alone, so the holds measure it).
+        delay: Modelled command transport delay [s] (whole physics steps).
+
+    Returns:
+        Log of the bridge joints, time from the first sample [s] (profile time).
+    """
+    values = dict(bridge_values)
+    for key in ("direction", "offset", "gear_ratio", "damp_kd", "position_lower", "position_upper"):
+        values.setdefault(key, [])
+    config = bridge_config_from_values(values)
+    arm = SimulatedArm(model, sim_config, payload=payload, holding=holding)
+    stage = GravityStage(GravityConfig(model))  # the believed arm; a held payload is not compensated
+    profile = plan.profile(model.position_lower, model.position_upper)
+    settings = CanSettings("virtual", f"calib/{os.getpid()}/{next(_channels)}", 1_000_000)
+    sim = SimulatedMotorBus.for_bridge(arm, config, settings)
+    core = MitBridgeCore(config)
+    io = CanFrameIO(open_bus(settings), core.reply_ids)
+    dt = arm.dt
+    rate = float(values.get("sim_setpoint_rate_hz", 250.0))
+    schedule = LockstepSchedule(
+        dt_ns=int(round(dt * 1e9)),
+        tick_steps=whole_steps(1.0 / rate, dt, "sim_setpoint_rate_hz"),
+        exchange_steps=whole_steps(config.period, dt, "rate_hz"),
+        delay_steps=whole_steps(delay, dt, "sim_delay", allow_zero=True),
+    )
+    names = list(model.joint_names)
+    order = [names.index(j) for j in core.joint_names]
+    times: list[float] = []
+    rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def on_state(now_ns: int) -> None:
+        state = core.joint_state()
+        if state.valid.all():
+            times.append(now_ns * 1e-9)
+            rows.append((state.position.copy(), state.velocity.copy(), state.effort.copy()))
+
+    driver = LockstepDriver(schedule, core, io, sim, on_state)
+    t0 = schedule.tick_ns * 1e-9
+    try:
+        io.send(core.enable_frames())
+        sim.answer_frames()
+        while (t := schedule.tick_ns * 1e-9 - t0) <= profile.period:
+            sample = profile.sample(t)
+            out = stage.update(names, sample.position, sample.velocity, [], t)
+            command = (sample.position[order], sample.velocity[order], np.asarray(out.effort)[order])
+            schedule.add_command(schedule.tick_ns, command)
+            driver.run_tick()
+    finally:
+        io.close()
+        sim.stop()
+    data = [np.array([r[k] for r in rows]) for k in range(3)]
+    return JointStateLog(tuple(core.joint_names), np.array(times) - t0, *data)

@@ -1,0 +1,79 @@
+"""Play a gravity-calibration plan through the running chain and record ``joint_states``.
+
+Publishes the plan's profile on ``joint_setpoint`` (as ``setpoint_player`` does: names,
+position, velocity, stamped with the node clock, at ``rate_hz``) and records every
+``joint_states`` message (position, velocity, effort) until the profile has ended. The
+gravity compensation node, the bridge and the motors must already run (gravity on, the
+bridge's gains low). Works with rclpy from a ROS 2 install or the pip environment.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+
+from gravity_friction_comp.ident.joint_log import JointStateLog
+from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS
+from gravity_friction_comp.trajectory.base import Profile
+
+__all__ = ["CalibrationRecorder", "record_on_chain"]
+
+
+class CalibrationRecorder(Node):
+    """Publishes ``profile`` on ``joint_setpoint`` and records ``joint_states``."""
+
+    def __init__(self, profile: Profile, rate_hz: float = 250.0):
+        super().__init__("calibration_recorder")
+        self.profile = profile
+        self.done = False
+        self._start_ns: int | None = None
+        self._samples: list[tuple[float, dict]] = []
+        self._pub = self.create_publisher(JointState, "joint_setpoint", SETPOINT_QOS)
+        self.create_subscription(JointState, "joint_states", self._on_state, SETPOINT_QOS)
+        self.create_timer(1.0 / rate_hz, self._tick)
+
+    def _tick(self) -> None:
+        now = self.get_clock().now()
+        if self._start_ns is None:
+            self._start_ns = now.nanoseconds
+        t = (now.nanoseconds - self._start_ns) * 1e-9
+        if t > self.profile.period:
+            self.done = True
+            return
+        sample = self.profile.sample(t)
+        msg = JointState()
+        msg.header.stamp = now.to_msg()
+        msg.name = list(self.profile.joint_names)
+        msg.position = [float(x) for x in sample.position]
+        msg.velocity = [float(x) for x in sample.velocity]
+        self._pub.publish(msg)
+
+    def _on_state(self, msg: JointState) -> None:
+        if self._start_ns is None or self.done or len(msg.effort) != len(msg.name):
+            return
+        t = (self.get_clock().now().nanoseconds - self._start_ns) * 1e-9
+        velocity = list(msg.velocity) if len(msg.velocity) == len(msg.name) else [0.0] * len(msg.name)
+        self._samples.append((t, dict(zip(msg.name, zip(msg.position, velocity, msg.effort)))))
+
+    def log(self, joints) -> JointStateLog:
+        """The recording of ``joints`` (samples missing any of them are skipped)."""
+        rows = [(t, s) for t, s in self._samples if all(j in s for j in joints)]
+        arr = np.array([[s[j] for j in joints] for _, s in rows], dtype=float).reshape(-1, len(joints), 3)
+        times = np.array([t for t, _ in rows], dtype=float)
+        return JointStateLog(tuple(joints), times, arr[:, :, 0], arr[:, :, 1], arr[:, :, 2])
+
+
+def record_on_chain(profile: Profile, joints, rate_hz: float = 250.0) -> JointStateLog:
+    """Spin a :class:`CalibrationRecorder` until the profile ends; returns the recording."""
+    import rclpy
+
+    rclpy.init()
+    node = CalibrationRecorder(profile, rate_hz)
+    try:
+        while rclpy.ok() and not node.done:
+            rclpy.spin_once(node, timeout_sec=0.1)
+        return node.log(joints)
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()

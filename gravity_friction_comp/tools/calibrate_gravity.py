@@ -1,0 +1,273 @@
+"""``calibrate_gravity``: fit link masses and centres of mass from static poses, write a URDF.
+
+Usage::
+
+    calibrate_gravity plan   --arm palletizer --poses 30 --out plan.yaml
+    calibrate_gravity record --arm palletizer --plan plan.yaml --out log.csv   # real arm, chain running
+    calibrate_gravity fit    --arm palletizer --plan plan.yaml --log log.csv --out-dir calib
+    calibrate_gravity payload --urdf calib/calibrated.urdf --plan plan.yaml --log held.csv \\
+        --parent tool --out payload.yaml
+    calibrate_gravity --sim  --arm palletizer --sim-config truth.yaml --out-dir calib
+
+``--urdf`` replaces the arm profile's URDF (the model being calibrated). ``fit`` and
+``--sim`` write ``<out-dir>/calibrated.urdf``, ``report.yaml``, ``report.txt`` and
+``report.png``; ``--sim`` also checks the result against the simulator's truth (gravity
+error over 200 random configurations, before/after, both-sides vs one-side approach) and
+puts those figures in the report. Exit codes: 0 success; 2 bad input (one line
+``calibrate_gravity: error: ...``, no URDF written). Procedure and safety:
+docs/gravity_calibration.md; method: :mod:`gravity_friction_comp.calib.fit`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import sys
+from collections.abc import Sequence
+
+import numpy as np
+
+from gravity_friction_comp.errors import ConfigError, GravityFrictionCompError
+
+_PROG = "calibrate_gravity"
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--arm", default="palletizer", help="arm profile (arms/<name>), default palletizer")
+    p.add_argument("--urdf", default=None, help="URDF to calibrate (default: the profile's)")
+
+
+def _plan_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--poses", type=int, default=30, help="number of poses (2..200), default 30")
+    p.add_argument("--margin", type=float, default=0.15, help="[rad] kept from each joint limit")
+    p.add_argument("--approach", type=float, default=0.1, help="[rad] approach from each side (0: one side)")
+    p.add_argument("--seed", type=int, default=0, help="candidate sampling seed")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=_PROG, description="Gravity calibration from static poses.")
+    p.add_argument("--sim", action="store_true", help="plan, record and fit on the simulated arm")
+    p.add_argument("--sim-config", default=None, help="simulator truth YAML (default: the profile's)")
+    p.add_argument("--out-dir", default="gravity_calibration", help="output directory")
+    _common(p)
+    _plan_options(p)
+    sub = p.add_subparsers(dest="command")
+    plan = sub.add_parser("plan", help="write a pose plan YAML")
+    _common(plan)
+    _plan_options(plan)
+    plan.add_argument("--out", default="calibration_plan.yaml")
+    rec = sub.add_parser("record", help="play the plan through the running chain, record joint_states")
+    _common(rec)
+    rec.add_argument("--plan", required=True)
+    rec.add_argument("--out", default="calibration_log.csv")
+    rec.add_argument("--rate", type=float, default=250.0, help="setpoint rate [Hz]")
+    fit = sub.add_parser("fit", help="fit the recording, write the calibrated URDF and report")
+    _common(fit)
+    fit.add_argument("--plan", required=True)
+    fit.add_argument("--log", required=True, help="joint-log CSV or rosbag2 folder")
+    fit.add_argument("--out-dir", default="gravity_calibration")
+    pay = sub.add_parser(
+        "payload", help="fit the held payload (arm already calibrated), write payload.* parameters"
+    )
+    _common(pay)
+    pay.add_argument("--plan", required=True)
+    pay.add_argument("--log", required=True, help="recording with the payload held")
+    pay.add_argument("--parent", required=True, help="link or joint the payload hangs from")
+    pay.add_argument("--out", default="payload.yaml")
+    p.add_argument("--payload-mass", type=float, default=0.0, help="--sim: true payload mass [kg] (0: none)")
+    p.add_argument("--payload-com", type=float, nargs=3, default=(0.0, 0.0, 0.0), help="--sim: [m] in parent")
+    p.add_argument("--payload-parent", default="", help="--sim: link the payload hangs from")
+    return p
+
+
+def _model(args):
+    from gravity_friction_comp.arm_profiles import load_arm
+    from gravity_friction_comp.model.robot_model import RobotModel
+
+    arm = load_arm(args.arm)
+    return arm, RobotModel.from_urdf(args.urdf or arm.urdf)
+
+
+def _plan(args, regressor, arm):
+    from gravity_friction_comp.calib.plan import plan_poses
+
+    model = regressor.model
+    fixed = {  # joints the bridge does not drive: held at 0 (or the nearest limit)
+        j: float(np.clip(0.0, model.position_lower[i], model.position_upper[i]))
+        for i, j in enumerate(model.joint_names)
+        if j not in arm.joints
+    }
+    return plan_poses(
+        regressor, args.poses, margin=args.margin, approach=args.approach, seed=args.seed, fixed=fixed
+    )
+
+
+#: Rate [Hz] of the recordings written to CSV: the hold averages need no more, and a long
+#: 500 Hz recording of a 7-joint arm exceeds the joint-log reader's file-size bound.
+LOG_RATE_HZ = 100.0
+
+
+def decimated(log, rate_hz: float = LOG_RATE_HZ):
+    """``log`` keeping one sample per 1/rate_hz [s] (first sample of each period)."""
+    if log.time.size < 2:
+        return log
+    keep = np.flatnonzero(np.diff(np.floor(log.time * rate_hz), prepend=-1.0) > 0)
+    pick = lambda a: None if a is None else a[keep]  # noqa: E731
+    return log._replace(
+        time=log.time[keep], position=log.position[keep], velocity=pick(log.velocity), effort=pick(log.effort)
+    )
+
+
+def gravity_errors(calibrated, truth, seed: int = 1, count: int = 200) -> tuple[np.ndarray, np.ndarray]:
+    """(Per-joint RMS [N·m] of ``calibrated.gravity − truth.gravity`` over ``count`` seeded
+    random configurations within the limits, the configurations (count, n) [rad])."""
+    model = calibrated
+    rng = np.random.default_rng(seed)
+    lower = np.where(np.isfinite(model.position_lower), model.position_lower, -np.pi)
+    upper = np.where(np.isfinite(model.position_upper), model.position_upper, np.pi)
+    qs = rng.uniform(lower, upper, size=(count, model.n))
+    err = np.array([model.gravity(q) - truth.gravity(q) for q in qs])
+    return np.sqrt(np.mean(err**2, axis=0)), qs
+
+
+def run_sim(args) -> dict:
+    """``--sim``: plan, record in lockstep, fit, compare with the simulator's truth."""
+    from gravity_friction_comp.calib.fit import fit_gravity, hold_averages
+    from gravity_friction_comp.calib.plan import write_plan
+    from gravity_friction_comp.calib.regressor import StaticRegressor
+    from gravity_friction_comp.calib.report import calibrated_urdf, write_outputs
+    from gravity_friction_comp.calib.sim_record import record_in_simulation
+    from gravity_friction_comp.ident.joint_log import write_csv
+    from gravity_friction_comp.model.robot_model import RobotModel
+    from gravity_friction_comp.sim.arm import SimulatedArm
+    from gravity_friction_comp.sim.config import SimConfig
+
+    arm, model = _model(args)
+    regressor = StaticRegressor(model)
+    plan = _plan(args, regressor, arm)
+    out = pathlib.Path(args.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    write_plan(out / "plan.yaml", plan)
+    sim_config = SimConfig.from_yaml(args.sim_config or arm.sim_config)
+    log = record_in_simulation(plan, model, sim_config, arm.bridge_values())
+    write_csv(out / "recording.csv", decimated(log))
+    holds = hold_averages(log, plan, model.joint_names)
+    fit = fit_gravity(regressor, holds)
+    truth = SimulatedArm(model, sim_config)  # its gravity: the true links and mass_scale
+    before, _ = gravity_errors(model, truth)
+    after, _ = gravity_errors(RobotModel.from_urdf(calibrated_urdf(regressor, fit)), truth)
+    extra = {
+        "check_gravity_rms_uncalibrated": [round(float(x), 5) for x in before],
+        "check_gravity_rms_calibrated": [round(float(x), 5) for x in after],
+        "check_poses": int(len(plan.poses)),
+    }
+    if plan.approach > 0.0:
+        one = fit_gravity(regressor, holds, use_sides=(-1,))
+        one_side, _ = gravity_errors(RobotModel.from_urdf(calibrated_urdf(regressor, one)), truth)
+        extra["check_gravity_rms_one_side"] = [round(float(x), 5) for x in one_side]
+    if args.payload_mass > 0.0:
+        calibrated = RobotModel.from_urdf(calibrated_urdf(regressor, fit))
+        extra.update(_sim_payload(args, plan, model, calibrated, sim_config, arm, out))
+    return write_outputs(out, regressor, fit, extra)
+
+
+def _sim_payload(args, plan, model, calibrated, sim_config, arm, out: pathlib.Path) -> dict:
+    """Record again holding the true payload, fit it on the calibrated arm, write payload.yaml."""
+    from gravity_friction_comp.calib.fit import hold_averages
+    from gravity_friction_comp.calib.payload_fit import fit_payload, write_payload_params
+    from gravity_friction_comp.calib.regressor import StaticRegressor
+    from gravity_friction_comp.calib.sim_record import record_in_simulation
+    from gravity_friction_comp.model.payload import Payload
+
+    true_payload = Payload.point(args.payload_mass, com=args.payload_com, parent=args.payload_parent)
+    log = record_in_simulation(
+        plan, model, sim_config, arm.bridge_values(), payload=true_payload, holding=True
+    )
+    fit = fit_payload(
+        StaticRegressor(calibrated), hold_averages(log, plan, model.joint_names), args.payload_parent
+    )
+    write_payload_params(out / "payload.yaml", fit)
+    return {
+        "check_payload_mass": [round(fit.mass, 5), args.payload_mass],
+        "check_payload_com": [[round(float(v), 5) for v in fit.com], list(args.payload_com)],
+    }
+
+
+def run_fit(args) -> dict:
+    from gravity_friction_comp.calib.fit import fit_gravity, hold_averages
+    from gravity_friction_comp.calib.plan import load_plan
+    from gravity_friction_comp.calib.regressor import StaticRegressor
+    from gravity_friction_comp.calib.report import write_outputs
+    from gravity_friction_comp.ident.joint_log import load_log
+
+    _, model = _model(args)
+    plan = load_plan(args.plan)
+    if plan.joints != model.joint_names:
+        raise ConfigError(
+            f"plan joints {list(plan.joints)} differ from the model's {list(model.joint_names)}", key="plan"
+        )
+    regressor = StaticRegressor(model)
+    log = load_log(args.log)
+    return write_outputs(
+        args.out_dir, regressor, fit_gravity(regressor, hold_averages(log, plan, model.joint_names))
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit code (0 success, 2 bad input)."""
+    args = _parser().parse_args(argv)
+    try:
+        if args.sim:
+            report = run_sim(args)
+        elif args.command == "plan":
+            from gravity_friction_comp.calib.plan import write_plan
+            from gravity_friction_comp.calib.regressor import StaticRegressor
+
+            arm, model = _model(args)
+            plan = _plan(args, StaticRegressor(model), arm)
+            write_plan(args.out, plan)
+            print(f"{len(plan.poses)} poses, condition number {plan.condition:.1f}: {args.out}")
+            return 0
+        elif args.command == "record":
+            from gravity_friction_comp.calib.plan import load_plan
+            from gravity_friction_comp.ident.joint_log import write_csv
+            from gravity_friction_comp.nodes.calibration_recorder import record_on_chain
+
+            arm, model = _model(args)
+            plan = load_plan(args.plan)
+            profile = plan.profile(model.position_lower, model.position_upper)
+            write_csv(args.out, decimated(record_on_chain(profile, arm.joints, args.rate)))
+            print(f"recorded {profile.period:.0f} s: {args.out}")
+            return 0
+        elif args.command == "fit":
+            report = run_fit(args)
+        elif args.command == "payload":
+            from gravity_friction_comp.calib.fit import hold_averages
+            from gravity_friction_comp.calib.payload_fit import fit_payload, write_payload_params
+            from gravity_friction_comp.calib.plan import load_plan
+            from gravity_friction_comp.calib.regressor import StaticRegressor
+            from gravity_friction_comp.ident.joint_log import load_log
+
+            _, model = _model(args)
+            plan = load_plan(args.plan)
+            holds = hold_averages(load_log(args.log), plan, model.joint_names)
+            pfit = fit_payload(StaticRegressor(model), holds, args.parent)
+            write_payload_params(args.out, pfit)
+            com = ", ".join(f"{v:.4f}" for v in pfit.com)
+            print(f"payload {pfit.mass:.4f} kg, com [{com}] m in {args.parent}: {args.out}")
+            return 0
+        else:
+            _parser().print_usage(sys.stderr)
+            print(f"{_PROG}: error: give a command (plan, record, fit) or --sim", file=sys.stderr)
+            return 2
+    except (GravityFrictionCompError, OSError) as error:
+        print(f"{_PROG}: error: {error}", file=sys.stderr)
+        return 2
+    from gravity_friction_comp.calib.report import report_text
+
+    sys.stdout.write(report_text(report))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
