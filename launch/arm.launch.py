@@ -271,7 +271,7 @@ def time_parameters(lockstep: bool, simulate: bool, setpoint_rate_hz: float) -> 
     return {"use_sim_time": True}, {"sim_lockstep": True, "sim_setpoint_rate_hz": float(setpoint_rate_hz)}
 
 
-def player_parameters(player: str, simulate: bool, sim_config: str) -> dict:
+def player_parameters(player: str, simulate: bool, sim_config: str, joint_names: list[str] | None = None) -> dict:
     """The player's overrides: ``profile`` = ``player``; ``player:=none`` starts profile
     ``hold`` (issue 13 point 4: the chain holds the arm with its gravity and friction terms
     instead of the bridge's kp-only start-up hold, which lets the arm sag).
@@ -281,7 +281,9 @@ def player_parameters(player: str, simulate: bool, sim_config: str) -> dict:
     the player can see comes after the arm has sagged on the bridge's kp for a few tens of ms
     (and in lockstep only once the chain has answered). On a real arm it is the first measured
     ``joint_states`` of every joint (``joint_names`` empty), with no fallback: it never moves
-    the arm to a pose it has not measured.
+    the arm to a pose it has not measured. ``joint_names`` (simulated arm): hold these joints
+    (an arm profile's model joints, passive ones included: the gravity node needs every model
+    joint) instead of the sim config's.
 
     Raises:
         ConfigError: unreadable or invalid ``sim_config``.
@@ -292,11 +294,12 @@ def player_parameters(player: str, simulate: bool, sim_config: str) -> dict:
         return {"profile": "hold", "joint_names": [""]}
     from gravity_friction_comp.sim.config import SimConfig
 
-    joints = SimConfig.from_yaml(sim_config).joints
+    sim = SimConfig.from_yaml(sim_config)
+    names = list(joint_names) if joint_names else list(sim.joints)
     return {
         "profile": "hold",
-        "joint_names": list(joints) or [""],
-        "home": [float(j.initial_position) for j in joints.values()] or [0.0],
+        "joint_names": names or [""],
+        "home": [float(sim.joint(j).initial_position) for j in names] or [0.0],
         "hold_wait": 0.0,
     }
 
@@ -448,7 +451,8 @@ def _setup(context, *args, **kwargs):
     if player_from_profile:
         joints = [str(j) for j in motor_values.get("joints") or []]
         player_values |= profile_player_parameters(arm, urdf, sim_config, joints)
-    player_values |= player_parameters(player, simulate, sim_config)  # none: hold (issue 13.4)
+    names = player_values["joint_names"] if player_from_profile else None
+    player_values |= player_parameters(player, simulate, sim_config, names)  # none: hold (issue 13.4)
     actions.append(
         Node(
             package=PACKAGE,
