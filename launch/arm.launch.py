@@ -32,7 +32,14 @@ name still applies under ``namespace`` (see ``node_parameters``).
 ``friction_params`` from the arm profile ``arms/NAME`` (``--list-arms`` of the demo lists
 them); an explicit launch argument overrides the profile's file (see
 :func:`profile_arguments`). With a profile, the gravity node also gets the arm YAML as its
-``arm_config`` (its ``gravity_scale``: i2rt's ``gravity_comp_factor``).
+``arm_config`` (its ``gravity_scale``: i2rt's ``gravity_comp_factor``) and an
+``effort_limit`` raised to the motor map's where the URDF's is lower
+(:func:`effort_limit_parameters`). Where the profile has no file of its own, the generic
+(palletizer) file gives only what is not arm-specific: the payload hangs from the profile's
+last motor joint (:func:`gravity_parameters`, also for the simulated arm), the friction node
+takes the motor map's joints and effort limits, and the player the demo's poses (model
+joints, home = sim config initial positions, :func:`profile_player_parameters`), each
+computed by the helpers the lockstep demo uses (``arm_profiles``).
 ``composed:=true`` runs gravity, friction and the bridge in one process
 (``composed_chain``: no DDS hop between them, every term still published, the same node
 names and parameters; needs both stages and one bus); the separate nodes are the default.
@@ -271,7 +278,9 @@ def time_parameters(lockstep: bool, simulate: bool, setpoint_rate_hz: float) -> 
     return {"use_sim_time": True}, {"sim_lockstep": True, "sim_setpoint_rate_hz": float(setpoint_rate_hz)}
 
 
-def player_parameters(player: str, simulate: bool, sim_config: str, joint_names: list[str] | None = None) -> dict:
+def player_parameters(
+    player: str, simulate: bool, sim_config: str, joint_names: list[str] | None = None
+) -> dict:
     """The player's overrides: ``profile`` = ``player``; ``player:=none`` starts profile
     ``hold`` (issue 13 point 4: the chain holds the arm with its gravity and friction terms
     instead of the bridge's kp-only start-up hold, which lets the arm sag).
