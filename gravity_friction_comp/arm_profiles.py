@@ -25,6 +25,11 @@ proximal joints are bridge joints.
         proximal: [joint, ...]        # the other bridge joints are distal
         exempt: {joint: reason}       # joints the acceptance reports but does not require
 
+What the lockstep demo (``--arm``) and ``launch/arm.launch.py`` (``arm:=``) both derive from a
+profile is computed here once: the payload parent of a profile without a gravity file, the
+friction stage's motor-map joints and limits, raised gravity effort limits, proximal joints
+and the pick/place poses.
+
 No rclpy, Pinocchio or python-can import.
 """
 
@@ -41,6 +46,7 @@ from types import MappingProxyType
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.files import read_yaml
@@ -327,9 +333,9 @@ def pick_place_poses(
     all_joints: Sequence[str],
     joints: Sequence[str],
     proximal: Sequence[str],
-    home: Sequence[float],
-    lower: Sequence[float],
-    upper: Sequence[float],
+    home: ArrayLike,
+    lower: ArrayLike,
+    upper: ArrayLike,
     amplitude: float = DEMO_AMPLITUDE,
     distal_amplitude: float = DEMO_DISTAL_AMPLITUDE,
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -346,8 +352,9 @@ def pick_place_poses(
         ``(pick, place)`` [rad], each shape (n,).
     """
     home_a = np.asarray(home, dtype=float)
-    lo = np.where(np.isfinite(lower), lower, -math.pi) + POSE_MARGIN
-    hi = np.where(np.isfinite(upper), upper, math.pi) - POSE_MARGIN
+    lo_a, hi_a = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+    lo = np.where(np.isfinite(lo_a), lo_a, -math.pi) + POSE_MARGIN
+    hi = np.where(np.isfinite(hi_a), hi_a, math.pi) - POSE_MARGIN
     offset = np.array(
         [(amplitude if j in proximal else distal_amplitude) if j in joints else 0.0 for j in all_joints]
     )
