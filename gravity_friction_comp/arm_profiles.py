@@ -25,19 +25,28 @@ proximal joints are bridge joints.
         proximal: [joint, ...]        # the other bridge joints are distal
         exempt: {joint: reason}       # joints the acceptance reports but does not require
 
+What the lockstep demo (``--arm``) and ``launch/arm.launch.py`` (``arm:=``) both derive from a
+profile is computed here once: the payload parent of a profile without a gravity file, the
+friction stage's motor-map joints and limits, raised gravity effort limits, proximal joints
+and the pick/place poses.
+
 No rclpy, Pinocchio or python-can import.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import pathlib
 import sys
 import xml.etree.ElementTree as ElementTree
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
 
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.files import read_yaml
@@ -53,6 +62,11 @@ __all__ = [
     "arms_directory",
     "list_arms",
     "load_arm",
+    "motor_map_stage_values",
+    "pick_place_poses",
+    "profile_payload_parent",
+    "proximal_joints",
+    "raised_effort_limits",
 ]
 
 #: File that makes a directory an arm profile.
@@ -63,6 +77,12 @@ _FILE_KEYS = ("urdf", "motor_map", "arm_config", "sim_config")
 _OPTIONAL_FILE_KEYS = ("gravity_params", "friction_params")
 _KEYS = ("version", "description", "source", *_FILE_KEYS, *_OPTIONAL_FILE_KEYS, "demo")
 _DEMO_KEYS = ("proximal", "exempt")
+#: Pick/place offsets from home [rad] of proximal and distal motor joints (``gfc_demo``
+#: ``--amplitude`` / ``--distal-amplitude`` defaults, ``arm.launch.py arm:=NAME``).
+DEMO_AMPLITUDE = 0.3
+DEMO_DISTAL_AMPLITUDE = 0.1
+#: Pick/place poses stay this far inside the joint limits [rad].
+POSE_MARGIN = 0.05
 
 
 @dataclass(frozen=True)
@@ -246,6 +266,102 @@ def load_arm(name: str | os.PathLike, root: str | os.PathLike | None = None) -> 
         demo_exempt=MappingProxyType(_demo_exempt(label, body.get("demo"), joints)),
         **files,
     )
+
+
+def profile_payload_parent(profile: ArmProfile | None, joints: Sequence[str], generic: bool) -> str:
+    """The payload's parent for a robot whose gravity file is not its own: its last motor
+    joint (the generic file's ``tool`` frame is the palletizer's); ``""`` (the file's own
+    ``payload.parent``) otherwise.
+
+    Args:
+        profile: The arm profile, ``None`` without one.
+        joints: Motor-map joints, motor-map order.
+        generic: Without a profile: True when the gravity file is the package's generic one
+            but the URDF is not the palletizer's.
+    """
+    own_file = profile.gravity_params is not None if profile is not None else not generic
+    return "" if own_file or not joints else str(joints[-1])
+
+
+def motor_map_stage_values(bridge_values: Mapping[str, Any]) -> dict[str, Any]:
+    """The friction stage's ``joints`` and ``effort_limit`` [N·m] from a motor map: the stage
+    clamps to the motor map's limits, its joints in its order (``effort_limit`` only when
+    it has one value per joint)."""
+    joints = [str(j) for j in bridge_values.get("joints") or ()]
+    out: dict[str, Any] = {"joints": joints}
+    effort = bridge_values.get("effort_limit") or []
+    if isinstance(effort, (list, tuple)) and len(effort) == len(joints):
+        out["effort_limit"] = [float(x) for x in effort]
+    return out
+
+
+def raised_effort_limits(
+    model_joints: Sequence[str], urdf_limits: Sequence[float], motor_limits: Mapping[str, float]
+) -> tuple[tuple[float, ...], tuple[str, ...]]:
+    """The gravity node's ``effort_limit`` (one per model joint) [N·m]: the URDF's, raised to
+    the motor map's ``effort_limit`` where the URDF is lower.
+
+    Some published URDFs carry placeholder effort limits (i2rt YAM: ``effort="1"`` on every
+    joint) that would clamp the gravity term far below what the motors deliver; the motor
+    map states the real bound, and the node's ``effort_limit`` parameter overrides the URDF.
+
+    Returns:
+        ``(limits, raised)``: ``limits`` ``()`` when nothing is raised or a limit is not
+        finite; ``raised`` one ``"joint old→new"`` text per raised joint.
+    """
+    out, raised = [], []
+    for name, urdf_limit in zip(model_joints, urdf_limits):
+        motor = float(motor_limits.get(name, math.nan))
+        if math.isfinite(motor) and urdf_limit < motor:
+            raised.append(f"{name} {urdf_limit:g}→{motor:g}")
+            urdf_limit = motor
+        out.append(float(urdf_limit))
+    if not raised or not all(math.isfinite(x) for x in out):
+        return (), tuple(raised)
+    return tuple(out), tuple(raised)
+
+
+def proximal_joints(profile: ArmProfile | None, joints: Sequence[str]) -> tuple[str, ...]:
+    """The demo's proximal joints: the profile's ``demo.proximal`` when they are motor joints,
+    else the first half (rounded up) of ``joints``."""
+    if profile is not None and profile.demo_proximal and set(profile.demo_proximal) <= set(joints):
+        return profile.demo_proximal
+    return tuple(joints[: math.ceil(len(joints) / 2)])
+
+
+def pick_place_poses(
+    all_joints: Sequence[str],
+    joints: Sequence[str],
+    proximal: Sequence[str],
+    home: ArrayLike,
+    lower: ArrayLike,
+    upper: ArrayLike,
+    amplitude: float = DEMO_AMPLITUDE,
+    distal_amplitude: float = DEMO_DISTAL_AMPLITUDE,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The demo cycle's pick and place poses: ``home ± amplitude`` (proximal motor joints) or
+    ``± distal_amplitude`` (other motor joints), clipped :data:`POSE_MARGIN` inside the
+    limits (infinite limits read as ±π); joints without a motor stay at home.
+
+    Args:
+        all_joints: Model joints (the order of ``home``, ``lower``, ``upper``), shape (n,).
+        joints: Motor joints. proximal: Motor joints moved by ``amplitude``.
+        home, lower, upper: Pose and position limits [rad], shape (n,).
+
+    Returns:
+        ``(pick, place)`` [rad], each shape (n,).
+    """
+    home_a = np.asarray(home, dtype=float)
+    lo_a, hi_a = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+    lo = np.where(np.isfinite(lo_a), lo_a, -math.pi) + POSE_MARGIN
+    hi = np.where(np.isfinite(hi_a), hi_a, math.pi) - POSE_MARGIN
+    offset = np.array(
+        [(amplitude if j in proximal else distal_amplitude) if j in joints else 0.0 for j in all_joints]
+    )
+    moved = np.isin(list(all_joints), list(joints))
+    pick = np.where(moved, np.clip(home_a + offset, lo, hi), home_a)
+    place = np.where(moved, np.clip(home_a - offset, lo, hi), home_a)
+    return pick, place
 
 
 def _fail(label: str, message: str, key: Any, value: Any) -> ConfigError:

@@ -32,7 +32,14 @@ name still applies under ``namespace`` (see ``node_parameters``).
 ``friction_params`` from the arm profile ``arms/NAME`` (``--list-arms`` of the demo lists
 them); an explicit launch argument overrides the profile's file (see
 :func:`profile_arguments`). With a profile, the gravity node also gets the arm YAML as its
-``arm_config`` (its ``gravity_scale``: i2rt's ``gravity_comp_factor``).
+``arm_config`` (its ``gravity_scale``: i2rt's ``gravity_comp_factor``) and an
+``effort_limit`` raised to the motor map's where the URDF's is lower
+(:func:`effort_limit_parameters`). Where the profile has no file of its own, the generic
+(palletizer) file gives only what is not arm-specific: the payload hangs from the profile's
+last motor joint (:func:`gravity_parameters`, also for the simulated arm), the friction node
+takes the motor map's joints and effort limits, and the player the demo's poses (model
+joints, home = sim config initial positions, :func:`profile_player_parameters`), each
+computed by the helpers the lockstep demo uses (``arm_profiles``).
 ``composed:=true`` runs gravity, friction and the bridge in one process
 (``composed_chain``: no DDS hop between them, every term still published, the same node
 names and parameters; needs both stages and one bus); the separate nodes are the default.
@@ -84,14 +91,17 @@ def node_parameters(params_file: str, node_name: str, namespace: str = "") -> di
     return read(params_file, node_name, namespace)
 
 
-def robot_parameters(gravity_params: str, namespace: str = "") -> dict:
-    """``gravity`` and ``payload.*`` of the gravity node's parameter file (for the simulator).
+def robot_parameters(gravity_params: str, namespace: str = "", payload_parent: str = "") -> dict:
+    """``gravity`` and ``payload.*`` of the gravity node's parameter file (for the simulator),
+    ``payload.parent`` replaced by ``payload_parent`` when given (as for the gravity node, see
+    :func:`gravity_parameters`).
 
     Raises:
         ValueError: the file has no section for ``gravity_compensation``.
     """
     params = node_parameters(gravity_params, "gravity_compensation", namespace)
-    return {k: v for k, v in params.items() if k == "gravity" or k.startswith("payload.")}
+    out = {k: v for k, v in params.items() if k == "gravity" or k.startswith("payload.")}
+    return out | ({"payload.parent": payload_parent} if payload_parent else {})
 
 
 #: Launch argument → ArmProfile attribute of the file it defaults to.
@@ -132,20 +142,75 @@ def profile_arguments(arm: str, explicit: dict[str, str]) -> dict[str, str]:
     return out
 
 
-def gravity_parameters(file_params: dict, arm_config: str, from_profile: bool) -> dict:
+def gravity_parameters(
+    file_params: dict, arm_config: str, from_profile: bool, payload_parent: str = ""
+) -> dict:
     """The gravity node's parameters: its file's, plus (with an arm profile whose gravity file
     is not the user's) ``arm_config`` with ``scale`` left unset, so that the node applies the
-    arm YAML's ``gravity_scale`` (a file's ``scale`` would outrank it).
+    arm YAML's ``gravity_scale`` (a file's ``scale`` would outrank it), and ``payload.parent``
+    set to ``payload_parent`` (the generic file's ``tool`` is the palletizer's frame).
 
     Args:
         file_params: Parameters read from the gravity parameter file.
         arm_config: The arm YAML.
         from_profile: True when ``arm:=`` was given and neither the profile nor the command
             line names a gravity file (the package's generic one is used).
+        payload_parent: Joint or link of the profile's arm holding the payload
+            (:func:`gravity_friction_comp.arm_profiles.profile_payload_parent`); ``""`` keeps
+            the file's.
     """
     if not from_profile:
         return dict(file_params)
-    return {k: v for k, v in file_params.items() if k != "scale"} | {"arm_config": arm_config}
+    parent = {"payload.parent": payload_parent} if payload_parent else {}
+    return {k: v for k, v in file_params.items() if k != "scale"} | {"arm_config": arm_config} | parent
+
+
+def effort_limit_parameters(urdf: str, motor_values: dict) -> dict:
+    """The gravity node's ``effort_limit`` where the URDF's is below the motor map's (placeholder
+    limits, i2rt YAM ``effort="1"``), as the lockstep demo sets it
+    (:func:`gravity_friction_comp.arm_profiles.raised_effort_limits`); ``{}`` when none is.
+
+    Raises:
+        ConfigError: unreadable URDF.
+    """
+    from gravity_friction_comp.arm_profiles import raised_effort_limits
+    from gravity_friction_comp.model.robot_model import RobotModel
+
+    joints, effort = motor_values.get("joints") or [], motor_values.get("effort_limit") or []
+    if not isinstance(effort, (list, tuple)) or len(effort) != len(joints):
+        return {}
+    model = RobotModel.from_urdf(urdf)
+    limits, _ = raised_effort_limits(model.joint_names, model.effort_limits, dict(zip(joints, effort)))
+    return {"effort_limit": list(limits)} if limits else {}
+
+
+def profile_player_parameters(arm: str, urdf: str, sim_config: str, joints: list[str]) -> dict:
+    """The player's arm-specific values for ``arm:=NAME`` with the generic player file, as the
+    lockstep demo builds them (:func:`gravity_friction_comp.arm_profiles.pick_place_poses`):
+    ``joint_names`` = the model's joints, ``home`` = the sim config's ``initial_position``,
+    ``pick``/``place`` = home ± the demo's offsets inside the limits, ``amplitude`` (sine,
+    ramp) = pick − home. Timing (``move_time``, ``rate_hz``, ...) stays the file's.
+
+    Raises:
+        ConfigError: bad profile, URDF or sim config.
+    """
+    from gravity_friction_comp.arm_profiles import load_arm, pick_place_poses, proximal_joints
+    from gravity_friction_comp.model.robot_model import RobotModel
+    from gravity_friction_comp.sim.config import SimConfig
+
+    model = RobotModel.from_urdf(urdf)
+    sim = SimConfig.from_yaml(sim_config)
+    names = list(model.joint_names)
+    home = [float(sim.joint(j).initial_position) for j in names]
+    proximal = proximal_joints(load_arm(arm), joints)
+    pick, place = pick_place_poses(names, joints, proximal, home, model.position_lower, model.position_upper)
+    return {
+        "joint_names": names,
+        "home": home,
+        "pick": [float(x) for x in pick],
+        "place": [float(x) for x in place],
+        "amplitude": [float(p - h) for p, h in zip(pick, home)],
+    }
 
 
 def bus_bridges(values: dict) -> list[tuple[str, str, dict]]:
@@ -213,7 +278,9 @@ def time_parameters(lockstep: bool, simulate: bool, setpoint_rate_hz: float) -> 
     return {"use_sim_time": True}, {"sim_lockstep": True, "sim_setpoint_rate_hz": float(setpoint_rate_hz)}
 
 
-def player_parameters(player: str, simulate: bool, sim_config: str) -> dict:
+def player_parameters(
+    player: str, simulate: bool, sim_config: str, joint_names: list[str] | None = None
+) -> dict:
     """The player's overrides: ``profile`` = ``player``; ``player:=none`` starts profile
     ``hold`` (issue 13 point 4: the chain holds the arm with its gravity and friction terms
     instead of the bridge's kp-only start-up hold, which lets the arm sag).
@@ -223,7 +290,9 @@ def player_parameters(player: str, simulate: bool, sim_config: str) -> dict:
     the player can see comes after the arm has sagged on the bridge's kp for a few tens of ms
     (and in lockstep only once the chain has answered). On a real arm it is the first measured
     ``joint_states`` of every joint (``joint_names`` empty), with no fallback: it never moves
-    the arm to a pose it has not measured.
+    the arm to a pose it has not measured. ``joint_names`` (simulated arm): hold these joints
+    (an arm profile's model joints, passive ones included: the gravity node needs every model
+    joint) instead of the sim config's.
 
     Raises:
         ConfigError: unreadable or invalid ``sim_config``.
@@ -234,11 +303,12 @@ def player_parameters(player: str, simulate: bool, sim_config: str) -> dict:
         return {"profile": "hold", "joint_names": [""]}
     from gravity_friction_comp.sim.config import SimConfig
 
-    joints = SimConfig.from_yaml(sim_config).joints
+    sim = SimConfig.from_yaml(sim_config)
+    names = list(joint_names) if joint_names else list(sim.joints)
     return {
         "profile": "hold",
-        "joint_names": list(joints) or [""],
-        "home": [float(j.initial_position) for j in joints.values()] or [0.0],
+        "joint_names": names or [""],
+        "home": [float(sim.joint(j).initial_position) for j in names] or [0.0],
         "hold_wait": 0.0,
     }
 
@@ -283,8 +353,11 @@ def _setup(context, *args, **kwargs):
     gravity_params = cfg("gravity_params") or str(share / "config" / "gravity_compensation.yaml")
     friction_params = cfg("friction_params") or str(share / "config" / "friction_feedforward.yaml")
     bridge_params = cfg("bridge_params") or str(share / "config" / "mit_bridge.yaml")
-    # a profile without its own gravity file: the arm YAML's gravity_scale applies
+    # a profile without a file of its own: the generic file's arm-specific values are replaced
+    # by the profile's (arm YAML gravity_scale, payload parent, motor-map joints, poses)
     gravity_from_profile = bool(arm) and not files["gravity_params"]
+    friction_from_profile = bool(arm) and not files["friction_params"]
+    player_from_profile = gravity_from_profile and not given("player_params")
     player_params = cfg("player_params") or str(share / "config" / "setpoint_player.yaml")
     player = cfg("player")
     if player not in PLAYER_PROFILES:
@@ -313,17 +386,25 @@ def _setup(context, *args, **kwargs):
     actions = []
     if namespace:
         actions.append(PushRosNamespace(namespace))
-    gravity_values = (
-        gravity_parameters(params(gravity_params, "gravity_compensation"), arm_config, gravity_from_profile)
-        | {"urdf_path": urdf}
-        | clock
-    )
-    friction_values = (
-        params(friction_params, "friction_feedforward")
-        | {"arm_config": arm_config}
-        | (free_drive[1] if free_drive else {})
-        | clock
-    )
+    motor_values = params(bridge_params, "mit_bridge")
+    payload_parent = ""
+    if gravity_from_profile:
+        from gravity_friction_comp.arm_profiles import load_arm, profile_payload_parent
+
+        payload_parent = profile_payload_parent(load_arm(arm), motor_values.get("joints") or [], False)
+    gravity_file = params(gravity_params, "gravity_compensation")
+    gravity_values = gravity_parameters(gravity_file, arm_config, gravity_from_profile, payload_parent)
+    if arm and "effort_limit" not in gravity_file:  # a file's own effort_limit wins
+        gravity_values |= effort_limit_parameters(urdf, motor_values)
+    gravity_values |= {"urdf_path": urdf} | clock
+    friction_values = params(friction_params, "friction_feedforward") | {"arm_config": arm_config}
+    if friction_from_profile:
+        from gravity_friction_comp.arm_profiles import motor_map_stage_values
+
+        friction_values |= motor_map_stage_values(motor_values)
+    if free_drive:
+        friction_values |= free_drive[1]
+    friction_values |= clock
     composed = _bool(context, "composed")
     if "gravity" in remaps and not composed:
         actions.append(
@@ -356,9 +437,9 @@ def _setup(context, *args, **kwargs):
     if cfg("urdf"):  # on hardware too: the bridge clamps commanded positions to its <limit>s
         bridge_overrides["urdf_path"] = urdf
     if simulate:
-        bridge_overrides.update(robot_parameters(gravity_params, namespace))
+        bridge_overrides.update(robot_parameters(gravity_params, namespace, payload_parent))
         bridge_overrides.update({"urdf_path": urdf, "sim_config": sim_config})
-    bridges = launch_bridges(params(bridge_params, "mit_bridge"), simulate)
+    bridges = launch_bridges(motor_values, simulate)
     if free_drive:
         if len(bridges) > 1:
             raise ValueError("mode:=free_drive with motors on several buses is not supported yet")
@@ -403,14 +484,19 @@ def _setup(context, *args, **kwargs):
                 remappings=list(remapping.items()),
             )
         )
-    player_values = player_parameters(player, simulate, sim_config)  # none: hold (issue 13.4)
+    player_values = params(player_params, "setpoint_player")
+    if player_from_profile:
+        joints = [str(j) for j in motor_values.get("joints") or []]
+        player_values |= profile_player_parameters(arm, urdf, sim_config, joints)
+    names = player_values["joint_names"] if player_from_profile else None
+    player_values |= player_parameters(player, simulate, sim_config, names)  # none: hold (issue 13.4)
     actions.append(
         Node(
             package=PACKAGE,
             executable="setpoint_player",
             name="setpoint_player",
             output="screen",
-            parameters=[params(player_params, "setpoint_player") | player_values | clock],
+            parameters=[player_values | clock],
             remappings=[("joint_setpoint", "follow_setpoint")] if free_drive else [],
         )
     )

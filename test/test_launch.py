@@ -453,3 +453,171 @@ def test_composed_chain_gets_one_parameter_section_per_node(repo_root):
         arm.check_composed(arm.chain_topics(True, False), [("", "can0", {})])
     with pytest.raises(ValueError, match="2 buses"):
         arm.check_composed(full, [("left", "can0", {}), ("right", "can1", {})])
+
+
+def yam_ultra_expected(repo_root) -> dict:
+    """What arm:=yam_ultra must give each node, read straight from the profile's files (XML and
+    YAML, not through the package's loaders): payload on the last motor joint (the profile has
+    no gravity file; the generic file's ``tool`` is the palletizer's frame), friction on the
+    motor map's joints and limits, gravity effort limits = URDF's raised to the motor map's
+    (the URDF says effort="1"), player poses = sim.yaml's initial positions ± 0.3 rad
+    (demo.proximal) / ± 0.1 rad (other motor joints; none reaches a limit), passive at home."""
+    import xml.etree.ElementTree as ElementTree
+
+    base = repo_root / "arms" / "yam_ultra"
+    motor = yaml.safe_load((base / "mit_bridge.yaml").read_text())["mit_bridge"]["ros__parameters"]
+    joints, effort = motor["joints"], [float(x) for x in motor["effort_limit"]]
+    urdf = ElementTree.parse(base / "yam_ultra.urdf").getroot()
+    movable = [j for j in urdf.iter("joint") if j.get("type") not in ("fixed", None)]
+    names = [j.get("name") for j in movable]
+    urdf_effort = [float(j.find("limit").get("effort")) for j in movable]
+    proximal = yaml.safe_load((base / "profile.yaml").read_text())["arm_profile"]["demo"]["proximal"]
+    sim = yaml.safe_load((base / "sim.yaml").read_text())["simulation"]["joints"]
+    home = np.array([float(sim.get(n, {}).get("initial_position", 0.0)) for n in names])
+    offset = np.array([(0.3 if n in proximal else 0.1) if n in joints else 0.0 for n in names])
+    return {
+        "payload.parent": joints[-1],
+        "friction_joints": joints,
+        "friction_effort_limit": effort,
+        "gravity_effort_limit": [
+            max(u, dict(zip(joints, effort)).get(n, u)) for n, u in zip(names, urdf_effort)
+        ],
+        "joint_names": names,
+        "home": list(home),
+        "pick": list(home + offset),
+        "place": list(home - offset),
+    }
+
+
+def test_profile_values_replace_the_palletizers(repo_root, tmp_path):
+    """arm:=yam_ultra (issue 15 point 1): the helpers give the profile's payload parent,
+    gravity effort limits and player poses, not the palletizer's (``tool``, [base_yaw, ...]);
+    the demo's --arm yam_ultra resolves to the same values (one place for each fact)."""
+    from gravity_friction_comp.arm_profiles import load_arm, motor_map_stage_values, profile_payload_parent
+    from gravity_friction_comp.tools.demo.options import build_setup, parse_args
+
+    arm = load_launch_module(repo_root, "arm.launch.py")
+    want = yam_ultra_expected(repo_root)
+    profile = load_arm("yam_ultra")
+    motor = profile.bridge_values()
+    parent = profile_payload_parent(profile, motor["joints"], False)
+    assert parent == want["payload.parent"] == "dof_joint6"
+    gravity_file = arm.node_parameters(
+        str(repo_root / "config" / "gravity_compensation.yaml"), "gravity_compensation"
+    )
+    assert gravity_file["payload.parent"] == "tool"  # the palletizer's frame, not in this URDF
+    values = arm.gravity_parameters(gravity_file, str(profile.arm_config), True, parent)
+    assert values["payload.parent"] == "dof_joint6" and "scale" not in values
+    robot = arm.robot_parameters(str(repo_root / "config" / "gravity_compensation.yaml"), "", parent)
+    assert robot["payload.parent"] == "dof_joint6"  # the simulated arm carries the same payload
+    assert arm.effort_limit_parameters(str(profile.urdf), motor) == {
+        "effort_limit": want["gravity_effort_limit"]
+    }
+    stage = motor_map_stage_values(motor)
+    assert stage == {"joints": want["friction_joints"], "effort_limit": want["friction_effort_limit"]}
+    player = arm.profile_player_parameters(
+        "yam_ultra", str(profile.urdf), str(profile.sim_config), motor["joints"]
+    )
+    assert player["joint_names"] == want["joint_names"]
+    for key in ("home", "pick", "place"):
+        np.testing.assert_allclose(player[key], want[key], atol=1e-12, err_msg=key)
+    hold = arm.player_parameters("none", True, str(profile.sim_config), player["joint_names"])
+    assert hold["joint_names"] == want["joint_names"] and hold["home"] == want["home"]  # finger joints too
+    # the palletizer's own files still apply to the palletizer profile
+    assert profile_payload_parent(load_arm("palletizer"), ["base_yaw"], False) == ""
+    setup = build_setup(parse_args(["--arm", "yam_ultra"]), tmp_path)
+    assert setup.payload_parent == parent
+    assert list(setup.gravity_effort_limit) == want["gravity_effort_limit"]
+    assert list(setup.all_joints) == player["joint_names"]
+    for key in ("home", "pick", "place"):
+        np.testing.assert_allclose(getattr(setup, key), player[key], atol=1e-12, err_msg=key)
+
+
+def launched_parameters(module, **configurations) -> dict[str, dict]:
+    """executable → its evaluated parameters, from ``_setup`` with these launch arguments."""
+    from launch_ros.utilities import evaluate_parameters
+
+    from launch import LaunchContext
+
+    context = LaunchContext()
+    for entity in module.generate_launch_description().entities:
+        entity.visit(context)
+    context.launch_configurations.update(configurations)
+    out = {}
+    for node in module._setup(context)[0].get_sub_entities():
+        if type(node).__name__ == "Node":
+            values = evaluate_parameters(context, node._Node__parameters)[0]
+            out[node.node_executable] = {k: list(v) if isinstance(v, tuple) else v for k, v in values.items()}
+    return out
+
+
+def test_arm_profile_launch_gives_each_node_the_profiles_values(repo_root):
+    """Launch-description level: arm:=yam_ultra player:=pick_place lockstep:=true hands every
+    node the profile's values (before the fix: payload.parent ``tool`` and the palletizer's
+    joints, so the gravity node, the bridge and the friction node exited 2); an explicit
+    file argument still wins."""
+    require_launch_ros()
+    arm = load_launch_module(repo_root, "arm.launch.py")
+    want = yam_ultra_expected(repo_root)
+    nodes = launched_parameters(arm, arm="yam_ultra", player="pick_place", lockstep="true")
+    gravity, friction = nodes["gravity_compensation_node"], nodes["friction_feedforward_node"]
+    bridge, player = nodes["mit_bridge_node"], nodes["setpoint_player"]
+    assert gravity["payload.parent"] == bridge["payload.parent"] == want["payload.parent"]
+    assert gravity["effort_limit"] == want["gravity_effort_limit"]
+    assert (
+        gravity["arm_config"] == friction["arm_config"] == str(repo_root / "arms" / "yam_ultra" / "arm.yaml")
+    )
+    assert (
+        friction["joints"] == want["friction_joints"]
+        and friction["effort_limit"] == want["friction_effort_limit"]
+    )
+    assert player["profile"] == "pick_place" and player["joint_names"] == want["joint_names"]
+    for key in ("home", "pick", "place"):
+        np.testing.assert_allclose(player[key], want[key], atol=1e-12, err_msg=key)
+    assert player["move_time"] == 2.0  # timing: the generic file's
+    held = launched_parameters(arm, arm="openarm_v10")["setpoint_player"]
+    assert held["profile"] == "hold" and "openarm_finger_joint1" in held["joint_names"]
+    mine = str(repo_root / "config" / "friction_feedforward.yaml")
+    explicit = launched_parameters(arm, arm="yam_ultra", friction_params=mine)["friction_feedforward_node"]
+    assert explicit["joints"] == ["base_yaw", "shoulder_pitch", "beam_pitch"]  # the user's file wins
+
+
+@pytest.mark.slow  # starts the launch file's processes
+def test_launch_arm_profile_follows_pick_place(repo_root):
+    """``arm:=yam_ultra player:=pick_place lockstep:=true`` (issue 15 point 1) on the real
+    launch: joint_command carries the model's 8 joints with a gravity term on dof_joint2/3,
+    and over 4 s of simulated time the arm follows the commanded positions (RMS < 10 mrad per
+    motor joint; measured 1.2–6.2 mrad) while dof_joint1 moves > 0.2 rad toward the pick pose
+    (0.3 rad). Before the fix three nodes exited 2 and nothing flowed."""
+    require_installed_package()
+    from graph_helpers import fresh_domain_id, graph_client
+    from sensor_msgs.msg import JointState
+
+    want = yam_ultra_expected(repo_root)
+    motors = want["friction_joints"]
+    domain = fresh_domain_id()
+    args = ("namespace:=yam_test", "arm:=yam_ultra", "player:=pick_place", "lockstep:=true")
+    with launched(repo_root, domain, *args) as proc, graph_client(domain) as client:
+        commands = client.subscribe(JointState, "/yam_test/joint_command")
+        states = client.subscribe(JointState, "/yam_test/joint_states")
+        assert client.spin_until(lambda: len(commands) > 0, 60.0, proc), proc.poll()
+        # joint_states at 500 Hz of sim time: 4 s
+        assert client.spin_until(lambda: len(states) >= 2000, 90.0, proc), len(states)
+        command_log = list(commands)
+        state_log = list(states)
+    assert list(command_log[-1].name) == want["joint_names"]
+    effort = dict(zip(command_log[-1].name, command_log[-1].effort))
+    assert abs(effort["dof_joint2"]) > 0.1 and abs(effort["dof_joint3"]) > 0.1, effort
+
+    def stamp(m):
+        return m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec
+
+    command_t = np.array([stamp(m) for m in command_log])
+    command_q = np.array([[dict(zip(m.name, m.position))[j] for j in motors] for m in command_log])
+    state_t = np.array([stamp(m) for m in state_log])
+    state_q = np.array([[dict(zip(m.name, m.position))[j] for j in motors] for m in state_log])
+    keep = state_t >= command_t[0] + 0.5  # after the chain's first answers
+    last = np.clip(np.searchsorted(command_t, state_t[keep], side="right") - 1, 0, len(command_t) - 1)
+    rms = np.sqrt(np.mean((state_q[keep] - command_q[last]) ** 2, axis=0))
+    assert np.all(rms < 0.01), f"RMS tracking error {dict(zip(motors, rms))} [rad]"
+    assert state_q[:, 0].max() > 0.2, state_q[:, 0].max()

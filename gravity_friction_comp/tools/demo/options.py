@@ -16,6 +16,15 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import yaml
 
+from gravity_friction_comp.arm_profiles import (
+    DEMO_AMPLITUDE,
+    DEMO_DISTAL_AMPLITUDE,
+    load_arm,
+    pick_place_poses,
+    profile_payload_parent,
+    proximal_joints,
+    raised_effort_limits,
+)
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.tools.demo.scenario import DemoSetup, load_node_parameters, share_directory
 
@@ -82,27 +91,16 @@ def _derived_sim_config(
 
 
 def _gravity_effort_limits(model, limits: Mapping[str, float], log=print) -> tuple[float, ...]:
-    """The gravity node's ``effort_limit`` (one per model joint): the URDF's, raised to the
-    motor map's ``effort_limit`` where the URDF is lower; ``()`` when nothing is raised.
-
-    Some published URDFs carry placeholder effort limits (i2rt YAM: ``effort="1"`` on every
-    joint) that would clamp the gravity term far below what the motors deliver; the motor
-    map states the real bound, and the node's ``effort_limit`` parameter overrides the URDF.
-    """
-    out, raised = [], []
-    for name, urdf_limit in zip(model.joint_names, model.effort_limits):
-        motor = limits.get(name, math.nan)
-        if math.isfinite(motor) and urdf_limit < motor:
-            raised.append(f"{name} {urdf_limit:g}→{motor:g}")
-            urdf_limit = motor
-        out.append(float(urdf_limit))
-    if not raised or not all(math.isfinite(x) for x in out):
+    """The gravity node's ``effort_limit`` (:func:`~gravity_friction_comp.arm_profiles.raised_effort_limits`),
+    logging the raised joints; ``()`` when nothing is raised."""
+    out, raised = raised_effort_limits(model.joint_names, model.effort_limits, limits)
+    if not out:
         return ()
     log(
         f"  URDF effort limits below the motor map's effort_limit raised to it [N·m] "
         f"(gravity node effort_limit): {', '.join(raised)}"
     )
-    return tuple(out)
+    return out
 
 
 def _arm_gravity_scale(arm_config: str, joint_names: Sequence[str], log=print) -> tuple[float, ...]:
@@ -125,8 +123,6 @@ def build_setup(args, out: pathlib.Path) -> DemoSetup:
     share = share_directory()
     profile = None
     if args.arm:
-        from gravity_friction_comp.arm_profiles import load_arm
-
         profile = load_arm(args.arm)  # ConfigError lists the valid names
     own = (
         (lambda key: str(getattr(profile, key)) if getattr(profile, key) else None)
@@ -144,8 +140,6 @@ def build_setup(args, out: pathlib.Path) -> DemoSetup:
     )
     # The vendor's gravity_scale (arm YAML) goes to the gravity node by default with --arm.
     use_arm_scale = args.arm_gravity_scale if args.arm_gravity_scale is not None else profile is not None
-    # a robot whose gravity file is not its own: the payload hangs from the last motor joint
-    generic_robot = bool(args.urdf) if profile is None else profile.gravity_params is None
     friction_config = args.friction_config or ""
     if not (args.period > 0 and math.isfinite(args.period)):
         raise ConfigError(f"--period must be > 0, got {args.period}", key="period", value=args.period)
@@ -201,30 +195,16 @@ def build_setup(args, out: pathlib.Path) -> DemoSetup:
     sim = SimConfig.from_yaml(sim_config)
     home = np.array(home_arg or [sim.joint(j).initial_position for j in all_joints])
     k = len(joints)
-    if args.proximal:
-        proximal = tuple(args.proximal.split(","))
-    elif profile is not None and profile.demo_proximal and set(profile.demo_proximal) <= set(joints):
-        proximal = profile.demo_proximal
-    else:
-        proximal = joints[: math.ceil(k / 2)]
+    proximal = tuple(args.proximal.split(",")) if args.proximal else proximal_joints(profile, joints)
     unknown = [j for j in proximal if j not in joints]
     if unknown:
         raise ConfigError(
             f"--proximal names {unknown}, not bridge joints {list(joints)}", key="proximal", value=unknown
         )
     distal = tuple(j for j in joints if j not in proximal)
-    amplitude = np.array(
-        [
-            (args.amplitude if j in proximal else args.distal_amplitude) if j in joints else 0.0
-            for j in all_joints
-        ]
+    pick, place = pick_place_poses(
+        all_joints, joints, proximal, home, lower, upper, args.amplitude, args.distal_amplitude
     )
-    margin = 0.05
-    pick = np.clip(home + amplitude, lower + margin, upper - margin)
-    place = np.clip(home - amplitude, lower + margin, upper - margin)
-    # Joints without a motor (passive, e.g. gripper fingers) stay at home.
-    pick = np.where(np.isin(all_joints, joints), pick, home)
-    place = np.where(np.isin(all_joints, joints), place, home)
     overrides = {}
     for key in ("kp", "kd"):
         values = _floats(getattr(args, key), k, key)
@@ -258,7 +238,8 @@ def build_setup(args, out: pathlib.Path) -> DemoSetup:
         dwell_time=args.dwell_time,
         start_delay=args.start_delay,
         bridge_overrides=overrides,
-        payload_parent=args.payload_parent or (joints[-1] if generic_robot else ""),
+        # a robot whose gravity file is not its own: the payload hangs from the last motor joint
+        payload_parent=args.payload_parent or profile_payload_parent(profile, joints, bool(args.urdf)),
         profile=args.profile,
         period=args.period,
         cycles=args.cycles,
@@ -328,8 +309,12 @@ def parse_args(argv=None):
     )
     parser.add_argument("--proximal", help="comma-separated proximal joints (default: first half)")
     parser.add_argument("--home", help="home pose, one value per URDF joint [rad]")
-    parser.add_argument("--amplitude", type=float, default=0.3, help="proximal pick/place offset [rad]")
-    parser.add_argument("--distal-amplitude", type=float, default=0.1, help="distal pick/place offset [rad]")
+    parser.add_argument(
+        "--amplitude", type=float, default=DEMO_AMPLITUDE, help="proximal pick/place offset [rad]"
+    )
+    parser.add_argument(
+        "--distal-amplitude", type=float, default=DEMO_DISTAL_AMPLITUDE, help="distal pick/place offset [rad]"
+    )
     parser.add_argument("--kp", help="bridge kp per joint (overrides the motor map) [N·m/rad]")
     parser.add_argument("--kd", help="bridge kd per joint [N·m·s/rad]")
     parser.add_argument("--move-time", type=float, default=2.0, help="[s] per move")

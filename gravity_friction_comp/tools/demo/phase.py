@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from gravity_friction_comp.arm_profiles import motor_map_stage_values
 from gravity_friction_comp.tools.demo.scenario import DemoSetup, load_node_parameters
 
 __all__ = ["SETPOINT_RATE_HZ", "Recording", "run_phase"]
@@ -153,17 +154,12 @@ def run_phase(
                 parameter_overrides=_params(gravity_overrides),
             )
         )
-        friction_overrides = {
+        # the friction stage clamps to the motor map's limits (its joints, its order)
+        friction_overrides = motor_map_stage_values(load_node_parameters(setup.motor_map)[1]) | {
             "arm_config": setup.friction_config or setup.arm_config,
-            "joints": list(setup.joints),
             "enable": friction_on,
             "use_sim_time": lockstep,
         }
-        # the friction stage clamps to the motor map's limits (its joints, its order)
-        _, motor_values = load_node_parameters(setup.motor_map)
-        effort = motor_values.get("effort_limit") or []
-        if isinstance(effort, (list, tuple)) and len(effort) == len(setup.joints):
-            friction_overrides["effort_limit"] = [float(x) for x in effort]
         nodes.append(
             FrictionFeedforwardNode(
                 context=context,
