@@ -348,6 +348,27 @@ def string_keys(key: str, value: Any) -> Mapping[str, Any]:
     return value
 
 
+def known_keys(where: str, value: Mapping[str, Any], valid: Sequence[str], key_prefix: str = "") -> None:
+    """Refuse keys of ``value`` that are not in ``valid`` (a typo must not be ignored).
+
+    Args:
+        where: Prefix of the message (``"joints.shoulder"``, a file name).
+        value: A mapping with string keys.
+        valid: The keys allowed.
+        key_prefix: Prefix of the error's ``key`` (``"links.tool."``).
+
+    Raises:
+        ConfigError: naming the unknown keys (sorted) and the valid ones.
+    """
+    unknown = sorted(set(value) - set(valid))
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown key(s) {unknown}; valid keys: {', '.join(valid)}",
+            key=f"{key_prefix}{unknown[0]}",
+            value=value[unknown[0]],
+        )
+
+
 def short_repr(value: Any, limit: int = 40) -> str:
     """``repr(value)``, cut to about ``limit`` characters for error messages (a 400-digit
     integer or a huge list would otherwise fill the terminal)."""

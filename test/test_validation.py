@@ -212,3 +212,13 @@ def test_vector_reasons_follow_the_vocabulary():
         assert info.value.reason is reason and "load" in str(info.value), (bad, info.value.reason)
     with pytest.raises(InputError, match=r"in joint order \['a', 'b'\]"):
         vector("position", [0.0], 2, names=("a", "b"))
+
+
+def test_known_keys_names_the_unknown_key_and_the_valid_ones():
+    from gravity_friction_comp.validation import known_keys
+
+    known_keys("joints.a", {"coulomb": 1.0}, ("coulomb", "viscous"))  # no error
+    with pytest.raises(ConfigError) as err:
+        known_keys("joints.a", {"viscuos": 2.0, "coulomb": 1.0, "b": 3}, ("coulomb", "viscous"), "joints.a.")
+    assert str(err.value) == "joints.a: unknown key(s) ['b', 'viscuos']; valid keys: coulomb, viscous"
+    assert err.value.key == "joints.a.b" and err.value.value == 3

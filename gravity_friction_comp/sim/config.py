@@ -23,7 +23,7 @@ from gravity_friction_comp.friction.bam import BamParameters
 from gravity_friction_comp.model.actuator import ActuatorModel
 from gravity_friction_comp.sim import bam_friction
 from gravity_friction_comp.sim.link_truth import LinkTruth, parse_links
-from gravity_friction_comp.validation import number, string_keys
+from gravity_friction_comp.validation import known_keys, number, string_keys
 
 __all__ = [
     "JOINT_KEYS",
@@ -215,13 +215,7 @@ class SimConfig:
         if not isinstance(body, Mapping):
             raise ConfigError(f"{origin}: 'simulation' must be a mapping", key="simulation", value=body)
         _string_keys(origin, "simulation", body)  # YAML allows `1: 2`; sorting would fail
-        unknown = sorted(set(body) - set(_TOP_KEYS))
-        if unknown:
-            raise ConfigError(
-                f"{origin}: unknown key(s) {unknown}; valid keys: {', '.join(_TOP_KEYS)}",
-                key=str(unknown[0]),
-                value=body[unknown[0]],
-            )
+        known_keys(origin, body, _TOP_KEYS)
         version = body.get("version", _SCHEMA_VERSION)
         if isinstance(version, (bool, np.bool_)) or version != _SCHEMA_VERSION:  # true == 1
             raise ConfigError(
@@ -274,13 +268,7 @@ def _string_keys(origin: str, key: str, mapping: Mapping[str, Any]) -> None:
 
 def _joint_params(name: str, values: Mapping[str, Any]) -> JointSimParams:
     string_keys(f"joints.{name}", values)
-    unknown = sorted(set(values) - set(JOINT_KEYS))
-    if unknown:
-        raise ConfigError(
-            f"joints.{name}: unknown key(s) {unknown}; valid keys: {', '.join(JOINT_KEYS)}",
-            key=f"joints.{name}.{unknown[0]}",
-            value=values[unknown[0]],
-        )
+    known_keys(f"joints.{name}", values, JOINT_KEYS, f"joints.{name}.")
     try:
         return JointSimParams(**values)
     except ConfigError as error:

@@ -31,7 +31,7 @@ import numpy as np
 
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.model.urdf_inertial import edit_inertials, read_inertials, rpy_matrix
-from gravity_friction_comp.validation import number, string_keys
+from gravity_friction_comp.validation import known_keys, number, string_keys
 
 if TYPE_CHECKING:
     from gravity_friction_comp.model.robot_model import RobotModel
@@ -97,13 +97,7 @@ def parse_links(block: Any) -> dict[str, LinkTruth]:
             continue
         if not isinstance(entry, Mapping):
             raise ConfigError(f"links.{link} must be a mapping", key=f"links.{link}", value=entry)
-        unknown = sorted(set(entry) - set(LINK_KEYS))
-        if unknown:
-            raise ConfigError(
-                f"links.{link}: unknown key(s) {unknown}; valid keys: {', '.join(LINK_KEYS)}",
-                key=f"links.{link}.{unknown[0]}",
-                value=entry[unknown[0]],
-            )
+        known_keys(f"links.{link}", entry, LINK_KEYS, f"links.{link}.")
         kwargs: dict[str, Any] = {k: entry[k] for k in ("mass_scale", "com_offset") if k in entry}
         extra = entry.get("extra_mass")
         if extra is not None:
