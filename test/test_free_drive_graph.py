@@ -17,7 +17,10 @@ def _params(values):
     return [Parameter(k, value=v) for k, v in values.items()]
 
 
-def test_push_then_release_in_lockstep_through_the_nodes(repo_root):
+@pytest.mark.parametrize("start", ["follow", "free_drive"])
+def test_push_then_release_in_lockstep_through_the_nodes(repo_root, start):
+    """Started in follow and switched at runtime, or started in free drive (the bridge puts
+    the start pose on joint_states before the chain's first answer: LockstepDriver.prime)."""
     pytest.importorskip("pinocchio")
     from rclpy.context import Context
     from rclpy.executors import SingleThreadedExecutor
@@ -89,10 +92,8 @@ def test_push_then_release_in_lockstep_through_the_nodes(repo_root):
                 ),
             )
         )
-        # lockstep needs a first setpoint before any joint_states exist: start in follow (the
-        # home pose from follow_setpoint), then switch to free drive at runtime
         free = FreeDriveNode(
-            context=context, parameter_overrides=_params({**fd_node, "mode": "follow", **sim_time})
+            context=context, parameter_overrides=_params({**fd_node, "mode": start, **sim_time})
         )
         nodes.append(free)
         probe = rclpy.create_node("probe", context=context)
@@ -117,13 +118,17 @@ def test_push_then_release_in_lockstep_through_the_nodes(repo_root):
 
         for _ in range(20):
             executor.spin_once(timeout_sec=0.05)
-        home = JointState()
-        home.name, home.position = ["base_yaw", "shoulder_pitch", "beam_pitch"], [0.0, 0.3, 0.2]
-        follow.publish(home)
-        for _ in range(20):
-            executor.spin_once(timeout_sec=0.05)
-        spin_until(0.5)
-        free.set_parameters([Parameter("mode", value="free_drive")])
+        if start == "follow":  # the home pose from follow_setpoint, then free drive at runtime
+            home = JointState()
+            home.name, home.position = ["base_yaw", "shoulder_pitch", "beam_pitch"], [0.0, 0.3, 0.2]
+            follow.publish(home)
+            for _ in range(20):
+                executor.spin_once(timeout_sec=0.05)
+            spin_until(0.5)
+            free.set_parameters([Parameter("mode", value="free_drive")])
+        else:
+            spin_until(0.5)
+            assert sim_t() >= 0.5, f"lockstep did not start in free drive: {sim_t():.3f} s"
         assert free.source.mode == "free_drive"
         spin_until(0.6)
         kp, _ = bridge._core.gains

@@ -71,7 +71,7 @@ def test_holding_change_takes_effect_at_the_next_tick():
     assert s.due_holding() is None  # once
 
 
-def _run(repo_root, channel, commands):
+def _run(repo_root, channel, commands, prime=False):
     """Drive the palletizer's emulated motors through ``commands`` (one per tick); returns
     the joint_states positions seen after each exchange."""
     from gravity_friction_comp.mit.bridge_core import MitBridgeCore
@@ -104,6 +104,9 @@ def _run(repo_root, channel, commands):
     try:
         io.send(core.enable_frames())
         sim.answer_frames()
+        if prime:
+            driver.prime()
+            assert len(states) == 1  # the start pose, before the chain's first answer
         for q in commands:
             schedule.add_command(schedule.tick_ns, (np.asarray(q), np.zeros(3), np.zeros(3)))
             driver.run_tick()
@@ -125,3 +128,15 @@ def test_driver_is_deterministic_and_exchanges_at_the_bridge_rate(repo_root):
     assert all(ta == tb and np.array_equal(qa, qb) for (ta, qa), (tb, qb) in zip(a, b))
     # the arm followed the ramp of the shoulder command (kp holds it near the command)
     assert arm_a.position[1] > 0.3
+
+
+def test_prime_publishes_the_start_pose_and_leaves_the_physics_unchanged(repo_root):
+    pytest.importorskip("pinocchio")
+    pytest.importorskip("can")
+    commands = [[0.0, 0.3 + 0.002 * k, 0.2] for k in range(50)]
+    plain, arm_plain = _run(repo_root, "lockstep_prime_a", commands)
+    primed, arm_primed = _run(repo_root, "lockstep_prime_b", commands, prime=True)
+    # the same states (the primed one is not repeated at its step) and the same physics
+    assert len(primed) == len(plain)
+    assert all(ta == tb and np.array_equal(qa, qb) for (ta, qa), (tb, qb) in zip(plain, primed))
+    assert np.array_equal(arm_plain.position, arm_primed.position)

@@ -116,6 +116,7 @@ class LockstepClock:
         now = time.monotonic()
         if not self._started:  # first tick: after construction, once the executor spins
             self._started = True
+            self.driver.prime()  # the start pose on joint_states (free drive starts from it)
             self._progress = self._tick_since = now
             self.publish_clock()
             return

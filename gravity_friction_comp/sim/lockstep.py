@@ -187,6 +187,23 @@ class LockstepDriver:
         self.ticks = 0
         self.wall_started: float | None = None
         self.external: Any = None  # ExternalEffortSchedule: the simulated hand
+        self._primed_ns = -1  # step time [ns] whose state prime() published
+
+    def prime(self) -> None:
+        """Exchange one round of frames at the current time without stepping the arm, so the
+        measured start pose is on joint_states before the chain's first answer (a source that
+        starts from the measured state, free drive, needs it; the tick's own exchange at the
+        same step replaces these frames, so the physics is unchanged)."""
+        s, core = self.schedule, self.core
+        now = s.now_ns * 1e-9
+        for bus, io in self._ios.items():
+            io.send(core.step(now, bus))
+        self.sim.answer_frames()
+        for bus, io in self._ios.items():
+            for frame in io.drain():
+                core.ingest_feedback(frame.arbitration_id, frame.data, now, bus)
+        self._on_state(s.now_ns)
+        self._primed_ns = s.now_ns  # the same state: not published again at this step
 
     def run_tick(self) -> None:
         """Run the physics steps of the current tick (call once it is answered)."""
@@ -213,7 +230,8 @@ class LockstepDriver:
                 for bus, io in self._ios.items():
                     for frame in io.drain():
                         core.ingest_feedback(frame.arbitration_id, frame.data, now, bus)
-                self._on_state(s.now_ns)
+                if s.now_ns != self._primed_ns:
+                    self._on_state(s.now_ns)
             s.step += 1
         self.ticks += 1
 
