@@ -42,6 +42,16 @@ def _plan_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--margin", type=float, default=0.15, help="[rad] kept from each joint limit")
     p.add_argument("--approach", type=float, default=0.1, help="[rad] approach from each side (0: one side)")
     p.add_argument("--seed", type=int, default=0, help="candidate sampling seed")
+    p.add_argument(
+        "--dither",
+        type=float,
+        default=0.0,
+        help="[rad] sine dither amplitude in each hold (0: still holds); above the stiction band F_s/kp",
+    )
+    p.add_argument("--dither-period", type=float, default=1.0, help="[s] dither period")
+    p.add_argument("--dither-cycles", type=int, default=2, help="whole dither periods averaged per hold")
+    p.add_argument("--move-time", type=float, default=1.2, help="[s] move to each approach point")
+    p.add_argument("--approach-time", type=float, default=0.6, help="[s] final approach to each pose")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -98,7 +108,17 @@ def _plan(args, regressor, arm):
         if j not in arm.joints
     }
     return plan_poses(
-        regressor, args.poses, margin=args.margin, approach=args.approach, seed=args.seed, fixed=fixed
+        regressor,
+        args.poses,
+        margin=args.margin,
+        approach=args.approach,
+        seed=args.seed,
+        fixed=fixed,
+        move_time=args.move_time,
+        approach_time=args.approach_time,
+        dither=args.dither,
+        dither_period=args.dither_period,
+        dither_cycles=args.dither_cycles,
     )
 
 
