@@ -2,18 +2,20 @@
 
 Usage::
 
-    calibrate_gravity plan   --arm palletizer --poses 30 --out plan.yaml
+    calibrate_gravity plan   --arm palletizer --poses 30 --dither 0.02 --out plan.yaml
     calibrate_gravity record --arm palletizer --plan plan.yaml --out log.csv   # real arm, chain running
     calibrate_gravity fit    --arm palletizer --plan plan.yaml --log log.csv --out-dir calib
     calibrate_gravity payload --urdf calib/calibrated.urdf --plan plan.yaml --log held.csv \\
         --parent tool --out payload.yaml
-    calibrate_gravity --sim  --arm palletizer --sim-config truth.yaml --out-dir calib
+    calibrate_gravity --sim  --arm palletizer --sim-config truth.yaml --dither 0.02 --out-dir calib
 
 ``--urdf`` replaces the arm profile's URDF (the model being calibrated). ``fit`` and
 ``--sim`` write ``<out-dir>/calibrated.urdf``, ``report.yaml``, ``report.txt`` and
 ``report.png``; ``--sim`` also checks the result against the simulator's truth (gravity
 error over 200 random configurations, before/after, both-sides vs one-side approach) and
-puts those figures in the report. Exit codes: 0 success; 2 bad input (one line
+puts those figures in the report. ``--dither A`` (recommended: A above the joints' stiction
+band F_s/kp) dithers each hold so friction averages out (:mod:`gravity_friction_comp.calib.plan`).
+Exit codes: 0 success; 2 bad input (one line
 ``calibrate_gravity: error: ...``, no URDF written). Procedure and safety:
 docs/gravity_calibration.md; method: :mod:`gravity_friction_comp.calib.fit`.
 """
