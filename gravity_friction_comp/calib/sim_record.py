@@ -47,6 +47,7 @@ def record_in_simulation(
     payload: Payload | None = None,
     holding: bool = False,
     delay: float = 0.002,
+    sim_model: RobotModel | None = None,
 ) -> JointStateLog:
     """Play ``plan`` on the simulated arm and return the bridge's joint states.
 
@@ -59,6 +60,8 @@ def record_in_simulation(
         payload: Held by the simulated arm while ``holding`` (the true payload; the stage
             compensates the arm alone, so the holds measure it).
         delay: Modelled command transport delay [s] (whole physics steps).
+        sim_model: The simulated arm's URDF model (default ``model``; ``sim_config``'s
+            links apply to it): lets a calibrated ``model`` run against the true arm.
 
     Returns:
         Log of the bridge joints, time from the first sample [s] (profile time).
@@ -67,7 +70,7 @@ def record_in_simulation(
     for key in ("direction", "offset", "gear_ratio", "damp_kd", "position_lower", "position_upper"):
         values.setdefault(key, [])
     config = bridge_config_from_values(values)
-    arm = SimulatedArm(model, sim_config, payload=payload, holding=holding)
+    arm = SimulatedArm(sim_model or model, sim_config, payload=payload, holding=holding)
     stage = GravityStage(GravityConfig(model))  # the believed arm; a held payload is not compensated
     profile = plan.profile(model.position_lower, model.position_upper)
     settings = CanSettings("virtual", f"calib/{os.getpid()}/{next(_channels)}", 1_000_000)
