@@ -89,6 +89,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--payload-mass", type=float, default=0.0, help="--sim: true payload mass [kg] (0: none)")
     p.add_argument("--payload-com", type=float, nargs=3, default=(0.0, 0.0, 0.0), help="--sim: [m] in parent")
     p.add_argument("--payload-parent", default="", help="--sim: link the payload hangs from")
+    p.add_argument(
+        "--sim-hold-undriven",
+        action="store_true",
+        help="--sim: hold the joints the bridge does not drive (gripper fingers) as their motor would",
+    )
     return p
 
 
@@ -171,7 +176,9 @@ def run_sim(args) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     write_plan(out / "plan.yaml", plan)
     sim_config = SimConfig.from_yaml(args.sim_config or arm.sim_config)
-    log = record_in_simulation(plan, model, sim_config, arm.bridge_values())
+    log = record_in_simulation(
+        plan, model, sim_config, arm.bridge_values(), hold_undriven=args.sim_hold_undriven
+    )
     write_csv(out / "recording.csv", decimated(log))
     holds = hold_averages(log, plan, model.joint_names)
     fit = fit_gravity(regressor, holds)
