@@ -1,7 +1,10 @@
 """Gravity fit: hold averages → identifiable combinations → regularized least squares → validation.
 
 1. Each hold's settled window (:meth:`~gravity_friction_comp.calib.plan.CalibrationPlan.holds`)
-   is averaged: q̄, τ̄ (a hold whose joints still move is dropped).
+   is averaged: q̄, τ̄ (a hold whose joints still move is dropped). A dithered hold (whole
+   sine cycles, :mod:`.plan`) is not still: its settled test allows the dither's range and
+   speed, and its regressor row is the mean of ``Y(q(t))`` over the window's measured
+   positions (:func:`hold_regressors`), exact for gravity (linear in θ) at any amplitude.
 2. Stacked static regressor ``Y`` (:mod:`.regressor`), columns scaled by the parameters'
    typical size ``S``; its SVD gives the identifiable directions (singular values above
    ``rtol·σ_max``) and the condition number; QR with column pivoting names one base
@@ -36,7 +39,7 @@ from gravity_friction_comp.calib.regressor import PARAMS_PER_BODY, StaticRegress
 from gravity_friction_comp.errors import IdentificationError, Reason
 from gravity_friction_comp.ident.joint_log import JointStateLog
 
-__all__ = ["GravityFit", "Holds", "fit_gravity", "hold_averages", "link_changes"]
+__all__ = ["GravityFit", "Holds", "fit_gravity", "hold_averages", "hold_regressors", "link_changes"]
 
 #: A hold is settled when every joint's speed stays below this [rad/s] ...
 SETTLED_SPEED = 0.02
@@ -57,6 +60,19 @@ class Holds:
     effort: np.ndarray
     measured: tuple[int, ...]
     dropped: tuple[int, ...] = ()
+    samples: tuple[np.ndarray, ...] | None = None
+
+
+#: Dithered holds: the regressor is averaged over every this-many-th window sample.
+SAMPLE_STRIDE = 4
+
+
+def hold_regressors(regressor: StaticRegressor, holds: Holds) -> np.ndarray:
+    """Regressor of each hold (h, n, p): ``Y(q̄)``, or the mean of ``Y(q(t))`` over the
+    window's samples when the holds carry them (dithered holds)."""
+    if holds.samples is None:
+        return np.array([regressor.matrix(q) for q in holds.position])
+    return np.array([np.mean([regressor.matrix(q) for q in qs], axis=0) for qs in holds.samples])
 
 
 def hold_averages(log: JointStateLog, plan: CalibrationPlan, joint_names: Sequence[str]) -> Holds:
@@ -78,10 +94,14 @@ def hold_averages(log: JointStateLog, plan: CalibrationPlan, joint_names: Sequen
         raise IdentificationError(
             f"no joint of the model in the recording ({list(log.joint_names)})", reason=Reason.MISSING_JOINTS
         )
-    pose, side, qs, taus, dropped = [], [], [], [], []
+    pose, side, qs, taus, dropped, samples = [], [], [], [], [], []
     worst = 0.0
+    dither = max(float(plan.dither), 0.0)
+    max_speed = SETTLED_SPEED + 2.0 * dither * 2.0 * np.pi / plan.dither_period if dither else SETTLED_SPEED
+    max_range = SETTLED_RANGE + 4.0 * dither
     for h, w in enumerate(plan.holds()):
-        sel = (log.time >= w.start) & (log.time <= w.end)
+        # a dither window is whole cycles: half-open, so no sample counts twice
+        sel = (log.time >= w.start) & ((log.time < w.end) if dither else (log.time <= w.end))
         if sel.sum() < 3:
             dropped.append(h)
             continue
@@ -93,7 +113,7 @@ def hold_averages(log: JointStateLog, plan: CalibrationPlan, joint_names: Sequen
         )
         spread = float(np.ptp(q, axis=0).max())
         worst = max(worst, float(speed))
-        if speed > SETTLED_SPEED or spread > SETTLED_RANGE:
+        if speed > max_speed or spread > max_range:
             dropped.append(h)
             continue
         full = np.array(plan.poses[w.pose], dtype=float)
@@ -102,6 +122,10 @@ def hold_averages(log: JointStateLog, plan: CalibrationPlan, joint_names: Sequen
         side.append(w.side)
         qs.append(full)
         taus.append(log.effort[sel][:, cols].mean(axis=0))
+        if dither:
+            window = np.repeat(full[None, :], len(q[::SAMPLE_STRIDE]), axis=0)
+            window[:, list(measured)] = q[::SAMPLE_STRIDE]
+            samples.append(window)
     if not pose:
         raise IdentificationError(
             f"no settled hold in the recording: {len(plan.holds())} hold windows, none with every "
@@ -109,7 +133,15 @@ def hold_averages(log: JointStateLog, plan: CalibrationPlan, joint_names: Sequen
             "is the recording the plan's run, started with the plan?",
             reason=Reason.RANGE,
         )
-    return Holds(np.array(pose), np.array(side), np.array(qs), np.array(taus), measured, tuple(dropped))
+    return Holds(
+        np.array(pose),
+        np.array(side),
+        np.array(qs),
+        np.array(taus),
+        measured,
+        tuple(dropped),
+        tuple(samples) if dither else None,
+    )
 
 
 @dataclass(frozen=True)
@@ -185,7 +217,7 @@ def fit_gravity(
         )
     rows = list(holds.measured)
     joints = tuple(regressor.model.joint_names[i] for i in rows)
-    y_all = np.array([regressor.matrix(q)[rows] for q in holds.position])  # (h, m, p)
+    y_all = hold_regressors(regressor, holds)[:, rows]  # (h, m, p)
     _check_signs(y_all @ regressor.prior, holds.effort, joints)
     poses = np.unique(holds.pose)
     held = set(poses[holdout - 1 :: holdout].tolist()) if holdout and len(poses) >= 2 * holdout else set()

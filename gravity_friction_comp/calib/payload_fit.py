@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import yaml
 
-from gravity_friction_comp.calib.fit import Holds
+from gravity_friction_comp.calib.fit import Holds, hold_regressors
 from gravity_friction_comp.calib.regressor import PARAMS_PER_BODY, StaticRegressor
 from gravity_friction_comp.errors import ConfigError, IdentificationError, Reason
 
@@ -88,8 +88,9 @@ def fit_payload(
     t[1:, 0] = p
     t[1:, 1:] = rot
     rows = list(holds.measured)
-    a = np.vstack([regressor.matrix(q)[rows, cols] @ t for q in holds.position])
-    arm = np.array([(regressor.matrix(q) @ regressor.prior)[rows] for q in holds.position])
+    ys = hold_regressors(regressor, holds)  # linear in θ: the window mean is exact
+    a = np.vstack([y[rows][:, cols] @ t for y in ys])
+    arm = np.array([(y @ regressor.prior)[rows] for y in ys])
     r = (holds.effort - arm).reshape(-1)
     x0 = float(prior_mass) * np.concatenate([[1.0], np.asarray(prior_com, dtype=float)])
     u, s, vt = np.linalg.svd(a, full_matrices=False)

@@ -5,7 +5,13 @@ for D-optimality (each step adds the candidate that most increases
 ``log det(Ȳᵀ Ȳ + ε·1)``, Ȳ the stacked regressor with columns scaled by their prior
 magnitude; Fedorov 1972). Each pose is then visited twice: approached from below
 (``q − δ``) and from above (``q + δ``), so the static friction a stuck joint keeps has
-opposite signs in the two holds and averages out. The plan is plain YAML the user can edit
+opposite signs in the two holds and averages out. That average leaves a residual when a
+joint stops without sticking from one side, so each hold may also dither (``dither`` > 0):
+``q + A·sin(2π t/P)`` for ``dither_cycles + 1`` whole periods, the first left out; with the
+amplitude above the stiction band (``A > F_s/kp``) the joint slips both ways, Coulomb and
+viscous friction (odd in velocity) and the inertial torque (periodic) average out over the
+whole cycles, and the fit averages the regressor over the window's measured positions
+(exact for gravity, which is linear in the parameters). The plan is plain YAML the user can edit
 (:func:`write_plan` / :func:`load_plan`), and :meth:`CalibrationPlan.profile` turns it into
 the non-looping minimum-jerk :class:`~gravity_friction_comp.trajectory.waypoints.WaypointProfile`
 the recorder plays.
@@ -23,9 +29,18 @@ import yaml
 from gravity_friction_comp.calib.regressor import StaticRegressor
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.files import read_yaml
+from gravity_friction_comp.trajectory.base import Profile
 from gravity_friction_comp.trajectory.waypoints import Waypoint, WaypointProfile
 
-__all__ = ["CalibrationPlan", "HoldWindow", "load_plan", "plan_poses", "scaled_condition", "write_plan"]
+__all__ = [
+    "CalibrationPlan",
+    "DitherProfile",
+    "HoldWindow",
+    "load_plan",
+    "plan_poses",
+    "scaled_condition",
+    "write_plan",
+]
 
 _VERSION = 1
 
@@ -52,6 +67,9 @@ class CalibrationPlan:
             point, per final approach, per hold, and the start of each hold left out of the
             average (the arm settles).
         condition: condition number of the scaled stacked regressor (identifiable part).
+        dither: A [rad] of the sine dither in each hold (0: a still hold); with a dither the
+            hold is ``(dither_cycles + 1)·dither_period`` and its first period is settling.
+        dither_period: P [s]. dither_cycles: whole periods averaged.
     """
 
     joints: tuple[str, ...]
@@ -63,6 +81,9 @@ class CalibrationPlan:
     hold_time: float = 1.0
     settle_time: float = 0.5
     condition: float = float("nan")
+    dither: float = 0.0
+    dither_period: float = 1.0
+    dither_cycles: int = 2
 
     def sides(self) -> tuple[int, ...]:
         return (-1, 1) if self.approach > 0.0 else (-1,)
@@ -79,9 +100,13 @@ class CalibrationPlan:
         out.append(Waypoint(tuple(self.home), self.move_time, 0.5))
         return out
 
-    def profile(self, lower, upper) -> WaypointProfile:
-        """The plan as a non-looping profile (starts and ends at ``home``)."""
-        return WaypointProfile(self.joints, self.waypoints(np.asarray(lower), np.asarray(upper)), loop=False)
+    def profile(self, lower, upper) -> Profile:
+        """The plan as a non-looping profile (starts and ends at ``home``; dithered holds)."""
+        base = WaypointProfile(self.joints, self.waypoints(np.asarray(lower), np.asarray(upper)), loop=False)
+        if self.dither <= 0.0:
+            return base
+        arrivals = [base.segment_times(k)[1] for k in range(2, len(base.move_times) - 1, 2)]
+        return DitherProfile(base, arrivals, self.dither, self.dither_period, self.hold_time)
 
     def holds(self) -> list[HoldWindow]:
         """Settled windows of every hold, in profile time [s]."""
@@ -93,6 +118,25 @@ class CalibrationPlan:
                 out.append(HoldWindow(k, side, t + self.settle_time, t + self.hold_time))
                 t += self.hold_time
         return out
+
+
+class DitherProfile(Profile):
+    """``base`` plus ``A·sin(2π(t − t_k)/P)`` on every joint during each hold [t_k, t_k + T_hold]
+    (``T_hold`` whole periods, so the setpoint is continuous at both ends)."""
+
+    def __init__(self, base: WaypointProfile, arrivals, amplitude: float, period: float, hold: float):
+        self.joint_names, self.period, self.loop = base.joint_names, base.period, False
+        self._base, self._arrivals = base, np.asarray(arrivals, dtype=float)
+        self._a, self._w, self._hold = float(amplitude), 2.0 * np.pi / float(period), float(hold)
+
+    def _at(self, t):
+        q, v, holding = self._base._at(t)
+        k = int(np.searchsorted(self._arrivals, t, side="right")) - 1
+        if k >= 0 and t - self._arrivals[k] < self._hold:
+            phase = self._w * (t - self._arrivals[k])
+            q = q + self._a * np.sin(phase)
+            v = v + self._a * self._w * np.cos(phase)
+        return q, v, holding
 
 
 def scaled_condition(y: np.ndarray, scale: np.ndarray, rtol: float = 1e-6) -> tuple[float, int]:
@@ -125,6 +169,9 @@ def plan_poses(
     approach_time: float = 0.6,
     hold_time: float = 1.0,
     settle_time: float = 0.5,
+    dither: float = 0.0,
+    dither_period: float = 1.0,
+    dither_cycles: int = 2,
 ) -> CalibrationPlan:
     """A D-optimal pose set (module docstring).
 
@@ -134,6 +181,8 @@ def plan_poses(
             than 2·margin uses its middle). approach: δ [rad]. candidates: random candidates.
         fixed: joint → position [rad] held in every pose (e.g. gripper fingers).
         home: (n,) start/end pose, default the middle of the shrunk range.
+        dither, dither_period, dither_cycles: see :class:`CalibrationPlan`; with a dither,
+            ``hold_time``/``settle_time`` become ``(cycles + 1)·period`` / ``period``.
 
     Raises:
         ConfigError: a count out of range, a fixed joint not in the model.
@@ -175,6 +224,8 @@ def plan_poses(
     poses = cand[chosen]
     condition, _ = scaled_condition(regressor.stack(poses), scale)
     home_q = np.clip(mid, lo, hi) if home is None else np.asarray(home, dtype=float)
+    if dither > 0.0:
+        hold_time, settle_time = (int(dither_cycles) + 1) * dither_period, dither_period
     return CalibrationPlan(
         joints=tuple(model.joint_names),
         poses=poses,
@@ -185,6 +236,9 @@ def plan_poses(
         hold_time=hold_time,
         settle_time=settle_time,
         condition=condition,
+        dither=float(dither),
+        dither_period=float(dither_period),
+        dither_cycles=int(dither_cycles),
     )
 
 
@@ -200,6 +254,9 @@ def write_plan(path: str | os.PathLike, plan: CalibrationPlan) -> None:
         "hold_time": float(plan.hold_time),
         "settle_time": float(plan.settle_time),
         "condition": float(plan.condition),
+        "dither": float(plan.dither),
+        "dither_period": float(plan.dither_period),
+        "dither_cycles": int(plan.dither_cycles),
         "poses": [[round(float(x), 6) for x in q] for q in plan.poses],
     }
     header = (
@@ -235,6 +292,9 @@ def load_plan(path: str | os.PathLike) -> CalibrationPlan:
             hold_time=float(body.get("hold_time", 1.0)),
             settle_time=float(body.get("settle_time", 0.5)),
             condition=float(body.get("condition", float("nan"))),
+            dither=float(body.get("dither", 0.0)),
+            dither_period=float(body.get("dither_period", 1.0)),
+            dither_cycles=int(body.get("dither_cycles", 2)),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ConfigError(f"{path}: bad calibration_plan ({exc})", key="calibration_plan") from None
@@ -242,4 +302,6 @@ def load_plan(path: str | os.PathLike) -> CalibrationPlan:
         raise ConfigError(f"{path}: poses and home need {len(joints)} finite numbers each", key="poses")
     if not 0.0 <= plan.settle_time < plan.hold_time:
         raise ConfigError(f"{path}: settle_time must be within [0, hold_time)", key="settle_time")
+    if plan.dither < 0.0 or (plan.dither > 0.0 and (plan.dither_period <= 0.0 or plan.dither_cycles < 1)):
+        raise ConfigError(f"{path}: dither needs amplitude ≥ 0, period > 0, cycles ≥ 1", key="dither")
     return plan

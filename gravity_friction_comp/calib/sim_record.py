@@ -36,6 +36,8 @@ from gravity_friction_comp.stage.gravity import GravityConfig, GravityStage
 __all__ = ["record_in_simulation"]
 
 _channels = itertools.count()
+#: PD of the held undriven joints [N·m/rad or N/m], [N·m·s/rad or N·s/m].
+_HOLD_KP, _HOLD_KD = 20.0, 0.2
 
 
 def record_in_simulation(
@@ -47,6 +49,8 @@ def record_in_simulation(
     payload: Payload | None = None,
     holding: bool = False,
     delay: float = 0.002,
+    sim_model: RobotModel | None = None,
+    hold_undriven: bool = False,
 ) -> JointStateLog:
     """Play ``plan`` on the simulated arm and return the bridge's joint states.
 
@@ -59,6 +63,11 @@ def record_in_simulation(
         payload: Held by the simulated arm while ``holding`` (the true payload; the stage
             compensates the arm alone, so the holds measure it).
         delay: Modelled command transport delay [s] (whole physics steps).
+        sim_model: The simulated arm's URDF model (default ``model``; ``sim_config``'s
+            links apply to it): lets a calibrated ``model`` run against the true arm.
+        hold_undriven: Hold the joints the bridge does not drive (e.g. gripper fingers) at
+            the plan's value, as their own motor would (the sim's true static torque plus a
+            soft PD, as an external torque updated every tick); otherwise they are free.
 
     Returns:
         Log of the bridge joints, time from the first sample [s] (profile time).
@@ -67,7 +76,7 @@ def record_in_simulation(
     for key in ("direction", "offset", "gear_ratio", "damp_kd", "position_lower", "position_upper"):
         values.setdefault(key, [])
     config = bridge_config_from_values(values)
-    arm = SimulatedArm(model, sim_config, payload=payload, holding=holding)
+    arm = SimulatedArm(sim_model or model, sim_config, payload=payload, holding=holding)
     stage = GravityStage(GravityConfig(model))  # the believed arm; a held payload is not compensated
     profile = plan.profile(model.position_lower, model.position_upper)
     settings = CanSettings("virtual", f"calib/{os.getpid()}/{next(_channels)}", 1_000_000)
@@ -94,6 +103,8 @@ def record_in_simulation(
             rows.append((state.position.copy(), state.velocity.copy(), state.effort.copy()))
 
     driver = LockstepDriver(schedule, core, io, sim, on_state)
+    undriven = [i for i, j in enumerate(names) if j not in core.joint_names] if hold_undriven else []
+    hold = np.zeros(len(names))
     t0 = schedule.tick_ns * 1e-9
     try:
         io.send(core.enable_frames())
@@ -103,6 +114,14 @@ def record_in_simulation(
             out = stage.update(names, sample.position, sample.velocity, [], t)
             command = (sample.position[order], sample.velocity[order], np.asarray(out.effort)[order])
             schedule.add_command(schedule.tick_ns, command)
+            if undriven:  # their motor: static torque + soft PD (stable at the tick rate)
+                q, v = arm.position, arm.velocity
+                hold[undriven] = (
+                    arm.gravity(q)[undriven]
+                    + _HOLD_KP * (sample.position[undriven] - q[undriven])
+                    - _HOLD_KD * v[undriven]
+                )
+                arm.set_external_effort(hold)
             driver.run_tick()
     finally:
         io.close()

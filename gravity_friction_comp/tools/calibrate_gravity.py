@@ -2,18 +2,20 @@
 
 Usage::
 
-    calibrate_gravity plan   --arm palletizer --poses 30 --out plan.yaml
+    calibrate_gravity plan   --arm palletizer --poses 30 --dither 0.02 --out plan.yaml
     calibrate_gravity record --arm palletizer --plan plan.yaml --out log.csv   # real arm, chain running
     calibrate_gravity fit    --arm palletizer --plan plan.yaml --log log.csv --out-dir calib
     calibrate_gravity payload --urdf calib/calibrated.urdf --plan plan.yaml --log held.csv \\
         --parent tool --out payload.yaml
-    calibrate_gravity --sim  --arm palletizer --sim-config truth.yaml --out-dir calib
+    calibrate_gravity --sim  --arm palletizer --sim-config truth.yaml --dither 0.02 --out-dir calib
 
 ``--urdf`` replaces the arm profile's URDF (the model being calibrated). ``fit`` and
 ``--sim`` write ``<out-dir>/calibrated.urdf``, ``report.yaml``, ``report.txt`` and
 ``report.png``; ``--sim`` also checks the result against the simulator's truth (gravity
 error over 200 random configurations, before/after, both-sides vs one-side approach) and
-puts those figures in the report. Exit codes: 0 success; 2 bad input (one line
+puts those figures in the report. ``--dither A`` (recommended: A above the joints' stiction
+band F_s/kp) dithers each hold so friction averages out (:mod:`gravity_friction_comp.calib.plan`).
+Exit codes: 0 success; 2 bad input (one line
 ``calibrate_gravity: error: ...``, no URDF written). Procedure and safety:
 docs/gravity_calibration.md; method: :mod:`gravity_friction_comp.calib.fit`.
 """
@@ -42,6 +44,16 @@ def _plan_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--margin", type=float, default=0.15, help="[rad] kept from each joint limit")
     p.add_argument("--approach", type=float, default=0.1, help="[rad] approach from each side (0: one side)")
     p.add_argument("--seed", type=int, default=0, help="candidate sampling seed")
+    p.add_argument(
+        "--dither",
+        type=float,
+        default=0.0,
+        help="[rad] sine dither amplitude in each hold (0: still holds); above the stiction band F_s/kp",
+    )
+    p.add_argument("--dither-period", type=float, default=1.0, help="[s] dither period")
+    p.add_argument("--dither-cycles", type=int, default=2, help="whole dither periods averaged per hold")
+    p.add_argument("--move-time", type=float, default=1.2, help="[s] move to each approach point")
+    p.add_argument("--approach-time", type=float, default=0.6, help="[s] final approach to each pose")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -77,6 +89,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--payload-mass", type=float, default=0.0, help="--sim: true payload mass [kg] (0: none)")
     p.add_argument("--payload-com", type=float, nargs=3, default=(0.0, 0.0, 0.0), help="--sim: [m] in parent")
     p.add_argument("--payload-parent", default="", help="--sim: link the payload hangs from")
+    p.add_argument(
+        "--sim-hold-undriven",
+        action="store_true",
+        help="--sim: hold the joints the bridge does not drive (gripper fingers) as their motor would",
+    )
     return p
 
 
@@ -98,7 +115,17 @@ def _plan(args, regressor, arm):
         if j not in arm.joints
     }
     return plan_poses(
-        regressor, args.poses, margin=args.margin, approach=args.approach, seed=args.seed, fixed=fixed
+        regressor,
+        args.poses,
+        margin=args.margin,
+        approach=args.approach,
+        seed=args.seed,
+        fixed=fixed,
+        move_time=args.move_time,
+        approach_time=args.approach_time,
+        dither=args.dither,
+        dither_period=args.dither_period,
+        dither_cycles=args.dither_cycles,
     )
 
 
@@ -149,7 +176,9 @@ def run_sim(args) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     write_plan(out / "plan.yaml", plan)
     sim_config = SimConfig.from_yaml(args.sim_config or arm.sim_config)
-    log = record_in_simulation(plan, model, sim_config, arm.bridge_values())
+    log = record_in_simulation(
+        plan, model, sim_config, arm.bridge_values(), hold_undriven=args.sim_hold_undriven
+    )
     write_csv(out / "recording.csv", decimated(log))
     holds = hold_averages(log, plan, model.joint_names)
     fit = fit_gravity(regressor, holds)
