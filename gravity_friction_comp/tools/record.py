@@ -69,7 +69,12 @@ def _check(args) -> None:
         if value is not None and not value > 0:
             raise ConfigError(f"--{key} must be > 0, got {value}", key=key, value=value)
     out = pathlib.Path(args.out)
-    if out.exists():
+    # checked before recording, so a typo does not cost the whole run
+    parent = out.absolute().parent
+    if not parent.is_dir():
+        what = "is not a directory" if parent.exists() else "does not exist"
+        raise ConfigError(f"--out {str(out)!r}: folder {str(parent)!r} {what}", key="out")
+    if out.exists() or out.is_symlink():
         raise ConfigError(f"--out {str(out)!r} exists; choose a new name (nothing is overwritten)", key="out")
     if out.suffix == ".csv" and args.command and _command_csv(out).exists():
         raise ConfigError(f"{str(_command_csv(out))!r} exists; choose a new name", key="out")
