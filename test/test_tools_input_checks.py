@@ -3,6 +3,8 @@ work starts (no traceback, no recording or identification thrown away)."""
 
 from __future__ import annotations
 
+import pytest
+
 
 def test_record_checks_the_output_folder_before_recording(tmp_path, capsys):
     from gravity_friction_comp.tools.record import main
@@ -14,3 +16,42 @@ def test_record_checks_the_output_folder_before_recording(tmp_path, capsys):
         err = capsys.readouterr().err
         assert err.startswith("record: error: --out") and err.count("\n") == 1, err
     assert not (tmp_path / "nonexistdir").exists()
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        ("--move-time", "0"),
+        ("--move-time", "nan"),
+        ("--dwell-time", "-1"),
+        ("--start-delay", "nan"),
+        ("--domain-id", "-1"),
+        ("--domain-id", "500"),
+        ("--output", "/dev/zero"),
+    ],
+)
+def test_demo_rejects_bad_option_values_while_parsing(option, capsys):
+    from gravity_friction_comp.tools.demo.options import parse_args
+
+    with pytest.raises(SystemExit) as exit_info:
+        parse_args(list(option))
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"gfc_demo: error: argument {option[0]}" in err and "Traceback" not in err, err
+
+
+def test_demo_accepts_the_documented_domain_range():
+    from gravity_friction_comp.tools.demo.options import parse_args
+
+    assert [parse_args(["--domain-id", d]).domain_id for d in ("0", "232")] == [0, 232]
+
+
+def test_demo_reports_a_non_xml_urdf_in_one_line(tmp_path, capsys):
+    from gravity_friction_comp.tools.demo.cli import main
+
+    bad = tmp_path / "bad.urdf"
+    bad.write_text("this is not XML\n")
+    # build_setup raises before any rclpy start: exit 2, one line
+    assert main(["--urdf", str(bad), "--output", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("gfc_demo: ") and err.count("\n") == 1 and "Traceback" not in err, err

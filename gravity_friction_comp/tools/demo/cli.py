@@ -11,7 +11,7 @@ import pathlib
 import sys
 import time
 
-from gravity_friction_comp.errors import ConfigError, LockstepStalled
+from gravity_friction_comp.errors import ConfigError, LockstepStalled, ModelError
 from gravity_friction_comp.tools.demo.metrics import acceptance, evaluate, timing_problems
 from gravity_friction_comp.tools.demo.options import build_setup, parse_args
 from gravity_friction_comp.tools.demo.phase import SETPOINT_RATE_HZ, run_phase
@@ -58,7 +58,7 @@ def main(argv=None) -> int:
     started = time.monotonic()
     try:
         setup = build_setup(args, out)
-    except ConfigError as error:
+    except (ConfigError, ModelError) as error:
         print(f"gfc_demo: {error}", file=sys.stderr)
         return 2
     domain = args.domain_id if args.domain_id is not None else 120 + os.getpid() % 90

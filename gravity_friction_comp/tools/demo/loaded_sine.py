@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from gravity_friction_comp.errors import ConfigError, LockstepStalled
+from gravity_friction_comp.errors import ConfigError, LockstepStalled, ModelError
 
 __all__ = [
     "ARM",
@@ -248,7 +248,7 @@ def main(args) -> int:
     out.mkdir(parents=True, exist_ok=True)
     try:
         summary = run_loaded_sine(args, out)
-    except ConfigError as error:
+    except (ConfigError, ModelError) as error:
         print(f"gfc_demo: {error}", file=sys.stderr)
         return 2
     except LockstepStalled as error:

@@ -26,9 +26,53 @@ from gravity_friction_comp.arm_profiles import (
     raised_effort_limits,
 )
 from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.files import check_regular_file
 from gravity_friction_comp.tools.demo.scenario import DemoSetup, load_node_parameters, share_directory
+from gravity_friction_comp.trajectory.base import MIN_DURATION
 
 __all__ = ["build_setup", "parse_args"]
+
+
+#: ROS_DOMAIN_ID values the demo accepts: ROS 2's documented maximum is 232 (DDS port
+#: arithmetic); the pid-derived default is 120-209.
+MAX_DOMAIN_ID = 232
+
+
+def _duration(low: float, inclusive: bool):
+    """An argparse type: a finite float ≥ ``low`` (> ``low`` when not ``inclusive``) [s]."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not (math.isfinite(value) and (value >= low if inclusive else value > low)):
+            raise argparse.ArgumentTypeError(
+                f"must be finite and {'≥' if inclusive else '>'} {low:g} [s], got {text}"
+            )
+        return value
+
+    return parse
+
+
+def _domain_id(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not 0 <= value <= MAX_DOMAIN_ID:
+        raise argparse.ArgumentTypeError(f"must be in 0-{MAX_DOMAIN_ID}, got {value}")
+    return value
+
+
+def _output_dir(text: str) -> str:
+    # the nearest existing folder on the path must be a directory, so mkdir succeeds
+    p = pathlib.Path(text).absolute()
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    if not p.is_dir():
+        raise argparse.ArgumentTypeError(f"{str(p)!r} exists and is not a directory")
+    return text
 
 
 def _floats(text: str | None, n: int, key: str) -> list[float] | None:
@@ -155,8 +199,7 @@ def build_setup(args, out: pathlib.Path) -> DemoSetup:
         ("friction-params", friction_params),
         ("friction-config", friction_config or arm_config),
     ):
-        if not pathlib.Path(path).is_file():
-            raise ConfigError(f"--{key}: no such file {path!r}", key=key, value=path)
+        check_regular_file(path, f"--{key}")
     _, bridge = load_node_parameters(motor_map)
     joints = tuple(bridge.get("joints") or ())
     if not joints:
@@ -317,10 +360,12 @@ def parse_args(argv=None):
     )
     parser.add_argument("--kp", help="bridge kp per joint (overrides the motor map) [N·m/rad]")
     parser.add_argument("--kd", help="bridge kd per joint [N·m·s/rad]")
-    parser.add_argument("--move-time", type=float, default=2.0, help="[s] per move")
-    parser.add_argument("--dwell-time", type=float, default=1.5, help="[s] per stop")
-    parser.add_argument("--start-delay", type=float, default=2.0, help="[s] settling at home first")
-    parser.add_argument("--output", default="demo_output", help="output directory")
+    parser.add_argument("--move-time", type=_duration(MIN_DURATION, True), default=2.0, help="[s] per move")
+    parser.add_argument("--dwell-time", type=_duration(0.0, True), default=1.5, help="[s] per stop")
+    parser.add_argument(
+        "--start-delay", type=_duration(0.0, True), default=2.0, help="[s] settling at home first"
+    )
+    parser.add_argument("--output", type=_output_dir, default="demo_output", help="output directory")
     parser.add_argument(
         "--realtime",
         action="store_true",
@@ -336,7 +381,7 @@ def parse_args(argv=None):
     )
     parser.add_argument(
         "--domain-id",
-        type=int,
+        type=_domain_id,
         help="ROS_DOMAIN_ID (default: a private one from the pid, 120-209, "
         "never the shell's: the demo publishes joint commands)",
     )
