@@ -55,3 +55,18 @@ def test_demo_reports_a_non_xml_urdf_in_one_line(tmp_path, capsys):
     assert main(["--urdf", str(bad), "--output", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("gfc_demo: ") and err.count("\n") == 1 and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize(("path", "kind"), [("/dev/zero", "not a regular file"), ("/tmp", "a directory")])
+def test_an_existing_non_regular_urdf_is_not_reported_missing(path, kind, tmp_path, capsys):
+    from gravity_friction_comp.errors import ModelError
+    from gravity_friction_comp.model.urdf import read_source
+    from gravity_friction_comp.tools.demo.cli import main
+
+    with pytest.raises(ModelError, match=kind) as info:
+        read_source(path)
+    assert "not found" not in str(info.value)
+    # the demo's file-argument check says the same
+    assert main(["--urdf", path, "--output", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert kind in err and "no such file" not in err, err

@@ -139,12 +139,13 @@ def read_source(source: UrdfSource, xacro_args: Mapping[str, str] | None = None)
     if not isinstance(source, (str, os.PathLike)):
         raise ModelError(f"robot description must be a path or URDF XML text, got {type(source).__name__}")
     path = pathlib.Path(source).expanduser()
-    if not path.is_file():
+    if not path.exists():
         raise ModelError(f"URDF file not found: {str(path)!r}")
     try:
-        check_regular_file(path, "urdf_path")  # <= 16 MiB (validation.MAX_FILE_BYTES)
+        # a directory or device is "not a regular file", not missing; <= 16 MiB
+        check_regular_file(path, "URDF file")
     except ConfigError as exc:
-        raise ModelError(f"cannot read URDF file {str(path)!r}: {exc}") from None
+        raise ModelError(str(exc)) from None
     if path.name.endswith(".xacro"):
         return _expand_xacro(path, xacro_args), str(path)
     if xacro_args:
