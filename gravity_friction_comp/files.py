@@ -19,6 +19,7 @@ from gravity_friction_comp.errors import ConfigError
 __all__ = [
     "MAX_FILE_BYTES",
     "MAX_YAML_DEPTH",
+    "check_output_dir",
     "check_regular_file",
     "read_text",
     "read_yaml",
@@ -147,3 +148,22 @@ def yaml_flow_depth(text: str) -> int:
     depth = np.cumsum(steps)
     depth -= np.minimum.accumulate(np.minimum(depth, 0))
     return int(depth.max())
+
+
+def check_output_dir(path: str | os.PathLike, key: str) -> None:
+    """Check, before a long run, that the output folder ``path`` can be created or written:
+    the nearest existing folder on it is a writable directory.
+
+    Raises:
+        ConfigError: a file (``/dev/zero``) stands on the path, or the folder is not
+            writable; ``key`` = ``key``, ``value`` = the path.
+    """
+    p = pathlib.Path(path).absolute()
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    if not p.is_dir():
+        raise ConfigError(
+            f"{key} {str(path)!r}: {str(p)!r} exists and is not a directory", key=key, value=str(path)
+        )
+    if not os.access(p, os.W_OK | os.X_OK):
+        raise ConfigError(f"{key} {str(path)!r}: folder {str(p)!r} is not writable", key=key, value=str(path))

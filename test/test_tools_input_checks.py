@@ -70,3 +70,24 @@ def test_an_existing_non_regular_urdf_is_not_reported_missing(path, kind, tmp_pa
     assert main(["--urdf", path, "--output", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert kind in err and "no such file" not in err, err
+
+
+def test_identify_friction_checks_out_dir_before_identifying(tmp_path, capsys):
+    from gravity_friction_comp.tools.identify_friction import main
+
+    (tmp_path / "file").write_text("x")
+    missing_log = str(tmp_path / "no_log.csv")  # the out-dir is refused before the log is read
+    for out_dir in ("/dev/zero", str(tmp_path / "file" / "sub")):
+        assert main(["--csv", missing_log, "--urdf", "/no/urdf", "--out-dir", out_dir]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("identify_friction: error: --out-dir") and "not a directory" in err, err
+        assert err.count("\n") == 1 and "Errno" not in err
+
+
+def test_demo_output_under_a_file_is_refused(tmp_path, capsys):
+    from gravity_friction_comp.tools.demo.options import parse_args
+
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(SystemExit):
+        parse_args(["--output", str(tmp_path / "file" / "out")])
+    assert "is not a directory" in capsys.readouterr().err

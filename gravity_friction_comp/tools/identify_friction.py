@@ -31,6 +31,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from gravity_friction_comp.errors import ConfigError, GravityFrictionCompError
+from gravity_friction_comp.files import check_output_dir
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -140,6 +141,8 @@ def _run(args) -> int:
     from gravity_friction_comp.ident.joint_log import load_csv, load_rosbag
     from gravity_friction_comp.ident.report import write_outputs
     from gravity_friction_comp.model.robot_model import RobotModel
+
+    check_output_dir(args.out_dir, "--out-dir")  # up front, not after the identification
 
     config = IdentificationConfig(
         validation_fraction=args.validation_fraction,

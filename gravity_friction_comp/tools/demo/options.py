@@ -26,7 +26,7 @@ from gravity_friction_comp.arm_profiles import (
     raised_effort_limits,
 )
 from gravity_friction_comp.errors import ConfigError
-from gravity_friction_comp.files import check_regular_file
+from gravity_friction_comp.files import check_output_dir, check_regular_file
 from gravity_friction_comp.tools.demo.scenario import DemoSetup, load_node_parameters, share_directory
 from gravity_friction_comp.trajectory.base import MIN_DURATION
 
@@ -66,12 +66,10 @@ def _domain_id(text: str) -> int:
 
 
 def _output_dir(text: str) -> str:
-    # the nearest existing folder on the path must be a directory, so mkdir succeeds
-    p = pathlib.Path(text).absolute()
-    while not p.exists() and p != p.parent:
-        p = p.parent
-    if not p.is_dir():
-        raise argparse.ArgumentTypeError(f"{str(p)!r} exists and is not a directory")
+    try:
+        check_output_dir(text, "--output")
+    except ConfigError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
     return text
 
 
