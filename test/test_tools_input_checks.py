@@ -91,3 +91,41 @@ def test_demo_output_under_a_file_is_refused(tmp_path, capsys):
     with pytest.raises(SystemExit):
         parse_args(["--output", str(tmp_path / "file" / "out")])
     assert "is not a directory" in capsys.readouterr().err
+
+
+def test_excite_names_itself_and_warns_about_a_clipped_start(tmp_path, capsys):
+    from conftest import REPO_ROOT
+
+    from gravity_friction_comp.model.robot_model import RobotModel
+    from gravity_friction_comp.tools.excite import main
+
+    urdf = str(REPO_ROOT / "urdf" / "palletizer.urdf")
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    help_text = capsys.readouterr().out
+    assert help_text.startswith("usage: excite ") and "start pose [rad]" in help_text
+    assert "sweep speeds [rad/s]" in help_text and "CSV to write" in help_text
+    assert main(["--urdf", "/no/such.urdf", "--start", "0"]) == 2
+    assert capsys.readouterr().err.startswith("excite: error: ")
+    out = tmp_path / "e.csv"
+    args = ["--urdf", urdf, "--joints", "beam_pitch", "--speeds", "0.5", "--no-chirp", "--out", str(out)]
+    assert main([*args, "--start", "9", "0.3", "0.2"]) == 0
+    warnings = capsys.readouterr().err.splitlines()
+    # the used value: the URDF upper limit minus the excitation margin (0.05 rad)
+    upper = RobotModel.from_urdf(urdf).position_upper[0]
+    assert warnings == [
+        f"excite: warning: --start base_yaw: 9 rad is outside its limits, used {upper - 0.05:.4g} rad"
+    ]
+    assert main([*args, "--start", "0", "0.3", "0.2"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_setpoint_player_help_names_its_executable(capsys):
+    pytest.importorskip("rclpy")
+    from gravity_friction_comp.nodes.setpoint_player import SetpointPlayerNode
+    from gravity_friction_comp.nodes.stage_node import run_node
+
+    with pytest.raises(SystemExit) as info:
+        run_node(SetpointPlayerNode, ["setpoint_player", "--help"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out.startswith("usage: setpoint_player [-h] ")  # setup.py's script

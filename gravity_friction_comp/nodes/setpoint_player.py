@@ -169,6 +169,7 @@ class SetpointPlayerNode(Node):
     """
 
     NODE_NAME = "setpoint_player"
+    EXECUTABLE = "setpoint_player"  # setup.py's console script (no _node suffix)
 
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)

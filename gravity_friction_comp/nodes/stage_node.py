@@ -32,6 +32,7 @@ __all__ = [
     "STAGE_PARAMETERS",
     "executor_choice",
     "make_executor",
+    "node_parameters",
     "publish_guarded",
     "run_node",
     "usage",
@@ -376,6 +377,10 @@ def spin_node(node: Node, stop: Callable[[], bool] | None = None) -> None:
 SPIN_WAKE = 0.2
 
 
+#: The arguments every node executable takes (after its name in the usage line).
+USAGE_ARGS = "[-h] [--ros-args [-p NAME:=VALUE]... [--params-file FILE] [-r FROM:=TO]...]"
+
+
 def _user_args(args) -> list[str]:
     """The command-line arguments before ``--ros-args`` (ROS's own come after it)."""
     import sys
@@ -384,23 +389,31 @@ def _user_args(args) -> list[str]:
     return argv[: argv.index("--ros-args")] if "--ros-args" in argv else argv
 
 
+def node_parameters(node_class) -> tuple:
+    """``node_class.PARAMETERS``, else its module's ``PARAMETERS`` (the convention of every
+    node module), else ``()``."""
+    import sys
+
+    module = sys.modules.get(node_class.__module__)
+    return tuple(getattr(node_class, "PARAMETERS", None) or getattr(module, "PARAMETERS", None) or ())
+
+
 def usage(node_class) -> str:
     """The ``--help`` text of a node executable: its summary, how to pass parameters, then
-    every parameter of ``node_class.PARAMETERS`` (or of its module's ``PARAMETERS``), as
-    :func:`~gravity_friction_comp.nodes.parameters.text_table` lists them."""
+    every parameter of :func:`node_parameters`, as
+    :func:`~gravity_friction_comp.nodes.parameters.text_table` lists them. The executable is
+    ``node_class.EXECUTABLE``, default ``<NODE_NAME>_node``."""
     import sys
 
     from gravity_friction_comp.nodes.parameters import text_table
 
     name = getattr(node_class, "NODE_NAME", node_class.__name__)
+    executable = getattr(node_class, "EXECUTABLE", f"{name}_node")
     module = sys.modules.get(node_class.__module__)
     module_doc = getattr(module, "__doc__", None) or name
-    # the class's list, else its module's PARAMETERS (the convention of every node module)
-    params: tuple = tuple(
-        getattr(node_class, "PARAMETERS", None) or getattr(module, "PARAMETERS", None) or ()
-    )
+    params = node_parameters(node_class)
     return (
-        f"usage: {name}_node [-h] [--ros-args [-p NAME:=VALUE]... [--params-file FILE] [-r FROM:=TO]...]\n\n"
+        f"usage: {executable} {USAGE_ARGS}\n\n"
         f"{module_doc.strip().splitlines()[0]}\n\n"
         "Ctrl-C (SIGINT) or SIGTERM: clean shutdown, exit code 0.\n\n"
         f"parameters ({len(params)}):\n" + text_table(params)
