@@ -129,3 +129,29 @@ def test_setpoint_player_help_names_its_executable(capsys):
         run_node(SetpointPlayerNode, ["setpoint_player", "--help"])
     assert info.value.code == 0
     assert capsys.readouterr().out.startswith("usage: setpoint_player [-h] ")  # setup.py's script
+
+
+def test_composed_chain_help_lists_its_three_nodes_parameters(capsys):
+    pytest.importorskip("rclpy")
+    from gravity_friction_comp.nodes import (
+        friction_feedforward_node,
+        gravity_compensation_node,
+        mit_bridge_node,
+    )
+    from gravity_friction_comp.nodes.composed_chain import main
+    from gravity_friction_comp.nodes.stage_node import node_parameters
+
+    with pytest.raises(SystemExit) as info:
+        main(["composed_chain", "--help"])  # without the flag check: rclpy starts, no urdf_path -> 2
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: composed_chain [-h] ")
+    for cls in (
+        gravity_compensation_node.GravityCompensationNode,
+        friction_feedforward_node.FrictionFeedforwardNode,
+        mit_bridge_node.MitBridgeNode,
+    ):
+        params = node_parameters(cls)
+        assert f"parameters of {cls.NODE_NAME} ({len(params)}):" in out and params
+        section = out.split(f"parameters of {cls.NODE_NAME} ")[1]
+        assert all(f"  {p.name} (" in section for p in params)

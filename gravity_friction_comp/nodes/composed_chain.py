@@ -34,10 +34,18 @@ from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.nodes.friction_feedforward_node import FrictionFeedforwardNode
 from gravity_friction_comp.nodes.gravity_compensation_node import GravityCompensationNode
 from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode
-from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, SPIN_WAKE, executor_choice, make_executor
+from gravity_friction_comp.nodes.stage_node import (
+    SETPOINT_QOS,
+    SPIN_WAKE,
+    USAGE_ARGS,
+    _user_args,
+    executor_choice,
+    make_executor,
+    node_parameters,
+)
 from gravity_friction_comp.stage.contract import Throttle
 
-__all__ = ["ComposedChain", "GRAVITY_TOPIC", "main"]
+__all__ = ["ComposedChain", "GRAVITY_TOPIC", "main", "usage"]
 
 #: The gravity stage's output topic (friction's input), as ``arm.launch.py`` wires it.
 GRAVITY_TOPIC = "gravity/joint_command"
@@ -188,12 +196,33 @@ def spin_chain(chain: ComposedChain, stop: Callable[[], bool]) -> None:
         executor.shutdown()
 
 
+def usage() -> str:
+    """The ``--help`` text of ``composed_chain``: its summary, then the parameters of each
+    of its three nodes (one ``--params-file`` section per node name)."""
+    from gravity_friction_comp.nodes.parameters import text_table
+
+    parts = [
+        f"usage: composed_chain {USAGE_ARGS}\n\n{__doc__.strip().splitlines()[0]}\n\n"
+        "Parameters: one --params-file section (or one file) per node name below; -p NAME:=VALUE "
+        "sets NAME in every node that declares it.\n"
+        "Ctrl-C (SIGINT) or SIGTERM: clean shutdown, exit code 0.\n"
+    ]
+    for node_class in (GravityCompensationNode, FrictionFeedforwardNode, MitBridgeNode):
+        params = node_parameters(node_class)
+        parts.append(f"\nparameters of {node_class.NODE_NAME} ({len(params)}):\n" + text_table(params))
+    return "".join(parts)
+
+
 def main(args=None) -> None:
-    """Entry point of the ``composed_chain`` executable (SIGINT/SIGTERM: clean shutdown)."""
+    """Entry point of the ``composed_chain`` executable (SIGINT/SIGTERM: clean shutdown;
+    ``-h`` / ``--help`` prints :func:`usage` and exits 0)."""
     import signal
     import sys
     import threading
 
+    if any(a in ("-h", "--help") for a in _user_args(args)):
+        sys.stdout.write(usage())
+        raise SystemExit(0)
     import rclpy
     from rclpy.signals import SignalHandlerOptions
 
