@@ -155,3 +155,34 @@ def test_composed_chain_help_lists_its_three_nodes_parameters(capsys):
         assert f"parameters of {cls.NODE_NAME} ({len(params)}):" in out and params
         section = out.split(f"parameters of {cls.NODE_NAME} ")[1]
         assert all(f"  {p.name} (" in section for p in params)
+
+
+def test_docs_give_the_demo_private_domain_range_of_the_code():
+    from conftest import REPO_ROOT
+
+    from gravity_friction_comp.tools.demo.options import PRIVATE_DOMAINS, demo_domain_id, parse_args
+
+    assert PRIVATE_DOMAINS[0] <= demo_domain_id(parse_args([])) <= PRIVATE_DOMAINS[-1]
+    assert demo_domain_id(parse_args(["--domain-id", "7"])) == 7
+    text = f"{PRIVATE_DOMAINS[0]}–{PRIVATE_DOMAINS[-1]}"
+    for doc in ("README.md", "docs/demo.md"):
+        assert text in (REPO_ROOT / doc).read_text(), doc
+
+
+def test_identification_doc_records_as_long_as_its_excitation_lasts(tmp_path, capsys, monkeypatch):
+    import re
+    import shlex
+
+    from conftest import REPO_ROOT
+
+    from gravity_friction_comp.tools.excite import main
+
+    doc = (REPO_ROOT / "docs" / "identification.md").read_text().replace("\\\n", " ")
+    excite = re.search(r"python -m gravity_friction_comp\.tools\.excite (.*)", doc).group(1)
+    argv = shlex.split(excite)
+    argv[argv.index("--out") + 1] = str(tmp_path / "e.csv")
+    monkeypatch.chdir(REPO_ROOT)  # the doc's paths are relative to the repository root
+    assert main(argv) == 0
+    length = float(re.search(r": ([0-9.]+) s,", capsys.readouterr().out).group(1))
+    duration = float(re.search(r"tools\.record .*--duration ([0-9.]+)", doc).group(1))
+    assert length <= duration <= length + 10, (length, duration)

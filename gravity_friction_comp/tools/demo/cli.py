@@ -13,7 +13,7 @@ import time
 
 from gravity_friction_comp.errors import ConfigError, LockstepStalled, ModelError
 from gravity_friction_comp.tools.demo.metrics import acceptance, evaluate, timing_problems
-from gravity_friction_comp.tools.demo.options import build_setup, parse_args
+from gravity_friction_comp.tools.demo.options import build_setup, demo_domain_id, parse_args
 from gravity_friction_comp.tools.demo.phase import SETPOINT_RATE_HZ, run_phase
 from gravity_friction_comp.tools.demo.report import headline, plot, table, write_recordings, write_summary
 
@@ -61,7 +61,7 @@ def main(argv=None) -> int:
     except (ConfigError, ModelError) as error:
         print(f"gfc_demo: {error}", file=sys.stderr)
         return 2
-    domain = args.domain_id if args.domain_id is not None else 120 + os.getpid() % 90
+    domain = demo_domain_id(args)
     os.environ["ROS_DOMAIN_ID"] = str(domain)
     print(
         f"gfc_demo: {pathlib.Path(setup.urdf).name}, joints {list(setup.joints)} "

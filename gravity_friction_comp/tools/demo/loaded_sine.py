@@ -152,7 +152,7 @@ def loaded_setup(args, out: pathlib.Path) -> LoadedSine:
     from gravity_friction_comp.arm_profiles import load_arm
     from gravity_friction_comp.friction.bam import BamParameters
     from gravity_friction_comp.sim.config import SimConfig
-    from gravity_friction_comp.tools.demo.options import build_setup
+    from gravity_friction_comp.tools.demo.options import build_setup, demo_domain_id
 
     if args.arm not in (None, ARM):
         raise ConfigError(
@@ -181,7 +181,7 @@ def loaded_setup(args, out: pathlib.Path) -> LoadedSine:
     yamls = friction_yamls(
         sim, names, JOINT, {"breakaway": m1.friction_base, "viscous": m1.friction_viscous}, truth_json, out
     )
-    domain = args.domain_id if args.domain_id is not None else 120 + os.getpid() % 90
+    domain = demo_domain_id(args)
     return LoadedSine(setup, sim_yaml, yamls, truth_json, domain)
 
 

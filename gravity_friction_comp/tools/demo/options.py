@@ -30,12 +30,26 @@ from gravity_friction_comp.files import check_output_dir, check_regular_file
 from gravity_friction_comp.tools.demo.scenario import DemoSetup, load_node_parameters, share_directory
 from gravity_friction_comp.trajectory.base import MIN_DURATION
 
-__all__ = ["build_setup", "parse_args"]
+__all__ = ["PRIVATE_DOMAINS", "build_setup", "demo_domain_id", "parse_args"]
 
 
 #: ROS_DOMAIN_ID values the demo accepts: ROS 2's documented maximum is 232 (DDS port
 #: arithmetic); the pid-derived default is 120-209.
 MAX_DOMAIN_ID = 232
+
+
+#: The demo's private ROS_DOMAIN_ID when --domain-id is absent: PRIVATE_DOMAINS[0] + pid mod
+#: len(PRIVATE_DOMAINS) (120-209), never the shell's: the demo publishes joint commands.
+PRIVATE_DOMAINS = range(120, 210)
+
+
+def demo_domain_id(args) -> int:
+    """``--domain-id``, else the private domain of this process (:data:`PRIVATE_DOMAINS`)."""
+    import os
+
+    if args.domain_id is not None:
+        return args.domain_id
+    return PRIVATE_DOMAINS[os.getpid() % len(PRIVATE_DOMAINS)]
 
 
 def _duration(low: float, inclusive: bool):
@@ -380,7 +394,8 @@ def parse_args(argv=None):
     parser.add_argument(
         "--domain-id",
         type=_domain_id,
-        help="ROS_DOMAIN_ID (default: a private one from the pid, 120-209, "
+        help=f"ROS_DOMAIN_ID, 0-{MAX_DOMAIN_ID} (default: a private one from the pid, "
+        f"{PRIVATE_DOMAINS[0]}-{PRIVATE_DOMAINS[-1]}, "
         "never the shell's: the demo publishes joint commands)",
     )
     return parser.parse_args(argv)
