@@ -186,3 +186,16 @@ def test_identification_doc_records_as_long_as_its_excitation_lasts(tmp_path, ca
     length = float(re.search(r": ([0-9.]+) s,", capsys.readouterr().out).group(1))
     duration = float(re.search(r"tools\.record .*--duration ([0-9.]+)", doc).group(1))
     assert length <= duration <= length + 10, (length, duration)
+
+
+def test_record_refuses_an_unwritable_output_folder(tmp_path, capsys):
+    import os
+
+    from gravity_friction_comp.tools.record import main
+
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    if os.access(locked, os.W_OK):
+        pytest.skip("running as a user who may write anywhere (root)")
+    assert main(["--out", str(locked / "x.csv"), "--duration", "1"]) == 2
+    assert "is not writable" in capsys.readouterr().err

@@ -25,6 +25,7 @@ passes remappings and ``use_sim_time`` to the recorder node.
 from __future__ import annotations
 
 import argparse
+import os
 import pathlib
 import shutil
 import signal
@@ -74,6 +75,8 @@ def _check(args) -> None:
     if not parent.is_dir():
         what = "is not a directory" if parent.exists() else "does not exist"
         raise ConfigError(f"--out {str(out)!r}: folder {str(parent)!r} {what}", key="out")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ConfigError(f"--out {str(out)!r}: folder {str(parent)!r} is not writable", key="out")
     if out.exists() or out.is_symlink():
         raise ConfigError(f"--out {str(out)!r} exists; choose a new name (nothing is overwritten)", key="out")
     if out.suffix == ".csv" and args.command and _command_csv(out).exists():
