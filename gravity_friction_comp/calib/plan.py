@@ -31,6 +31,7 @@ from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.files import read_yaml
 from gravity_friction_comp.trajectory.base import Profile
 from gravity_friction_comp.trajectory.waypoints import Waypoint, WaypointProfile
+from gravity_friction_comp.validation import number
 
 __all__ = [
     "CalibrationPlan",
@@ -300,6 +301,14 @@ def load_plan(path: str | os.PathLike) -> CalibrationPlan:
         raise ConfigError(f"{path}: bad calibration_plan ({exc})", key="calibration_plan") from None
     if plan.home.shape != (len(joints),) or not np.all(np.isfinite(plan.poses)) or len(plan.poses) < 1:
         raise ConfigError(f"{path}: poses and home need {len(joints)} finite numbers each", key="poses")
+    try:  # NaN passes every comparison below: reject it (and signs) by name first
+        for key in ("approach", "dither"):
+            number(key, getattr(plan, key), nonneg=True)
+        for key in ("move_time", "approach_time", "hold_time", "dither_period"):
+            number(key, getattr(plan, key), positive=True, unit="[s]")
+        number("settle_time", plan.settle_time, nonneg=True, unit="[s]")
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}", key=exc.key) from None
     if not 0.0 <= plan.settle_time < plan.hold_time:
         raise ConfigError(f"{path}: settle_time must be within [0, hold_time)", key="settle_time")
     if plan.dither < 0.0 or (plan.dither > 0.0 and (plan.dither_period <= 0.0 or plan.dither_cycles < 1)):

@@ -97,6 +97,24 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _check_args(args) -> None:
+    """Every number option checked once, before anything runs (ConfigError: the one-line error)."""
+    from gravity_friction_comp.validation import integer, number
+
+    number("--margin", args.margin, nonneg=True, unit="[rad]")
+    number("--approach", args.approach, nonneg=True, unit="[rad]")
+    number("--dither", args.dither, nonneg=True, unit="[rad]")
+    number("--dither-period", args.dither_period, positive=True, unit="[s]")
+    integer("--dither-cycles", args.dither_cycles, low=1)
+    number("--move-time", args.move_time, positive=True, unit="[s]")
+    number("--approach-time", args.approach_time, positive=True, unit="[s]")
+    number("--payload-mass", args.payload_mass, nonneg=True, unit="[kg]")
+    for v in args.payload_com:
+        number("--payload-com", v, unit="[m]")
+    if getattr(args, "rate", None) is not None:
+        number("--rate", args.rate, positive=True, unit="[Hz]")
+
+
 def _model(args):
     from gravity_friction_comp.arm_profiles import load_arm
     from gravity_friction_comp.model.robot_model import RobotModel
@@ -246,6 +264,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code (0 success, 2 bad input)."""
     args = _parser().parse_args(argv)
     try:
+        _check_args(args)
         if args.sim:
             report = run_sim(args)
         elif args.command == "plan":
@@ -287,7 +306,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         else:
             _parser().print_usage(sys.stderr)
-            print(f"{_PROG}: error: give a command (plan, record, fit) or --sim", file=sys.stderr)
+            print(f"{_PROG}: error: give a command (plan, record, fit, payload) or --sim", file=sys.stderr)
             return 2
     except (GravityFrictionCompError, OSError) as error:
         print(f"{_PROG}: error: {error}", file=sys.stderr)
