@@ -281,10 +281,27 @@ def main(argv: Sequence[str] | None = None) -> int:
             from gravity_friction_comp.ident.joint_log import write_csv
             from gravity_friction_comp.nodes.calibration_recorder import record_on_chain
 
+            if pathlib.Path(args.out).exists():
+                raise ConfigError(
+                    f"--out {args.out!r} exists; choose a new name (nothing is overwritten)", key="out"
+                )
             arm, model = _model(args)
             plan = load_plan(args.plan)
             profile = plan.profile(model.position_lower, model.position_upper)
-            write_csv(args.out, decimated(record_on_chain(profile, arm.joints, args.rate)))
+            log, stopped = record_on_chain(profile, arm.joints, args.rate)
+            if stopped:
+                print(
+                    f"{_PROG}: stopped by signal after {log.time.size} samples; nothing written",
+                    file=sys.stderr,
+                )
+                return 1
+            if log.time.size == 0:
+                raise ConfigError(
+                    f"no joint_states with {', '.join(arm.joints)} arrived in {profile.period:.0f} s "
+                    "(is the chain running?); nothing written",
+                    key="joint_states",
+                )
+            write_csv(args.out, decimated(log))
             print(f"recorded {profile.period:.0f} s: {args.out}")
             return 0
         elif args.command == "fit":
