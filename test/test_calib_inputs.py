@@ -68,3 +68,12 @@ def test_load_plan_rejects_bad_numbers(change, tmp_path):
 def test_no_command_message_lists_payload(capsys):
     assert calibrate_gravity.main([]) == 2
     assert "plan, record, fit, payload" in capsys.readouterr().err
+
+
+def test_sim_unknown_payload_parent_refused_before_recording(tmp_path, capsys):
+    out = tmp_path / "calib"
+    argv = ["--sim", "--payload-mass", "0.1", "--payload-parent", "nosuch", "--out-dir", str(out)]
+    assert calibrate_gravity.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "'nosuch'" in err and "links:" in err and "base_link" in err
+    assert not out.exists()  # refused before the output folder or any file was written

@@ -54,6 +54,11 @@ def _links(full) -> list[str]:
     return [f.name for f in full.frames if f.type == pin.FrameType.BODY]
 
 
+def check_parent(regressor: StaticRegressor, parent: str) -> None:
+    """Raise ConfigError (naming the joints and links) unless ``parent`` is a joint or link of the model."""
+    _placement(regressor, parent)
+
+
 def _placement(regressor: StaticRegressor, parent: str) -> tuple[int, np.ndarray, np.ndarray]:
     full = regressor.model.full_model
     if parent in regressor.joints:

@@ -189,11 +189,15 @@ def run_sim(args) -> dict:
 
     arm, model = _model(args)
     regressor = StaticRegressor(model)
+    if args.payload_mass > 0.0:  # refuse before the (long) recording, not after it
+        from gravity_friction_comp.calib.payload_fit import check_parent
+
+        check_parent(regressor, args.payload_parent)
+    sim_config = SimConfig.from_yaml(args.sim_config or arm.sim_config)
     plan = _plan(args, regressor, arm)
     out = pathlib.Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     write_plan(out / "plan.yaml", plan)
-    sim_config = SimConfig.from_yaml(args.sim_config or arm.sim_config)
     log = record_in_simulation(
         plan, model, sim_config, arm.bridge_values(), hold_undriven=args.sim_hold_undriven
     )
