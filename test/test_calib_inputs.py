@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 pytest.importorskip("pinocchio")
@@ -77,3 +78,32 @@ def test_sim_unknown_payload_parent_refused_before_recording(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "'nosuch'" in err and "links:" in err and "base_link" in err
     assert not out.exists()  # refused before the output folder or any file was written
+
+
+def _peak_speeds(plan, model):
+    """Peak |setpoint velocity| (n,) [rad/s] of the plan's profile, sampled every 2 ms."""
+    prof = plan.profile(model.position_lower, model.position_upper)
+    t = np.arange(0.0, prof.period, 0.002)
+    return np.max(np.abs([prof.sample(x).velocity for x in t]), axis=0)
+
+
+@pytest.mark.parametrize("dither", [0.0, 0.02])
+def test_plan_respects_velocity_limits(dither, tmp_path, capsys):
+    from gravity_friction_comp.arm_profiles import load_arm
+    from gravity_friction_comp.model.robot_model import RobotModel
+
+    model = RobotModel.from_urdf(load_arm("palletizer").urdf)
+    out = tmp_path / "plan.yaml"
+    assert calibrate_gravity.main(["plan", "--poses", "6", "--dither", str(dither), "--out", str(out)]) == 0
+    plan = load_plan(out)
+    assert plan.move_time > 1.2  # the default 1.2 s moved base_yaw at 5.49 rad/s (limit 3.0)
+    assert "lengthened" in capsys.readouterr().out
+    peak = _peak_speeds(plan, model)
+    assert np.all(peak <= np.asarray(model.velocity_limits) * (1.0 + 1e-6)), (peak, model.velocity_limits)
+
+
+def test_plan_refuses_dither_faster_than_limit(tmp_path, capsys):
+    out = tmp_path / "plan.yaml"
+    argv = ["plan", "--poses", "4", "--dither", "1.0", "--dither-period", "0.5", "--out", str(out)]
+    assert calibrate_gravity.main(argv) == 2  # 2π·1/0.5 = 12.6 rad/s
+    assert "12.6 rad/s" in capsys.readouterr().err and not out.exists()

@@ -19,6 +19,7 @@ the recorder plays.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ import yaml
 from gravity_friction_comp.calib.regressor import StaticRegressor
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.files import read_yaml
+from gravity_friction_comp.ident.excitation import JointLimits
 from gravity_friction_comp.trajectory.base import Profile
 from gravity_friction_comp.trajectory.waypoints import Waypoint, WaypointProfile
 from gravity_friction_comp.validation import number
@@ -40,6 +42,7 @@ __all__ = [
     "load_plan",
     "plan_poses",
     "scaled_condition",
+    "within_velocity_limits",
     "write_plan",
 ]
 
@@ -227,7 +230,7 @@ def plan_poses(
     home_q = np.clip(mid, lo, hi) if home is None else np.asarray(home, dtype=float)
     if dither > 0.0:
         hold_time, settle_time = (int(dither_cycles) + 1) * dither_period, dither_period
-    return CalibrationPlan(
+    plan = CalibrationPlan(
         joints=tuple(model.joint_names),
         poses=poses,
         home=home_q,
@@ -240,6 +243,40 @@ def plan_poses(
         dither=float(dither),
         dither_period=float(dither_period),
         dither_cycles=int(dither_cycles),
+    )
+    return within_velocity_limits(plan, lower, upper, JointLimits.from_model(model).velocity)
+
+
+def within_velocity_limits(plan: CalibrationPlan, lower, upper, velocity) -> CalibrationPlan:
+    """``plan`` with ``move_time``/``approach_time`` lengthened (never shortened) so every
+    minimum-jerk move's peak speed ``(15/8)·|step|/T`` stays within ``velocity`` (n,) [rad/s]
+    (a non-finite or non-positive entry: no limit).
+
+    Raises:
+        ConfigError: the hold dither's peak speed ``A·2π/P`` exceeds a joint's limit.
+    """
+    v = np.asarray(velocity, dtype=float)
+    v = np.where(np.isfinite(v) & (v > 0.0), v, np.inf)
+    q = np.array([w.position for w in plan.waypoints(np.asarray(lower), np.asarray(upper))])
+    need = np.max((15.0 / 8.0) * np.abs(np.diff(q, axis=0)) / v, axis=1)  # [s] per move
+    # waypoints: home, then (approach point: move_time, pose: approach_time) per hold, home
+    to_pose = np.zeros(len(need), dtype=bool)
+    to_pose[1:-1:2] = True
+    move = float(np.ceil(need[~to_pose].max(initial=0.0) * 100.0) / 100.0)  # whole 10 ms, up
+    approach = float(np.ceil(need[to_pose].max(initial=0.0) * 100.0) / 100.0)
+    if plan.dither > 0.0:
+        peak = plan.dither * 2.0 * np.pi / plan.dither_period
+        over = np.flatnonzero(peak > v)
+        if over.size:
+            j = int(over[0])
+            raise ConfigError(
+                f"dither peak speed {peak:.3g} rad/s (2π·dither/dither_period) exceeds {plan.joints[j]}'s "
+                f"velocity limit {v[j]:.3g} rad/s; lower the dither or lengthen the period",
+                key="dither",
+                value=plan.dither,
+            )
+    return dataclasses.replace(
+        plan, move_time=max(move, plan.move_time), approach_time=max(approach, plan.approach_time)
     )
 
 

@@ -278,6 +278,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             arm, model = _model(args)
             plan = _plan(args, StaticRegressor(model), arm)
             write_plan(args.out, plan)
+            if (plan.move_time, plan.approach_time) != (args.move_time, args.approach_time):
+                print(
+                    f"move/approach time lengthened to {plan.move_time:.2f}/{plan.approach_time:.2f} s "
+                    "to stay within the joints' velocity limits"
+                )
             print(f"{len(plan.poses)} poses, condition number {plan.condition:.1f}: {args.out}")
             return 0
         elif args.command == "record":
