@@ -107,3 +107,29 @@ def test_plan_refuses_dither_faster_than_limit(tmp_path, capsys):
     argv = ["plan", "--poses", "4", "--dither", "1.0", "--dither-period", "0.5", "--out", str(out)]
     assert calibrate_gravity.main(argv) == 2  # 2π·1/0.5 = 12.6 rad/s
     assert "12.6 rad/s" in capsys.readouterr().err and not out.exists()
+
+
+def test_plan_with_all_poses_alike_is_refused(tmp_path, capsys):
+    out = tmp_path / "plan.yaml"
+    assert calibrate_gravity.main(["plan", "--poses", "6", "--margin", "10", "--out", str(out)]) == 2
+    assert "alike" in capsys.readouterr().err and not out.exists()
+
+
+def test_fit_alike_check_uses_the_commanded_poses():
+    """One commanded pose, measured 5 mrad apart by side (stuck joints), efforts of the wrong
+    sign: the diagnosis is 'alike', not the sign contradiction."""
+    from gravity_friction_comp.arm_profiles import load_arm
+    from gravity_friction_comp.calib.fit import Holds, fit_gravity
+    from gravity_friction_comp.calib.regressor import StaticRegressor
+    from gravity_friction_comp.errors import IdentificationError
+    from gravity_friction_comp.model.robot_model import RobotModel
+
+    model = RobotModel.from_urdf(load_arm("palletizer").urdf)
+    q0 = 0.5 * (np.asarray(model.position_lower) + np.asarray(model.position_upper)) + 0.3
+    side = np.array([-1, 1] * 6)
+    planned = np.repeat(q0[None, :], len(side), axis=0)
+    measured = planned + 0.005 * side[:, None]
+    effort = -np.array([model.gravity(q) for q in measured])  # wrong sign everywhere
+    holds = Holds(np.repeat(np.arange(6), 2), side, measured, effort, tuple(range(model.n)), planned=planned)
+    with pytest.raises(IdentificationError, match="alike"):
+        fit_gravity(StaticRegressor(model), holds)

@@ -226,6 +226,13 @@ def plan_poses(
         chosen.append(best)
         info = info + blocks[best].T @ blocks[best]
     poses = cand[chosen]
+    if len(np.unique(np.round(poses, 3), axis=0)) < 2:
+        raise ConfigError(
+            f"all {len(poses)} poses are alike (within 1 mrad; margin {margin} rad leaves no joint range): "
+            "they identify nothing beyond one pose; lower the margin",
+            key="margin",
+            value=margin,
+        )
     condition, _ = scaled_condition(regressor.stack(poses), scale)
     home_q = np.clip(mid, lo, hi) if home is None else np.asarray(home, dtype=float)
     if dither > 0.0:
