@@ -133,3 +133,24 @@ def test_fit_alike_check_uses_the_commanded_poses():
     holds = Holds(np.repeat(np.arange(6), 2), side, measured, effort, tuple(range(model.n)), planned=planned)
     with pytest.raises(IdentificationError, match="alike"):
         fit_gravity(StaticRegressor(model), holds)
+
+
+@pytest.mark.parametrize("validation", [0, 4])
+def test_report_says_when_nothing_is_held_out(validation):
+    from gravity_friction_comp.calib.report import report_text
+
+    report = {
+        "rank": 3,
+        "parameters": 8,
+        "condition_number": 2.0,
+        "identifiable": ["m1"],
+        "holds_fit": 12,
+        "holds_validation": validation,
+        "joints": ["a"],
+        "heldout_rms_before": [0.5],
+        "heldout_rms_after": [0.1],
+        "links": {},
+    }
+    text = report_text(report)
+    assert ("no hold-out" in text) == (validation == 0)
+    assert ("held-out RMS" in text) == (validation > 0)

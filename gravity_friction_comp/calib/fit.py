@@ -201,8 +201,9 @@ def fit_gravity(
     Args:
         regressor: Static regressor of the believed URDF (θ₀ its values).
         holds: :func:`hold_averages`.
-        holdout: every ``holdout``-th pose is held out for validation (0: none, then the
-            RMS figures are on the fitted holds).
+        holdout: every ``holdout``-th pose is held out for validation when there are at
+            least ``2·holdout`` poses (0 or fewer poses: none, then the RMS figures are on
+            the fitted holds).
         regularization: λ / σ_max. rtol: identifiability threshold σ/σ_max.
         use_sides: approach sides used in the fit (``(-1,)``: from below only).
 
