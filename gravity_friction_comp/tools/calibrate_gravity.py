@@ -15,7 +15,8 @@ Usage::
 error over 200 random configurations, before/after, both-sides vs one-side approach) and
 puts those figures in the report. ``--dither A`` (recommended: A above the joints' stiction
 band F_s/kp) dithers each hold so friction averages out (:mod:`gravity_friction_comp.calib.plan`).
-Exit codes: 0 success; 2 bad input (one line
+Exit codes: 0 success; 1 ``record`` stopped by SIGINT/SIGTERM
+(nothing written); 2 bad input or nothing recorded (one line
 ``calibrate_gravity: error: ...``, no URDF written). Procedure and safety:
 docs/gravity_calibration.md; method: :mod:`gravity_friction_comp.calib.fit`.
 """
