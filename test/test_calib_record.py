@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("pinocchio")
 pytest.importorskip("rclpy")
 
-from gravity_friction_comp.calib.plan import plan_poses, write_plan  # noqa: E402
+from gravity_friction_comp.calib.plan import plan_poses, within_velocity_limits, write_plan  # noqa: E402
 from gravity_friction_comp.calib.regressor import StaticRegressor  # noqa: E402
 from gravity_friction_comp.tools import calibrate_gravity  # noqa: E402
 
@@ -31,6 +31,7 @@ def short_plan(tmp_path, repo_root):
     plan = dataclasses.replace(
         plan, poses=plan.poses[:1], move_time=0.3, approach_time=0.2, hold_time=0.3, settle_time=0.1
     )
+    plan = within_velocity_limits(plan, model.position_lower, model.position_upper, model.velocity_limits)
     path = tmp_path / "plan.yaml"
     write_plan(path, plan)
     return path
@@ -77,4 +78,17 @@ def test_record_stops_cleanly_on_signal(sig, short_plan, tmp_path):
     rc, err = _run(["record", "--plan", str(short_plan), "--out", "log.csv"], tmp_path, interrupt)
     assert "Traceback" not in err, err
     assert rc == 1 and "stopped by signal" in err
+    assert not (tmp_path / "log.csv").exists()
+
+
+def test_record_refuses_a_plan_faster_than_the_velocity_limits(short_plan, tmp_path, capsys):
+    text = short_plan.read_text()
+    fast = "\n".join(
+        "  move_time: 0.01" if ln.strip().startswith("move_time:") else ln for ln in text.splitlines()
+    )
+    short_plan.write_text(fast + "\n")
+    assert (
+        calibrate_gravity.main(["record", "--plan", str(short_plan), "--out", str(tmp_path / "log.csv")]) == 2
+    )
+    assert "velocity limits" in capsys.readouterr().err
     assert not (tmp_path / "log.csv").exists()

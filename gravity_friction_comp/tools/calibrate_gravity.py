@@ -287,7 +287,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{len(plan.poses)} poses, condition number {plan.condition:.1f}: {args.out}")
             return 0
         elif args.command == "record":
-            from gravity_friction_comp.calib.plan import load_plan
+            from gravity_friction_comp.calib.plan import load_plan, within_velocity_limits
             from gravity_friction_comp.ident.joint_log import write_csv
             from gravity_friction_comp.nodes.calibration_recorder import record_on_chain
 
@@ -297,6 +297,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
             arm, model = _model(args)
             plan = load_plan(args.plan)
+            fast = within_velocity_limits(
+                plan, model.position_lower, model.position_upper, model.velocity_limits
+            )
+            if (fast.move_time, fast.approach_time) != (plan.move_time, plan.approach_time):
+                raise ConfigError(
+                    f"{args.plan}: moves exceed the joints' velocity limits; need move_time >= "
+                    f"{fast.move_time:.2f} s and approach_time >= {fast.approach_time:.2f} s",
+                    key="move_time",
+                )
             profile = plan.profile(model.position_lower, model.position_upper)
             log, stopped = record_on_chain(profile, arm.joints, args.rate)
             if stopped:
