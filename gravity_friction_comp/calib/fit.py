@@ -61,6 +61,7 @@ class Holds:
     measured: tuple[int, ...]
     dropped: tuple[int, ...] = ()
     samples: tuple[np.ndarray, ...] | None = None
+    planned: np.ndarray | None = None  # (h, n) [rad] the commanded pose of each hold
 
 
 #: Dithered holds: the regressor is averaged over every this-many-th window sample.
@@ -141,6 +142,7 @@ def hold_averages(log: JointStateLog, plan: CalibrationPlan, joint_names: Sequen
         measured,
         tuple(dropped),
         tuple(samples) if dither else None,
+        np.array([plan.poses[k] for k in pose], dtype=float),
     )
 
 
@@ -199,8 +201,9 @@ def fit_gravity(
     Args:
         regressor: Static regressor of the believed URDF (θ₀ its values).
         holds: :func:`hold_averages`.
-        holdout: every ``holdout``-th pose is held out for validation (0: none, then the
-            RMS figures are on the fitted holds).
+        holdout: every ``holdout``-th pose is held out for validation when there are at
+            least ``2·holdout`` poses (0 or fewer poses: none, then the RMS figures are on
+            the fitted holds).
         regularization: λ / σ_max. rtol: identifiability threshold σ/σ_max.
         use_sides: approach sides used in the fit (``(-1,)``: from below only).
 
@@ -208,8 +211,10 @@ def fit_gravity(
         IdentificationError: fewer than two distinct poses, nothing identifiable, a joint's
             efforts of the wrong sign, a link mass driven to ≤ 0 (names the link).
     """
-    distinct = np.unique(np.round(holds.position, 3), axis=0)
-    if len(distinct) < 2:
+    # commanded poses first: stuck joints spread the measured ones of one commanded pose
+    commanded = holds.position if holds.planned is None else holds.planned
+    distinct = min(len(np.unique(np.round(q, 3), axis=0)) for q in (commanded, holds.position))
+    if distinct < 2:
         raise IdentificationError(
             f"all {len(holds.position)} held poses are alike (within 1 mrad): they identify nothing "
             "beyond one pose; plan poses spread over the workspace",

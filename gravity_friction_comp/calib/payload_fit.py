@@ -48,6 +48,17 @@ class PayloadFit:
     identifiable: tuple[str, ...]
 
 
+def _links(full) -> list[str]:
+    import pinocchio as pin
+
+    return [f.name for f in full.frames if f.type == pin.FrameType.BODY]
+
+
+def check_parent(regressor: StaticRegressor, parent: str) -> None:
+    """Raise ConfigError (naming the joints and links) unless ``parent`` is a joint or link of the model."""
+    _placement(regressor, parent)
+
+
 def _placement(regressor: StaticRegressor, parent: str) -> tuple[int, np.ndarray, np.ndarray]:
     full = regressor.model.full_model
     if parent in regressor.joints:
@@ -56,7 +67,8 @@ def _placement(regressor: StaticRegressor, parent: str) -> tuple[int, np.ndarray
         frame = full.frames[full.getFrameId(parent)]
         return frame.parentJoint, np.array(frame.placement.rotation), np.array(frame.placement.translation)
     raise ConfigError(
-        f"payload parent {parent!r} is neither a joint nor a link of the model; joints: {', '.join(regressor.joints)}",
+        f"payload parent {parent!r} is neither a joint nor a link of the model; joints: {', '.join(regressor.joints)}; "
+        f"links: {', '.join(_links(full))}",
         key="payload.parent",
         value=parent,
     )

@@ -19,6 +19,7 @@ the recorder plays.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,8 +30,10 @@ import yaml
 from gravity_friction_comp.calib.regressor import StaticRegressor
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.files import read_yaml
+from gravity_friction_comp.ident.excitation import JointLimits
 from gravity_friction_comp.trajectory.base import Profile
 from gravity_friction_comp.trajectory.waypoints import Waypoint, WaypointProfile
+from gravity_friction_comp.validation import number
 
 __all__ = [
     "CalibrationPlan",
@@ -39,6 +42,7 @@ __all__ = [
     "load_plan",
     "plan_poses",
     "scaled_condition",
+    "within_velocity_limits",
     "write_plan",
 ]
 
@@ -222,11 +226,18 @@ def plan_poses(
         chosen.append(best)
         info = info + blocks[best].T @ blocks[best]
     poses = cand[chosen]
+    if len(np.unique(np.round(poses, 3), axis=0)) < 2:
+        raise ConfigError(
+            f"all {len(poses)} poses are alike (within 1 mrad; margin {margin} rad leaves no joint range): "
+            "they identify nothing beyond one pose; lower the margin",
+            key="margin",
+            value=margin,
+        )
     condition, _ = scaled_condition(regressor.stack(poses), scale)
     home_q = np.clip(mid, lo, hi) if home is None else np.asarray(home, dtype=float)
     if dither > 0.0:
         hold_time, settle_time = (int(dither_cycles) + 1) * dither_period, dither_period
-    return CalibrationPlan(
+    plan = CalibrationPlan(
         joints=tuple(model.joint_names),
         poses=poses,
         home=home_q,
@@ -239,6 +250,40 @@ def plan_poses(
         dither=float(dither),
         dither_period=float(dither_period),
         dither_cycles=int(dither_cycles),
+    )
+    return within_velocity_limits(plan, lower, upper, JointLimits.from_model(model).velocity)
+
+
+def within_velocity_limits(plan: CalibrationPlan, lower, upper, velocity) -> CalibrationPlan:
+    """``plan`` with ``move_time``/``approach_time`` lengthened (never shortened) so every
+    minimum-jerk move's peak speed ``(15/8)·|step|/T`` stays within ``velocity`` (n,) [rad/s]
+    (a non-finite or non-positive entry: no limit).
+
+    Raises:
+        ConfigError: the hold dither's peak speed ``A·2π/P`` exceeds a joint's limit.
+    """
+    v = np.asarray(velocity, dtype=float)
+    v = np.where(np.isfinite(v) & (v > 0.0), v, np.inf)
+    q = np.array([w.position for w in plan.waypoints(np.asarray(lower), np.asarray(upper))])
+    need = np.max((15.0 / 8.0) * np.abs(np.diff(q, axis=0)) / v, axis=1)  # [s] per move
+    # waypoints: home, then (approach point: move_time, pose: approach_time) per hold, home
+    to_pose = np.zeros(len(need), dtype=bool)
+    to_pose[1:-1:2] = True
+    move = float(np.ceil(need[~to_pose].max(initial=0.0) * 100.0) / 100.0)  # whole 10 ms, up
+    approach = float(np.ceil(need[to_pose].max(initial=0.0) * 100.0) / 100.0)
+    if plan.dither > 0.0:
+        peak = plan.dither * 2.0 * np.pi / plan.dither_period
+        over = np.flatnonzero(peak > v)
+        if over.size:
+            j = int(over[0])
+            raise ConfigError(
+                f"dither peak speed {peak:.3g} rad/s (2π·dither/dither_period) exceeds {plan.joints[j]}'s "
+                f"velocity limit {v[j]:.3g} rad/s; lower the dither or lengthen the period",
+                key="dither",
+                value=plan.dither,
+            )
+    return dataclasses.replace(
+        plan, move_time=max(move, plan.move_time), approach_time=max(approach, plan.approach_time)
     )
 
 
@@ -300,6 +345,14 @@ def load_plan(path: str | os.PathLike) -> CalibrationPlan:
         raise ConfigError(f"{path}: bad calibration_plan ({exc})", key="calibration_plan") from None
     if plan.home.shape != (len(joints),) or not np.all(np.isfinite(plan.poses)) or len(plan.poses) < 1:
         raise ConfigError(f"{path}: poses and home need {len(joints)} finite numbers each", key="poses")
+    try:  # NaN passes every comparison below: reject it (and signs) by name first
+        for key in ("approach", "dither"):
+            number(key, getattr(plan, key), nonneg=True)
+        for key in ("move_time", "approach_time", "hold_time", "dither_period"):
+            number(key, getattr(plan, key), positive=True, unit="[s]")
+        number("settle_time", plan.settle_time, nonneg=True, unit="[s]")
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}", key=exc.key) from None
     if not 0.0 <= plan.settle_time < plan.hold_time:
         raise ConfigError(f"{path}: settle_time must be within [0, hold_time)", key="settle_time")
     if plan.dither < 0.0 or (plan.dither > 0.0 and (plan.dither_period <= 0.0 or plan.dither_cycles < 1)):

@@ -52,8 +52,14 @@ def report_text(report: Mapping[str, Any]) -> str:
         f"(condition number {report['condition_number']:.1f})",
         f"base parameters: {', '.join(report['identifiable'])}",
         f"holds: {report['holds_fit']} fitted, {report['holds_validation']} held out",
-        f"{'joint':<24}{'held-out RMS before':>22}{'after':>12}  [N·m]",
     ]
+    if report["holds_validation"]:
+        lines.append(f"{'joint':<24}{'held-out RMS before':>22}{'after':>12}  [N·m]")
+    else:  # fit_gravity holds poses out only from 2·holdout (8) poses on
+        lines.append(
+            "no hold-out (fewer than 8 poses): the RMS below is on the fitted holds, not a validation"
+        )
+        lines.append(f"{'joint':<24}{'fitted RMS before':>22}{'after':>12}  [N·m]")
     for j, b, a in zip(report["joints"], report["heldout_rms_before"], report["heldout_rms_after"]):
         lines.append(f"{j:<24}{b:>22.4f}{a:>12.4f}")
     for link, c in report["links"].items():
@@ -78,9 +84,10 @@ def write_plot(path: str | os.PathLike, report: Mapping[str, Any]) -> None:
     ax.bar(x - 0.2, report["heldout_rms_before"], 0.4, label="URDF (before)", color="tab:red")
     ax.bar(x + 0.2, report["heldout_rms_after"], 0.4, label="calibrated (after)", color="tab:green")
     ax.set_xticks(x, joints, rotation=30, ha="right")
-    ax.set_ylabel("held-out gravity residual RMS [N·m]")
+    held = report["holds_validation"]
+    ax.set_ylabel(f"{'held-out' if held else 'fitted-hold'} gravity residual RMS [N·m]")
     ax.set_title(
-        f"gravity calibration: {report['holds_validation']} held-out holds, "
+        f"gravity calibration: {f'{held} held-out holds' if held else 'no hold-out (< 8 poses)'}, "
         f"{report['rank']} identifiable combinations, condition {report['condition_number']:.1f}"
     )
     ax.legend()

@@ -64,16 +64,32 @@ class CalibrationRecorder(Node):
         return JointStateLog(tuple(joints), times, arr[:, :, 0], arr[:, :, 1], arr[:, :, 2])
 
 
-def record_on_chain(profile: Profile, joints, rate_hz: float = 250.0) -> JointStateLog:
-    """Spin a :class:`CalibrationRecorder` until the profile ends; returns the recording."""
-    import rclpy
+def record_on_chain(profile: Profile, joints, rate_hz: float = 250.0) -> tuple[JointStateLog, bool]:
+    """Spin a :class:`CalibrationRecorder` until the profile ends or SIGINT/SIGTERM arrives.
 
-    rclpy.init()
+    Returns (the recording, whether a signal stopped it). The signals only ask the spin loop
+    to stop (as :func:`~gravity_friction_comp.nodes.stage_node.run_node`): no
+    ``KeyboardInterrupt`` or ``ExternalShutdownException`` traceback.
+    """
+    import signal
+
+    import rclpy
+    from rclpy.signals import SignalHandlerOptions
+
+    stop: list[int] = []
+
+    def request_stop(signum, frame) -> None:
+        stop.append(signum)
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     node = CalibrationRecorder(profile, rate_hz)
     try:
-        while rclpy.ok() and not node.done:
+        while rclpy.ok() and not node.done and not stop:
             rclpy.spin_once(node, timeout_sec=0.1)
-        return node.log(joints)
+        return node.log(joints), bool(stop)
     finally:
         node.destroy_node()
         rclpy.try_shutdown()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

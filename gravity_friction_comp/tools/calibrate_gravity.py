@@ -15,7 +15,8 @@ Usage::
 error over 200 random configurations, before/after, both-sides vs one-side approach) and
 puts those figures in the report. ``--dither A`` (recommended: A above the joints' stiction
 band F_s/kp) dithers each hold so friction averages out (:mod:`gravity_friction_comp.calib.plan`).
-Exit codes: 0 success; 2 bad input (one line
+Exit codes: 0 success; 1 ``record`` stopped by SIGINT/SIGTERM
+(nothing written); 2 bad input or nothing recorded (one line
 ``calibrate_gravity: error: ...``, no URDF written). Procedure and safety:
 docs/gravity_calibration.md; method: :mod:`gravity_friction_comp.calib.fit`.
 """
@@ -97,6 +98,24 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _check_args(args) -> None:
+    """Every number option checked once, before anything runs (ConfigError: the one-line error)."""
+    from gravity_friction_comp.validation import integer, number
+
+    number("--margin", args.margin, nonneg=True, unit="[rad]")
+    number("--approach", args.approach, nonneg=True, unit="[rad]")
+    number("--dither", args.dither, nonneg=True, unit="[rad]")
+    number("--dither-period", args.dither_period, positive=True, unit="[s]")
+    integer("--dither-cycles", args.dither_cycles, low=1)
+    number("--move-time", args.move_time, positive=True, unit="[s]")
+    number("--approach-time", args.approach_time, positive=True, unit="[s]")
+    number("--payload-mass", args.payload_mass, nonneg=True, unit="[kg]")
+    for v in args.payload_com:
+        number("--payload-com", v, unit="[m]")
+    if getattr(args, "rate", None) is not None:
+        number("--rate", args.rate, positive=True, unit="[Hz]")
+
+
 def _model(args):
     from gravity_friction_comp.arm_profiles import load_arm
     from gravity_friction_comp.model.robot_model import RobotModel
@@ -171,11 +190,15 @@ def run_sim(args) -> dict:
 
     arm, model = _model(args)
     regressor = StaticRegressor(model)
+    if args.payload_mass > 0.0:  # refuse before the (long) recording, not after it
+        from gravity_friction_comp.calib.payload_fit import check_parent
+
+        check_parent(regressor, args.payload_parent)
+    sim_config = SimConfig.from_yaml(args.sim_config or arm.sim_config)
     plan = _plan(args, regressor, arm)
     out = pathlib.Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     write_plan(out / "plan.yaml", plan)
-    sim_config = SimConfig.from_yaml(args.sim_config or arm.sim_config)
     log = record_in_simulation(
         plan, model, sim_config, arm.bridge_values(), hold_undriven=args.sim_hold_undriven
     )
@@ -246,6 +269,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code (0 success, 2 bad input)."""
     args = _parser().parse_args(argv)
     try:
+        _check_args(args)
         if args.sim:
             report = run_sim(args)
         elif args.command == "plan":
@@ -255,17 +279,48 @@ def main(argv: Sequence[str] | None = None) -> int:
             arm, model = _model(args)
             plan = _plan(args, StaticRegressor(model), arm)
             write_plan(args.out, plan)
+            if (plan.move_time, plan.approach_time) != (args.move_time, args.approach_time):
+                print(
+                    f"move/approach time lengthened to {plan.move_time:.2f}/{plan.approach_time:.2f} s "
+                    "to stay within the joints' velocity limits"
+                )
             print(f"{len(plan.poses)} poses, condition number {plan.condition:.1f}: {args.out}")
             return 0
         elif args.command == "record":
-            from gravity_friction_comp.calib.plan import load_plan
+            from gravity_friction_comp.calib.plan import load_plan, within_velocity_limits
             from gravity_friction_comp.ident.joint_log import write_csv
             from gravity_friction_comp.nodes.calibration_recorder import record_on_chain
 
+            if pathlib.Path(args.out).exists():
+                raise ConfigError(
+                    f"--out {args.out!r} exists; choose a new name (nothing is overwritten)", key="out"
+                )
             arm, model = _model(args)
             plan = load_plan(args.plan)
+            fast = within_velocity_limits(
+                plan, model.position_lower, model.position_upper, model.velocity_limits
+            )
+            if (fast.move_time, fast.approach_time) != (plan.move_time, plan.approach_time):
+                raise ConfigError(
+                    f"{args.plan}: moves exceed the joints' velocity limits; need move_time >= "
+                    f"{fast.move_time:.2f} s and approach_time >= {fast.approach_time:.2f} s",
+                    key="move_time",
+                )
             profile = plan.profile(model.position_lower, model.position_upper)
-            write_csv(args.out, decimated(record_on_chain(profile, arm.joints, args.rate)))
+            log, stopped = record_on_chain(profile, arm.joints, args.rate)
+            if stopped:
+                print(
+                    f"{_PROG}: stopped by signal after {log.time.size} samples; nothing written",
+                    file=sys.stderr,
+                )
+                return 1
+            if log.time.size == 0:
+                raise ConfigError(
+                    f"no joint_states with {', '.join(arm.joints)} arrived in {profile.period:.0f} s "
+                    "(is the chain running?); nothing written",
+                    key="joint_states",
+                )
+            write_csv(args.out, decimated(log))
             print(f"recorded {profile.period:.0f} s: {args.out}")
             return 0
         elif args.command == "fit":
@@ -287,7 +342,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         else:
             _parser().print_usage(sys.stderr)
-            print(f"{_PROG}: error: give a command (plan, record, fit) or --sim", file=sys.stderr)
+            print(f"{_PROG}: error: give a command (plan, record, fit, payload) or --sim", file=sys.stderr)
             return 2
     except (GravityFrictionCompError, OSError) as error:
         print(f"{_PROG}: error: {error}", file=sys.stderr)

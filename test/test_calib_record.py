@@ -1,0 +1,94 @@
+"""calibrate_gravity record: no overwrite, nothing written without joint_states, clean stop on signals."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+pytest.importorskip("pinocchio")
+pytest.importorskip("rclpy")
+
+from gravity_friction_comp.calib.plan import plan_poses, within_velocity_limits, write_plan  # noqa: E402
+from gravity_friction_comp.calib.regressor import StaticRegressor  # noqa: E402
+from gravity_friction_comp.tools import calibrate_gravity  # noqa: E402
+
+
+@pytest.fixture
+def short_plan(tmp_path, repo_root):
+    """A one-pose palletizer plan of about 1.5 s."""
+    from gravity_friction_comp.arm_profiles import load_arm
+    from gravity_friction_comp.model.robot_model import RobotModel
+
+    model = RobotModel.from_urdf(load_arm("palletizer").urdf)
+    plan = plan_poses(StaticRegressor(model), 2, approach=0.0, candidates=50)
+    plan = dataclasses.replace(
+        plan, poses=plan.poses[:1], move_time=0.3, approach_time=0.2, hold_time=0.3, settle_time=0.1
+    )
+    plan = within_velocity_limits(plan, model.position_lower, model.position_upper, model.velocity_limits)
+    path = tmp_path / "plan.yaml"
+    write_plan(path, plan)
+    return path
+
+
+def test_record_refuses_to_overwrite(short_plan, tmp_path, capsys):
+    out = tmp_path / "log.csv"
+    out.write_text("keep me\n")
+    assert calibrate_gravity.main(["record", "--plan", str(short_plan), "--out", str(out)]) == 2
+    assert "exists" in capsys.readouterr().err
+    assert out.read_text() == "keep me\n"
+
+
+def _run(args, tmp_path, after=None):
+    root = str(pathlib.Path(__file__).resolve().parents[1])
+    env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST", PYTHONPATH=root)
+    env.setdefault("ROS_DOMAIN_ID", "51")
+    cmd = [sys.executable, "-m", "gravity_friction_comp.tools.calibrate_gravity", *args]
+    proc = subprocess.Popen(
+        cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    if after is not None:
+        after(proc)
+    out, err = proc.communicate(timeout=60)
+    return proc.returncode, err
+
+
+def test_record_without_joint_states_writes_nothing(short_plan, tmp_path):
+    rc, err = _run(["record", "--plan", str(short_plan), "--out", "log.csv"], tmp_path)
+    assert rc == 2, err
+    assert "Traceback" not in err and "no joint_states" in err
+    assert not (tmp_path / "log.csv").exists()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_record_stops_cleanly_on_signal(sig, short_plan, tmp_path):
+    plan = short_plan.read_text().replace("hold_time: 0.3", "hold_time: 60.0")
+    short_plan.write_text(plan)  # long enough to be interrupted while spinning
+
+    def interrupt(proc):
+        time.sleep(6.0)  # imports and rclpy start-up
+        proc.send_signal(sig)
+
+    rc, err = _run(["record", "--plan", str(short_plan), "--out", "log.csv"], tmp_path, interrupt)
+    assert "Traceback" not in err, err
+    assert rc == 1 and "stopped by signal" in err
+    assert not (tmp_path / "log.csv").exists()
+
+
+def test_record_refuses_a_plan_faster_than_the_velocity_limits(short_plan, tmp_path, capsys):
+    text = short_plan.read_text()
+    fast = "\n".join(
+        "  move_time: 0.01" if ln.strip().startswith("move_time:") else ln for ln in text.splitlines()
+    )
+    short_plan.write_text(fast + "\n")
+    assert (
+        calibrate_gravity.main(["record", "--plan", str(short_plan), "--out", str(tmp_path / "log.csv")]) == 2
+    )
+    assert "velocity limits" in capsys.readouterr().err
+    assert not (tmp_path / "log.csv").exists()
