@@ -55,8 +55,6 @@ def free_drive_loop(
 
     profile = load_arm(arm_name)
     values = profile.bridge_values()
-    for key in ("direction", "offset", "gear_ratio", "damp_kd", "position_lower", "position_upper"):
-        values.setdefault(key, [])
     n = len(values["joints"])
     values["kp"] = [0.0] * n
     values["kd"] = [kd_scale * k for k in values["kd"]]

@@ -46,8 +46,6 @@ def _run(repo_root, drive: str, amplitude: float) -> float:
     from gravity_friction_comp.tools.demo.scenario import load_node_parameters
 
     _, values = load_node_parameters(repo_root / "config" / "mit_bridge.yaml")
-    for key in ("direction", "offset", "gear_ratio", "damp_kd", "position_lower", "position_upper"):
-        values.setdefault(key, [])
     bridge = bridge_config_from_values(values)
     model = RobotModel.from_urdf(repo_root / "urdf" / "palletizer.urdf")
     arm = SimulatedArm(model, SimConfig.from_yaml(repo_root / "config" / "sim_palletizer.yaml"))

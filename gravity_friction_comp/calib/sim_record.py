@@ -72,10 +72,7 @@ def record_in_simulation(
     Returns:
         Log of the bridge joints, time from the first sample [s] (profile time).
     """
-    values = dict(bridge_values)
-    for key in ("direction", "offset", "gear_ratio", "damp_kd", "position_lower", "position_upper"):
-        values.setdefault(key, [])
-    config = bridge_config_from_values(values)
+    config = bridge_config_from_values(bridge_values)  # missing per-joint arrays: defaults
     arm = SimulatedArm(sim_model or model, sim_config, payload=payload, holding=holding)
     stage = GravityStage(GravityConfig(model))  # the believed arm; a held payload is not compensated
     profile = plan.profile(model.position_lower, model.position_upper)
@@ -84,7 +81,7 @@ def record_in_simulation(
     core = MitBridgeCore(config)
     io = CanFrameIO(open_bus(settings), core.reply_ids)
     dt = arm.dt
-    rate = float(values.get("sim_setpoint_rate_hz", 250.0))
+    rate = float(bridge_values.get("sim_setpoint_rate_hz", 250.0))
     schedule = LockstepSchedule(
         dt_ns=int(round(dt * 1e9)),
         tick_steps=whole_steps(1.0 / rate, dt, "sim_setpoint_rate_hz"),
