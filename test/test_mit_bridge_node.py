@@ -317,8 +317,8 @@ def test_timeout_frames_within_timeout_plus_one_period(inproc, models):
         received.append(now)
         return set_command(q, v, tau, now)
 
-    def spy_step(now):
-        frames = step(now)
+    def spy_step(now, bus=None):
+        frames = step(now, bus)
         steps.append((now, dict(frames)))
         return frames
 

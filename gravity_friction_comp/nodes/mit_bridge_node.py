@@ -386,23 +386,15 @@ class MitBridgeNode(Node):
             self._exchange(now)
 
     def _exchange(self, now: float) -> None:
-        core, io = self._core, self._io
-        if len(self._ios) > 1:
-            self._exchange_buses(now)
-        else:
-            for frame in io.drain():
-                core.ingest_feedback(frame.arbitration_id, frame.data, frame.time)
-            io.send(core.step(now))
-        self._publish_state(self.get_clock().now().to_msg())
-
-    def _exchange_buses(self, now: float) -> None:
-        # several buses: CAN ids repeat across them, so frames in and out are routed by bus
+        # per bus (key None: the only bus, every motor): CAN ids repeat across buses, so
+        # frames in and out are routed by bus
         core = self._core
         for bus, io in self._ios.items():
             for frame in io.drain():
                 core.ingest_feedback(frame.arbitration_id, frame.data, frame.time, bus)
         for bus, io in self._ios.items():
             io.send(core.step(now, bus))
+        self._publish_state(self.get_clock().now().to_msg())
 
     @property
     def send_schedule(self) -> SendSchedule:
