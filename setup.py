@@ -37,6 +37,7 @@ setup(
             f"friction_feedforward_node = {PACKAGE}.nodes.friction_feedforward_node:main",
             f"mit_bridge_node = {PACKAGE}.nodes.mit_bridge_node:main",
             f"composed_chain = {PACKAGE}.nodes.composed_chain:main",
+            f"composed_free_drive = {PACKAGE}.nodes.composed_free_drive:main",
             f"setpoint_player = {PACKAGE}.nodes.setpoint_player:main",
             f"free_drive_node = {PACKAGE}.nodes.free_drive_node:main",
             f"gfc_demo = {PACKAGE}.tools.demo:main",

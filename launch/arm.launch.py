@@ -444,24 +444,28 @@ def _setup(context, *args, **kwargs):
         if len(bridges) > 1:
             raise ValueError("mode:=free_drive with motors on several buses is not supported yet")
         bridge_overrides.update(free_drive[0])
-        actions.append(
-            Node(
-                package=PACKAGE,
-                executable="free_drive_node",
-                name="free_drive",
-                output="screen",
-                parameters=[free_drive[2] | clock],
+        if not composed:  # composed: free drive runs inside composed_free_drive
+            actions.append(
+                Node(
+                    package=PACKAGE,
+                    executable="free_drive_node",
+                    name="free_drive",
+                    output="screen",
+                    parameters=[free_drive[2] | clock],
+                )
             )
-        )
     if composed:
         check_composed(remaps, bridges)
         bridge_values = bridges[0][2] | bridge_overrides | clock | bridge_clock
+        free_values = free_drive[2] | clock if free_drive else None
         actions.append(
             Node(
                 package=PACKAGE,
-                executable="composed_chain",
+                executable="composed_free_drive" if free_drive else "composed_chain",
                 output="screen",
-                parameters=[composed_parameters_file(gravity_values, friction_values, bridge_values)],
+                parameters=[
+                    composed_parameters_file(gravity_values, friction_values, bridge_values, free_values)
+                ],
             )
         )
         bridges = []  # the bridge runs inside composed_chain
@@ -515,9 +519,10 @@ def check_composed(remaps: dict, bridges: list) -> None:
         raise ValueError(f"composed:=true runs one bridge; this motor map has {len(bridges)} buses")
 
 
-def composed_parameters_file(gravity: dict, friction: dict, bridge: dict) -> str:
+def composed_parameters_file(gravity: dict, friction: dict, bridge: dict, free_drive: dict | None = None) -> str:
     """A ``ros2 param dump`` file with one section per node of ``composed_chain`` (rcl
-    matches each node by name, ``/**/<name>``, so each gets its own values); returns its path."""
+    matches each node by name, ``/**/<name>``, so each gets its own values), and one for
+    ``free_drive`` when given (``composed_free_drive``); returns its path."""
     import tempfile
 
     import yaml
@@ -527,6 +532,8 @@ def composed_parameters_file(gravity: dict, friction: dict, bridge: dict) -> str
         "/**/friction_feedforward": friction,
         "/**/mit_bridge": bridge,
     }
+    if free_drive is not None:
+        sections["/**/free_drive"] = free_drive
     with tempfile.NamedTemporaryFile("w", prefix="composed_chain_", suffix=".yaml", delete=False) as out:
         yaml.safe_dump({k: {"ros__parameters": v} for k, v in sections.items()}, out)
     return out.name

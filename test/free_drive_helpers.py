@@ -23,6 +23,8 @@ def free_drive_loop(
     holding: bool = False,
     mode: str = "free_drive",
     friction_file=None,
+    dither: float = 0.0,
+    dither_hz: float = 5.0,
 ):
     """A :class:`FreeDriveLoop` for profile ``arm_name`` at ``pose`` (model joints, at rest).
 
@@ -31,7 +33,7 @@ def free_drive_loop(
     profile's gravity file (payload included) or the URDF, scale ``gravity_scale`` (default:
     the arm YAML's, as the node uses it); the friction stage by
     :func:`build_friction_config` (the friction node's) from the arm YAML with
-    ``velocity_source: measured``.
+    ``velocity_source: measured`` and stiction dither ``dither`` at ``dither_hz``.
     """
     from gravity_friction_comp.arm_profiles import load_arm
     from gravity_friction_comp.friction.arm_yaml import gravity_scale_from_arm_yaml
@@ -96,6 +98,8 @@ def free_drive_loop(
         joints=list(profile.joints),
         velocity_source="measured",
         velocity_deadband=deadband,
+        dither=dither,
+        dither_hz=dither_hz,
     )
     friction = FrictionStage(
         build_friction_config(fvalues), StageSettings(enabled=friction_on, scale=friction_scale)

@@ -25,10 +25,15 @@ the bridge's gains (``bridge_node``'s ``kp``/``kd`` parameters): kp 0 and ``free
 after its first free-drive setpoint (position = measured, so the kp term was ≈ 0 already),
 ``follow_kp``/``follow_kd`` after its first follow setpoint (which starts at the measured
 pose). Without it the gains are left to the launch file.
+
+In one process with the chain (:mod:`gravity_friction_comp.nodes.composed_free_drive`)
+:attr:`FreeDriveNode.hand_off` takes each setpoint straight to the gravity stage and the
+bridge calls :meth:`FreeDriveNode.on_state` directly (its subscription is removed).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticArray
@@ -144,7 +149,11 @@ class FreeDriveNode(Node):
         self._fault = ""
         self._published_ns = -1
         self._pub = self.create_publisher(JointState, "joint_setpoint", SETPOINT_QOS)
-        self.create_subscription(JointState, "joint_states", self._on_state, SETPOINT_QOS)
+        #: Called with each published setpoint before the DDS copy (the composed chain).
+        self.hand_off: Callable[[JointState], None] | None = None
+        self.state_subscription = self.create_subscription(
+            JointState, "joint_states", self.on_state, SETPOINT_QOS
+        )
         self.create_subscription(JointState, "follow_setpoint", self._on_follow, SETPOINT_QOS)
         self.create_subscription(DiagnosticArray, "diagnostics", self._on_diagnostics, SETPOINT_QOS)
         self.add_on_set_parameters_callback(self._on_parameters)
@@ -170,7 +179,8 @@ class FreeDriveNode(Node):
                 self.get_logger().info(f"mode -> {p.value}")
         return SetParametersResult(successful=True)
 
-    def _on_state(self, msg: JointState) -> None:
+    def on_state(self, msg: JointState) -> None:
+        """A measured ``joint_states`` message (the subscription's callback)."""
         t = self._now()
         why = self.source.measured(msg.name, msg.position, t)
         if why:
@@ -221,6 +231,8 @@ class FreeDriveNode(Node):
         msg.name = list(sp.names)
         msg.position = sp.position.tolist()
         msg.velocity = sp.velocity.tolist()
+        if self.hand_off is not None:  # the chain first: the command before the DDS copy
+            self.hand_off(msg)
         publish_guarded(self, self._pub, msg)
         self._published_ns = now_ns
         self._apply_gains()

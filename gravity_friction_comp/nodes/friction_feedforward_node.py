@@ -27,6 +27,9 @@ Parameters:
         setpoint − measured position; :mod:`gravity_friction_comp.stage.friction`).
     eps_position (double or double[]): tanh position scale of the position_error drive [rad].
     measurement_timeout (double): older measured positions give no term [s].
+    dither (double): stiction dither, a fraction of the breakaway at rest [-] (0: off; needs
+        ``velocity_source: measured`` and a deadband; :mod:`gravity_friction_comp.stage.dither`).
+    dither_hz (double): its square-wave frequency [Hz].
     joint_states_topic (string, read-only): measurement topic; ``""``: none (then
         ``drive: position_error`` and ``velocity_source: measured`` are refused).
 All but ``joint_states_topic`` are settable at runtime and validated before they are accepted.
@@ -97,6 +100,15 @@ PARAMETERS: tuple[Param, ...] = (
         low=0.0,
     ),
     Param(
+        "dither",
+        0.0,
+        "stiction dither: ±dither × breakaway at rest, a dither_hz square wave, faded out over the "
+        "deadband (0: off; needs velocity_source measured, deadband > 0)",
+        low=0.0,
+        high=0.95,
+    ),
+    Param("dither_hz", 5.0, "square-wave frequency of the stiction dither (> 0)", unit="Hz", low=0.0),
+    Param(
         "joint_states_topic",
         "joint_states",
         "measured joint states topic; empty: none (position_error drive and measured velocity refused)",
@@ -126,6 +138,8 @@ def build_friction_config(values: Mapping[str, Any]) -> FrictionConfig:
         drive=values["drive"],
         eps_position=values["eps_position"],
         measurement_timeout=values["measurement_timeout"],
+        dither=values["dither"],
+        dither_hz=values["dither_hz"],
         measured=bool(values["joint_states_topic"]),
     )
 
@@ -158,8 +172,11 @@ class FrictionFeedforwardNode(FeedforwardStageNode):
         self._jumps = 0
         super().__init__(self.NODE_NAME, **kwargs)
         topic = self.get_parameter("joint_states_topic").value
+        self.joint_states_subscription = None
         if topic:
-            self.create_subscription(JointState, topic, self._on_joint_states, SETPOINT_QOS)
+            self.joint_states_subscription = self.create_subscription(
+                JointState, topic, self.on_joint_states, SETPOINT_QOS
+            )
         config = self._config
         source = (
             f"position error (eps_position {config.eps_position.tolist()} rad)"
@@ -211,7 +228,9 @@ class FrictionFeedforwardNode(FeedforwardStageNode):
                 "positions (velocity_cutoff_hz) instead"
             )
 
-    def _on_joint_states(self, msg: JointState) -> None:
+    def on_joint_states(self, msg: JointState) -> None:
+        """A measured ``joint_states`` message (the subscription's callback; the composed
+        free-drive chain calls it directly)."""
         if self.stage is None:
             return
         try:

@@ -23,6 +23,11 @@ deadband included), ``s`` the scale and ``τ_max`` the effort limits (``inf`` un
 (``F_c^+`` for e > 0, ``F_c^-`` for e < 0; ``ε_p`` = ``eps_position`` [rad]). It breaks a
 joint out of stiction, where q̇ and hence the velocity drive's term are 0; a missing or
 stale measurement (older than ``measurement_timeout``) gives no term.
+
+``dither`` > 0 adds the stiction dither of :mod:`gravity_friction_comp.stage.dither` to
+``τ_f`` (scaled with it): ``±d`` × the breakaway at rest, a square wave of ``dither_hz`` on
+the setpoints' clock, faded out by the measured |q̇| over the deadband. It lowers the torque that starts
+a resting joint to ``(1 − d)`` × its breakaway (free drive, docs/free_drive.md).
 No rclpy import.
 """
 
@@ -44,6 +49,7 @@ from gravity_friction_comp.stage.contract import (
     effort_limits_from,
     stage_time,
 )
+from gravity_friction_comp.stage.dither import StictionDither, validate_dither, validate_dither_hz
 from gravity_friction_comp.stage.velocity import (
     VelocitySelector,
     validate_cutoff,
@@ -119,6 +125,10 @@ class FrictionConfig:
             or (n,), each > 0 (i2rt's default 0.01).
         measurement_timeout: a measured position older than this (relative to the setpoint
             time) is stale and gives no ``position_error`` term [s], > 0.
+        dither: stiction dither amplitude as a fraction of the breakaway at rest [-], in
+            [0, 0.95] (:mod:`~gravity_friction_comp.stage.dither`); 0: off. Needs
+            ``velocity_source: measured``, ``drive: velocity`` and a deadband > 0.
+        dither_hz: the dither's square-wave frequency [Hz], > 0.
         measured: a measurement feed exists (:meth:`FrictionStage.update_measured` is
             called, e.g. the node's ``joint_states``); ``velocity_source: measured`` and
             ``drive: position_error`` need one.
@@ -129,7 +139,8 @@ class FrictionConfig:
             or drive (choices listed), cutoff, deadband, ``eps_position`` or timeout, bad
             effort limit (key named); a measured source or ``position_error`` drive without
             ``measured``; a ``position_error`` drive on a model with viscous, Stribeck,
-            offset or BAM terms (it has the Coulomb level alone).
+            offset or BAM terms (it has the Coulomb level alone); a dither out of range or
+            without a measured velocity source, the velocity drive and a deadband.
     """
 
     model: FrictionModel
@@ -141,6 +152,8 @@ class FrictionConfig:
     drive: str = "velocity"
     eps_position: Any = 0.01
     measurement_timeout: float = 0.1
+    dither: float = 0.0
+    dither_hz: float = 5.0
     measured: bool = True
     effort_limits: np.ndarray = field(init=False, repr=False)
 
@@ -158,6 +171,7 @@ class FrictionConfig:
         object.__setattr__(self, "velocity_cutoff_hz", validate_cutoff(self.velocity_cutoff_hz))
         object.__setattr__(self, "velocity_deadband", validate_deadband(self.velocity_deadband))
         self._check_drive(len(joints))
+        self._check_dither()
         limits = effort_limits_from(self.effort_limit, len(joints))
         limits.setflags(write=False)
         object.__setattr__(self, "effort_limits", limits)
@@ -200,6 +214,29 @@ class FrictionConfig:
                     value=self.drive,
                 )
 
+    def _check_dither(self) -> None:
+        dither = validate_dither(self.dither)
+        object.__setattr__(self, "dither", dither)
+        object.__setattr__(self, "dither_hz", validate_dither_hz(self.dither_hz))
+        if dither == 0.0:
+            return
+        wrong = [
+            f"{key}: {value}"
+            for key, value, ok in (
+                ("velocity_source", self.velocity_source, self.velocity_source == "measured"),
+                ("drive", self.drive, self.drive == "velocity"),
+                ("velocity_deadband", self.velocity_deadband, self.velocity_deadband > 0.0),
+            )
+            if not ok
+        ]
+        if wrong:
+            raise ConfigError(
+                f"dither fades out with the measured velocity over the deadband: it needs "
+                f"velocity_source: measured, drive: velocity and velocity_deadband > 0, got {', '.join(wrong)}",
+                key="dither",
+                value=dither,
+            )
+
     def velocity_key(self) -> tuple:
         """What the velocity selector depends on (a change restarts it)."""
         return (self.joints, self.velocity_source, self.velocity_cutoff_hz, self.velocity_deadband)
@@ -209,6 +246,12 @@ def _checked(config: FrictionConfig) -> FrictionConfig:
     if not isinstance(config, FrictionConfig):
         raise ConfigError(f"config must be a FrictionConfig, got {config!r}", key="config")
     return config
+
+
+def _dither(config: FrictionConfig) -> StictionDither | None:
+    if config.dither == 0.0:
+        return None
+    return StictionDither(config.model, config.dither, config.velocity_deadband, config.dither_hz)
 
 
 def _selector(config: FrictionConfig) -> VelocitySelector:
@@ -236,6 +279,8 @@ class FrictionStage(FeedforwardStage):
         self._joints = tuple(config.joints)
         self._settings.scale_for(len(self._joints))
         self._selector = _selector(config)
+        self._dither = _dither(config)
+        self._raw_velocity = np.zeros(len(self._joints))  # measured q̇ before the deadband
         self._velocity: np.ndarray | None = None  # q̇ of the last setpoint, model order
         self._refused = False  # _accept refused the setpoint update() is handling
         self._t = 0.0  # [s] time of the last setpoint
@@ -285,6 +330,8 @@ class FrictionStage(FeedforwardStage):
         if previous.joints != config.joints:
             self._velocity, self._last = None, None
             self._measured_position = None
+            self._raw_velocity = np.zeros(len(config.joints))
+        self._dither = _dither(config)
         self._config, self._joints = config, tuple(config.joints)
 
     def update_measured(
@@ -334,6 +381,7 @@ class FrictionStage(FeedforwardStage):
             measured = values[index]
             check_bound("measured velocity", measured, MAX_PLAUSIBLE_VELOCITY, config.joints)
             self._selector.update_measured(measured)
+            self._raw_velocity = measured
         if measured_position is not None:
             self._measured_position, self._measured_t = measured_position, measured_t
         return True
@@ -382,7 +430,10 @@ class FrictionStage(FeedforwardStage):
             raise InputError("no velocity yet: feed a setpoint with update() first", reason=Reason.NOT_READY)
         load = setpoint.model_effort() if model.uses_load else None
         # parse_setpoint and the selector hand over finite float64 (n,) arrays only
-        return model.torque(self._velocity, load, checked=False)
+        term = model.torque(self._velocity, load, checked=False)
+        if self._dither is not None:
+            term = term + self._dither.torque(self._raw_velocity, self._t, load)
+        return term
 
     def _position_error_term(self, setpoint: Setpoint) -> np.ndarray | None:
         measured = self._measured_position

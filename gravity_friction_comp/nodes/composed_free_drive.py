@@ -1,0 +1,142 @@
+"""composed_free_drive: free drive in the one-process chain, the measured state handed over without DDS.
+
+:class:`~gravity_friction_comp.nodes.composed_chain.ComposedChain` (gravity → friction →
+bridge by direct calls; this class extends it) plus a :class:`~gravity_friction_comp.nodes.free_drive_node.FreeDriveNode`
+on the same executor. Two more hand-offs replace DDS hops:
+
+- the bridge's ``joint_states`` message goes straight to the friction node
+  (:meth:`FrictionFeedforwardNode.on_joint_states`, the measured velocity) and then to the
+  free-drive node (:meth:`FreeDriveNode.on_state`), before its DDS copy is published;
+- the free-drive setpoint goes straight into the chain (:attr:`FreeDriveNode.hand_off`).
+
+So the command that answers a measured state is computed inside the bridge's exchange that
+received it: the freshest pose the chain can have. A state published while the chain is
+still answering the previous one (the bridge's own exchange on the command's arrival) is
+published but not handed over again (no recursion). Every topic is still published
+(``joint_setpoint``, ``gravity/joint_command``, ``joint_command``, ``joint_states``); the
+replaced subscriptions are removed so each message is handled once. ``follow_setpoint`` and
+``sim/external_effort`` stay topics.
+
+Parameters: one ``--params-file`` with a section per node name (``free_drive``,
+``gravity_compensation``, ``friction_feedforward``, ``mit_bridge``), as ``composed_chain``.
+Started by ``arm.launch.py mode:=free_drive composed:=true``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from sensor_msgs.msg import JointState
+
+from gravity_friction_comp.nodes.composed_chain import ComposedChain, spin_chain
+from gravity_friction_comp.nodes.free_drive_node import FreeDriveNode
+
+__all__ = ["ComposedFreeDrive", "main"]
+
+
+class _StateTee:
+    """The bridge's ``joint_states`` publisher, also handing each message to ``calls`` first."""
+
+    def __init__(self, publisher, calls: Sequence[Callable[[JointState], None]], failed):
+        self._publisher = publisher
+        self._calls = tuple(calls)
+        self._failed = failed
+        self._busy = False
+
+    def publish(self, msg: JointState) -> None:
+        if not self._busy:
+            self._busy = True
+            try:
+                for call in self._calls:
+                    call(msg)
+            except Exception as error:  # noqa: BLE001 - a raising stage must not stop the bridge
+                self._failed("free_drive", error)
+            finally:
+                self._busy = False
+        self._publisher.publish(msg)
+
+    def __getattr__(self, name: str):  # the rest of the publisher (topic name, destroy, ...)
+        return getattr(self._publisher, name)
+
+
+class ComposedFreeDrive(ComposedChain):
+    """Free drive + gravity + friction + bridge in one process (module docstring).
+
+    Args:
+        context: rclpy context of the nodes (default context when ``None``).
+        free_drive, gravity, friction, bridge: Extra keyword arguments of each node's
+            constructor (e.g. ``parameter_overrides``).
+
+    Attributes:
+        free_drive: The free-drive node; gravity, friction, bridge, errors, last_error: as
+            :class:`ComposedChain`.
+
+    Raises:
+        ConfigError: as each node's constructor (nodes built so far are destroyed).
+    """
+
+    def __init__(
+        self,
+        context=None,
+        free_drive: dict | None = None,
+        gravity: dict | None = None,
+        friction: dict | None = None,
+        bridge: dict | None = None,
+    ):
+        super().__init__(context, gravity, friction, bridge)
+        try:
+            self.free_drive = FreeDriveNode(context=context, **(free_drive or {}))
+        except BaseException:
+            for node in (self.bridge, self.friction, self.gravity):
+                node.destroy_node()
+            raise
+        fd = self.free_drive
+        fd.destroy_subscription(fd.state_subscription)
+        calls: list[Callable[[JointState], None]] = []
+        if self.friction.joint_states_subscription is not None:
+            self.friction.destroy_subscription(self.friction.joint_states_subscription)
+            calls.append(self.friction.on_joint_states)
+        calls.append(fd.on_state)
+        state_pub = self.bridge._state_pub  # noqa: SLF001 - the one publisher the chain taps
+        self.bridge._state_pub = _StateTee(state_pub, calls, self._failed)  # noqa: SLF001
+        # the setpoint source is in this process: gravity takes it by call, not by topic
+        self.gravity.destroy_subscription(self.gravity.setpoint_subscription)
+        fd.hand_off = self._on_setpoint
+
+    @property
+    def nodes(self) -> tuple:
+        """The nodes, for ``executor.add_node``."""
+        return (self.free_drive, self.gravity, self.friction, self.bridge)
+
+
+def main(args=None) -> None:
+    """Entry point of the ``composed_free_drive`` executable (SIGINT/SIGTERM: clean shutdown)."""
+    import signal
+    import sys
+    import threading
+
+    import rclpy
+    from rclpy.signals import SignalHandlerOptions
+
+    from gravity_friction_comp.errors import ConfigError
+
+    requested: list[int] = []
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda signum, frame: requested.append(signum))
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    composed = None
+    try:
+        composed = ComposedFreeDrive()
+        spin_chain(composed, stop=lambda: bool(requested))
+    except ConfigError as error:
+        print(f"[composed_free_drive] invalid configuration: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
+    finally:
+        if composed is not None:
+            composed.destroy()
+        rclpy.try_shutdown()
+
+
+if __name__ == "__main__":
+    main()

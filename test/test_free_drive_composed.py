@@ -1,0 +1,126 @@
+"""Free drive in the one-process chain (composed_free_drive), in lockstep: the bridge's measured
+state reaches the free-drive source and the friction stage by direct call (no DDS hop); a push
+on sim/external_effort moves the palletizer, and released it stays where it was left."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+rclpy = pytest.importorskip("rclpy")
+pytestmark = pytest.mark.slow
+from graph_helpers import fresh_domain_id  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+
+
+def _params(values):
+    return [Parameter(k, value=v) for k, v in values.items()]
+
+
+def test_composed_free_drive_holds_the_arm_in_lockstep(repo_root):
+    pytest.importorskip("pinocchio")
+    from rclpy.context import Context
+    from rclpy.executors import SingleThreadedExecutor
+
+    from gravity_friction_comp.nodes.composed_free_drive import ComposedFreeDrive
+    from gravity_friction_comp.nodes.free_drive_launch import free_drive_launch_parts
+    from gravity_friction_comp.param_files import first_node_parameters
+
+    urdf = str(repo_root / "urdf" / "palletizer.urdf")
+    files = {k: repo_root / "config" / f for k, f in (
+        ("bridge", "mit_bridge.yaml"),
+        ("gravity", "gravity_compensation.yaml"),
+        ("friction", "friction_feedforward.yaml"),
+    )}
+    values = {k: first_node_parameters(f)[1] for k, f in files.items()}
+    rate = 250.0
+    fd_bridge, fd_friction, fd_node = free_drive_launch_parts(values["bridge"], urdf, values["friction"], 0.2, rate)
+    sim_time = {"use_sim_time": True}
+    context = Context()
+    rclpy.init(args=[], context=context, domain_id=fresh_domain_id())
+    composed = probe = None
+    try:
+        composed = ComposedFreeDrive(
+            context,
+            free_drive={"parameter_overrides": _params({**fd_node, **sim_time})},
+            gravity={"parameter_overrides": _params({**values["gravity"], "urdf_path": urdf, **sim_time})},
+            friction={
+                "parameter_overrides": _params(
+                    {
+                        **values["friction"],
+                        "arm_config": str(repo_root / "config" / "palletizer_arm.yaml"),
+                        **fd_friction,
+                        **sim_time,
+                    }
+                )
+            },
+            bridge={
+                "cli_args": ["--ros-args", "--params-file", str(files["bridge"])],
+                "parameter_overrides": _params(
+                    {
+                        "simulate": True,
+                        "urdf_path": urdf,
+                        "sim_config": str(repo_root / "config" / "sim_palletizer.yaml"),
+                        "read_motor_limits": False,
+                        "sim_lockstep": True,
+                        "sim_setpoint_rate_hz": rate,
+                        "sim_stall_timeout": 5.0,
+                        **fd_bridge,
+                        **sim_time,
+                    }
+                ),
+            },
+        )
+        bridge, free = composed.bridge, composed.free_drive
+        # the measured state is handed over, not subscribed to
+        assert free.state_subscription not in free.subscriptions
+        assert composed.friction.joint_states_subscription not in composed.friction.subscriptions
+        probe = rclpy.create_node("probe", context=context)
+        states = []
+        probe.create_subscription(JointState, "joint_states", lambda m: states.append(m), 10)
+        push = probe.create_publisher(JointState, "sim/external_effort", 10)
+        executor = SingleThreadedExecutor(context=context)
+        for node in (*composed.nodes, probe):
+            executor.add_node(node)
+
+        def sim_t():
+            return bridge._lockstep.schedule.now_ns * 1e-9
+
+        def spin_until(t_end, wall=120.0):
+            t0 = time.monotonic()
+            while sim_t() < t_end and time.monotonic() - t0 < wall:
+                executor.spin_once(timeout_sec=0.05)
+
+        spin_until(0.5)
+        assert sim_t() >= 0.5, f"lockstep did not start: {sim_t():.3f} s"
+        kp, _ = bridge._core.gains
+        assert not kp.any()
+        for stamp, effort in ((1.0, 1.0), (1.3, 0.0)):  # a 0.3 s push of 1 N·m on shoulder_pitch
+            msg = JointState()
+            msg.header.stamp.sec, msg.header.stamp.nanosec = int(stamp), int(round((stamp % 1) * 1e9))
+            msg.name, msg.effort = ["shoulder_pitch"], [effort]
+            push.publish(msg)
+        spin_until(3.5)
+        assert sim_t() >= 3.5, f"lockstep stopped at {sim_t():.3f} s"
+        assert composed.errors == 0, composed.last_error
+
+        def q_at(t):
+            m = min(states, key=lambda s: abs(s.header.stamp.sec + 1e-9 * s.header.stamp.nanosec - t))
+            return m.position[list(m.name).index("shoulder_pitch")]
+
+        before, pushed, after_push, end = q_at(0.9), q_at(1.3), q_at(2.0), q_at(3.4)
+        print(
+            f"composed: shoulder_pitch {before:.4f} before, {pushed:.4f} after the push, "
+            f"{after_push:.4f} -> {end:.4f} rad"
+        )
+        assert abs(before - 0.3) <= 2e-3  # released at the start pose: it stayed
+        assert abs(pushed - before) > 0.02  # the hand moved it
+        assert abs(end - after_push) <= 2e-3  # released: it stays
+    finally:
+        if composed is not None:
+            composed.destroy()
+        if probe is not None:
+            probe.destroy_node()
+        rclpy.try_shutdown(context=context)
