@@ -24,6 +24,8 @@ proximal joints are bridge joints.
       demo:                           # optional
         proximal: [joint, ...]        # the other bridge joints are distal
         exempt: {joint: reason}       # joints the acceptance reports but does not require
+      free_drive:                     # optional (mode:=free_drive)
+        dither: {joint: fraction}     # stiction dither per bridge joint (others 0), or one number
 
 What the lockstep demo (``--arm``) and ``launch/arm.launch.py`` (``arm:=``) both derive from a
 profile is computed here once: the payload parent of a profile without a gravity file, the
@@ -75,7 +77,7 @@ _PACKAGE = "gravity_friction_comp"
 _SOURCE_ARMS = pathlib.Path(__file__).resolve().parents[1] / "arms"
 _FILE_KEYS = ("urdf", "motor_map", "arm_config", "sim_config")
 _OPTIONAL_FILE_KEYS = ("gravity_params", "friction_params")
-_KEYS = ("version", "description", "source", *_FILE_KEYS, *_OPTIONAL_FILE_KEYS, "demo")
+_KEYS = ("version", "description", "source", *_FILE_KEYS, *_OPTIONAL_FILE_KEYS, "demo", "free_drive")
 _DEMO_KEYS = ("proximal", "exempt")
 #: Pick/place offsets from home [rad] of proximal and distal motor joints (``gfc_demo``
 #: ``--amplitude`` / ``--distal-amplitude`` defaults, ``arm.launch.py arm:=NAME``).
@@ -125,6 +127,9 @@ class ArmProfile:
             pose is the sim config's ``initial_position`` of each joint.
         demo_exempt: {bridge joint: reason} (``demo.exempt``): joints the demo's acceptance
             reports but does not require, for a physical reason stated there.
+        free_drive_dither: Stiction dither [-] per bridge joint, motor-map order
+            (``free_drive.dither``; :mod:`gravity_friction_comp.stage.dither`); ``()`` when
+            the profile sets none (off).
     """
 
     name: str
@@ -144,6 +149,7 @@ class ArmProfile:
     urdf_joints: tuple[str, ...]
     demo_proximal: tuple[str, ...]
     demo_exempt: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    free_drive_dither: tuple[float, ...] = ()
 
     @property
     def demo_distal(self) -> tuple[str, ...]:
@@ -207,8 +213,9 @@ def load_arm(name: str | os.PathLike, root: str | os.PathLike | None = None) -> 
             ``profile.yaml`` (unknown key, wrong version, missing file), a motor map that
             :func:`bridge_config_from_values` refuses (message prefixed with the profile),
             motor-map joints missing from the URDF, demo proximal joints that are not
-            bridge joints (or all of them: nothing would be distal), or a ``demo.exempt``
-            that is not {bridge joint: non-empty reason}.
+            bridge joints (or all of them: nothing would be distal), a ``demo.exempt``
+            that is not {bridge joint: non-empty reason}, or a ``free_drive`` block other
+            than ``dither:`` (one number or {bridge joint: number}, each in [0, 0.95]).
     """
     directory = _resolve(name, root)
     label = directory.name
@@ -264,6 +271,7 @@ def load_arm(name: str | os.PathLike, root: str | os.PathLike | None = None) -> 
         urdf_joints=urdf_joints,
         demo_proximal=proximal,
         demo_exempt=MappingProxyType(_demo_exempt(label, body.get("demo"), joints)),
+        free_drive_dither=_free_drive_dither(label, body.get("free_drive"), joints),
         **files,
     )
 
@@ -449,3 +457,27 @@ def _demo_exempt(label: str, block: Any, joints: tuple[str, ...]) -> dict[str, s
             exempt,
         )
     return {str(j): str(r).strip() for j, r in exempt.items()}
+
+
+def _free_drive_dither(label: str, block: Any, joints: tuple[str, ...]) -> tuple[float, ...]:
+    from gravity_friction_comp.stage.dither import validate_dither
+
+    if block is None:
+        return ()
+    if not isinstance(block, Mapping) or set(block) - {"dither"}:
+        raise _fail(label, f"free_drive takes one key, dither; got {block!r}", "free_drive", block)
+    dither = block.get("dither")
+    if isinstance(dither, Mapping):
+        unknown = [j for j in dither if j not in joints]
+        if unknown:
+            raise _fail(
+                label,
+                f"free_drive.dither names {unknown}, not bridge joints {list(joints)}",
+                "free_drive.dither",
+                dither,
+            )
+        dither = [dither.get(j, 0.0) for j in joints]
+    try:
+        return tuple(validate_dither(dither, len(joints)).tolist())
+    except ConfigError as error:
+        raise _fail(label, f"free_drive.{error}", "free_drive.dither", dither) from None

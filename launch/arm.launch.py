@@ -372,6 +372,7 @@ def _setup(context, *args, **kwargs):
     clock, bridge_clock = time_parameters(_bool(context, "lockstep"), simulate, player_rate)
     free_drive = None  # issue 19: mode:=free_drive, the chain on the measured joint_states
     if cfg("mode") == "free_drive":
+        from gravity_friction_comp.arm_profiles import load_arm
         from gravity_friction_comp.nodes.free_drive_launch import free_drive_launch_parts
 
         free_drive = free_drive_launch_parts(
@@ -380,6 +381,7 @@ def _setup(context, *args, **kwargs):
             params(friction_params, "friction_feedforward"),
             float(cfg("free_drive_kd_scale")),
             player_rate if _bool(context, "lockstep") else 0.0,
+            load_arm(arm).free_drive_dither if arm else (),
         )
     elif cfg("mode") != "follow":
         raise ValueError(f"launch argument mode must be follow or free_drive, got {cfg('mode')!r}")
@@ -519,7 +521,9 @@ def check_composed(remaps: dict, bridges: list) -> None:
         raise ValueError(f"composed:=true runs one bridge; this motor map has {len(bridges)} buses")
 
 
-def composed_parameters_file(gravity: dict, friction: dict, bridge: dict, free_drive: dict | None = None) -> str:
+def composed_parameters_file(
+    gravity: dict, friction: dict, bridge: dict, free_drive: dict | None = None
+) -> str:
     """A ``ros2 param dump`` file with one section per node of ``composed_chain`` (rcl
     matches each node by name, ``/**/<name>``, so each gets its own values), and one for
     ``free_drive`` when given (``composed_free_drive``); returns its path."""

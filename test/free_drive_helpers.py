@@ -23,7 +23,7 @@ def free_drive_loop(
     holding: bool = False,
     mode: str = "free_drive",
     friction_file=None,
-    dither: float = 0.0,
+    dither=None,
     dither_hz: float = 5.0,
 ):
     """A :class:`FreeDriveLoop` for profile ``arm_name`` at ``pose`` (model joints, at rest).
@@ -33,7 +33,8 @@ def free_drive_loop(
     profile's gravity file (payload included) or the URDF, scale ``gravity_scale`` (default:
     the arm YAML's, as the node uses it); the friction stage by
     :func:`build_friction_config` (the friction node's) from the arm YAML with
-    ``velocity_source: measured`` and stiction dither ``dither`` at ``dither_hz``.
+    ``velocity_source: measured`` and stiction dither ``dither`` at ``dither_hz`` (default:
+    the profile's ``free_drive.dither``, as ``arm.launch.py mode:=free_drive`` sets it).
     """
     from gravity_friction_comp.arm_profiles import load_arm
     from gravity_friction_comp.friction.arm_yaml import gravity_scale_from_arm_yaml
@@ -98,7 +99,7 @@ def free_drive_loop(
         joints=list(profile.joints),
         velocity_source="measured",
         velocity_deadband=deadband,
-        dither=dither,
+        dither=(profile.free_drive_dither or 0.0) if dither is None else dither,
         dither_hz=dither_hz,
     )
     friction = FrictionStage(
@@ -146,30 +147,31 @@ def release(loop, duration: float, extra=None):
     return rec, start
 
 
-def released_drift(loop, duration: float, chunk: float = 0.25):
+def released_drift(loop, duration: float, chunk: float = 0.4):
     """Release (as :func:`release`) and run up to ``duration`` [s]; returns (drift (n,) [rad]
     = max |q − q_release| per joint, velocity RMS (n,) [rad/s], simulated seconds run).
 
-    Stops early once a whole chunk is a fixed point of the deterministic loop (every true
-    velocity exactly 0, position and command bitwise constant): each later tick repeats it
-    bit for bit, so the drift and RMS over ``duration`` are the ones computed so far (the RMS
-    over the remaining zero-velocity ticks is scaled in).
+    Stops early once a whole chunk repeats the previous one bit for bit with the arm at a
+    standstill (every true velocity exactly 0, position constant, the same command sequence):
+    the loop is deterministic and its only time-dependent input, the stiction dither, has a
+    period that divides ``chunk`` (5 Hz: 0.2 s), so each later chunk repeats it and the drift
+    and RMS over ``duration`` are the ones computed so far (the RMS over the remaining
+    zero-velocity ticks is scaled in).
     """
     rec, start = release(loop, chunk)
     q_rel = rec.q[start]
     qs, vs = [rec.q[start:]], [rec.v[start:]]
     ran = rec.t[-1] - rec.t[start]
+    previous = None
     while ran < duration:
         r = loop.run(chunk)
         qs.append(r.q)
         vs.append(r.v)
         ran += chunk
-        if (
-            not r.v.any()
-            and (r.q == r.q[0]).all()
-            and np.array_equal(r.command, r.command[:1].repeat(len(r.command), 0), equal_nan=True)
-        ):
+        still = not r.v.any() and (r.q == r.q[0]).all()
+        if still and previous is not None and np.array_equal(r.command, previous, equal_nan=True):
             break
+        previous = r.command if still else None
     q, v = np.concatenate(qs), np.concatenate(vs)
     ticks_total = duration / (r.t[1] - r.t[0]) if len(qs) > 1 else len(v)
     rms = np.sqrt((v**2).sum(axis=0) / max(ticks_total, len(v)))

@@ -1,6 +1,7 @@
 """Free drive in the one-process chain (composed_free_drive), in lockstep: the bridge's measured
-state reaches the free-drive source and the friction stage by direct call (no DDS hop); a push
-on sim/external_effort moves the palletizer, and released it stays where it was left."""
+state reaches the free-drive source and the friction stage by direct call (no DDS hop); the
+released palletizer stays at its start pose, a push on sim/external_effort moves it, and after
+the push it stops inside its range and stays where it was left."""
 
 from __future__ import annotations
 
@@ -29,14 +30,19 @@ def test_composed_free_drive_holds_the_arm_in_lockstep(repo_root):
     from gravity_friction_comp.param_files import first_node_parameters
 
     urdf = str(repo_root / "urdf" / "palletizer.urdf")
-    files = {k: repo_root / "config" / f for k, f in (
-        ("bridge", "mit_bridge.yaml"),
-        ("gravity", "gravity_compensation.yaml"),
-        ("friction", "friction_feedforward.yaml"),
-    )}
+    files = {
+        k: repo_root / "config" / f
+        for k, f in (
+            ("bridge", "mit_bridge.yaml"),
+            ("gravity", "gravity_compensation.yaml"),
+            ("friction", "friction_feedforward.yaml"),
+        )
+    }
     values = {k: first_node_parameters(f)[1] for k, f in files.items()}
     rate = 250.0
-    fd_bridge, fd_friction, fd_node = free_drive_launch_parts(values["bridge"], urdf, values["friction"], 0.2, rate)
+    fd_bridge, fd_friction, fd_node = free_drive_launch_parts(
+        values["bridge"], urdf, values["friction"], 0.2, rate
+    )
     sim_time = {"use_sim_time": True}
     context = Context()
     rclpy.init(args=[], context=context, domain_id=fresh_domain_id())
@@ -52,6 +58,10 @@ def test_composed_free_drive_holds_the_arm_in_lockstep(repo_root):
                         **values["friction"],
                         "arm_config": str(repo_root / "config" / "palletizer_arm.yaml"),
                         **fd_friction,
+                        # at scale 1 the compensation cancels the kinetic friction and the
+                        # 5 % gravity residual slides the pushed joint at r/kd to its limit
+                        # (0.45 rad/s measured); at 0.5 a push dies out (docs/free_drive.md)
+                        "scale": 0.5,
                         **sim_time,
                     }
                 )
@@ -97,7 +107,7 @@ def test_composed_free_drive_holds_the_arm_in_lockstep(repo_root):
         assert sim_t() >= 0.5, f"lockstep did not start: {sim_t():.3f} s"
         kp, _ = bridge._core.gains
         assert not kp.any()
-        for stamp, effort in ((1.0, 1.0), (1.3, 0.0)):  # a 0.3 s push of 1 N·m on shoulder_pitch
+        for stamp, effort in ((1.0, 1.0), (1.1, 0.0)):  # a 0.1 s push of 1 N·m on shoulder_pitch
             msg = JointState()
             msg.header.stamp.sec, msg.header.stamp.nanosec = int(stamp), int(round((stamp % 1) * 1e9))
             msg.name, msg.effort = ["shoulder_pitch"], [effort]
@@ -110,13 +120,14 @@ def test_composed_free_drive_holds_the_arm_in_lockstep(repo_root):
             m = min(states, key=lambda s: abs(s.header.stamp.sec + 1e-9 * s.header.stamp.nanosec - t))
             return m.position[list(m.name).index("shoulder_pitch")]
 
-        before, pushed, after_push, end = q_at(0.9), q_at(1.3), q_at(2.0), q_at(3.4)
+        before, pushed, after_push, end = q_at(0.9), q_at(1.1), q_at(2.0), q_at(3.4)
         print(
             f"composed: shoulder_pitch {before:.4f} before, {pushed:.4f} after the push, "
             f"{after_push:.4f} -> {end:.4f} rad"
         )
         assert abs(before - 0.3) <= 2e-3  # released at the start pose: it stayed
         assert abs(pushed - before) > 0.02  # the hand moved it
+        assert end < 1.25  # it stopped inside the range (upper limit 1.3 rad), not at the stop
         assert abs(end - after_push) <= 2e-3  # released: it stays
     finally:
         if composed is not None:

@@ -5,7 +5,9 @@ Free drive reuses the follow chain unchanged: the ``free_drive`` node publishes
 ``joint_setpoint`` from the measured ``joint_states`` (the player, if any, is remapped to
 ``follow_setpoint`` for the runtime switch), the friction stage takes its velocity from
 ``joint_states`` (``velocity_source: measured``) with a deadband of at least
-:data:`MIN_FREE_DRIVE_DEADBAND`, and the bridge runs kp = 0 with ``kd_scale`` × its file's kd.
+:data:`MIN_FREE_DRIVE_DEADBAND` and the arm profile's stiction dither
+(``free_drive.dither``, off without one), and the bridge runs kp = 0 with ``kd_scale`` ×
+its file's kd.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ def free_drive_overrides(
     kd_scale: float,
     friction_deadband: float,
     rate_hz: float,
+    dither: Sequence[float] = (),
 ) -> tuple[dict, dict, dict]:
     """``(bridge, friction, free_drive)`` parameter overrides for free drive.
 
@@ -43,6 +46,8 @@ def free_drive_overrides(
         friction_deadband: The friction file's deadband [rad/s]; raised to
             :data:`MIN_FREE_DRIVE_DEADBAND`.
         rate_hz: The free_drive node's ``rate_hz`` (0: on each input; lockstep: the tick rate).
+        dither: Stiction dither per bridge joint (the profile's ``free_drive.dither``);
+            empty: the friction file's ``dither`` is left as it is (default off).
 
     Raises:
         ConfigError: kd_scale out of range (key ``free_drive_kd_scale``).
@@ -63,6 +68,8 @@ def free_drive_overrides(
         "velocity_source": "measured",
         "velocity_deadband": max(float(friction_deadband), MIN_FREE_DRIVE_DEADBAND),
     }
+    if len(dither):
+        friction["dither"] = [float(d) for d in dither]
     free_drive = {
         "mode": "free_drive",
         "joints": joints,
@@ -83,6 +90,7 @@ def free_drive_launch_parts(
     friction_values: Mapping[str, Any],
     kd_scale: float,
     rate_hz: float,
+    dither: Sequence[float] = (),
 ) -> tuple[dict, dict, dict]:
     """:func:`free_drive_overrides` for the launch file: model joints from ``urdf`` (unmeasured
     ones at 0 clipped to their limits), the deadband from the friction file's values.
@@ -104,4 +112,5 @@ def free_drive_launch_parts(
         kd_scale=kd_scale,
         friction_deadband=float(friction_values.get("velocity_deadband", 0.0) or 0.0),
         rate_hz=rate_hz,
+        dither=dither,
     )

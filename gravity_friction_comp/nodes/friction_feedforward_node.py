@@ -27,7 +27,7 @@ Parameters:
         setpoint − measured position; :mod:`gravity_friction_comp.stage.friction`).
     eps_position (double or double[]): tanh position scale of the position_error drive [rad].
     measurement_timeout (double): older measured positions give no term [s].
-    dither (double): stiction dither, a fraction of the breakaway at rest [-] (0: off; needs
+    dither (double or double[]): stiction dither, a fraction of the breakaway at rest [-] (0: off; needs
         ``velocity_source: measured`` and a deadband; :mod:`gravity_friction_comp.stage.dither`).
     dither_hz (double): its square-wave frequency [Hz].
     joint_states_topic (string, read-only): measurement topic; ``""``: none (then
@@ -106,6 +106,7 @@ PARAMETERS: tuple[Param, ...] = (
         "deadband (0: off; needs velocity_source measured, deadband > 0)",
         low=0.0,
         high=0.95,
+        per_joint=True,
     ),
     Param("dither_hz", 5.0, "square-wave frequency of the stiction dither (> 0)", unit="Hz", low=0.0),
     Param(

@@ -10,7 +10,7 @@ friction", Automatica 30(7), 1994, §5 "dither"): per joint i, at setpoint time 
     \\tau_{d,i}(t) = (-1)^{\\lfloor 2 f_d t \\rfloor}\\, d\\, f_i\\, B_i^{\\pm}, \\qquad
     f_i = \\operatorname{clip}(2 - |\\dot q_i| / \\dot q_{db},\\ 0,\\ 1)
 
-with ``d`` = ``dither`` [-] in [0, 1), ``q̇`` the **measured** velocity before the deadband
+with ``d_i`` = ``dither`` [-] in [0, 0.95] (one number or one per joint), ``q̇`` the **measured** velocity before the deadband
 ``q̇_db``: whole within the deadband, where the stage counts the joint at rest (a resting
 MIT motor reads up to ±½ LSB, e.g. 0.007 rad/s), fading linearly to 0 at twice the deadband
 while the velocity-driven compensation, on from the deadband, takes over and ``B^±`` the model's breakaway torque at rest in
@@ -37,13 +37,14 @@ No rclpy import.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.friction.bam_solver import BamStack
 from gravity_friction_comp.friction.models import FrictionModel
-from gravity_friction_comp.validation import number
+from gravity_friction_comp.validation import number, per_joint
 
 __all__ = ["MAX_DITHER", "StictionDither", "breakaway_at_rest", "validate_dither", "validate_dither_hz"]
 
@@ -51,18 +52,21 @@ __all__ = ["MAX_DITHER", "StictionDither", "breakaway_at_rest", "validate_dither
 MAX_DITHER = 0.95
 
 
-def validate_dither(dither: float) -> float:
-    """Check a dither fraction [-]: finite, in [0, :data:`MAX_DITHER`].
+def validate_dither(dither: Any, n: int) -> np.ndarray:
+    """Check a dither fraction [-], one number or one per joint: finite, in [0, :data:`MAX_DITHER`].
+
+    Returns:
+        (n,) read-only float array.
 
     Raises:
-        ConfigError: otherwise (key ``dither``).
+        ConfigError: otherwise (key ``dither``). DimensionError: a list of another length.
     """
-    value = number("dither", dither, nonneg=True, unit="[-]")
-    if value > MAX_DITHER:
+    value = per_joint("dither", dither, n, nonneg=True)
+    if np.any(value > MAX_DITHER):
         raise ConfigError(
-            f"dither must be ≤ {MAX_DITHER:g} (a fraction of the breakaway torque), got {value!r}",
+            f"dither must be ≤ {MAX_DITHER:g} (a fraction of the breakaway torque), got {value.tolist()}",
             key="dither",
-            value=value,
+            value=value.tolist(),
         )
     return value
 
@@ -107,7 +111,7 @@ class StictionDither:
 
     Args:
         model: The friction model (its breakaway at rest is the amplitude's unit).
-        dither: ``d`` [-] (:func:`validate_dither`).
+        dither: ``d`` [-], one number or (n,) (:func:`validate_dither`).
         deadband: ``q̇_db`` [rad/s], > 0: full dither up to it, 0 from twice it on.
         frequency_hz: ``f_d`` [Hz], > 0 (:func:`validate_dither_hz`).
 
@@ -117,8 +121,10 @@ class StictionDither:
 
     def __init__(self, model: FrictionModel, dither: float, deadband: float, frequency_hz: float):
         if not deadband > 0.0:
-            raise ConfigError("dither needs a velocity_deadband > 0 (its fade-out speed)", key="velocity_deadband")
-        self.dither = validate_dither(dither)
+            raise ConfigError(
+                "dither needs a velocity_deadband > 0 (its fade-out speed)", key="velocity_deadband"
+            )
+        self.dither = validate_dither(dither, model.n_joints)
         self.deadband = float(deadband)
         self.frequency_hz = validate_dither_hz(frequency_hz)
         self._model = model
@@ -144,4 +150,4 @@ class StictionDither:
         positive, negative = static
         level = positive if sign > 0 else negative
         fade = np.clip(2.0 - np.abs(measured_velocity) / self.deadband, 0.0, 1.0)
-        return (sign * self.dither) * fade * level + 0.0
+        return sign * self.dither * fade * level + 0.0

@@ -126,7 +126,8 @@ class FrictionConfig:
         measurement_timeout: a measured position older than this (relative to the setpoint
             time) is stale and gives no ``position_error`` term [s], > 0.
         dither: stiction dither amplitude as a fraction of the breakaway at rest [-], in
-            [0, 0.95] (:mod:`~gravity_friction_comp.stage.dither`); 0: off. Needs
+            [0, 0.95], one number or (n,) (:mod:`~gravity_friction_comp.stage.dither`); 0:
+            off (a read-only (n,) array once validated). Needs
             ``velocity_source: measured``, ``drive: velocity`` and a deadband > 0.
         dither_hz: the dither's square-wave frequency [Hz], > 0.
         measured: a measurement feed exists (:meth:`FrictionStage.update_measured` is
@@ -152,7 +153,7 @@ class FrictionConfig:
     drive: str = "velocity"
     eps_position: Any = 0.01
     measurement_timeout: float = 0.1
-    dither: float = 0.0
+    dither: Any = 0.0
     dither_hz: float = 5.0
     measured: bool = True
     effort_limits: np.ndarray = field(init=False, repr=False)
@@ -215,10 +216,10 @@ class FrictionConfig:
                 )
 
     def _check_dither(self) -> None:
-        dither = validate_dither(self.dither)
+        dither = validate_dither(self.dither, len(self.joints))
         object.__setattr__(self, "dither", dither)
         object.__setattr__(self, "dither_hz", validate_dither_hz(self.dither_hz))
-        if dither == 0.0:
+        if not dither.any():
             return
         wrong = [
             f"{key}: {value}"
@@ -234,7 +235,7 @@ class FrictionConfig:
                 f"dither fades out with the measured velocity over the deadband: it needs "
                 f"velocity_source: measured, drive: velocity and velocity_deadband > 0, got {', '.join(wrong)}",
                 key="dither",
-                value=dither,
+                value=dither.tolist(),
             )
 
     def velocity_key(self) -> tuple:
@@ -249,7 +250,7 @@ def _checked(config: FrictionConfig) -> FrictionConfig:
 
 
 def _dither(config: FrictionConfig) -> StictionDither | None:
-    if config.dither == 0.0:
+    if not config.dither.any():
         return None
     return StictionDither(config.model, config.dither, config.velocity_deadband, config.dither_hz)
 
