@@ -443,8 +443,8 @@ def _setup(context, *args, **kwargs):
         bridge_overrides.update({"urdf_path": urdf, "sim_config": sim_config})
     bridges = launch_bridges(motor_values, simulate)
     if free_drive:
-        if len(bridges) > 1:
-            raise ValueError("mode:=free_drive with motors on several buses is not supported yet")
+        if len(bridges) > 1:  # one bridge serving every bus: one joint_states for the one source
+            bridges = [("", str(motor_values.get("can.channel", "")), motor_values)]
         bridge_overrides.update(free_drive[0])
         if not composed:  # composed: free drive runs inside composed_free_drive
             actions.append(
@@ -460,15 +460,11 @@ def _setup(context, *args, **kwargs):
         check_composed(remaps, bridges)
         bridge_values = bridges[0][2] | bridge_overrides | clock | bridge_clock
         free_values = free_drive[2] | clock if free_drive else None
+        file = composed_parameters_file(gravity_values, friction_values, bridge_values, free_values)
         actions.append(
-            Node(
-                package=PACKAGE,
-                executable="composed_free_drive" if free_drive else "composed_chain",
-                output="screen",
-                parameters=[
-                    composed_parameters_file(gravity_values, friction_values, bridge_values, free_values)
-                ],
-            )
+            Node(package=PACKAGE, executable="composed_free_drive", output="screen", parameters=[file])
+            if free_drive
+            else Node(package=PACKAGE, executable="composed_chain", output="screen", parameters=[file])
         )
         bridges = []  # the bridge runs inside composed_chain
     for sub, channel, values in bridges:

@@ -35,3 +35,101 @@ def test_kd_scale_out_of_range(scale):
     with pytest.raises(ConfigError) as info:
         free_drive_overrides(BRIDGE, ["a", "b"], {}, kd_scale=scale, friction_deadband=0.0, rate_hz=0.0)
     assert info.value.key == "free_drive_kd_scale"
+
+
+def test_the_profiles_dither_goes_to_the_friction_stage():
+    _, friction, _ = free_drive_overrides(
+        BRIDGE, ["a", "b"], {}, kd_scale=0.2, friction_deadband=0.0, rate_hz=0.0, dither=(0.7, 0.0)
+    )
+    assert friction["dither"] == [0.7, 0.0]
+
+
+def test_profile_free_drive_dither_by_joint_others_off(tmp_path):
+    import shutil
+
+    from gravity_friction_comp.arm_profiles import load_arm
+
+    assert load_arm("yam_ultra").free_drive_dither == (0.7, 0.5, 0.6, 0.0, 0.0, 0.0)
+    arm = tmp_path / "arm"
+    shutil.copytree(load_arm("yam_ultra").directory, arm)
+    text = (arm / "profile.yaml").read_text()
+    for bad in ("{dof_joint9: 0.5}", "{dof_joint1: 0.99}", "[0.5]", "{dof_joint1: x}"):
+        (arm / "profile.yaml").write_text(
+            text.replace("{dof_joint1: 0.7, dof_joint2: 0.5, dof_joint3: 0.6}", bad)
+        )
+        with pytest.raises(ConfigError, match="free_drive"):
+            load_arm(arm)
+
+
+def _launched(repo_root, **configurations):
+    from test_launch import launched_parameters, load_launch_module, require_launch_ros
+
+    require_launch_ros()
+    return launched_parameters(load_launch_module(repo_root, "arm.launch.py"), **configurations)
+
+
+def test_launch_free_drive_palletizer_has_the_profiles_dither(repo_root):
+    nodes = _launched(repo_root, arm="palletizer", mode="free_drive")
+    friction = nodes["friction_feedforward_node"]
+    assert friction["dither"] == [0.8, 0.8, 0.65] and friction["velocity_source"] == "measured"
+    assert "free_drive_node" in nodes
+
+
+def test_launch_free_drive_composed_runs_composed_free_drive_with_a_free_drive_section(repo_root):
+    import yaml
+    from test_launch import require_launch_ros
+
+    require_launch_ros()
+    from test_launch import load_launch_module
+
+    arm = load_launch_module(repo_root, "arm.launch.py")
+    from launch import LaunchContext
+
+    context = LaunchContext()
+    for entity in arm.generate_launch_description().entities:
+        entity.visit(context)
+    context.launch_configurations.update(arm="palletizer", mode="free_drive", composed="true")
+    nodes = [n for n in arm._setup(context)[0].get_sub_entities() if type(n).__name__ == "Node"]
+    executables = [n.node_executable for n in nodes]
+    assert "composed_free_drive" in executables
+    assert not {"free_drive_node", "mit_bridge_node", "composed_chain"} & set(executables)
+    node = nodes[executables.index("composed_free_drive")]
+    path = node._Node__parameters[0]
+    sections = yaml.safe_load(open(path if isinstance(path, str) else path.perform(context)))
+    free = sections["/**/free_drive"]["ros__parameters"]
+    assert free["mode"] == "free_drive" and free["joints"] == ["base_yaw", "shoulder_pitch", "beam_pitch"]
+    assert sections["/**/friction_feedforward"]["ros__parameters"]["dither"] == [0.8, 0.8, 0.65]
+    assert sections["/**/mit_bridge"]["ros__parameters"]["kp"] == [0.0, 0.0, 0.0]
+
+
+def test_launch_free_drive_bimanual_is_one_bridge_on_both_buses(repo_root):
+    """Follow mode starts one bridge per bus; free drive one bridge serving both buses, so one
+    joint_states carries both arms to the one free-drive source."""
+    from gravity_friction_comp.arm_profiles import load_arm
+
+    profile = load_arm("openarm_v10_bimanual")
+    nodes = _launched(repo_root, arm="openarm_v10_bimanual", mode="free_drive")
+    bridge = nodes["mit_bridge_node"]
+    assert bridge["joints"] == list(profile.joints) and len(set(bridge["bus"])) == 2
+    assert nodes["free_drive_node"]["joints"] == list(profile.joints)
+
+
+def test_composed_parameters_file_has_a_free_drive_section_when_given(repo_root):
+    import os
+
+    import yaml
+    from test_launch import load_launch_module
+
+    arm = load_launch_module(repo_root, "arm.launch.py")
+    path = arm.composed_parameters_file({}, {}, {}, {"mode": "free_drive"})
+    try:
+        data = yaml.safe_load(open(path).read())
+    finally:
+        os.unlink(path)
+    assert data["/**/free_drive"] == {"ros__parameters": {"mode": "free_drive"}}
+    assert set(data) == {
+        "/**/gravity_compensation",
+        "/**/friction_feedforward",
+        "/**/mit_bridge",
+        "/**/free_drive",
+    }

@@ -24,7 +24,7 @@ from gravity_friction_comp.mit.bridge_config import BridgeConfig
 from gravity_friction_comp.mit.bridge_core import MitBridgeCore
 from gravity_friction_comp.mit.bus import CanFrameIO, CanSettings, open_bus
 from gravity_friction_comp.sim.arm import SimulatedArm
-from gravity_friction_comp.sim.bus import SimulatedMotorBus
+from gravity_friction_comp.sim.bus import SimulatedMotorBus, virtual_bus_settings
 from gravity_friction_comp.sim.external_effort import ExternalEffortSchedule
 from gravity_friction_comp.sim.lockstep import LockstepDriver, LockstepSchedule, whole_steps
 from gravity_friction_comp.stage.free_drive import FreeDriveSource
@@ -60,7 +60,8 @@ class FreeDriveLoop:
         config: Bridge configuration (kp/kd as the free drive runs them).
         source: The :class:`FreeDriveSource` (its mode decides follow / free drive).
         gravity, friction: The stages (``None``: that stage is not in the chain).
-        channel: A ``virtual`` CAN channel name unique to this loop.
+        channel: A ``virtual`` CAN channel name unique to this loop (a multi-bus motor map:
+            one channel ``<channel>/<bus>`` per bus, as the bridge node opens them).
         setpoint_rate_hz: Tick rate [Hz] (a divisor of the physics rate).
         delay: Modelled command transport delay [s] (whole physics steps).
         startup_behavior: The bridge core's behaviour before the first command.
@@ -94,14 +95,24 @@ class FreeDriveLoop:
         )
         self.core = MitBridgeCore(config, startup_behavior=startup_behavior)
         settings = CanSettings("virtual", channel, 1_000_000)
-        self.sim = SimulatedMotorBus.for_bridge(arm, config, settings)
-        self.io = CanFrameIO(open_bus(settings), self.core.reply_ids)
+        # one virtual channel per bus (a bimanual arm: one per arm), as the bridge node opens them
+        per_bus = virtual_bus_settings(settings, config.buses)
+        self.sim = SimulatedMotorBus.for_bridge(arm, config, per_bus if len(per_bus) > 1 else settings)
+        single = len(per_bus) == 1
+        self.ios = {
+            None if single else name: CanFrameIO(open_bus(bus), self.core.reply_ids)
+            for name, bus in per_bus.items()
+        }
+        self.io = next(iter(self.ios.values()))
         self.external = ExternalEffortSchedule(arm.joint_names)
-        self.driver = LockstepDriver(self.schedule, self.core, self.io, self.sim, self._on_state)
+        self.driver = LockstepDriver(
+            self.schedule, self.core, self.io if single else self.ios, self.sim, self._on_state
+        )
         self.driver.external = self.external
         self.names = self.core.joint_names
         self._last_effort = np.full(len(self.names), np.nan)
-        self.io.send(self.core.enable_frames())
+        for key, io in self.ios.items():
+            io.send(self.core.enable_frames(key))
         self.sim.answer_frames()
 
     def _on_state(self, now_ns: int) -> None:
@@ -161,6 +172,7 @@ class FreeDriveLoop:
         return LoopRecord(*(np.array(x) for x in (t_out, q_out, v_out, c_out, tau_out)))
 
     def close(self) -> None:
-        """Close both ends of the virtual bus (idempotent)."""
-        self.io.close()
+        """Close both ends of the virtual buses (idempotent)."""
+        for io in self.ios.values():
+            io.close()
         self.sim.stop()
