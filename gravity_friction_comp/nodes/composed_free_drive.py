@@ -98,7 +98,8 @@ class ComposedFreeDrive(ComposedChain):
             calls.append(self.friction.on_joint_states)
         calls.append(fd.on_state)
         state_pub = self.bridge._state_pub  # noqa: SLF001 - the one publisher the chain taps
-        self.bridge._state_pub = _StateTee(state_pub, calls, self._failed)  # noqa: SLF001
+        tee = _StateTee(state_pub, calls, self._failed)
+        self.bridge._state_pub = tee  # type: ignore[assignment]  # noqa: SLF001 - publish() alike
         # the setpoint source is in this process: gravity takes it by call, not by topic
         self.gravity.destroy_subscription(self.gravity.setpoint_subscription)
         fd.hand_off = self._on_setpoint

@@ -96,13 +96,12 @@ class FreeDriveLoop:
         self.core = MitBridgeCore(config, startup_behavior=startup_behavior)
         settings = CanSettings("virtual", channel, 1_000_000)
         # one virtual channel per bus (a bimanual arm: one per arm), as the bridge node opens them
-        per_bus = virtual_bus_settings(settings, config.buses)
-        self.sim = SimulatedMotorBus.for_bridge(arm, config, per_bus if len(per_bus) > 1 else settings)
-        single = len(per_bus) == 1
+        self.sim = SimulatedMotorBus.for_bridge(arm, config, settings)
         self.ios = {
-            None if single else name: CanFrameIO(open_bus(bus), self.core.reply_ids)
-            for name, bus in per_bus.items()
+            name: CanFrameIO(open_bus(bus), self.core.reply_ids)
+            for name, bus in virtual_bus_settings(settings, config.buses).items()
         }
+        single = len(self.ios) == 1
         self.io = next(iter(self.ios.values()))
         self.external = ExternalEffortSchedule(arm.joint_names)
         self.driver = LockstepDriver(
@@ -111,8 +110,8 @@ class FreeDriveLoop:
         self.driver.external = self.external
         self.names = self.core.joint_names
         self._last_effort = np.full(len(self.names), np.nan)
-        for key, io in self.ios.items():
-            io.send(self.core.enable_frames(key))
+        for name, io in self.ios.items():
+            io.send(self.core.enable_frames(None if single else name))
         self.sim.answer_frames()
 
     def _on_state(self, now_ns: int) -> None:

@@ -99,7 +99,7 @@ def breakaway_at_rest(model: FrictionModel, load: np.ndarray | None = None) -> t
     negative = p.breakaway_negative + p.stribeck_breakaway
     idx = [i for i, b in enumerate(p.bam) if b is not None] if model.model == "bam" else []
     if idx:
-        stack = BamStack([p.bam[i] for i in idx])
+        stack = BamStack([b for b in p.bam if b is not None])  # idx order
         tau_m = np.zeros(len(idx)) if load is None else np.asarray(load, dtype=float)[idx]
         budget = stack.budget(np.zeros(len(idx)), tau_m, -tau_m)
         positive, negative = positive.copy(), negative.copy()
