@@ -40,8 +40,11 @@ def test_composed_free_drive_holds_the_arm_in_lockstep(repo_root):
     }
     values = {k: first_node_parameters(f)[1] for k, f in files.items()}
     rate = 250.0
+    from gravity_friction_comp.arm_profiles import load_arm
+
+    dither = load_arm("palletizer").free_drive_dither  # as arm.launch.py arm:=palletizer sets it
     fd_bridge, fd_friction, fd_node = free_drive_launch_parts(
-        values["bridge"], urdf, values["friction"], 0.2, rate
+        values["bridge"], urdf, values["friction"], 0.2, rate, dither
     )
     sim_time = {"use_sim_time": True}
     context = Context()
@@ -115,6 +118,7 @@ def test_composed_free_drive_holds_the_arm_in_lockstep(repo_root):
         spin_until(3.5)
         assert sim_t() >= 3.5, f"lockstep stopped at {sim_t():.3f} s"
         assert composed.errors == 0, composed.last_error
+        assert composed.friction.stage.config.dither.tolist() == [0.8, 0.8, 0.65]
 
         def q_at(t):
             m = min(states, key=lambda s: abs(s.header.stamp.sec + 1e-9 * s.header.stamp.nanosec - t))
