@@ -40,7 +40,7 @@ from gravity_friction_comp.mit.quantize import (
     V_BITS,
     check_limits,
     finite,
-    float_to_uint,
+    float_to_uint_unchecked,
     uint_to_float,
 )
 from gravity_friction_comp.mit.special_frames import classify_special_frame
@@ -107,14 +107,14 @@ def command_codes(
             ``Reason.NOT_FINITE``), or not a number, numeric strings included (``Reason.TYPE``).
         ConfigError: ``limits`` not a :class:`MotorLimits` (key ``limits``).
     """
-    check_limits(limits)
-    p = float_to_uint(finite("position", position), -limits.p_max, limits.p_max, P_BITS)
+    check_limits(limits)  # its ranges are finite and > 0 (MotorLimits), so no per-field range check
+    p = float_to_uint_unchecked(finite("position", position), -limits.p_max, limits.p_max, P_BITS)
     return MitCommandCodes(
         p=min(p, P_CODE_MAX),
-        v=float_to_uint(finite("velocity", velocity), -limits.v_max, limits.v_max, V_BITS),
-        kp=float_to_uint(finite("kp", kp), 0.0, limits.kp_max, KP_BITS),
-        kd=float_to_uint(finite("kd", kd), 0.0, limits.kd_max, KD_BITS),
-        tau=float_to_uint(finite("tau_ff", tau_ff), -limits.t_max, limits.t_max, T_BITS),
+        v=float_to_uint_unchecked(finite("velocity", velocity), -limits.v_max, limits.v_max, V_BITS),
+        kp=float_to_uint_unchecked(finite("kp", kp), 0.0, limits.kp_max, KP_BITS),
+        kd=float_to_uint_unchecked(finite("kd", kd), 0.0, limits.kd_max, KD_BITS),
+        tau=float_to_uint_unchecked(finite("tau_ff", tau_ff), -limits.t_max, limits.t_max, T_BITS),
     )
 
 
