@@ -197,6 +197,7 @@ class MitBridgeCore:
             )
         self.config = config
         self.startup_behavior = startup_behavior
+        self._joint_names = tuple(m.name for m in config.motors)
         n = len(config.motors)
         self._kp = np.array([m.kp for m in config.motors], dtype=float)
         self._kd = np.array([m.kd for m in config.motors], dtype=float)
@@ -229,7 +230,7 @@ class MitBridgeCore:
     @property
     def joint_names(self) -> tuple[str, ...]:
         """Joint names in order."""
-        return tuple(m.name for m in self.config.motors)
+        return self._joint_names
 
     @property
     def reply_ids(self) -> frozenset[int]:
