@@ -198,6 +198,7 @@ class MitBridgeCore:
         self.config = config
         self.startup_behavior = startup_behavior
         self._joint_names = tuple(m.name for m in config.motors)
+        self._tau_limit = tuple(m.tau_limit for m in config.motors)  # config is frozen: once, not per step
         n = len(config.motors)
         self._kp = np.array([m.kp for m in config.motors], dtype=float)
         self._kd = np.array([m.kd for m in config.motors], dtype=float)
@@ -503,7 +504,7 @@ class MitBridgeCore:
                 behavior, frame = self._behavior_frame(i, cfg.timeout_behavior)
                 reason, out = "command timeout", [frame]
             else:
-                lim = m.tau_limit
+                lim = self._tau_limit[i]
                 tau = float(self._cmd_tau[i])
                 rt.effort_clamped = abs(tau) > lim
                 tau = min(max(tau, -lim), lim)
