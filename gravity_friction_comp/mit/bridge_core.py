@@ -72,6 +72,8 @@ TIME_TOLERANCE = 1e-6
 def _time(now: object) -> float:
     """``now`` [s] as a finite float: a NaN stamp would never time out (every comparison is
     false), an inf one never age."""
+    if type(now) is float and math.isfinite(now):  # the common case: every step and reply
+        return now
     if isinstance(now, (bool, np.bool_)) or not isinstance(now, (int, float, np.integer, np.floating)):
         raise InputError(f"now must be a time in seconds, got {now!r}", reason=Reason.TYPE)
     try:

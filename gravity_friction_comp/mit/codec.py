@@ -59,6 +59,8 @@ __all__ = [
 
 #: Largest position code a command frame may carry (see the module docstring).
 P_CODE_MAX = (1 << P_BITS) - 2
+#: Field widths of a command frame, most significant first.
+_FIELD_BITS = (P_BITS, V_BITS, KP_BITS, KD_BITS, T_BITS)
 
 
 # --- command frames ---------------------------------------------------------------------------
@@ -124,12 +126,12 @@ def pack_command_codes(codes: MitCommandCodes) -> bytes:
     Raises:
         InputError: a code that does not fit its field (reason ``Reason.RANGE``).
     """
-    widths = (P_BITS, V_BITS, KP_BITS, KD_BITS, T_BITS)
     word = 0
-    for code, bits in zip(codes, widths):
-        if not 0 <= int(code) < (1 << bits):
+    for code, bits in zip(codes, _FIELD_BITS):
+        value = int(code)
+        if not 0 <= value < (1 << bits):
             raise InputError(f"code {code} does not fit {bits} bits", reason=Reason.RANGE)
-        word = (word << bits) | int(code)
+        word = (word << bits) | value
     return word.to_bytes(8, "big")
 
 
