@@ -41,7 +41,7 @@ from gravity_friction_comp.mit.quantize import (
     check_limits,
     finite,
     float_to_uint_unchecked,
-    uint_to_float,
+    uint_to_float_unchecked,
 )
 from gravity_friction_comp.mit.special_frames import classify_special_frame
 from gravity_friction_comp.validation import frame_bytes
@@ -188,11 +188,11 @@ def decode_command(data: bytes, limits: MotorLimits) -> MitCommand:
     data = frame_bytes(data, "MIT command")
     if classify_special_frame(data) is not None:
         raise InputError("special frame is not an MIT command", reason=Reason.SPECIAL_FRAME)
-    c = unpack_command_codes(data)
+    c = unpack_command_codes(data)  # each code masked to its field: no range check needed
     return MitCommand(
-        position=uint_to_float(c.p, -limits.p_max, limits.p_max, P_BITS),
-        velocity=uint_to_float(c.v, -limits.v_max, limits.v_max, V_BITS),
-        kp=uint_to_float(c.kp, 0.0, limits.kp_max, KP_BITS),
-        kd=uint_to_float(c.kd, 0.0, limits.kd_max, KD_BITS),
-        tau_ff=uint_to_float(c.tau, -limits.t_max, limits.t_max, T_BITS),
+        position=uint_to_float_unchecked(c.p, -limits.p_max, limits.p_max, P_BITS),
+        velocity=uint_to_float_unchecked(c.v, -limits.v_max, limits.v_max, V_BITS),
+        kp=uint_to_float_unchecked(c.kp, 0.0, limits.kp_max, KP_BITS),
+        kd=uint_to_float_unchecked(c.kd, 0.0, limits.kd_max, KD_BITS),
+        tau_ff=uint_to_float_unchecked(c.tau, -limits.t_max, limits.t_max, T_BITS),
     )
