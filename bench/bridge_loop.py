@@ -16,9 +16,15 @@ arm at 1 kHz physics in a thread of this process, on private python-can ``virtua
 channels), commanded at 200 Hz by a publisher in the same executor, exactly as the
 executable runs it (:func:`make_executor`: rclpy's EventsExecutor where available,
 ``GRAVITY_FRICTION_COMP_EXECUTOR=single`` for the SingleThreadedExecutor). The simulator
-shares the process (python-can's virtual bus is in-process), so its physics is timed
-apart: CPU [thread time] of the bridge's cycle (drain, core, send, publish) per cycle, and
-of the simulator's physics per step, each on its own thread.
+shares the process (python-can's virtual bus is in-process), so CPU is counted per thread
+(Linux per-thread CPU clocks): the bridge's frame exchanges on the executor thread (drain,
+core, send, publish; on the timer or on a command's arrival) per exchange, and within them
+the bus sends (on the ``virtual`` bus python-can deep-copies every frame and puts it in a
+locked queue: simulation cost, not a real bus's), the bridge's receive thread (python-can
+Notifier), and the simulator's thread (physics steps and the emulated motors' replies).
+``--physics replies`` runs the simulator without physics: the emulated motors still answer
+every frame (from the arm's start state, which then never moves), only the arm's step is
+skipped, so the loop period shows what the bridge gets without the physics in its process.
 
 Prints loop period p50 / p99 / max [ms] and their ratio to the baseline, the p99 of
 |period − nominal| (jitter), frames per second (commands + replies) against the ceiling of
@@ -27,7 +33,8 @@ frame time of :mod:`~gravity_friction_comp.mit.bus_load`), and per bus its measu
 The virtual bus has no bit timing, so a rate above the ceiling is only possible in
 simulation. Last line: each goal met / not met.
 
-Run: ``.venv/bin/python bench/bridge_loop.py [--seconds 4] [--cases 8fd@1000 bimanual@1000]``
+Run: ``.venv/bin/python bench/bridge_loop.py [--seconds 4] [--cases 8fd@1000 bimanual@1000]
+[--physics full|replies]``
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ import argparse
 import os
 import pathlib
 import sys
+import threading
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -93,14 +101,37 @@ def baseline(rate: float, seconds: float) -> dict[str, float]:
 
 
 class TimedBridge(MitBridgeNode):
-    """The bridge with its cycle's thread CPU time recorded (the timer calls this ``_loop``)."""
+    """The bridge with the thread CPU time of each frame exchange recorded (timer or command
+    arrival both call ``_exchange``), and of the bus sends within it."""
 
-    cycle_cpu: list[float]
+    exchange_cpu: list[float]
+    send_cpu: list[float]
+    _send_sum = 0.0
 
-    def _loop(self) -> None:
+    def _exchange(self, now: float) -> None:
+        self._send_sum = 0.0
         t0 = time.thread_time()
-        super()._loop()
-        self.cycle_cpu.append(time.thread_time() - t0)
+        super()._exchange(now)
+        self.exchange_cpu.append(time.thread_time() - t0)
+        self.send_cpu.append(self._send_sum)
+
+    def time_sends(self) -> None:
+        """Wrap each bus's ``send`` to add its thread CPU time to the current exchange's."""
+        for io in self._ios.values():  # noqa: SLF001 - bench introspection
+
+            def timed_send(frames, _send=io.send):
+                t0 = time.thread_time()
+                n = _send(frames)
+                self._send_sum += time.thread_time() - t0
+                return n
+
+            io.send = timed_send
+
+
+def thread_cpu(thread: threading.Thread) -> float:
+    """CPU time [s] a running thread has used (its Linux per-thread clock)."""
+    assert thread.ident is not None
+    return time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
 
 
 def case_parameters(case: str) -> tuple[pathlib.Path, dict, float]:
@@ -134,7 +165,7 @@ def case_parameters(case: str) -> tuple[pathlib.Path, dict, float]:
     return urdf, params, rate
 
 
-def bridge(case: str, seconds: float) -> dict:
+def bridge(case: str, seconds: float, physics: str = "full") -> dict:
     urdf, params, rate = case_parameters(case)
     model = RobotModel.from_urdf(str(urdf))
     joints = list(params["joints"])
@@ -143,10 +174,12 @@ def bridge(case: str, seconds: float) -> dict:
     rclpy.init(context=ctx, domain_id=int(os.environ["ROS_DOMAIN_ID"]))
     params = dict(params, command_timeout=0.1, simulate=True, urdf_path=str(urdf))
     node = TimedBridge(context=ctx, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
-    node.cycle_cpu = []
+    node.exchange_cpu, node.send_cpu = [], []
+    node.time_sends()
     sim = node._sim  # noqa: SLF001 - bench introspection
     physics_cpu: list[float] = []
-    run_once = sim.run_once
+    # "replies": the emulated motors answer, the arm is not stepped (no physics)
+    run_once = sim.run_once if physics == "full" else (lambda dt=None: sim.answer_frames())
 
     def timed_run_once(dt=None):
         t0 = time.thread_time()
@@ -174,14 +207,23 @@ def bridge(case: str, seconds: float) -> dict:
         ex.spin_once(timeout_sec=0.01)
     ios = node._ios  # noqa: SLF001
     n_periods0 = len(node.loop_periods())
-    node.cycle_cpu.clear()
+    node.exchange_cpu.clear()
+    node.send_cpu.clear()
     physics_cpu.clear()
     frames0 = {b: io.sent + io.listener.received for b, io in ios.items()}
+    notifiers = [io._notifier for io in ios.values() if hasattr(io, "_notifier")]  # noqa: SLF001
+    readers = [r for n in notifiers for r in n._readers if isinstance(r, threading.Thread)]  # noqa: SLF001
+    threads = {"receive": readers, "simulator": [sim._thread]}  # noqa: SLF001
+    cpu0 = {k: [thread_cpu(t) for t in ts] for k, ts in threads.items()}
+    main0, process0 = time.thread_time(), time.process_time()
     t0 = time.monotonic()
     end = t0 + seconds
     while time.monotonic() < end:
         ex.spin_once(timeout_sec=0.01)
     elapsed = time.monotonic() - t0
+    share = {k: sum(thread_cpu(t) - c for t, c in zip(ts, cpu0[k])) / elapsed for k, ts in threads.items()}
+    share["executor"] = (time.thread_time() - main0) / elapsed
+    share["process"] = (time.process_time() - process0) / elapsed
     fps = {b: (io.sent + io.listener.received - frames0[b]) / elapsed for b, io in ios.items()}
     periods = node.loop_periods()[n_periods0:] if n_periods0 < 4096 else node.loop_periods()
     cfg, settings = node.config, node.settings
@@ -207,10 +249,16 @@ def bridge(case: str, seconds: float) -> dict:
             }
             for b in ios
         },
-        cycle_cpu_us=(1e6 * float(np.mean(node.cycle_cpu)), 1e6 * float(np.percentile(node.cycle_cpu, 99))),
-        bridge_cpu_share=float(np.sum(node.cycle_cpu)) / elapsed,
+        exchange_cpu_us=(
+            1e6 * float(np.mean(node.exchange_cpu)),
+            1e6 * float(np.percentile(node.exchange_cpu, 99)),
+        ),
+        send_cpu_us=1e6 * float(np.mean(node.send_cpu)),
+        exchanges_per_s=len(node.exchange_cpu) / elapsed,
+        bridge_cpu_share=float(np.sum(node.exchange_cpu)) / elapsed,
+        thread_share=share,
+        physics=physics,
         physics_cpu_us=(1e6 * float(np.mean(physics_cpu)), 1e6 * float(np.percentile(physics_cpu, 99))),
-        physics_cpu_share=float(np.sum(physics_cpu)) / elapsed,
         sim_overruns=sim.overruns,
         missed=sum(s.total_missed_replies for s in node._core.status()),  # noqa: SLF001
     )
@@ -242,12 +290,20 @@ def report(case: str, rate: float, seconds: float, base: dict, res: dict) -> flo
             f"bus {bus or 'can0'}: {b['motors']} motors, {b['fps']:.0f} frames/s measured, "
             f"{2 * b['motors'] * rate:.0f} expected; load {b['load']:.1%} measured, {b['expected']:.1%} expected (worst case)"
         )
-    mean, p99 = res["cycle_cpu_us"]
+    mean, p99 = res["exchange_cpu_us"]
     pmean, pp99 = res["physics_cpu_us"]
+    sh = res["thread_share"]
     print(
-        f"bridge cycle CPU: mean {mean:.0f} us, p99 {p99:.0f} us per cycle "
-        f"({mean * rate / 1e6:.0%} of a core at {rate:g} Hz; measured {res['bridge_cpu_share']:.0%}); "
-        f"simulator physics: mean {pmean:.0f} us, p99 {pp99:.0f} us per step ({res['physics_cpu_share']:.0%} of a core)"
+        f"bridge exchange CPU (drain, core, send, publish): mean {mean:.0f} us, p99 {p99:.0f} us per exchange, "
+        f"{res['exchanges_per_s']:.0f} exchanges/s ({res['bridge_cpu_share']:.0%} of a core); of it bus send "
+        f"{res['send_cpu_us']:.0f} us (python-can virtual: deepcopy + locked queue per frame); "
+        f"without the send {mean - res['send_cpu_us']:.0f} us"
+    )
+    label = "physics + motor replies" if res["physics"] == "full" else "motor replies only, physics off"
+    print(
+        f"CPU share of a core per thread: executor (bridge + commander) {sh['executor']:.0%}, "
+        f"bridge receive (Notifier) {sh['receive']:.0%}, simulator ({label}) {sh['simulator']:.0%}, "
+        f"whole process {sh['process']:.0%}; simulator tick: mean {pmean:.0f} us, p99 {pp99:.0f} us"
     )
     print(
         f"loop achieved {res['n'] / seconds:.0f} Hz of {rate:g}; missed replies {res['missed']}; "
@@ -262,16 +318,24 @@ def main() -> None:
     parser.add_argument(
         "--cases", nargs="+", default=["7@500", "7@1000", "8fd@1000", "bimanual@1000"], help="cases to run"
     )
+    parser.add_argument(
+        "--physics",
+        choices=("full", "replies"),
+        default="full",
+        help="simulator thread: physics at 1 kHz and motor replies, or the replies only (arm not stepped)",
+    )
     args = parser.parse_args()
     if not URDF.is_file():  # a copy of the project's shared data (test/data/README.md)
         print(f"skipped: {URDF} not found (the 7-DoF OpenArm URDF, test/data/urdf/openarm/)")
         return
-    print(f"machine load average: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    print(
+        f"machine load average: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; simulator physics: {args.physics}"
+    )
     goals = []
     for case in args.cases:
         rate = float(case.split("@")[1])
         base = baseline(rate, args.seconds)
-        res = bridge(case, args.seconds)
+        res = bridge(case, args.seconds, args.physics)
         ratio = report(case, rate, args.seconds, base, res)
         if case.startswith("8fd"):
             goals.append((f"{case} loop p99 <= {P99_GOAL}x empty timer ({ratio:.2f}x)", ratio <= P99_GOAL))

@@ -144,3 +144,24 @@ def test_fd_open_failure_names_both_bitrates():
     with pytest.raises(BusOpenError, match="1000000 bit/s / FD data 5000000 bit/s") as err:
         open_bus(settings)
     assert err.value.value == "gfc_no_such_can_device"
+
+
+def test_frame_queue_keeps_the_oldest_when_full_counts_the_rest_and_drains_in_order():
+    """Full queue (the loop stalled): newer frames are dropped and counted; error, remote and
+    unlisted-id frames are ignored; drain hands frames out oldest first, ``limit`` at a time."""
+    from gravity_friction_comp.mit.bus import FrameQueue
+
+    q = FrameQueue(maxsize=3, accept=frozenset({0x11}))
+    for k in range(5):
+        q.on_message_received(can.Message(arbitration_id=0x11, data=bytes([k] * 8), is_extended_id=False))
+    q.on_message_received(can.Message(arbitration_id=0x12, data=bytes(8), is_extended_id=False))
+    q.on_message_received(can.Message(arbitration_id=0x11, is_remote_frame=True, is_extended_id=False))
+    q.on_message_received(can.Message(arbitration_id=0x11, is_error_frame=True, is_extended_id=False))
+    assert (q.received, q.dropped, q.ignored) == (5, 2, 3)
+    first = q.drain(limit=2)
+    assert [f.data for f in first] == [bytes([0] * 8), bytes([1] * 8)]
+    assert all(f.arbitration_id == 0x11 and isinstance(f.data, bytes) for f in first)
+    assert [f.data for f in q.drain()] == [bytes([2] * 8)]
+    assert q.drain() == []
+    q.on_message_received(can.Message(arbitration_id=0x11, data=bytes([9] * 8), is_extended_id=False))
+    assert [f.data for f in q.drain()] == [bytes([9] * 8)] and q.dropped == 2  # room again

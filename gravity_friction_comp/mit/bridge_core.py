@@ -72,6 +72,8 @@ TIME_TOLERANCE = 1e-6
 def _time(now: object) -> float:
     """``now`` [s] as a finite float: a NaN stamp would never time out (every comparison is
     false), an inf one never age."""
+    if type(now) is float and math.isfinite(now):  # the common case: every step and reply
+        return now
     if isinstance(now, (bool, np.bool_)) or not isinstance(now, (int, float, np.integer, np.floating)):
         raise InputError(f"now must be a time in seconds, got {now!r}", reason=Reason.TYPE)
     try:
@@ -197,12 +199,13 @@ class MitBridgeCore:
             )
         self.config = config
         self.startup_behavior = startup_behavior
+        self._joint_names = tuple(m.name for m in config.motors)
+        self._tau_limit = tuple(m.tau_limit for m in config.motors)  # config is frozen: once, not per step
         n = len(config.motors)
         self._kp = np.array([m.kp for m in config.motors], dtype=float)
         self._kd = np.array([m.kd for m in config.motors], dtype=float)
-        zeros = np.zeros(n)
         try:  # gains that overflow on the motor side (kp 1e308 at gear 0.5) never reach step()
-            self._check_motor_side(zeros, zeros, zeros)
+            self._check_gains_motor_side(self._kp, self._kd)
         except InputError as error:
             raise ConfigError(str(error), key="kp", value=self._kp.tolist()) from None
         self._cmd_q = np.zeros(n)
@@ -230,7 +233,7 @@ class MitBridgeCore:
     @property
     def joint_names(self) -> tuple[str, ...]:
         """Joint names in order."""
-        return tuple(m.name for m in self.config.motors)
+        return self._joint_names
 
     @property
     def reply_ids(self) -> frozenset[int]:
@@ -306,19 +309,22 @@ class MitBridgeCore:
         self._cmd_q, self._cmd_qd, self._cmd_tau = q, qd, tau
         self._cmd_time = now
 
-    def _check_motor_side(
-        self, q: np.ndarray, qd: np.ndarray, tau: np.ndarray, kp: np.ndarray | None = None, kd=None
-    ) -> None:
-        """Raise InputError (reason ``"range"``, joint named) if a joint's command or gains
-        overflow once mapped to its motor (finite joint values times the gear ratio or 1/r²)."""
-        kp = self._kp if kp is None else kp
-        kd = self._kd if kd is None else kd
+    def _check_motor_side(self, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> None:
+        """Raise InputError (reason ``"range"``, joint named) if a joint's command overflows
+        once mapped to its motor (finite joint values times the gear ratio). The gains were
+        checked when they were set (:meth:`_check_gains_motor_side`)."""
+        for i, m in enumerate(self.config.motors):
+            try:
+                m.mapping.command_to_motor(float(q[i]), float(qd[i]), 0.0, 0.0, float(tau[i]))
+            except InputError as error:
+                raise InputError(f"joint {m.name}: {error}; rejected", reason=Reason.RANGE) from None
+
+    def _check_gains_motor_side(self, kp: np.ndarray, kd: np.ndarray) -> None:
+        """As :meth:`_check_motor_side` for the gains kp, kd and ``damp_kd`` (times 1/r²)."""
         for i, m in enumerate(self.config.motors):
             damp_kd = kd[i] if m.damp_kd is None else m.damp_kd
             try:
-                m.mapping.command_to_motor(
-                    float(q[i]), float(qd[i]), float(kp[i]), float(kd[i]), float(tau[i])
-                )
+                m.mapping.command_to_motor(0.0, 0.0, float(kp[i]), float(kd[i]), 0.0)
                 m.mapping.command_to_motor(0.0, 0.0, 0.0, float(damp_kd), 0.0)
             except InputError as error:
                 raise InputError(f"joint {m.name}: {error}; rejected", reason=Reason.RANGE) from None
@@ -343,10 +349,9 @@ class MitBridgeCore:
         """
         new_kp = self._kp if kp is None else check_gains("kp", self._gain_array("kp", kp))
         new_kd = self._kd if kd is None else check_gains("kd", self._gain_array("kd", kd))
-        zeros = np.zeros(self.n_joints)
         for key, gains in (("kp", (new_kp, self._kd)), ("kd", (new_kp, new_kd))):
             try:
-                self._check_motor_side(zeros, zeros, zeros, *gains)
+                self._check_gains_motor_side(*gains)
             except InputError as error:
                 raise ConfigError(str(error), key=key, value=gains[key == "kd"].tolist()) from None
         return new_kp.copy(), new_kd.copy()
@@ -501,7 +506,7 @@ class MitBridgeCore:
                 behavior, frame = self._behavior_frame(i, cfg.timeout_behavior)
                 reason, out = "command timeout", [frame]
             else:
-                lim = m.tau_limit
+                lim = self._tau_limit[i]
                 tau = float(self._cmd_tau[i])
                 rt.effort_clamped = abs(tau) > lim
                 tau = min(max(tau, -lim), lim)

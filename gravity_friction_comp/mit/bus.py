@@ -5,8 +5,8 @@ The only module of the bridge that imports python-can (with sim.bus).
 
 from __future__ import annotations
 
-import queue
 import time
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
@@ -178,7 +178,9 @@ class FrameQueue(can.Listener):
     """Listener for a python-can Notifier: received frames → bounded thread-safe queue.
 
     Runs on the Notifier's thread: it only stamps and enqueues. When the queue is full
-    (the loop stalled) the frame is dropped and counted in :attr:`dropped`.
+    (the loop stalled) the frame is dropped and counted in :attr:`dropped`. The queue is a
+    ``deque`` (append and popleft are atomic; one producer, one consumer): ``queue.Queue``'s
+    lock and condition cost ~6 µs per frame and side on a busy machine, 16 frames per cycle.
 
     Args:
         maxsize: Queue capacity [frames].
@@ -187,7 +189,8 @@ class FrameQueue(can.Listener):
     """
 
     def __init__(self, maxsize: int = 4096, accept: frozenset[int] | None = None):
-        self._queue: queue.Queue[ReceivedFrame] = queue.Queue(maxsize=maxsize)
+        self._queue: deque[ReceivedFrame] = deque()
+        self._maxsize = maxsize
         self._accept = accept
         self.dropped = 0
         self.ignored = 0
@@ -203,10 +206,10 @@ class FrameQueue(can.Listener):
             self.ignored += 1
             return
         self.received += 1
-        try:
-            self._queue.put_nowait(ReceivedFrame(time.monotonic(), msg.arbitration_id, bytes(msg.data)))
-        except queue.Full:
+        if len(self._queue) >= self._maxsize:
             self.dropped += 1
+            return
+        self._queue.append(ReceivedFrame(time.monotonic(), msg.arbitration_id, bytes(msg.data)))
 
     def on_error(self, exc: Exception) -> None:
         # The Notifier would otherwise stop silently; keep the error for diagnostics.
@@ -216,11 +219,8 @@ class FrameQueue(can.Listener):
     def drain(self, limit: int | None = None) -> list[ReceivedFrame]:
         """Everything queued now (at most ``limit`` frames), oldest first."""
         out: list[ReceivedFrame] = []
-        while limit is None or len(out) < limit:
-            try:
-                out.append(self._queue.get_nowait())
-            except queue.Empty:
-                break
+        while self._queue and (limit is None or len(out) < limit):
+            out.append(self._queue.popleft())
         return out
 
 

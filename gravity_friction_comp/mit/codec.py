@@ -40,8 +40,8 @@ from gravity_friction_comp.mit.quantize import (
     V_BITS,
     check_limits,
     finite,
-    float_to_uint,
-    uint_to_float,
+    float_to_uint_unchecked,
+    uint_to_float_unchecked,
 )
 from gravity_friction_comp.mit.special_frames import classify_special_frame
 from gravity_friction_comp.validation import frame_bytes
@@ -59,6 +59,8 @@ __all__ = [
 
 #: Largest position code a command frame may carry (see the module docstring).
 P_CODE_MAX = (1 << P_BITS) - 2
+#: Field widths of a command frame, most significant first.
+_FIELD_BITS = (P_BITS, V_BITS, KP_BITS, KD_BITS, T_BITS)
 
 
 # --- command frames ---------------------------------------------------------------------------
@@ -107,14 +109,14 @@ def command_codes(
             ``Reason.NOT_FINITE``), or not a number, numeric strings included (``Reason.TYPE``).
         ConfigError: ``limits`` not a :class:`MotorLimits` (key ``limits``).
     """
-    check_limits(limits)
-    p = float_to_uint(finite("position", position), -limits.p_max, limits.p_max, P_BITS)
+    check_limits(limits)  # its ranges are finite and > 0 (MotorLimits), so no per-field range check
+    p = float_to_uint_unchecked(finite("position", position), -limits.p_max, limits.p_max, P_BITS)
     return MitCommandCodes(
         p=min(p, P_CODE_MAX),
-        v=float_to_uint(finite("velocity", velocity), -limits.v_max, limits.v_max, V_BITS),
-        kp=float_to_uint(finite("kp", kp), 0.0, limits.kp_max, KP_BITS),
-        kd=float_to_uint(finite("kd", kd), 0.0, limits.kd_max, KD_BITS),
-        tau=float_to_uint(finite("tau_ff", tau_ff), -limits.t_max, limits.t_max, T_BITS),
+        v=float_to_uint_unchecked(finite("velocity", velocity), -limits.v_max, limits.v_max, V_BITS),
+        kp=float_to_uint_unchecked(finite("kp", kp), 0.0, limits.kp_max, KP_BITS),
+        kd=float_to_uint_unchecked(finite("kd", kd), 0.0, limits.kd_max, KD_BITS),
+        tau=float_to_uint_unchecked(finite("tau_ff", tau_ff), -limits.t_max, limits.t_max, T_BITS),
     )
 
 
@@ -124,12 +126,12 @@ def pack_command_codes(codes: MitCommandCodes) -> bytes:
     Raises:
         InputError: a code that does not fit its field (reason ``Reason.RANGE``).
     """
-    widths = (P_BITS, V_BITS, KP_BITS, KD_BITS, T_BITS)
     word = 0
-    for code, bits in zip(codes, widths):
-        if not 0 <= int(code) < (1 << bits):
+    for code, bits in zip(codes, _FIELD_BITS):
+        value = int(code)
+        if not 0 <= value < (1 << bits):
             raise InputError(f"code {code} does not fit {bits} bits", reason=Reason.RANGE)
-        word = (word << bits) | int(code)
+        word = (word << bits) | value
     return word.to_bytes(8, "big")
 
 
@@ -186,11 +188,11 @@ def decode_command(data: bytes, limits: MotorLimits) -> MitCommand:
     data = frame_bytes(data, "MIT command")
     if classify_special_frame(data) is not None:
         raise InputError("special frame is not an MIT command", reason=Reason.SPECIAL_FRAME)
-    c = unpack_command_codes(data)
+    c = unpack_command_codes(data)  # each code masked to its field: no range check needed
     return MitCommand(
-        position=uint_to_float(c.p, -limits.p_max, limits.p_max, P_BITS),
-        velocity=uint_to_float(c.v, -limits.v_max, limits.v_max, V_BITS),
-        kp=uint_to_float(c.kp, 0.0, limits.kp_max, KP_BITS),
-        kd=uint_to_float(c.kd, 0.0, limits.kd_max, KD_BITS),
-        tau_ff=uint_to_float(c.tau, -limits.t_max, limits.t_max, T_BITS),
+        position=uint_to_float_unchecked(c.p, -limits.p_max, limits.p_max, P_BITS),
+        velocity=uint_to_float_unchecked(c.v, -limits.v_max, limits.v_max, V_BITS),
+        kp=uint_to_float_unchecked(c.kp, 0.0, limits.kp_max, KP_BITS),
+        kd=uint_to_float_unchecked(c.kd, 0.0, limits.kd_max, KD_BITS),
+        tau_ff=uint_to_float_unchecked(c.tau, -limits.t_max, limits.t_max, T_BITS),
     )
