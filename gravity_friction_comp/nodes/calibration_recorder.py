@@ -143,5 +143,5 @@ def record_on_chain(
             signal.signal(sig, handler)
         if writer is not None:
             writer.close()
-            if stop or log is None or log.time.size == 0:  # nothing written, as for the CSV
+            if bag is not None and (stop or log is None or log.time.size == 0):  # nothing written
                 shutil.rmtree(bag, ignore_errors=True)

@@ -33,6 +33,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from gravity_friction_comp.errors import ConfigError, GravityFrictionCompError
 
@@ -108,7 +109,7 @@ class JointStateBag:
         plugin = StoragePlugin.MCAP if storage == "mcap" else StoragePlugin.SQLITE3
         self._typestore = get_typestore(Stores.ROS2_HUMBLE)  # JointState is the same in every distro
         self._writer = Writer(pathlib.Path(bag), version=8, storage_plugin=plugin)
-        self._connections: dict[str, object] = {}
+        self._connections: dict[str, Any] = {}
         #: Messages written per topic.
         self.counts: dict[str, int] = {}
         try:

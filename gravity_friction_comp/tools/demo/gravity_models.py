@@ -200,7 +200,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{label:14s} {f['proximal_rms']:13.3f} {f['sag']:10.3f} {f['hold']:11.3f}")
     print("calibrated vs true:\n" + "\n".join("  " + line for line in lines))
     print("ACCEPTED" if ok else "NOT ACCEPTED")
-    summary = {"sim_urdf": sim_urdf, "sim_config": setup.sim_config, "urdfs": urdfs, "runs": results}
+    summary: dict[str, Any] = {"sim_urdf": sim_urdf, "sim_config": setup.sim_config, "urdfs": urdfs}
+    summary["runs"] = results
     summary |= {"criteria": lines, "passed": ok, "position_lsb_mrad": dict(setup.position_lsb)}
     (out / "gravity_models.json").write_text(json.dumps(summary, indent=2))
     return 0 if ok else 1
