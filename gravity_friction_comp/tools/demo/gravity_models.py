@@ -106,7 +106,15 @@ def compare(setup, urdfs: Mapping[str, str], sim_urdf: str, domain_id: int, log=
     ones = (1.0,) * len(setup.all_joints)
     out = {}
     for label, urdf in urdfs.items():
-        run = dataclasses.replace(setup, urdf=str(urdf), sim_urdf=str(sim_urdf), gravity_scale=ones)
+        run = dataclasses.replace(
+            setup,
+            urdf=str(urdf),
+            sim_urdf=str(sim_urdf),
+            gravity_scale=ones,
+            # wall-clock watchdog only (lockstep figures do not depend on it): a loaded
+            # machine can starve the run for seconds
+            bridge_overrides={**setup.bridge_overrides, "sim_stall_timeout": 30.0},
+        )
         log(f"  gravity model {label}: {urdf}")
         metrics = evaluate(run, run_phase(run, True, domain_id, log=log))
         out[label] = {"joints": {j: vars(m) for j, m in metrics.items()}, **figures(run, metrics)}
