@@ -5,9 +5,17 @@ position, velocity, stamped with the node clock, at ``rate_hz``) and records eve
 ``joint_states`` message (position, velocity, effort) until the profile has ended. The
 gravity compensation node, the bridge and the motors must already run (gravity on, the
 bridge's gains low). Works with rclpy from a ROS 2 install or the pip environment.
+
+Optionally the same messages (those recorded: from the first setpoint to the profile's
+end) also go to a rosbag2 folder, through the package's one bag writer
+(:class:`~gravity_friction_comp.tools.record.JointStateBag`); ``use_sim_time`` puts the
+recorder on ``/clock`` (a lockstep simulated chain).
 """
 
 from __future__ import annotations
+
+import os
+import shutil
 
 import numpy as np
 from rclpy.node import Node
@@ -21,11 +29,20 @@ __all__ = ["CalibrationRecorder", "record_on_chain"]
 
 
 class CalibrationRecorder(Node):
-    """Publishes ``profile`` on ``joint_setpoint`` and records ``joint_states``."""
+    """Publishes ``profile`` on ``joint_setpoint`` and records ``joint_states``.
 
-    def __init__(self, profile: Profile, rate_hz: float = 250.0):
-        super().__init__("calibration_recorder")
+    ``bag``: a :class:`~gravity_friction_comp.tools.record.JointStateBag` that also gets
+    every recorded message (topic ``joint_states`` as resolved), or ``None``. Other
+    keywords go to :class:`rclpy.node.Node` (``context``, ``parameter_overrides``).
+    """
+
+    def __init__(self, profile: Profile, rate_hz: float = 250.0, *, bag=None, **node_kwargs):
+        super().__init__("calibration_recorder", **node_kwargs)
         self.profile = profile
+        self._bag = bag
+        self._state_topic = self.resolve_topic_name("joint_states")
+        if bag is not None:
+            bag.add_topic(self._state_topic)
         self.done = False
         self._start_ns: int | None = None
         self._samples: list[tuple[float, dict]] = []
@@ -55,6 +72,10 @@ class CalibrationRecorder(Node):
         t = (self.get_clock().now().nanoseconds - self._start_ns) * 1e-9
         velocity = list(msg.velocity) if len(msg.velocity) == len(msg.name) else [0.0] * len(msg.name)
         self._samples.append((t, dict(zip(msg.name, zip(msg.position, velocity, msg.effort)))))
+        if self._bag is not None:
+            from rclpy.serialization import serialize_message
+
+            self._bag.write(self._state_topic, self.get_clock().now().nanoseconds, serialize_message(msg))
 
     def log(self, joints) -> JointStateLog:
         """The recording of ``joints`` (samples missing any of them are skipped)."""
@@ -64,18 +85,42 @@ class CalibrationRecorder(Node):
         return JointStateLog(tuple(joints), times, arr[:, :, 0], arr[:, :, 1], arr[:, :, 2])
 
 
-def record_on_chain(profile: Profile, joints, rate_hz: float = 250.0) -> tuple[JointStateLog, bool]:
+def record_on_chain(
+    profile: Profile,
+    joints,
+    rate_hz: float = 250.0,
+    *,
+    bag: str | os.PathLike | None = None,
+    storage: str = "mcap",
+    use_sim_time: bool = False,
+) -> tuple[JointStateLog, bool]:
     """Spin a :class:`CalibrationRecorder` until the profile ends or SIGINT/SIGTERM arrives.
+
+    Args:
+        profile: what to play. joints: the joints recorded (the log's columns).
+        rate_hz: setpoint rate [Hz].
+        bag: a rosbag2 folder to create with the recorded ``joint_states`` as well
+            (``None``: none); removed again when a signal stopped the run or nothing was
+            recorded (nothing is written then).
+        storage: the bag's storage, ``"mcap"`` or ``"sqlite3"``.
+        use_sim_time: run the recorder on ``/clock`` (a lockstep simulated chain).
 
     Returns (the recording, whether a signal stopped it). The signals only ask the spin loop
     to stop (as :func:`~gravity_friction_comp.nodes.stage_node.run_node`): no
     ``KeyboardInterrupt`` or ``ExternalShutdownException`` traceback.
+
+    Raises:
+        ConfigError: the bag cannot be created (it exists, or its folder is not writable).
     """
     import signal
 
     import rclpy
+    from rclpy.parameter import Parameter
     from rclpy.signals import SignalHandlerOptions
 
+    from gravity_friction_comp.tools.record import JointStateBag
+
+    writer = JointStateBag(bag, storage) if bag is not None else None
     stop: list[int] = []
 
     def request_stop(signum, frame) -> None:
@@ -83,13 +128,20 @@ def record_on_chain(profile: Profile, joints, rate_hz: float = 250.0) -> tuple[J
 
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
-    node = CalibrationRecorder(profile, rate_hz)
+    overrides = [Parameter("use_sim_time", value=True)] if use_sim_time else []
+    node = CalibrationRecorder(profile, rate_hz, bag=writer, parameter_overrides=overrides)
+    log = None
     try:
         while rclpy.ok() and not node.done and not stop:
             rclpy.spin_once(node, timeout_sec=0.1)
-        return node.log(joints), bool(stop)
+        log = node.log(joints)
+        return log, bool(stop)
     finally:
         node.destroy_node()
         rclpy.try_shutdown()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        if writer is not None:
+            writer.close()
+            if bag is not None and (stop or log is None or log.time.size == 0):  # nothing written
+                shutil.rmtree(bag, ignore_errors=True)

@@ -72,8 +72,13 @@ def _parser() -> argparse.ArgumentParser:
     rec = sub.add_parser("record", help="play the plan through the running chain, record joint_states")
     _common(rec)
     rec.add_argument("--plan", required=True)
-    rec.add_argument("--out", default="calibration_log.csv")
+    rec.add_argument(
+        "--out", default="calibration_log.csv", help="joint-log .csv, else a rosbag2 folder (MCAP)"
+    )
     rec.add_argument("--rate", type=float, default=250.0, help="setpoint rate [Hz]")
+    rec.add_argument(
+        "--sim-time", action="store_true", help="on /clock (use_sim_time): a lockstep simulated chain"
+    )
     fit = sub.add_parser("fit", help="fit the recording, write the calibrated URDF and report")
     _common(fit)
     fit.add_argument("--plan", required=True)
@@ -307,7 +312,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     key="move_time",
                 )
             profile = plan.profile(model.position_lower, model.position_upper)
-            log, stopped = record_on_chain(profile, arm.joints, args.rate)
+            bag = None if args.out.endswith(".csv") else args.out  # a bag folder, written as it records
+            log, stopped = record_on_chain(
+                profile, arm.joints, args.rate, bag=bag, use_sim_time=args.sim_time
+            )
             if stopped:
                 print(
                     f"{_PROG}: stopped by signal after {log.time.size} samples; nothing written",
@@ -320,7 +328,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "(is the chain running?); nothing written",
                     key="joint_states",
                 )
-            write_csv(args.out, decimated(log))
+            if bag is None:
+                write_csv(args.out, decimated(log))
             print(f"recorded {profile.period:.0f} s: {args.out}")
             return 0
         elif args.command == "fit":

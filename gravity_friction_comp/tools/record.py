@@ -33,10 +33,11 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from gravity_friction_comp.errors import ConfigError, GravityFrictionCompError
 
-__all__ = ["RECORD_QOS_DEPTH", "main", "record_bag"]
+__all__ = ["RECORD_QOS_DEPTH", "JointStateBag", "main", "record_bag"]
 
 #: Subscription history [messages]: a recorder must not drop what a 1 kHz chain publishes
 #: while the writer is busy.
@@ -87,6 +88,52 @@ def _command_csv(out: pathlib.Path) -> pathlib.Path:
     return out.with_name(f"{out.stem}_command.csv")
 
 
+class JointStateBag:
+    """A new rosbag2 folder of ``sensor_msgs/msg/JointState`` topics, written as messages arrive.
+
+    The one bag writer of the package (``record`` and ``calibrate_gravity record``): each
+    message is written serialized as received (CDR, no re-encoding) with its receive time
+    on the recording node's clock [ns], as ``ros2 bag record`` does.
+
+    Args:
+        bag: folder to create (must not exist). storage: ``"mcap"`` or ``"sqlite3"``.
+
+    Raises:
+        ConfigError: ``bag`` exists or its folder cannot be written (rosbags' reason).
+    """
+
+    def __init__(self, bag: str | os.PathLike, storage: str = "mcap"):
+        from rosbags.rosbag2 import StoragePlugin, Writer, WriterError
+        from rosbags.typesys import Stores, get_typestore
+
+        plugin = StoragePlugin.MCAP if storage == "mcap" else StoragePlugin.SQLITE3
+        self._typestore = get_typestore(Stores.ROS2_HUMBLE)  # JointState is the same in every distro
+        self._writer = Writer(pathlib.Path(bag), version=8, storage_plugin=plugin)
+        self._connections: dict[str, Any] = {}
+        #: Messages written per topic.
+        self.counts: dict[str, int] = {}
+        try:
+            self._writer.open()
+        except (WriterError, OSError) as exc:
+            raise ConfigError(f"cannot create bag {str(bag)!r}: {exc}", key="out") from None
+
+    def add_topic(self, name: str) -> None:
+        """Declare the JointState topic ``name`` (a resolved name, e.g. ``/joint_states``)."""
+        self._connections[name] = self._writer.add_connection(name, _JOINT_STATE, typestore=self._typestore)
+        self.counts[name] = 0
+
+    def write(self, name: str, time_ns: int, raw: bytes) -> None:
+        """Write one serialized message of topic ``name`` received at ``time_ns``."""
+        self._writer.write(self._connections[name], int(time_ns), raw)
+        self.counts[name] += 1
+
+    def close(self) -> None:
+        """Finish the bag (metadata.yaml); idempotent."""
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None  # type: ignore[assignment]
+
+
 def record_bag(
     bag: pathlib.Path,
     topics: Sequence[str],
@@ -119,24 +166,18 @@ def record_bag(
     from rclpy.context import Context
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
-    from rosbags.rosbag2 import StoragePlugin, Writer, WriterError
-    from rosbags.typesys import Stores, get_typestore
     from sensor_msgs.msg import JointState
 
     stop = stop if stop is not None else [False]
-    plugin = StoragePlugin.MCAP if storage == "mcap" else StoragePlugin.SQLITE3
-    typestore = get_typestore(Stores.ROS2_HUMBLE)  # JointState is the same in every distro
     context = Context()
     rclpy.init(args=["record", "--ros-args", *ros_args], context=context)
     node = rclpy.create_node("record", context=context)
-    writer = Writer(bag, version=8, storage_plugin=plugin)
     try:
-        writer.open()
-    except (WriterError, OSError) as exc:
+        writer = JointStateBag(bag, storage)
+    except ConfigError:
         node.destroy_node()
         rclpy.try_shutdown(context=context)
-        raise ConfigError(f"cannot create bag {str(bag)!r}: {exc}", key="out") from None
-    counts: dict[str, int] = {}
+        raise
     qos = QoSProfile(
         history=HistoryPolicy.KEEP_LAST, depth=RECORD_QOS_DEPTH, reliability=ReliabilityPolicy.RELIABLE
     )
@@ -145,15 +186,14 @@ def record_bag(
         for topic in topics:
             name = node.resolve_topic_name(topic)  # namespace and remapping applied
             first = first or name
-            conn = writer.add_connection(name, _JOINT_STATE, typestore=typestore)
-            counts[name] = 0
+            writer.add_topic(name)
 
-            def on_message(raw: bytes, conn=conn, name=name) -> None:
+            def on_message(raw: bytes, name=name) -> None:
                 # the receive time on the node clock (sim time with use_sim_time), as ros2 bag
-                writer.write(conn, node.get_clock().now().nanoseconds, raw)
-                counts[name] += 1
+                writer.write(name, node.get_clock().now().nanoseconds, raw)
 
             node.create_subscription(JointState, topic, on_message, qos, raw=True)
+        counts = writer.counts
         executor = SingleThreadedExecutor(context=context)
         executor.add_node(node)
         started = time.monotonic()
@@ -169,7 +209,7 @@ def record_bag(
         writer.close()
         node.destroy_node()
         rclpy.try_shutdown(context=context)
-    return counts
+    return dict(writer.counts)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

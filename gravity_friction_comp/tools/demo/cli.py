@@ -68,6 +68,8 @@ def main(argv=None) -> int:
         f"(proximal {list(setup.proximal)}), sim {pathlib.Path(setup.sim_config).name}, "
         f"ROS_DOMAIN_ID={domain} (localhost)"
     )
+    if setup.sim_urdf:
+        print(f"  simulated arm: {setup.sim_urdf} (the sim config's links truth applied to it)")
     if setup.profile == "sine":
         print(
             f"  sines about home: amplitude {[round(a, 3) for a in setup.sine_amplitude]} rad, period "

@@ -210,6 +210,7 @@ def build_setup(args, out: pathlib.Path) -> DemoSetup:
         ("gravity-params", gravity_params),
         ("friction-params", friction_params),
         ("friction-config", friction_config or arm_config),
+        *((("sim-urdf", args.sim_urdf),) if args.sim_urdf else ()),
     ):
         check_regular_file(path, f"--{key}")
     _, bridge = load_node_parameters(motor_map)
@@ -229,6 +230,14 @@ def build_setup(args, out: pathlib.Path) -> DemoSetup:
             value=missing,
         )
     all_joints = model.joint_names
+    if args.sim_urdf:  # the simulated arm: same joints, its own inertials
+        sim_joints = RobotModel.from_urdf(args.sim_urdf).joint_names
+        if tuple(sim_joints) != tuple(all_joints):
+            raise ConfigError(
+                f"--sim-urdf joints {list(sim_joints)} differ from the URDF's {list(all_joints)}",
+                key="sim_urdf",
+                value=args.sim_urdf,
+            )
     n = len(all_joints)
     lower = np.where(np.isfinite(model.position_lower), model.position_lower, -math.pi)
     upper = np.where(np.isfinite(model.position_upper), model.position_upper, math.pi)
@@ -307,6 +316,7 @@ def build_setup(args, out: pathlib.Path) -> DemoSetup:
         gravity_scale=_arm_gravity_scale(arm_config, model.joint_names) if use_arm_scale else (),
         exempt={j: r for j, r in (profile.demo_exempt.items() if profile else ()) if j in joints},
         arm=profile.name if profile else "",
+        sim_urdf=args.sim_urdf or "",
     )
 
 
@@ -334,6 +344,12 @@ def parse_args(argv=None):
         "--sim-config",
         help="simulated arm's true values (default: config/sim_palletizer.yaml "
         "for the palletizer; derived from --arm-config for another robot)",
+    )
+    parser.add_argument(
+        "--sim-urdf",
+        help="URDF the simulated arm is built from, the sim config's simulation.links truth "
+        "applied to it (default: --urdf, the compensator's); e.g. the profile's URDF with "
+        "--urdf calib/calibrated.urdf",
     )
     parser.add_argument("--gravity-params", help="gravity node parameter file (payload)")
     parser.add_argument("--friction-params", help="friction node parameter file")

@@ -170,7 +170,7 @@ def run_phase(
         bridge_values = dict(
             robot,
             simulate=True,
-            urdf_path=setup.urdf,
+            urdf_path=setup.sim_urdf or setup.urdf,  # the simulated arm's URDF (its truth)
             sim_config=setup.sim_config,
             read_motor_limits=False,
             use_sim_time=lockstep,

@@ -77,6 +77,10 @@ class DemoSetup:
         exempt: {joint: reason} joints the acceptance reports but does not require
             (a profile's ``demo.exempt``: a physical reason, e.g. no gravity load).
         arm: Name of the arm profile the files came from ("" = explicit files).
+        sim_urdf: URDF the simulated arm is built from ("" = ``urdf``, the compensator's);
+            ``sim_config``'s ``simulation.links`` truth applies to it. Given, the arm's
+            truth is independent of the model the gravity node compensates with (a
+            calibrated URDF against the true arm).
     """
 
     urdf: str
@@ -110,6 +114,7 @@ class DemoSetup:
     gravity_scale: tuple[float, ...] = ()
     exempt: Mapping[str, str] = field(default_factory=dict)
     arm: str = ""
+    sim_urdf: str = ""
 
     @property
     def cycle_time(self) -> float:
