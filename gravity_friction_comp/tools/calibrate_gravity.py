@@ -178,16 +178,12 @@ def gravity_errors(calibrated, truth, seed: int = 1, count: int = 200) -> tuple[
 
 def run_sim(args) -> dict:
     """``--sim``: plan, record in lockstep, fit, compare with the simulator's truth."""
-    from gravity_friction_comp.calib.fit import fit_gravity, hold_averages
-    from gravity_friction_comp.calib.plan import write_plan
     from gravity_friction_comp.calib.regressor import StaticRegressor
-    from gravity_friction_comp.calib.report import calibrated_urdf, write_outputs
-    from gravity_friction_comp.calib.sim_record import record_in_simulation
-    from gravity_friction_comp.ident.joint_log import write_csv
-    from gravity_friction_comp.model.robot_model import RobotModel
-    from gravity_friction_comp.sim.arm import SimulatedArm
+    from gravity_friction_comp.calib.report import staged_outputs
+    from gravity_friction_comp.files import check_output_dir
     from gravity_friction_comp.sim.config import SimConfig
 
+    check_output_dir(args.out_dir, "--out-dir")
     arm, model = _model(args)
     regressor = StaticRegressor(model)
     if args.payload_mass > 0.0:  # refuse before the (long) recording, not after it
@@ -196,8 +192,20 @@ def run_sim(args) -> dict:
         check_parent(regressor, args.payload_parent)
     sim_config = SimConfig.from_yaml(args.sim_config or arm.sim_config)
     plan = _plan(args, regressor, arm)
-    out = pathlib.Path(args.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    with staged_outputs(args.out_dir) as out:  # a failed run leaves --out-dir as it was
+        return _sim_run(args, arm, model, regressor, sim_config, plan, out)
+
+
+def _sim_run(args, arm, model, regressor, sim_config, plan, out: pathlib.Path) -> dict:
+    """The ``--sim`` run proper, writing into ``out`` (a staging folder)."""
+    from gravity_friction_comp.calib.fit import fit_gravity, hold_averages
+    from gravity_friction_comp.calib.plan import write_plan
+    from gravity_friction_comp.calib.report import calibrated_urdf, write_outputs
+    from gravity_friction_comp.calib.sim_record import record_in_simulation
+    from gravity_friction_comp.ident.joint_log import write_csv
+    from gravity_friction_comp.model.robot_model import RobotModel
+    from gravity_friction_comp.sim.arm import SimulatedArm
+
     write_plan(out / "plan.yaml", plan)
     log = record_in_simulation(
         plan, model, sim_config, arm.bridge_values(), hold_undriven=args.sim_hold_undriven
@@ -249,9 +257,11 @@ def run_fit(args) -> dict:
     from gravity_friction_comp.calib.fit import fit_gravity, hold_averages
     from gravity_friction_comp.calib.plan import load_plan
     from gravity_friction_comp.calib.regressor import StaticRegressor
-    from gravity_friction_comp.calib.report import write_outputs
+    from gravity_friction_comp.calib.report import staged_outputs, write_outputs
+    from gravity_friction_comp.files import check_output_dir
     from gravity_friction_comp.ident.joint_log import load_log
 
+    check_output_dir(args.out_dir, "--out-dir")
     _, model = _model(args)
     plan = load_plan(args.plan)
     if plan.joints != model.joint_names:
@@ -259,10 +269,9 @@ def run_fit(args) -> dict:
             f"plan joints {list(plan.joints)} differ from the model's {list(model.joint_names)}", key="plan"
         )
     regressor = StaticRegressor(model)
-    log = load_log(args.log)
-    return write_outputs(
-        args.out_dir, regressor, fit_gravity(regressor, hold_averages(log, plan, model.joint_names))
-    )
+    fit = fit_gravity(regressor, hold_averages(load_log(args.log), plan, model.joint_names))
+    with staged_outputs(args.out_dir) as out:
+        return write_outputs(out, regressor, fit)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
