@@ -176,6 +176,31 @@ def gravity_errors(calibrated, truth, seed: int = 1, count: int = 200) -> tuple[
     return np.sqrt(np.mean(err**2, axis=0)), qs
 
 
+#: Issue 16's acceptance per joint (calibrated vs true gravity over 200 configurations):
+#: at most RATIO of the uncalibrated error and at most BOUND [N·m] ...
+ACCEPT_RATIO, ACCEPT_BOUND = 0.1, 0.02
+#: ... the ratio only where the uncalibrated error is at least FLOOR [N·m]: below it the
+#: ratio asks for less than the recording resolves (with stiction on, a joint's calibrated
+#: error is ~0.002 N·m whatever its uncalibrated error: docs/gravity_calibration.md).
+ACCEPT_FLOOR = 0.02
+
+
+def acceptance(joints, measured, before, after) -> dict[str, str]:
+    """Verdict per joint: ``pass``/``FAIL`` and on which rule; a joint without recorded
+    effort (not on the bridge) is reported but not judged: the holds never measure it."""
+    out = {}
+    for j, b, a in zip(joints, before, after):
+        if j not in measured:
+            out[j] = f"not judged: no effort recorded ({a:.4f} after, {b:.4f} before)"
+        elif b < ACCEPT_FLOOR:
+            ok = a <= ACCEPT_BOUND
+            out[j] = f"{'pass' if ok else 'FAIL'} absolute only (uncalibrated {b:.4f} < floor {ACCEPT_FLOOR})"
+        else:
+            ok = a <= ACCEPT_RATIO * b and a <= ACCEPT_BOUND
+            out[j] = f"{'pass' if ok else 'FAIL'} ratio {a / b:.3f} and bound ({a:.4f} N·m)"
+    return out
+
+
 def run_sim(args) -> dict:
     """``--sim``: plan, record in lockstep, fit, compare with the simulator's truth."""
     from gravity_friction_comp.calib.regressor import StaticRegressor
@@ -220,6 +245,7 @@ def _sim_run(args, arm, model, regressor, sim_config, plan, out: pathlib.Path) -
         "check_gravity_rms_uncalibrated": [round(float(x), 5) for x in before],
         "check_gravity_rms_calibrated": [round(float(x), 5) for x in after],
         "check_poses": int(len(plan.poses)),
+        "check_acceptance": acceptance(model.joint_names, fit.joints, before, after),
     }
     if plan.approach > 0.0:
         one = fit_gravity(regressor, holds, use_sides=(-1,))
@@ -250,6 +276,7 @@ def _sim_payload(args, plan, model, calibrated, sim_config, arm, out: pathlib.Pa
     return {
         "check_payload_mass": [round(fit.mass, 5), args.payload_mass],
         "check_payload_com": [[round(float(v), 5) for v in fit.com], list(args.payload_com)],
+        "check_payload_identifiable": list(fit.identifiable),  # the rest keeps the prior (0)
     }
 
 
