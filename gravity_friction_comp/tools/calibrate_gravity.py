@@ -267,14 +267,21 @@ def _sim_payload(args, plan, model, calibrated, sim_config, arm, out: pathlib.Pa
 
     true_payload = Payload.point(args.payload_mass, com=args.payload_com, parent=args.payload_parent)
     log = record_in_simulation(
-        plan, model, sim_config, arm.bridge_values(), payload=true_payload, holding=True
+        plan,
+        model,
+        sim_config,
+        arm.bridge_values(),
+        payload=true_payload,
+        holding=True,
+        hold_undriven=args.sim_hold_undriven,  # as the arm's own recording
     )
     fit = fit_payload(
         StaticRegressor(calibrated), hold_averages(log, plan, model.joint_names), args.payload_parent
     )
     write_payload_params(out / "payload.yaml", fit)
     return {
-        "check_payload_mass": [round(fit.mass, 5), args.payload_mass],
+        # [fitted, true]: the simulator scales the payload by mass_scale too (sim/config.py)
+        "check_payload_mass": [round(fit.mass, 5), round(args.payload_mass * sim_config.mass_scale, 6)],
         "check_payload_com": [[round(float(v), 5) for v in fit.com], list(args.payload_com)],
         "check_payload_identifiable": list(fit.identifiable),  # the rest keeps the prior (0)
     }
