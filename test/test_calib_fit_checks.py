@@ -146,3 +146,20 @@ def test_failed_fit_and_sim_leave_the_out_dir_as_it_was(model, tmp_path, monkeyp
     assert (sim_out / "plan.yaml").read_text() == "the user's own plan"
     assert calibrate_gravity.main(["--sim", "--poses", "4", "--out-dir", str(tmp_path / "new")]) == 2
     assert not (tmp_path / "new").exists()
+
+
+def test_acceptance_verdict_per_joint():
+    """Issue 16's rule: ratio ≤ 0.1 and ≤ 0.02 N·m; below the 0.02 N·m floor of uncalibrated
+    error the absolute bound only; a joint without recorded effort is not judged."""
+    verdict = calibrate_gravity.acceptance(
+        ["a", "b", "c", "d", "e", "f"],
+        ("a", "b", "c", "d", "e"),
+        [0.5, 0.5, 0.3, 0.015, 0.0003, 0.02],
+        [0.04, 0.01, 0.03, 0.0019, 0.0025, 0.014],
+    )
+    assert verdict["a"].startswith("FAIL ratio 0.080")  # within the ratio, beyond 0.02 N·m
+    assert verdict["b"].startswith("pass ratio 0.020")
+    assert verdict["c"].startswith("FAIL ratio 0.100")  # 0.03 > 0.02 N·m
+    assert verdict["d"].startswith("pass absolute only") and "ratio 0.127" in verdict["d"]
+    assert verdict["e"].startswith("pass absolute only")
+    assert verdict["f"].startswith("not judged")

@@ -194,7 +194,11 @@ def acceptance(joints, measured, before, after) -> dict[str, str]:
             out[j] = f"not judged: no effort recorded ({a:.4f} after, {b:.4f} before)"
         elif b < ACCEPT_FLOOR:
             ok = a <= ACCEPT_BOUND
-            out[j] = f"{'pass' if ok else 'FAIL'} absolute only (uncalibrated {b:.4f} < floor {ACCEPT_FLOOR})"
+            ratio = f"; ratio {a / b:.3f}" if b > 1e-6 else ""  # not of rounding noise
+            out[j] = (
+                f"{'pass' if ok else 'FAIL'} absolute only ({a:.4f} N·m; uncalibrated {b:.4f} "
+                f"< floor {ACCEPT_FLOOR}{ratio})"
+            )
         else:
             ok = a <= ACCEPT_RATIO * b and a <= ACCEPT_BOUND
             out[j] = f"{'pass' if ok else 'FAIL'} ratio {a / b:.3f} and bound ({a:.4f} N·m)"
