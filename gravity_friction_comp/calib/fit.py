@@ -91,8 +91,10 @@ def hold_averages(log: JointStateLog, plan: CalibrationPlan, joint_names: Sequen
     driven); only joints with effort in the log give rows.
 
     Raises:
-        IdentificationError: no effort in the log (``Reason.MISSING_JOINTS``), or no hold
-            that is settled (names the windows and the worst speed seen).
+        IdentificationError: no effort in the log or joints the plan lacks
+            (``Reason.MISSING_JOINTS``); a log shorter than the plan's last hold or longer
+            than its run by more than one hold cycle, no hold that is settled (names the
+            windows and the worst speed seen) or fewer than half (``Reason.RANGE``).
     """
     if log.effort is None:
         raise IdentificationError("the recording has no effort column", reason=Reason.MISSING_JOINTS)
