@@ -13,7 +13,9 @@ Usage::
 ``--sim`` write ``<out-dir>/calibrated.urdf``, ``report.yaml``, ``report.txt`` and
 ``report.png``; ``--sim`` also checks the result against the simulator's truth (gravity
 error over 200 random configurations, before/after, both-sides vs one-side approach) and
-puts those figures in the report. ``--dither A`` (recommended: A above the joints' stiction
+puts those figures in the report, with a per-joint verdict (``check_acceptance``,
+:func:`acceptance`); both write into a staging folder moved into ``--out-dir`` on success,
+so a failed run leaves ``--out-dir`` as it was. ``--dither A`` (recommended: A above the joints' stiction
 band F_s/kp) dithers each hold so friction averages out (:mod:`gravity_friction_comp.calib.plan`).
 Exit codes: 0 success; 1 ``record`` stopped by SIGINT/SIGTERM
 (nothing written); 2 bad input or nothing recorded (one line
