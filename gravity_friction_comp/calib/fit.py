@@ -22,8 +22,10 @@
    ``τ̄ − Y θ`` before (θ₀) and after (θ̂).
 
 Bad input is refused with :class:`~gravity_friction_comp.errors.IdentificationError`:
-poses all alike, no settled hold, efforts whose sign contradicts the model on a joint, a
-fit that drives a link's mass to zero or below.
+a recording that is not the plan's run (joints the plan does not have, shorter than the
+plan's last hold or longer than its run by more than one hold cycle), fewer than half of
+the planned holds settled, poses all alike, efforts whose sign contradicts the model on a
+joint, a fit that drives a link's mass to zero or below.
 """
 
 from __future__ import annotations
@@ -34,7 +36,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg
 
-from gravity_friction_comp.calib.plan import CalibrationPlan, parameter_scale
+from gravity_friction_comp.calib.plan import (
+    IDENTIFIABLE_RTOL,
+    CalibrationPlan,
+    parameter_scale,
+    scaled_condition,
+)
 from gravity_friction_comp.calib.regressor import PARAMS_PER_BODY, StaticRegressor
 from gravity_friction_comp.errors import IdentificationError, Reason
 from gravity_friction_comp.ident.joint_log import JointStateLog
@@ -62,6 +69,7 @@ class Holds:
     dropped: tuple[int, ...] = ()
     samples: tuple[np.ndarray, ...] | None = None
     planned: np.ndarray | None = None  # (h, n) [rad] the commanded pose of each hold
+    planned_holds: int = 0  # holds in the plan (kept + dropped)
 
 
 #: Dithered holds: the regressor is averaged over every this-many-th window sample.
@@ -83,12 +91,15 @@ def hold_averages(log: JointStateLog, plan: CalibrationPlan, joint_names: Sequen
     driven); only joints with effort in the log give rows.
 
     Raises:
-        IdentificationError: no effort in the log (``Reason.MISSING_JOINTS``), or no hold
-            that is settled (names the windows and the worst speed seen).
+        IdentificationError: no effort in the log or joints the plan lacks
+            (``Reason.MISSING_JOINTS``); a log shorter than the plan's last hold or longer
+            than its run by more than one hold cycle, no hold that is settled (names the
+            windows and the worst speed seen) or fewer than half (``Reason.RANGE``).
     """
     if log.effort is None:
         raise IdentificationError("the recording has no effort column", reason=Reason.MISSING_JOINTS)
     names = list(joint_names)
+    _check_log_matches_plan(log, plan, names)
     measured = tuple(i for i, j in enumerate(names) if j in log.joint_names)
     cols = [log.joint_names.index(names[i]) for i in measured]
     if not measured:
@@ -134,6 +145,14 @@ def hold_averages(log: JointStateLog, plan: CalibrationPlan, joint_names: Sequen
             "is the recording the plan's run, started with the plan?",
             reason=Reason.RANGE,
         )
+    planned_holds = len(plan.holds())
+    if 2 * len(pose) < planned_holds:
+        raise IdentificationError(
+            f"only {len(pose)} of the plan's {planned_holds} holds settled (every joint below "
+            f"{max_speed:.3g} rad/s and within {max_range:.3g} rad; fastest {worst:.3g} rad/s): "
+            "is the recording the plan's run, started with the plan, with gains that hold the poses?",
+            reason=Reason.RANGE,
+        )
     return Holds(
         np.array(pose),
         np.array(side),
@@ -143,7 +162,38 @@ def hold_averages(log: JointStateLog, plan: CalibrationPlan, joint_names: Sequen
         tuple(dropped),
         tuple(samples) if dither else None,
         np.array([plan.poses[k] for k in pose], dtype=float),
+        planned_holds,
     )
+
+
+def _check_log_matches_plan(log: JointStateLog, plan: CalibrationPlan, names: Sequence[str]) -> None:
+    """Refuse a recording that cannot be the plan's run: joints the plan lacks, or a length
+    that does not fit the plan's poses (the recorder records exactly the plan's profile)."""
+    foreign = [j for j in log.joint_names if j not in names]
+    if foreign:
+        raise IdentificationError(
+            f"the recording has joints the plan does not: {foreign} (plan joints: {list(names)}); "
+            "is it this arm's recording?",
+            reason=Reason.MISSING_JOINTS,
+        )
+    if log.time.size == 0:
+        raise IdentificationError("the recording has no samples", reason=Reason.MISSING)
+    holds = plan.holds()
+    end, duration = float(log.time[-1]), plan.duration()
+    cycle = plan.move_time + plan.approach_time + plan.hold_time
+    if end < holds[-1].end - 1e-6:
+        covered = sum(w.end <= end + 1e-6 for w in holds)
+        raise IdentificationError(
+            f"the recording lasts {end:.1f} s but the plan's {len(plan.poses)} poses ({len(holds)} holds) "
+            f"need {duration:.1f} s: it covers {covered} holds; is it the plan's run, or was it cut short?",
+            reason=Reason.RANGE,
+        )
+    if end > duration + cycle:
+        raise IdentificationError(
+            f"the recording lasts {end:.1f} s, the plan's run ({len(plan.poses)} poses, {len(holds)} holds) "
+            f"{duration:.1f} s: it was recorded with another plan (more poses or longer times?)",
+            reason=Reason.RANGE,
+        )
 
 
 @dataclass(frozen=True)
@@ -152,7 +202,9 @@ class GravityFit:
 
     Attributes:
         theta: θ̂ (p,) [kg, kg·m]; prior: θ₀ (p,). names: (p,).
-        rank: identifiable directions; condition: σ_max/σ_rank of the scaled regressor.
+        rank: identifiable directions (σ > rtol·σ_max of the scaled regressor); condition:
+            σ_max/σ_rank, the condition number of the identifiable subspace (the full
+            regressor's is infinite when rank < p). rtol: that threshold.
         identifiable: one base-parameter name per identifiable direction (QR pivots).
         joints: measured joint names; rms_before, rms_after: (m,) [N·m] on held-out holds.
         holds_fit, holds_validation: counts; validation_poses: pose indices held out.
@@ -171,6 +223,8 @@ class GravityFit:
     holds_validation: int
     validation_poses: tuple[int, ...]
     residual_fit: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    rtol: float = IDENTIFIABLE_RTOL
+    holds_dropped: int = 0
 
 
 def _check_signs(y0: np.ndarray, tau: np.ndarray, joints: Sequence[str]) -> None:
@@ -193,7 +247,7 @@ def fit_gravity(
     *,
     holdout: int = 4,
     regularization: float = 0.02,
-    rtol: float = 1e-3,
+    rtol: float = IDENTIFIABLE_RTOL,
     use_sides: Sequence[int] = (-1, 1),
 ) -> GravityFit:
     """Fit θ̂ from hold averages (module docstring).
@@ -236,15 +290,13 @@ def fit_gravity(
     y = y_all[fit_sel].reshape(-1, regressor.n_params)
     ys = y * scale
     r = holds.effort[fit_sel].reshape(-1) - y @ regressor.prior
-    s = np.linalg.svd(ys, compute_uv=False)
-    if s[0] <= 0.0:
+    condition, rank = scaled_condition(y, scale, rtol)
+    if rank == 0:
         raise IdentificationError("the poses identify nothing (regressor is zero)", reason=Reason.RANGE)
-    keep = s > rtol * s[0]
-    rank = int(keep.sum())
-    condition = float(s[0] / s[keep][-1])
+    s_max = float(np.linalg.norm(ys, 2))
     _, _, piv = scipy.linalg.qr(ys, mode="economic", pivoting=True)
     identifiable = tuple(regressor.names[i] for i in sorted(piv[:rank]))
-    lam = regularization * s[0]
+    lam = regularization * s_max
     a = np.vstack([ys, lam * np.eye(regressor.n_params)])
     b = np.concatenate([r, np.zeros(regressor.n_params)])
     x = scipy.linalg.lstsq(a, b)[0]
@@ -269,6 +321,8 @@ def fit_gravity(
         holds_validation=int(val.sum()),
         validation_poses=tuple(sorted(held)),
         residual_fit=(ys @ x - r),
+        rtol=float(rtol),
+        holds_dropped=max(holds.planned_holds - len(holds.pose), 0),
     )
 
 

@@ -36,6 +36,7 @@ from gravity_friction_comp.trajectory.waypoints import Waypoint, WaypointProfile
 from gravity_friction_comp.validation import number
 
 __all__ = [
+    "IDENTIFIABLE_RTOL",
     "CalibrationPlan",
     "DitherProfile",
     "HoldWindow",
@@ -47,6 +48,9 @@ __all__ = [
 ]
 
 _VERSION = 1
+#: A direction of the scaled regressor is identifiable when its singular value exceeds this
+#: fraction of the largest; the condition numbers (plan and fit) are over those directions.
+IDENTIFIABLE_RTOL = 1e-3
 
 
 @dataclass(frozen=True)
@@ -70,7 +74,8 @@ class CalibrationPlan:
         move_time, approach_time, hold_time, settle_time: [s] per move to the approach
             point, per final approach, per hold, and the start of each hold left out of the
             average (the arm settles).
-        condition: condition number of the scaled stacked regressor (identifiable part).
+        condition: condition number of the scaled stacked regressor over its identifiable
+            subspace (:func:`scaled_condition`).
         dither: A [rad] of the sine dither in each hold (0: a still hold); with a dither the
             hold is ``(dither_cycles + 1)·dither_period`` and its first period is settling.
         dither_period: P [s]. dither_cycles: whole periods averaged.
@@ -112,6 +117,10 @@ class CalibrationPlan:
         arrivals = [base.segment_times(k)[1] for k in range(2, len(base.move_times) - 1, 2)]
         return DitherProfile(base, arrivals, self.dither, self.dither_period, self.hold_time)
 
+    def duration(self) -> float:
+        """[s] of the whole run (the profile's period): home, every hold, back home."""
+        return self.holds()[-1].end + self.move_time + 0.5
+
     def holds(self) -> list[HoldWindow]:
         """Settled windows of every hold, in profile time [s]."""
         t = self.move_time + 0.5
@@ -143,8 +152,11 @@ class DitherProfile(Profile):
         return q, v, holding
 
 
-def scaled_condition(y: np.ndarray, scale: np.ndarray, rtol: float = 1e-6) -> tuple[float, int]:
-    """(condition number, rank) of ``y·diag(scale)`` over its numerically non-zero singular values."""
+def scaled_condition(y: np.ndarray, scale: np.ndarray, rtol: float = IDENTIFIABLE_RTOL) -> tuple[float, int]:
+    """(condition number, rank) of ``y·diag(scale)`` over its identifiable subspace:
+    ``σ_max/σ_r`` over the ``r`` singular values above ``rtol·σ_max``. The regressor of a
+    serial arm is rank-deficient (unidentifiable combinations), so its full condition
+    number is infinite; this is the conditioning of what the fit can identify."""
     s = np.linalg.svd(y * scale, compute_uv=False)
     if s.size == 0 or s[0] <= 0.0:
         return float("inf"), 0

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
-from collections.abc import Mapping
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -14,7 +17,7 @@ from gravity_friction_comp.calib.fit import GravityFit, link_changes
 from gravity_friction_comp.calib.regressor import StaticRegressor
 from gravity_friction_comp.model.urdf_inertial import edit_inertials
 
-__all__ = ["calibrated_urdf", "report_dict", "report_text", "write_outputs", "write_plot"]
+__all__ = ["calibrated_urdf", "report_dict", "report_text", "staged_outputs", "write_outputs", "write_plot"]
 
 
 def calibrated_urdf(regressor: StaticRegressor, fit: GravityFit) -> str:
@@ -32,10 +35,18 @@ def report_dict(regressor: StaticRegressor, fit: GravityFit, extra: Mapping[str,
         "heldout_rms_after": [float(x) for x in fit.rms_after],
         "holds_fit": fit.holds_fit,
         "holds_validation": fit.holds_validation,
+        "holds_dropped": fit.holds_dropped,
         "validation_poses": list(fit.validation_poses),
         "rank": fit.rank,
         "parameters": len(fit.names),
         "condition_number": float(fit.condition),
+        "condition_number_scope": (
+            f"identifiable subspace: sigma_max/sigma_{fit.rank} over the {fit.rank} singular values of the "
+            f"scaled regressor above {fit.rtol:g}*sigma_max; the other {len(fit.names) - fit.rank} "
+            "directions are unidentifiable (full regressor: infinite)"
+            if fit.rank < len(fit.names)
+            else "full regressor (every direction identifiable)"
+        ),
         "identifiable": list(fit.identifiable),
         "links": {
             link: {"mass": float(c["mass"]), "com": [float(v) for v in c["xyz"]]}
@@ -50,8 +61,10 @@ def report_text(report: Mapping[str, Any]) -> str:
     lines = [
         f"identifiable combinations: {report['rank']} of {report['parameters']} parameters "
         f"(condition number {report['condition_number']:.1f})",
+        f"condition number of the {report.get('condition_number_scope', 'identifiable subspace')}",
         f"base parameters: {', '.join(report['identifiable'])}",
-        f"holds: {report['holds_fit']} fitted, {report['holds_validation']} held out",
+        f"holds: {report['holds_fit']} fitted, {report['holds_validation']} held out, "
+        f"{report.get('holds_dropped', 0)} dropped (not settled)",
     ]
     if report["holds_validation"]:
         lines.append(f"{'joint':<24}{'held-out RMS before':>22}{'after':>12}  [N·m]")
@@ -95,6 +108,23 @@ def write_plot(path: str | os.PathLike, report: Mapping[str, Any]) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+@contextlib.contextmanager
+def staged_outputs(out_dir: str | os.PathLike) -> Iterator[pathlib.Path]:
+    """A fresh temporary folder for a run's files; on success each file moves into
+    ``out_dir`` (created if needed, a same-named file replaced), on an exception the
+    temporary folder is removed and ``out_dir`` is left as it was (nothing half-written,
+    none of the user's files removed)."""
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="calibrate_gravity_"))
+    try:
+        yield tmp
+        out = pathlib.Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        for f in sorted(tmp.iterdir()):
+            shutil.move(str(f), str(out / f.name))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def write_outputs(

@@ -13,7 +13,9 @@ Usage::
 ``--sim`` write ``<out-dir>/calibrated.urdf``, ``report.yaml``, ``report.txt`` and
 ``report.png``; ``--sim`` also checks the result against the simulator's truth (gravity
 error over 200 random configurations, before/after, both-sides vs one-side approach) and
-puts those figures in the report. ``--dither A`` (recommended: A above the joints' stiction
+puts those figures in the report, with a per-joint verdict (``check_acceptance``,
+:func:`acceptance`); both write into a staging folder moved into ``--out-dir`` on success,
+so a failed run leaves ``--out-dir`` as it was. ``--dither A`` (recommended: A above the joints' stiction
 band F_s/kp) dithers each hold so friction averages out (:mod:`gravity_friction_comp.calib.plan`).
 Exit codes: 0 success; 1 ``record`` stopped by SIGINT/SIGTERM
 (nothing written); 2 bad input or nothing recorded (one line
@@ -181,18 +183,43 @@ def gravity_errors(calibrated, truth, seed: int = 1, count: int = 200) -> tuple[
     return np.sqrt(np.mean(err**2, axis=0)), qs
 
 
+#: Issue 16's acceptance per joint (calibrated vs true gravity over 200 configurations):
+#: at most RATIO of the uncalibrated error and at most BOUND [N·m] ...
+ACCEPT_RATIO, ACCEPT_BOUND = 0.1, 0.02
+#: ... the ratio only where the uncalibrated error is at least FLOOR [N·m]: below it the
+#: ratio asks for less than the recording resolves (with stiction on, a joint's calibrated
+#: error is ~0.002 N·m whatever its uncalibrated error: docs/gravity_calibration.md).
+ACCEPT_FLOOR = 0.02
+
+
+def acceptance(joints, measured, before, after) -> dict[str, str]:
+    """Verdict per joint: ``pass``/``FAIL`` and on which rule; a joint without recorded
+    effort (not on the bridge) is reported but not judged: the holds never measure it."""
+    out = {}
+    for j, b, a in zip(joints, before, after):
+        if j not in measured:
+            out[j] = f"not judged: no effort recorded ({a:.4f} after, {b:.4f} before)"
+        elif b < ACCEPT_FLOOR:
+            ok = a <= ACCEPT_BOUND
+            ratio = f"; ratio {a / b:.3f}" if b > 1e-6 else ""  # not of rounding noise
+            out[j] = (
+                f"{'pass' if ok else 'FAIL'} absolute only ({a:.4f} N·m; uncalibrated {b:.4f} "
+                f"< floor {ACCEPT_FLOOR}{ratio})"
+            )
+        else:
+            ok = a <= ACCEPT_RATIO * b and a <= ACCEPT_BOUND
+            out[j] = f"{'pass' if ok else 'FAIL'} ratio {a / b:.3f} and bound ({a:.4f} N·m)"
+    return out
+
+
 def run_sim(args) -> dict:
     """``--sim``: plan, record in lockstep, fit, compare with the simulator's truth."""
-    from gravity_friction_comp.calib.fit import fit_gravity, hold_averages
-    from gravity_friction_comp.calib.plan import write_plan
     from gravity_friction_comp.calib.regressor import StaticRegressor
-    from gravity_friction_comp.calib.report import calibrated_urdf, write_outputs
-    from gravity_friction_comp.calib.sim_record import record_in_simulation
-    from gravity_friction_comp.ident.joint_log import write_csv
-    from gravity_friction_comp.model.robot_model import RobotModel
-    from gravity_friction_comp.sim.arm import SimulatedArm
+    from gravity_friction_comp.calib.report import staged_outputs
+    from gravity_friction_comp.files import check_output_dir
     from gravity_friction_comp.sim.config import SimConfig
 
+    check_output_dir(args.out_dir, "--out-dir")
     arm, model = _model(args)
     regressor = StaticRegressor(model)
     if args.payload_mass > 0.0:  # refuse before the (long) recording, not after it
@@ -201,8 +228,20 @@ def run_sim(args) -> dict:
         check_parent(regressor, args.payload_parent)
     sim_config = SimConfig.from_yaml(args.sim_config or arm.sim_config)
     plan = _plan(args, regressor, arm)
-    out = pathlib.Path(args.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    with staged_outputs(args.out_dir) as out:  # a failed run leaves --out-dir as it was
+        return _sim_run(args, arm, model, regressor, sim_config, plan, out)
+
+
+def _sim_run(args, arm, model, regressor, sim_config, plan, out: pathlib.Path) -> dict:
+    """The ``--sim`` run proper, writing into ``out`` (a staging folder)."""
+    from gravity_friction_comp.calib.fit import fit_gravity, hold_averages
+    from gravity_friction_comp.calib.plan import write_plan
+    from gravity_friction_comp.calib.report import calibrated_urdf, write_outputs
+    from gravity_friction_comp.calib.sim_record import record_in_simulation
+    from gravity_friction_comp.ident.joint_log import write_csv
+    from gravity_friction_comp.model.robot_model import RobotModel
+    from gravity_friction_comp.sim.arm import SimulatedArm
+
     write_plan(out / "plan.yaml", plan)
     log = record_in_simulation(
         plan, model, sim_config, arm.bridge_values(), hold_undriven=args.sim_hold_undriven
@@ -217,6 +256,7 @@ def run_sim(args) -> dict:
         "check_gravity_rms_uncalibrated": [round(float(x), 5) for x in before],
         "check_gravity_rms_calibrated": [round(float(x), 5) for x in after],
         "check_poses": int(len(plan.poses)),
+        "check_acceptance": acceptance(model.joint_names, fit.joints, before, after),
     }
     if plan.approach > 0.0:
         one = fit_gravity(regressor, holds, use_sides=(-1,))
@@ -238,15 +278,23 @@ def _sim_payload(args, plan, model, calibrated, sim_config, arm, out: pathlib.Pa
 
     true_payload = Payload.point(args.payload_mass, com=args.payload_com, parent=args.payload_parent)
     log = record_in_simulation(
-        plan, model, sim_config, arm.bridge_values(), payload=true_payload, holding=True
+        plan,
+        model,
+        sim_config,
+        arm.bridge_values(),
+        payload=true_payload,
+        holding=True,
+        hold_undriven=args.sim_hold_undriven,  # as the arm's own recording
     )
     fit = fit_payload(
         StaticRegressor(calibrated), hold_averages(log, plan, model.joint_names), args.payload_parent
     )
     write_payload_params(out / "payload.yaml", fit)
     return {
-        "check_payload_mass": [round(fit.mass, 5), args.payload_mass],
+        # [fitted, true]: the simulator scales the payload by mass_scale too (sim/config.py)
+        "check_payload_mass": [round(fit.mass, 5), round(args.payload_mass * sim_config.mass_scale, 6)],
         "check_payload_com": [[round(float(v), 5) for v in fit.com], list(args.payload_com)],
+        "check_payload_identifiable": list(fit.identifiable),  # the rest keeps the prior (0)
     }
 
 
@@ -254,9 +302,11 @@ def run_fit(args) -> dict:
     from gravity_friction_comp.calib.fit import fit_gravity, hold_averages
     from gravity_friction_comp.calib.plan import load_plan
     from gravity_friction_comp.calib.regressor import StaticRegressor
-    from gravity_friction_comp.calib.report import write_outputs
+    from gravity_friction_comp.calib.report import staged_outputs, write_outputs
+    from gravity_friction_comp.files import check_output_dir
     from gravity_friction_comp.ident.joint_log import load_log
 
+    check_output_dir(args.out_dir, "--out-dir")
     _, model = _model(args)
     plan = load_plan(args.plan)
     if plan.joints != model.joint_names:
@@ -264,10 +314,9 @@ def run_fit(args) -> dict:
             f"plan joints {list(plan.joints)} differ from the model's {list(model.joint_names)}", key="plan"
         )
     regressor = StaticRegressor(model)
-    log = load_log(args.log)
-    return write_outputs(
-        args.out_dir, regressor, fit_gravity(regressor, hold_averages(log, plan, model.joint_names))
-    )
+    fit = fit_gravity(regressor, hold_averages(load_log(args.log), plan, model.joint_names))
+    with staged_outputs(args.out_dir) as out:
+        return write_outputs(out, regressor, fit)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
