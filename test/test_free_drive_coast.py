@@ -47,6 +47,7 @@ def test_after_a_push_the_joint_stops(arm, joint, torque, repo_root):
     assert abs(r["v_release"]) >= 0.3
     assert r["still"]
     assert r["travel"] <= TRAVEL_TIME * abs(r["v_release"])
+    assert r["travel_other"] <= TRAVEL_TIME * abs(r["v_release"])  # the push moved no other joint on
 
 
 def test_at_friction_scale_1_it_coasts(repo_root):
