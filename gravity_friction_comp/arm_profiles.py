@@ -132,7 +132,7 @@ class ArmProfile:
             (``free_drive.dither``; :mod:`gravity_friction_comp.stage.dither`); ``()`` when
             the profile sets none (off).
         free_drive_friction_scale: Friction stage ``scale`` [-] in free drive per bridge joint,
-            motor-map order (``free_drive.friction_scale``, each in (0, 1]: below the true
+            motor-map order (``free_drive.friction_scale``, each in [0, 1]: below the true
             kinetic friction, so a pushed joint stops; docs/free_drive.md); ``()`` when the
             profile sets none (the friction file's scale).
     """
@@ -511,10 +511,10 @@ def _free_drive_friction_scale(label: str, block: Any, joints: tuple[str, ...]) 
         out = tuple(float(v) for v in values)
     except (TypeError, ValueError):
         out = ()
-    if len(out) != len(joints) or not all(math.isfinite(v) and 0.0 < v <= 1.0 for v in out):
+    if len(out) != len(joints) or not all(math.isfinite(v) and 0.0 <= v <= 1.0 for v in out):
         raise _fail(
             label,
-            f"free_drive.friction_scale must be one number or one per bridge joint, each in (0, 1]; got {scale!r}",
+            f"free_drive.friction_scale must be one number or one per bridge joint, each in [0, 1]; got {scale!r}",
             "free_drive.friction_scale",
             scale,
         )

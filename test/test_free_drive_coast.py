@@ -25,14 +25,16 @@ CASES = [  # arm, joint, push torque [N·m] (above breakaway + gravity residual)
     ("palletizer", "shoulder_pitch", 1.0),
     ("palletizer", "beam_pitch", 0.5),
     ("yam_ultra", "dof_joint1", 3.0),
+    ("yam_ultra", "dof_joint2", 4.0),  # moves dof_joint4, whose gravity residual nearly eats its friction
     ("openarm_v10", "openarm_joint1", 1.0),
+    ("openarm_v10", "openarm_joint2", 1.5),
 ]
 
 
 @pytest.mark.parametrize("arm, joint, torque", CASES)
 def test_after_a_push_the_joint_stops(arm, joint, torque, repo_root):
     pytest.importorskip("pinocchio")
-    kw = {}
+    kw = {"gravity_scale": 1.0}  # as test_free_drive_loop.py: not the vendor's gravity_comp_factor
     if arm == "openarm_v10":  # the leader's friction, calibrated gravity (test_free_drive_loop.py)
         kw = {"friction_file": repo_root / "arms/openarm_v10/leader_arm.yaml", "gravity_scale": 1.05}
     loop = free_drive_loop(arm, **kw)

@@ -152,17 +152,18 @@ def test_profile_free_drive_friction_scale_by_joint_others_1(tmp_path):
     from gravity_friction_comp.arm_profiles import load_arm
 
     assert load_arm("palletizer").free_drive_friction_scale == (0.5, 0.5, 0.3)
-    assert load_arm("yam_ultra").free_drive_friction_scale == (0.5,) * 6
+    assert load_arm("yam_ultra").free_drive_friction_scale == (0.5, 0.5, 0.5, 0.0, 1.0, 1.0)
+    assert load_arm("openarm_v10").free_drive_friction_scale == (0.5,) * 7
     assert load_arm("openarm_v10_bimanual").free_drive_friction_scale == ()
     arm = tmp_path / "arm"
     shutil.copytree(load_arm("yam_ultra").directory, arm)
     text = (arm / "profile.yaml").read_text()
-    (arm / "profile.yaml").write_text(
-        text.replace("friction_scale: 0.5", "friction_scale: {dof_joint2: 0.4}")
-    )
-    assert load_arm(arm).free_drive_friction_scale == (1.0, 0.4, 1.0, 1.0, 1.0, 1.0)
-    for bad in ("{dof_joint9: 0.5}", "1.5", "0.0", "[0.5]", "{dof_joint1: x}", ".nan"):
-        (arm / "profile.yaml").write_text(text.replace("friction_scale: 0.5", f"friction_scale: {bad}"))
+    old = "friction_scale: {dof_joint1: 0.5, dof_joint2: 0.5, dof_joint3: 0.5, dof_joint4: 0.0}"
+    assert old in text
+    (arm / "profile.yaml").write_text(text.replace(old, "friction_scale: 0.4"))
+    assert load_arm(arm).free_drive_friction_scale == (0.4,) * 6
+    for bad in ("{dof_joint9: 0.5}", "1.5", "-0.1", "[0.5]", "{dof_joint1: x}", ".nan"):
+        (arm / "profile.yaml").write_text(text.replace(old, f"friction_scale: {bad}"))
         with pytest.raises(ConfigError, match="friction_scale"):
             load_arm(arm)
 
