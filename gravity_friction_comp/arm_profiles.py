@@ -26,6 +26,7 @@ proximal joints are bridge joints.
         exempt: {joint: reason}       # joints the acceptance reports but does not require
       free_drive:                     # optional (mode:=free_drive)
         dither: {joint: fraction}     # stiction dither per bridge joint (others 0), or one number
+        friction_scale: {joint: s}    # friction scale in free drive (others 1), or one number
 
 What the lockstep demo (``--arm``) and ``launch/arm.launch.py`` (``arm:=``) both derive from a
 profile is computed here once: the payload parent of a profile without a gravity file, the
@@ -130,6 +131,10 @@ class ArmProfile:
         free_drive_dither: Stiction dither [-] per bridge joint, motor-map order
             (``free_drive.dither``; :mod:`gravity_friction_comp.stage.dither`); ``()`` when
             the profile sets none (off).
+        free_drive_friction_scale: Friction stage ``scale`` [-] in free drive per bridge joint,
+            motor-map order (``free_drive.friction_scale``, each in [0, 1]: below the true
+            kinetic friction, so a pushed joint stops; docs/free_drive.md); ``()`` when the
+            profile sets none (the friction file's scale).
     """
 
     name: str
@@ -150,6 +155,7 @@ class ArmProfile:
     demo_proximal: tuple[str, ...]
     demo_exempt: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     free_drive_dither: tuple[float, ...] = ()
+    free_drive_friction_scale: tuple[float, ...] = ()
 
     @property
     def demo_distal(self) -> tuple[str, ...]:
@@ -272,6 +278,7 @@ def load_arm(name: str | os.PathLike, root: str | os.PathLike | None = None) -> 
         demo_proximal=proximal,
         demo_exempt=MappingProxyType(_demo_exempt(label, body.get("demo"), joints)),
         free_drive_dither=_free_drive_dither(label, body.get("free_drive"), joints),
+        free_drive_friction_scale=_free_drive_friction_scale(label, body.get("free_drive"), joints),
         **files,
     )
 
@@ -464,9 +471,11 @@ def _free_drive_dither(label: str, block: Any, joints: tuple[str, ...]) -> tuple
 
     if block is None:
         return ()
-    if not isinstance(block, Mapping) or set(block) - {"dither"}:
-        raise _fail(label, f"free_drive takes one key, dither; got {block!r}", "free_drive", block)
+    if not isinstance(block, Mapping) or set(block) - {"dither", "friction_scale"}:
+        raise _fail(label, f"free_drive takes dither, friction_scale; got {block!r}", "free_drive", block)
     dither = block.get("dither")
+    if dither is None:
+        return ()
     if isinstance(dither, Mapping):
         unknown = [j for j in dither if j not in joints]
         if unknown:
@@ -481,3 +490,32 @@ def _free_drive_dither(label: str, block: Any, joints: tuple[str, ...]) -> tuple
         return tuple(validate_dither(dither, len(joints)).tolist())
     except ConfigError as error:
         raise _fail(label, f"free_drive.{error}", "free_drive.dither", dither) from None
+
+
+def _free_drive_friction_scale(label: str, block: Any, joints: tuple[str, ...]) -> tuple[float, ...]:
+    scale = block.get("friction_scale") if isinstance(block, Mapping) else None
+    if scale is None:
+        return ()
+    if isinstance(scale, Mapping):
+        unknown = [j for j in scale if j not in joints]
+        if unknown:
+            raise _fail(
+                label,
+                f"free_drive.friction_scale names {unknown}, not bridge joints {list(joints)}",
+                "free_drive.friction_scale",
+                scale,
+            )
+        scale = [scale.get(j, 1.0) for j in joints]
+    values = [scale] * len(joints) if isinstance(scale, (int, float)) else scale
+    try:
+        out = tuple(float(v) for v in values)
+    except (TypeError, ValueError):
+        out = ()
+    if len(out) != len(joints) or not all(math.isfinite(v) and 0.0 <= v <= 1.0 for v in out):
+        raise _fail(
+            label,
+            f"free_drive.friction_scale must be one number or one per bridge joint, each in [0, 1]; got {scale!r}",
+            "free_drive.friction_scale",
+            scale,
+        )
+    return out

@@ -382,6 +382,7 @@ def _setup(context, *args, **kwargs):
             float(cfg("free_drive_kd_scale")),
             player_rate if _bool(context, "lockstep") else 0.0,
             load_arm(arm).free_drive_dither if arm else (),
+            load_arm(arm).free_drive_friction_scale if arm else (),
         )
     elif cfg("mode") != "follow":
         raise ValueError(f"launch argument mode must be follow or free_drive, got {cfg('mode')!r}")
@@ -625,7 +626,7 @@ def launch_arguments() -> list:
         ),
         DeclareLaunchArgument(
             "free_drive_kd_scale",
-            default_value="0.2",
+            default_value="0.4",
             description="free-drive kd = this × the motor map's kd",
         ),
         DeclareLaunchArgument(

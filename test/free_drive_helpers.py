@@ -16,8 +16,8 @@ def free_drive_loop(
     *,
     gravity_on: bool = True,
     friction_on: bool = True,
-    kd_scale: float = 0.2,
-    friction_scale: float = 1.0,
+    kd_scale: float = 0.4,
+    friction_scale=None,
     deadband: float = 0.01,
     gravity_scale=None,
     holding: bool = False,
@@ -34,7 +34,8 @@ def free_drive_loop(
     the arm YAML's, as the node uses it); the friction stage by
     :func:`build_friction_config` (the friction node's) from the arm YAML with
     ``velocity_source: measured`` and stiction dither ``dither`` at ``dither_hz`` (default:
-    the profile's ``free_drive.dither``, as ``arm.launch.py mode:=free_drive`` sets it).
+    the profile's ``free_drive.dither``, as ``arm.launch.py mode:=free_drive`` sets it) and
+    friction scale ``friction_scale`` (default: the profile's ``free_drive.friction_scale``, else 1).
     """
     from gravity_friction_comp.arm_profiles import load_arm
     from gravity_friction_comp.friction.arm_yaml import gravity_scale_from_arm_yaml
@@ -102,6 +103,8 @@ def free_drive_loop(
         dither=(profile.free_drive_dither or 0.0) if dither is None else dither,
         dither_hz=dither_hz,
     )
+    if friction_scale is None:
+        friction_scale = list(profile.free_drive_friction_scale) or 1.0
     friction = FrictionStage(
         build_friction_config(fvalues), StageSettings(enabled=friction_on, scale=friction_scale)
     )
@@ -176,3 +179,41 @@ def released_drift(loop, duration: float, chunk: float = 0.4):
     ticks_total = duration / (r.t[1] - r.t[0]) if len(qs) > 1 else len(v)
     rms = np.sqrt((v**2).sum(axis=0) / max(ticks_total, len(v)))
     return np.abs(q - q_rel).max(axis=0), rms, ran
+
+
+def push_and_release(loop, joint: str, torque: float, speed: float, *, at: float = 0.2, coast: float = 2.0):
+    """A hand pushes ``joint`` with a constant ``torque`` [N·m] from ``at`` [s] until its true
+    speed reaches ``speed`` [rad/s] (at most 1 s), then lets go; runs ``coast`` [s] more.
+
+    Returns:
+        dict with ``v_release`` [rad/s] (the joint's speed at the release), ``travel`` [rad]
+        (|q_end − q_release|, the coast), ``t_stop`` [s] (release to the last tick the joint
+        moved; ``coast`` when it still moved at the end), ``still`` (True when the joint's true
+        velocity was exactly 0 over the last 0.2 s: it stopped), ``travel_other`` [rad]
+        (the largest coast of the other bridged joints).
+    """
+    rec, _ = release(loop, at, extra=[(at, [joint], [torque])])
+    j = loop.arm.joint_names.index(joint)
+    state = {"t_release": None}
+
+    def on_tick(t):
+        if state["t_release"] is None and (abs(loop.arm.velocity[j]) >= speed or t >= at + 1.0):
+            state["t_release"], state["v"], state["q"] = t, float(loop.arm.velocity[j]), loop.arm.position
+            loop.external.add(t, [joint], [0.0])
+
+    pushed = loop.run(1.0 + coast, on_tick=on_tick)
+    t_rel = state["t_release"]
+    after = pushed.t >= t_rel
+    t, q, v = pushed.t[after], pushed.q[after], pushed.v[after]
+    moving = np.flatnonzero(v[:, j] != 0.0)
+    t_last = t[moving[-1]] if len(moving) else t_rel
+    tail = t >= t[-1] - 0.2
+    bridged = [loop.arm.joint_names.index(n) for n in loop.names]
+    other = [k for k in bridged if k != j]
+    return {
+        "v_release": state["v"],
+        "travel": float(abs(q[-1, j] - state["q"][j])),
+        "t_stop": float(t_last - t_rel),
+        "still": bool(not v[tail][:, j].any()),
+        "travel_other": float(np.abs(q[-1, other] - state["q"][other]).max()) if other else 0.0,
+    }

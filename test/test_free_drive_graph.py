@@ -1,6 +1,7 @@
 """Free drive through the real nodes in lockstep: bridge (simulated arm, kp 0) + gravity +
 friction (measured velocity) + free_drive, composed in one process; a push on sim/external_effort
-moves the arm, and after the push it stays where it was left."""
+moves the arm, and from the release it stops within 0.15 s of travel at the release speed
+(test_free_drive_coast.py's bound) and then stays where it was left."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ def test_push_then_release_in_lockstep_through_the_nodes(repo_root, start):
     from rclpy.context import Context
     from rclpy.executors import SingleThreadedExecutor
 
+    from gravity_friction_comp.arm_profiles import load_arm
     from gravity_friction_comp.nodes.free_drive_launch import free_drive_launch_parts
     from gravity_friction_comp.nodes.free_drive_node import FreeDriveNode
     from gravity_friction_comp.nodes.friction_feedforward_node import FrictionFeedforwardNode
@@ -36,8 +38,14 @@ def test_push_then_release_in_lockstep_through_the_nodes(repo_root, start):
     bridge_file = repo_root / "config" / "mit_bridge.yaml"
     friction_file = repo_root / "config" / "friction_feedforward.yaml"
     rate = 250.0
+    # as arm.launch.py arm:=palletizer mode:=free_drive: kd 0.4 × the map's, the profile's friction scale
     fd_bridge, fd_friction, fd_node = free_drive_launch_parts(
-        first_node_parameters(bridge_file)[1], urdf, first_node_parameters(friction_file)[1], 0.2, rate
+        first_node_parameters(bridge_file)[1],
+        urdf,
+        first_node_parameters(friction_file)[1],
+        0.4,
+        rate,
+        friction_scale=load_arm("palletizer").free_drive_friction_scale,
     )
     context = Context()
     rclpy.init(args=[], context=context, domain_id=fresh_domain_id())
@@ -141,16 +149,19 @@ def test_push_then_release_in_lockstep_through_the_nodes(repo_root, start):
         spin_until(3.5)
         assert sim_t() >= 3.5, f"lockstep stopped at {sim_t():.3f} s"
 
-        def q_at(t):
+        def at(t, field="position"):
             m = min(states, key=lambda s: abs(s.header.stamp.sec + 1e-9 * s.header.stamp.nanosec - t))
-            return m.position[list(m.name).index("shoulder_pitch")]
+            return getattr(m, field)[list(m.name).index("shoulder_pitch")]
 
-        before, pushed, after_push, end = q_at(0.9), q_at(1.3), q_at(2.0), q_at(3.4)
+        before, released, v_release, after, end = at(0.9), at(1.3), at(1.3, "velocity"), at(2.4), at(3.4)
         print(
-            f"shoulder_pitch: {before:.4f} before, {pushed:.4f} after the push, {after_push:.4f} -> {end:.4f} rad"
+            f"shoulder_pitch: {before:.4f} before, {released:.4f} at the release ({v_release:.3f} rad/s), "
+            f"{after:.4f} -> {end:.4f} rad; travel after the release {abs(end - released) * 1e3:.1f} mrad"
         )
-        assert abs(pushed - before) > 0.02  # the hand moved it
-        assert abs(end - after_push) <= 2e-3  # released: it stays
+        assert abs(released - before) > 0.02  # the hand moved it
+        assert abs(v_release) >= 0.3  # at a hand's speed
+        assert abs(end - released) <= 0.15 * abs(v_release)  # from the release: it stops
+        assert abs(end - after) <= 2e-3  # and stays
     finally:
         for node in nodes:
             node.destroy_node()

@@ -133,3 +133,43 @@ def test_composed_parameters_file_has_a_free_drive_section_when_given(repo_root)
         "/**/mit_bridge",
         "/**/free_drive",
     }
+
+
+def test_the_profiles_friction_scale_goes_to_the_friction_stage():
+    _, friction, _ = free_drive_overrides(
+        BRIDGE, ["a", "b"], {}, kd_scale=0.4, friction_deadband=0.0, rate_hz=0.0, friction_scale=(0.5, 0.3)
+    )
+    assert friction["scale"] == [0.5, 0.3]
+    _, friction, _ = free_drive_overrides(
+        BRIDGE, ["a", "b"], {}, kd_scale=0.4, friction_deadband=0.0, rate_hz=0.0
+    )
+    assert "scale" not in friction  # no profile value: the friction file's scale
+
+
+def test_profile_free_drive_friction_scale_by_joint_others_1(tmp_path):
+    import shutil
+
+    from gravity_friction_comp.arm_profiles import load_arm
+
+    assert load_arm("palletizer").free_drive_friction_scale == (0.5, 0.5, 0.3)
+    assert load_arm("yam_ultra").free_drive_friction_scale == (0.5, 0.5, 0.5, 0.0, 1.0, 1.0)
+    assert load_arm("openarm_v10").free_drive_friction_scale == (0.5,) * 7
+    assert load_arm("openarm_v10_bimanual").free_drive_friction_scale == ()
+    arm = tmp_path / "arm"
+    shutil.copytree(load_arm("yam_ultra").directory, arm)
+    text = (arm / "profile.yaml").read_text()
+    old = "friction_scale: {dof_joint1: 0.5, dof_joint2: 0.5, dof_joint3: 0.5, dof_joint4: 0.0}"
+    assert old in text
+    (arm / "profile.yaml").write_text(text.replace(old, "friction_scale: 0.4"))
+    assert load_arm(arm).free_drive_friction_scale == (0.4,) * 6
+    for bad in ("{dof_joint9: 0.5}", "1.5", "-0.1", "[0.5]", "{dof_joint1: x}", ".nan"):
+        (arm / "profile.yaml").write_text(text.replace(old, f"friction_scale: {bad}"))
+        with pytest.raises(ConfigError, match="friction_scale"):
+            load_arm(arm)
+
+
+def test_launch_free_drive_palletizer_has_the_profiles_friction_scale_and_kd(repo_root):
+    nodes = _launched(repo_root, arm="palletizer", mode="free_drive")
+    assert nodes["friction_feedforward_node"]["scale"] == [0.5, 0.5, 0.3]
+    # free_drive_kd_scale default 0.4 × config/mit_bridge.yaml kd [0.5, 1.0, 0.3]
+    assert nodes["mit_bridge_node"]["kd"] == pytest.approx([0.2, 0.4, 0.12])

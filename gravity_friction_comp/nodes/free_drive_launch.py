@@ -6,8 +6,9 @@ Free drive reuses the follow chain unchanged: the ``free_drive`` node publishes
 ``follow_setpoint`` for the runtime switch), the friction stage takes its velocity from
 ``joint_states`` (``velocity_source: measured``) with a deadband of at least
 :data:`MIN_FREE_DRIVE_DEADBAND` and the arm profile's stiction dither
-(``free_drive.dither``, off without one), and the bridge runs kp = 0 with ``kd_scale`` ×
-its file's kd.
+(``free_drive.dither``, off without one) and friction ``scale`` (``free_drive.friction_scale``:
+below the true kinetic friction, so a pushed joint stops), and the bridge runs kp = 0 with
+``kd_scale`` × its file's kd.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ def free_drive_overrides(
     friction_deadband: float,
     rate_hz: float,
     dither: Sequence[float] = (),
+    friction_scale: Sequence[float] = (),
 ) -> tuple[dict, dict, dict]:
     """``(bridge, friction, free_drive)`` parameter overrides for free drive.
 
@@ -48,6 +50,8 @@ def free_drive_overrides(
         rate_hz: The free_drive node's ``rate_hz`` (0: on each input; lockstep: the tick rate).
         dither: Stiction dither per bridge joint (the profile's ``free_drive.dither``);
             empty: the friction file's ``dither`` is left as it is (default off).
+        friction_scale: The friction stage's ``scale`` per bridge joint (the profile's
+            ``free_drive.friction_scale``); empty: the friction file's ``scale``.
 
     Raises:
         ConfigError: kd_scale out of range (key ``free_drive_kd_scale``).
@@ -70,6 +74,8 @@ def free_drive_overrides(
     }
     if len(dither):
         friction["dither"] = [float(d) for d in dither]
+    if len(friction_scale):
+        friction["scale"] = [float(s) for s in friction_scale]
     free_drive = {
         "mode": "free_drive",
         "joints": joints,
@@ -91,6 +97,7 @@ def free_drive_launch_parts(
     kd_scale: float,
     rate_hz: float,
     dither: Sequence[float] = (),
+    friction_scale: Sequence[float] = (),
 ) -> tuple[dict, dict, dict]:
     """:func:`free_drive_overrides` for the launch file: model joints from ``urdf`` (unmeasured
     ones at 0 clipped to their limits), the deadband from the friction file's values.
@@ -113,4 +120,5 @@ def free_drive_launch_parts(
         friction_deadband=float(friction_values.get("velocity_deadband", 0.0) or 0.0),
         rate_hz=rate_hz,
         dither=dither,
+        friction_scale=friction_scale,
     )

@@ -25,7 +25,8 @@ joint out of stiction, where q̇ and hence the velocity drive's term are 0; a mi
 stale measurement (older than ``measurement_timeout``) gives no term.
 
 ``dither`` > 0 adds the stiction dither of :mod:`gravity_friction_comp.stage.dither` to
-``τ_f`` (scaled with it): ``±d`` × the breakaway at rest, a square wave of ``dither_hz`` on
+the output, **not** scaled with ``τ_f`` (a scale ``s_i`` ≠ 0 leaves it as it is; ``s_i`` = 0 or
+``enable: false`` switch it off with the rest of the term): ``±d`` × the breakaway at rest, a square wave of ``dither_hz`` on
 the setpoints' clock, faded out by the measured |q̇| over the deadband. It lowers the torque that starts
 a resting joint to ``(1 − d)`` × its breakaway (free drive, docs/free_drive.md).
 No rclpy import.
@@ -433,7 +434,12 @@ class FrictionStage(FeedforwardStage):
         # parse_setpoint and the selector hand over finite float64 (n,) arrays only
         term = model.torque(self._velocity, load, checked=False)
         if self._dither is not None:
-            term = term + self._dither.torque(self._raw_velocity, self._t, load)
+            # its own amplitude, not scaled with the model: apply_stage multiplies by s, so it
+            # enters as dither / s (s_i = 0: that joint's whole term is off, dither included)
+            s = np.broadcast_to(np.asarray(self._settings.scale, dtype=float), term.shape)
+            on = s != 0.0
+            dither = self._dither.torque(self._raw_velocity, self._t, load)
+            term = term + np.divide(dither, s, out=np.zeros_like(term), where=on)
         return term
 
     def _position_error_term(self, setpoint: Setpoint) -> np.ndarray | None:
