@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pathlib
+
 import pytest
 
 from gravity_friction_comp.errors import ConfigError
@@ -95,7 +97,9 @@ def test_launch_free_drive_composed_runs_composed_free_drive_with_a_free_drive_s
     assert not {"free_drive_node", "mit_bridge_node", "composed_chain"} & set(executables)
     node = nodes[executables.index("composed_free_drive")]
     path = node._Node__parameters[0]
-    sections = yaml.safe_load(open(path if isinstance(path, str) else path.perform(context)))
+    if hasattr(path, "evaluate"):  # launch_ros wraps a file path in a ParameterFile
+        path = path.evaluate(context)
+    sections = yaml.safe_load(open(path if isinstance(path, str | pathlib.Path) else path.perform(context)))
     free = sections["/**/free_drive"]["ros__parameters"]
     assert free["mode"] == "free_drive" and free["joints"] == ["base_yaw", "shoulder_pitch", "beam_pitch"]
     assert sections["/**/friction_feedforward"]["ros__parameters"]["dither"] == [0.8, 0.8, 0.65]
