@@ -299,7 +299,7 @@ class SimulatedArm:
         arr = np.array(values, dtype=float).reshape(-1)
         if arr.shape[0] != self.n:
             raise DimensionError(key, self.n, arr.shape[0])
-        if not np.all(np.isfinite(arr)):
+        if not np.isfinite(arr).all():
             raise InputError(f"{key} contains NaN/inf: {arr.tolist()}", reason=Reason.NOT_FINITE)
         return arr
 
