@@ -123,6 +123,46 @@ def test_yam_falls_as_independent_aba(shared_data):
     assert np.max(np.abs(a0)) > 1.0  # the check is not vacuous
 
 
+def test_yam_sliding_with_friction_steps_as_independent_aba(shared_data):
+    """Every joint moving (none can stick this step): q̈ = ABA(q, q̇, τ − τ_f) with the closed-form
+    budget τ_f = sign(q̇)·(F_c + F_v|q̇| + F_s·exp(−(q̇/v_s)²)) (the all-sliding path of the step)."""
+    path = str(shared_data / "urdf" / "i2rt_yam" / "yam.urdf")
+    model = RobotModel.from_urdf(path)
+    pmodel = pin.buildModelFromUrdf(path)
+    pdata = pmodel.createData()
+    rng = np.random.default_rng(5)
+    lo, hi = model.position_lower, model.position_upper
+    q0 = lo + (hi - lo) * rng.uniform(0.3, 0.7, model.n)
+    v0 = rng.choice([-1.0, 1.0], model.n) * rng.uniform(0.5, 1.5, model.n)
+    fc, fs, vs, fv = 0.3, 0.1, 0.05, 0.2
+    joints = {
+        n: {
+            "coulomb": fc,
+            "stribeck_breakaway": fs,
+            "stribeck_velocity": vs,
+            "viscous": fv,
+            "initial_position": float(q),
+            "initial_velocity": float(v),
+        }
+        for n, q, v in zip(model.joint_names, q0, v0)
+    }
+    arm = SimulatedArm(model, SimConfig(joints=joints, physics_rate_hz=4000))
+    tau = rng.normal(0.0, 1.0, model.n)
+    _, v1 = arm.step(tau)
+    assert not arm.state().stuck.any()
+    friction = np.sign(v0) * (fc + fv * np.abs(v0) + fs * np.exp(-((v0 / vs) ** 2)))
+    np.testing.assert_allclose(arm.state().friction, friction, rtol=1e-12)
+    qp, vp, tp = np.zeros(pmodel.nq), np.zeros(pmodel.nv), np.zeros(pmodel.nv)
+    for k, n in enumerate(model.joint_names):
+        jid = pmodel.getJointId(n)
+        qp[pmodel.idx_qs[jid]], vp[pmodel.idx_vs[jid]] = q0[k], v0[k]
+        tp[pmodel.idx_vs[jid]] = tau[k] - friction[k]
+    a_full = pin.aba(pmodel, pdata, qp, vp, tp)
+    a_ref = np.array([a_full[pmodel.idx_vs[pmodel.getJointId(n)]] for n in model.joint_names])
+    np.testing.assert_allclose((v1 - v0) / arm.dt, a_ref, rtol=1e-6, atol=1e-6)
+    assert np.max(np.abs(a_ref)) > 1.0  # not vacuous
+
+
 def test_exact_gravity_holds_for_two_seconds(palletizer):
     q0 = {"base_yaw": 0.4, "shoulder_pitch": 0.5, "beam_pitch": -0.3}
     arm = SimulatedArm(palletizer, SimConfig(joints={n: {"initial_position": q} for n, q in q0.items()}))

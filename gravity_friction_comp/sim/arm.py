@@ -187,6 +187,7 @@ class SimulatedArm:
             )
         #: (n,) [kg·m²] joint-side diagonal A: actuator n²·J (folded) + deprecated armature
         self.armature = ro(rotor + legacy)
+        self._armature_matrix = ro(np.diag(self.armature))  # diag(A), built once for step()
         self._lower = np.array(model.position_lower, dtype=float)
         self._upper = np.array(model.position_upper, dtype=float)
         q0 = np.array([p.initial_position for p in params])
@@ -298,7 +299,7 @@ class SimulatedArm:
         arr = np.array(values, dtype=float).reshape(-1)
         if arr.shape[0] != self.n:
             raise DimensionError(key, self.n, arr.shape[0])
-        if not np.all(np.isfinite(arr)):
+        if not np.isfinite(arr).all():
             raise InputError(f"{key} contains NaN/inf: {arr.tolist()}", reason=Reason.NOT_FINITE)
         return arr
 
@@ -320,7 +321,7 @@ class SimulatedArm:
 
     def mass_matrix(self, q: Sequence[float] | np.ndarray) -> np.ndarray:
         """True inertia s·M(q) + diag(A) (n, n) [kg·m²]; A = :attr:`armature` (n²·J + armature)."""
-        return self.config.mass_scale * self._model.mass_matrix(q) + np.diag(self.armature)
+        return self.config.mass_scale * self._model.mass_matrix(q) + self._armature_matrix
 
     def gravity(self, q: Sequence[float] | np.ndarray) -> np.ndarray:
         """True gravity torque s·g(q) (n,) [N·m] (what holds the simulated arm still)."""
@@ -350,7 +351,7 @@ class SimulatedArm:
             )
         q, v = self._q, self._v
         s = self.config.mass_scale
-        mass = s * self._model.mass_matrix(q) + np.diag(self.armature)
+        mass = s * self._model.mass_matrix(q) + self._armature_matrix
         bias = -s * self._model.nonlinear_effects(q, v)
         load = self._external + bias  # BAM's load: the hand's torque, gravity, Coriolis
         rhs = tau + self._external + bias
@@ -359,7 +360,7 @@ class SimulatedArm:
         v_new[stuck] = 0.0  # exact: stuck joints stop this step
         q_new = bam_friction.integrate_position(q, v_new, accel, h, self.config.integrator)
         hit = (q_new < self._lower) | (q_new > self._upper)
-        if np.any(hit):
+        if hit.any():
             q_new = np.clip(q_new, self._lower, self._upper)
             v_new[hit] = 0.0
         self._q, self._v = q_new, v_new
@@ -382,25 +383,27 @@ def _sticking_step(
     """
     n = rhs.shape[0]
     # BAM per-joint test with J = M_ii as the initial guess
-    stop = np.diag(mass) / dt * v + rhs
+    stop = mass.diagonal() / dt * v + rhs
     stuck = np.abs(stop) <= budget
     slide_friction = np.sign(stop) * budget
+    if not stuck.any():  # every joint slides (an arm in motion): one solve, no sub-matrices
+        return np.linalg.solve(mass, rhs - slide_friction), slide_friction, stuck
     for _ in range(n + 1):
         free = ~stuck
         a = np.empty(n)
         a[stuck] = -v[stuck] / dt
         friction = np.where(free, slide_friction, 0.0)
-        if np.any(free):
+        if free.any():
             m_ff = mass[np.ix_(free, free)]
             b_f = rhs[free] - friction[free] - mass[np.ix_(free, stuck)] @ a[stuck]
             a[free] = np.linalg.solve(m_ff, b_f)
-        if not np.any(stuck):
+        if not stuck.any():
             return a, friction, stuck
         # friction the stuck joints need to stay stuck
         need = rhs[stuck] - mass[stuck] @ a
         friction[stuck] = need
         over = np.abs(need) > budget[stuck] * (1.0 + 1e-12)
-        if not np.any(over):
+        if not over.any():
             return a, friction, stuck
         idx = np.flatnonzero(stuck)[over]
         stuck[idx] = False

@@ -217,7 +217,7 @@ class SimulatedMotorBus:
 
     # --- simulation ------------------------------------------------------------------------
     def _sync_shafts(self) -> None:
-        q, v = self.arm.position, self.arm.velocity
+        q, v = self.arm.position.tolist(), self.arm.velocity.tolist()  # floats: no numpy scalars
         for sm, j in zip(self.motors, self._joint_index):
             sm.motor.set_shaft_state(sm.mapping.position_to_motor(q[j]), sm.mapping.velocity_to_motor(v[j]))
 
