@@ -30,7 +30,7 @@ from gravity_friction_comp.files import check_output_dir, check_regular_file
 from gravity_friction_comp.tools.demo.scenario import DemoSetup, load_node_parameters, share_directory
 from gravity_friction_comp.trajectory.base import MIN_DURATION
 
-__all__ = ["PRIVATE_DOMAINS", "build_setup", "demo_domain_id", "parse_args"]
+__all__ = ["PRIVATE_DOMAINS", "build_setup", "check_same_joints", "demo_domain_id", "parse_args"]
 
 
 #: ROS_DOMAIN_ID values the demo accepts: ROS 2's documented maximum is 232 (DDS port
@@ -171,6 +171,24 @@ def _arm_gravity_scale(arm_config: str, joint_names: Sequence[str], log=print) -
     return values
 
 
+def check_same_joints(urdf: str, joints: Sequence[str], option: str) -> None:
+    """Check that URDF ``urdf`` (given as ``option``) loads and has exactly ``joints``, in order.
+
+    Raises:
+        ConfigError: other joints (key ``option`` without dashes). ModelError: a URDF that
+            does not load.
+    """
+    from gravity_friction_comp.model.robot_model import RobotModel
+
+    own = tuple(RobotModel.from_urdf(urdf).joint_names)
+    if own != tuple(joints):
+        raise ConfigError(
+            f"{option} joints {list(own)} differ from the URDF's {list(joints)}",
+            key=option.lstrip("-").replace("-", "_"),
+            value=urdf,
+        )
+
+
 def build_setup(args, out: pathlib.Path) -> DemoSetup:
     """Resolve the command line into a :class:`DemoSetup` (defaults: the bundled palletizer)."""
     from gravity_friction_comp.model.robot_model import RobotModel
@@ -231,13 +249,7 @@ def build_setup(args, out: pathlib.Path) -> DemoSetup:
         )
     all_joints = model.joint_names
     if args.sim_urdf:  # the simulated arm: same joints, its own inertials
-        sim_joints = RobotModel.from_urdf(args.sim_urdf).joint_names
-        if tuple(sim_joints) != tuple(all_joints):
-            raise ConfigError(
-                f"--sim-urdf joints {list(sim_joints)} differ from the URDF's {list(all_joints)}",
-                key="sim_urdf",
-                value=args.sim_urdf,
-            )
+        check_same_joints(args.sim_urdf, all_joints, "--sim-urdf")
     n = len(all_joints)
     lower = np.where(np.isfinite(model.position_lower), model.position_lower, -math.pi)
     upper = np.where(np.isfinite(model.position_upper), model.position_upper, math.pi)
