@@ -467,6 +467,17 @@ def _free_drive_dither(label: str, block: Any, joints: tuple[str, ...]) -> tuple
     if not isinstance(block, Mapping) or set(block) - {"dither"}:
         raise _fail(label, f"free_drive takes one key, dither; got {block!r}", "free_drive", block)
     dither = block.get("dither")
+    # YAML null (a key without value) would reach the check as NaN: "must be finite, got nan"
+    values = (
+        dither.values() if isinstance(dither, Mapping) else dither if isinstance(dither, list) else [dither]
+    )
+    if any(v is None for v in values):
+        raise _fail(
+            label,
+            f"free_drive.dither needs a value (one number, or {{bridge joint: number}}), got {dither!r}",
+            "free_drive.dither",
+            dither,
+        )
     if isinstance(dither, Mapping):
         unknown = [j for j in dither if j not in joints]
         if unknown:
