@@ -21,11 +21,35 @@ import numpy as np
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
+from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.ident.joint_log import JointStateLog
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS
 from gravity_friction_comp.trajectory.base import Profile
+from gravity_friction_comp.validation import number
 
-__all__ = ["CalibrationRecorder", "record_on_chain"]
+__all__ = ["MIN_RATE_HZ", "CalibrationRecorder", "check_rate", "record_on_chain"]
+
+#: Lowest setpoint rate [Hz]: twice 1 / the bridge's default command_timeout (0.1 s), so the
+#: bridge never times out between two setpoints (and a rate like 1e-9 Hz cannot wait forever
+#: for its first tick).
+MIN_RATE_HZ = 20.0
+
+
+def check_rate(rate_hz: float) -> float:
+    """Check the setpoint rate [Hz]: finite and ≥ :data:`MIN_RATE_HZ`.
+
+    Raises:
+        ConfigError: otherwise (key ``rate``).
+    """
+    rate = number("rate", rate_hz, positive=True, unit="[Hz]")
+    if rate < MIN_RATE_HZ:
+        raise ConfigError(
+            f"rate must be ≥ {MIN_RATE_HZ:g} Hz (setpoints faster than the bridge's command_timeout), "
+            f"got {rate:g}",
+            key="rate",
+            value=rate,
+        )
+    return rate
 
 
 class CalibrationRecorder(Node):
@@ -37,6 +61,7 @@ class CalibrationRecorder(Node):
     """
 
     def __init__(self, profile: Profile, rate_hz: float = 250.0, *, bag=None, **node_kwargs):
+        rate_hz = check_rate(rate_hz)
         super().__init__("calibration_recorder", **node_kwargs)
         self.profile = profile
         self._bag = bag
@@ -110,7 +135,8 @@ def record_on_chain(
     ``KeyboardInterrupt`` or ``ExternalShutdownException`` traceback.
 
     Raises:
-        ConfigError: the bag cannot be created (it exists, or its folder is not writable).
+        ConfigError: the bag cannot be created (it exists, or its folder does not exist or
+            is not writable); ``rate_hz`` below :data:`MIN_RATE_HZ` (:func:`check_rate`).
     """
     import signal
 
@@ -120,6 +146,7 @@ def record_on_chain(
 
     from gravity_friction_comp.tools.record import JointStateBag
 
+    check_rate(rate_hz)  # before the bag folder is created
     writer = JointStateBag(bag, storage) if bag is not None else None
     stop: list[int] = []
 
@@ -129,15 +156,17 @@ def record_on_chain(
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     overrides = [Parameter("use_sim_time", value=True)] if use_sim_time else []
-    node = CalibrationRecorder(profile, rate_hz, bag=writer, parameter_overrides=overrides)
+    node = None
     log = None
     try:
+        node = CalibrationRecorder(profile, rate_hz, bag=writer, parameter_overrides=overrides)
         while rclpy.ok() and not node.done and not stop:
             rclpy.spin_once(node, timeout_sec=0.1)
         log = node.log(joints)
         return log, bool(stop)
     finally:
-        node.destroy_node()
+        if node is not None:
+            node.destroy_node()
         rclpy.try_shutdown()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
