@@ -96,3 +96,20 @@ def test_calibrate_record_bag_in_a_missing_folder_is_refused(tmp_path, quiet_dom
     assert calibrate_gravity.main(["record", "--plan", str(_plan(tmp_path)), "--out", str(bag)]) == 2
     assert "does not exist" in capsys.readouterr().err
     assert not (tmp_path / "missing").exists()
+
+
+def test_sim_time_without_a_clock_gives_up_and_leaves_no_bag(tmp_path, quiet_domain):
+    pytest.importorskip("pinocchio")
+    from gravity_friction_comp.arm_profiles import load_arm
+    from gravity_friction_comp.calib.plan import load_plan
+    from gravity_friction_comp.errors import ConfigError
+    from gravity_friction_comp.model.robot_model import RobotModel
+    from gravity_friction_comp.nodes.calibration_recorder import record_on_chain
+
+    arm = load_arm("palletizer")
+    model = RobotModel.from_urdf(arm.urdf)
+    profile = load_plan(_plan(tmp_path)).profile(model.position_lower, model.position_upper)
+    bag = tmp_path / "bag"
+    with pytest.raises(ConfigError, match="nothing publishes /clock"):
+        record_on_chain(profile, arm.joints, bag=bag, use_sim_time=True, clock_wait=1.0)
+    assert not bag.exists()

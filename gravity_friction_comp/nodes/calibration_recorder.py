@@ -27,12 +27,15 @@ from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS
 from gravity_friction_comp.trajectory.base import Profile
 from gravity_friction_comp.validation import number
 
-__all__ = ["MIN_RATE_HZ", "CalibrationRecorder", "check_rate", "record_on_chain"]
+__all__ = ["CLOCK_WAIT_S", "MIN_RATE_HZ", "CalibrationRecorder", "check_rate", "record_on_chain"]
 
 #: Lowest setpoint rate [Hz]: twice 1 / the bridge's default command_timeout (0.1 s), so the
 #: bridge never times out between two setpoints (and a rate like 1e-9 Hz cannot wait forever
 #: for its first tick).
 MIN_RATE_HZ = 20.0
+
+#: Wall time [s] ``use_sim_time`` waits for the first tick on ``/clock`` before giving up.
+CLOCK_WAIT_S = 10.0
 
 
 def check_rate(rate_hz: float) -> float:
@@ -74,6 +77,11 @@ class CalibrationRecorder(Node):
         self._pub = self.create_publisher(JointState, "joint_setpoint", SETPOINT_QOS)
         self.create_subscription(JointState, "joint_states", self._on_state, SETPOINT_QOS)
         self.create_timer(1.0 / rate_hz, self._tick)
+
+    @property
+    def started(self) -> bool:
+        """Whether the first setpoint tick has run (on sim time: the first ``/clock``)."""
+        return self._start_ns is not None
 
     def _tick(self) -> None:
         now = self.get_clock().now()
@@ -118,6 +126,7 @@ def record_on_chain(
     bag: str | os.PathLike | None = None,
     storage: str = "mcap",
     use_sim_time: bool = False,
+    clock_wait: float = CLOCK_WAIT_S,
 ) -> tuple[JointStateLog, bool]:
     """Spin a :class:`CalibrationRecorder` until the profile ends or SIGINT/SIGTERM arrives.
 
@@ -129,6 +138,8 @@ def record_on_chain(
             recorded (nothing is written then).
         storage: the bag's storage, ``"mcap"`` or ``"sqlite3"``.
         use_sim_time: run the recorder on ``/clock`` (a lockstep simulated chain).
+        clock_wait: [s] wall time to wait for the first setpoint tick (with
+            ``use_sim_time``: for ``/clock``).
 
     Returns (the recording, whether a signal stopped it). The signals only ask the spin loop
     to stop (as :func:`~gravity_friction_comp.nodes.stage_node.run_node`): no
@@ -136,9 +147,11 @@ def record_on_chain(
 
     Raises:
         ConfigError: the bag cannot be created (it exists, or its folder does not exist or
-            is not writable); ``rate_hz`` below :data:`MIN_RATE_HZ` (:func:`check_rate`).
+            is not writable); ``rate_hz`` below :data:`MIN_RATE_HZ` (:func:`check_rate`); no
+            tick within ``clock_wait`` (no ``/clock`` with ``use_sim_time``).
     """
     import signal
+    import time
 
     import rclpy
     from rclpy.parameter import Parameter
@@ -160,8 +173,20 @@ def record_on_chain(
     log = None
     try:
         node = CalibrationRecorder(profile, rate_hz, bag=writer, parameter_overrides=overrides)
+        started = time.monotonic()
         while rclpy.ok() and not node.done and not stop:
             rclpy.spin_once(node, timeout_sec=0.1)
+            if not node.started and time.monotonic() - started > clock_wait:
+                # on sim time the timer waits for /clock: without a lockstep chain, forever
+                raise ConfigError(
+                    f"no setpoint tick in {clock_wait:g} s"
+                    + (
+                        " (use_sim_time: nothing publishes /clock; is the lockstep chain running?)"
+                        if use_sim_time
+                        else ""
+                    ),
+                    key="sim_time" if use_sim_time else "rate",
+                )
         log = node.log(joints)
         return log, bool(stop)
     finally:
