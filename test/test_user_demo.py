@@ -38,3 +38,16 @@ def test_gravity_models_refuses_a_bad_calibrated_urdf_before_any_run(
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 2
     assert len(err) == 1 and message in err[0], err
+
+
+@pytest.mark.parametrize("dwell", ["0", "0.05"])
+def test_demo_refuses_a_pick_place_stop_too_short_to_measure_sag(tmp_path, dwell):
+    # sag and hold are means over the last 70 % of a stop: an empty window gave "sag nan"
+    from gravity_friction_comp.errors import ConfigError
+    from gravity_friction_comp.tools.demo.options import build_setup, parse_args
+
+    with pytest.raises(ConfigError, match="--dwell-time must be ≥ 0.2 s") as info:
+        build_setup(parse_args(["--arm", "palletizer", "--dwell-time", dwell]), tmp_path)
+    assert info.value.key == "dwell_time"
+    # a sine run has no stops: any dwell is fine there
+    build_setup(parse_args(["--arm", "palletizer", "--profile", "sine", "--dwell-time", dwell]), tmp_path)

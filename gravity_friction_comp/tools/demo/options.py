@@ -30,7 +30,14 @@ from gravity_friction_comp.files import check_output_dir, check_regular_file
 from gravity_friction_comp.tools.demo.scenario import DemoSetup, load_node_parameters, share_directory
 from gravity_friction_comp.trajectory.base import MIN_DURATION
 
-__all__ = ["PRIVATE_DOMAINS", "build_setup", "check_same_joints", "demo_domain_id", "parse_args"]
+__all__ = [
+    "MIN_DWELL_TIME",
+    "PRIVATE_DOMAINS",
+    "build_setup",
+    "check_same_joints",
+    "demo_domain_id",
+    "parse_args",
+]
 
 
 #: ROS_DOMAIN_ID values the demo accepts: ROS 2's documented maximum is 232 (DDS port
@@ -41,6 +48,11 @@ MAX_DOMAIN_ID = 232
 #: The demo's private ROS_DOMAIN_ID when --domain-id is absent: PRIVATE_DOMAINS[0] + pid mod
 #: len(PRIVATE_DOMAINS) (120-209), never the shell's: the demo publishes joint commands.
 PRIVATE_DOMAINS = range(120, 210)
+
+#: [s] shortest --dwell-time of the pick-and-place cycle: sag and the holding error are
+#: averaged over the last 70 % of each stop (tools/demo/metrics.py), which must hold samples
+#: (0.14 s: 35 joint_states at 250 Hz); a 0 s stop has none (sag NaN in the table).
+MIN_DWELL_TIME = 0.2
 
 
 def demo_domain_id(args) -> int:
@@ -219,6 +231,13 @@ def build_setup(args, out: pathlib.Path) -> DemoSetup:
         raise ConfigError(f"--period must be > 0, got {args.period}", key="period", value=args.period)
     if not (args.delay >= 0 and math.isfinite(args.delay)):
         raise ConfigError(f"--delay must be ≥ 0, got {args.delay}", key="delay", value=args.delay)
+    if args.profile == "pick_place" and args.dwell_time < MIN_DWELL_TIME:
+        raise ConfigError(
+            f"--dwell-time must be ≥ {MIN_DWELL_TIME:g} s with the pick_place profile (sag is "
+            f"averaged over each stop), got {args.dwell_time:g}",
+            key="dwell_time",
+            value=args.dwell_time,
+        )
     if args.cycles < 1:
         raise ConfigError(f"--cycles must be ≥ 1, got {args.cycles}", key="cycles", value=args.cycles)
     for key, path in (
