@@ -474,8 +474,19 @@ def _free_drive_dither(label: str, block: Any, joints: tuple[str, ...]) -> tuple
     if not isinstance(block, Mapping) or set(block) - {"dither", "friction_scale"}:
         raise _fail(label, f"free_drive takes dither, friction_scale; got {block!r}", "free_drive", block)
     dither = block.get("dither")
-    if dither is None:
+    if "dither" not in block and block:  # a block with friction_scale only ({} is named below)
         return ()
+    # YAML null (a key without value) would reach the check as NaN: "must be finite, got nan"
+    values = (
+        dither.values() if isinstance(dither, Mapping) else dither if isinstance(dither, list) else [dither]
+    )
+    if any(v is None for v in values):
+        raise _fail(
+            label,
+            f"free_drive.dither needs a value (one number, or {{bridge joint: number}}), got {dither!r}",
+            "free_drive.dither",
+            dither,
+        )
     if isinstance(dither, Mapping):
         unknown = [j for j in dither if j not in joints]
         if unknown:

@@ -21,11 +21,38 @@ import numpy as np
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
+from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.ident.joint_log import JointStateLog
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS
 from gravity_friction_comp.trajectory.base import Profile
+from gravity_friction_comp.validation import number
 
-__all__ = ["CalibrationRecorder", "record_on_chain"]
+__all__ = ["CLOCK_WAIT_S", "MIN_RATE_HZ", "CalibrationRecorder", "check_rate", "record_on_chain"]
+
+#: Lowest setpoint rate [Hz]: twice 1 / the bridge's default command_timeout (0.1 s), so the
+#: bridge never times out between two setpoints (and a rate like 1e-9 Hz cannot wait forever
+#: for its first tick).
+MIN_RATE_HZ = 20.0
+
+#: Wall time [s] ``use_sim_time`` waits for the first tick on ``/clock`` before giving up.
+CLOCK_WAIT_S = 10.0
+
+
+def check_rate(rate_hz: float) -> float:
+    """Check the setpoint rate [Hz]: finite and ≥ :data:`MIN_RATE_HZ`.
+
+    Raises:
+        ConfigError: otherwise (key ``rate``).
+    """
+    rate = number("rate", rate_hz, positive=True, unit="[Hz]")
+    if rate < MIN_RATE_HZ:
+        raise ConfigError(
+            f"rate must be ≥ {MIN_RATE_HZ:g} Hz (setpoints faster than the bridge's command_timeout), "
+            f"got {rate:g}",
+            key="rate",
+            value=rate,
+        )
+    return rate
 
 
 class CalibrationRecorder(Node):
@@ -37,6 +64,7 @@ class CalibrationRecorder(Node):
     """
 
     def __init__(self, profile: Profile, rate_hz: float = 250.0, *, bag=None, **node_kwargs):
+        rate_hz = check_rate(rate_hz)
         super().__init__("calibration_recorder", **node_kwargs)
         self.profile = profile
         self._bag = bag
@@ -49,6 +77,11 @@ class CalibrationRecorder(Node):
         self._pub = self.create_publisher(JointState, "joint_setpoint", SETPOINT_QOS)
         self.create_subscription(JointState, "joint_states", self._on_state, SETPOINT_QOS)
         self.create_timer(1.0 / rate_hz, self._tick)
+
+    @property
+    def started(self) -> bool:
+        """Whether the first setpoint tick has run (on sim time: the first ``/clock``)."""
+        return self._start_ns is not None
 
     def _tick(self) -> None:
         now = self.get_clock().now()
@@ -93,6 +126,7 @@ def record_on_chain(
     bag: str | os.PathLike | None = None,
     storage: str = "mcap",
     use_sim_time: bool = False,
+    clock_wait: float = CLOCK_WAIT_S,
 ) -> tuple[JointStateLog, bool]:
     """Spin a :class:`CalibrationRecorder` until the profile ends or SIGINT/SIGTERM arrives.
 
@@ -104,15 +138,20 @@ def record_on_chain(
             recorded (nothing is written then).
         storage: the bag's storage, ``"mcap"`` or ``"sqlite3"``.
         use_sim_time: run the recorder on ``/clock`` (a lockstep simulated chain).
+        clock_wait: [s] wall time to wait for the first setpoint tick (with
+            ``use_sim_time``: for ``/clock``).
 
     Returns (the recording, whether a signal stopped it). The signals only ask the spin loop
     to stop (as :func:`~gravity_friction_comp.nodes.stage_node.run_node`): no
     ``KeyboardInterrupt`` or ``ExternalShutdownException`` traceback.
 
     Raises:
-        ConfigError: the bag cannot be created (it exists, or its folder is not writable).
+        ConfigError: the bag cannot be created (it exists, or its folder does not exist or
+            is not writable); ``rate_hz`` below :data:`MIN_RATE_HZ` (:func:`check_rate`); no
+            tick within ``clock_wait`` (no ``/clock`` with ``use_sim_time``).
     """
     import signal
+    import time
 
     import rclpy
     from rclpy.parameter import Parameter
@@ -120,6 +159,7 @@ def record_on_chain(
 
     from gravity_friction_comp.tools.record import JointStateBag
 
+    check_rate(rate_hz)  # before the bag folder is created
     writer = JointStateBag(bag, storage) if bag is not None else None
     stop: list[int] = []
 
@@ -129,15 +169,29 @@ def record_on_chain(
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     overrides = [Parameter("use_sim_time", value=True)] if use_sim_time else []
-    node = CalibrationRecorder(profile, rate_hz, bag=writer, parameter_overrides=overrides)
+    node = None
     log = None
     try:
+        node = CalibrationRecorder(profile, rate_hz, bag=writer, parameter_overrides=overrides)
+        started = time.monotonic()
         while rclpy.ok() and not node.done and not stop:
             rclpy.spin_once(node, timeout_sec=0.1)
+            if not node.started and time.monotonic() - started > clock_wait:
+                # on sim time the timer waits for /clock: without a lockstep chain, forever
+                raise ConfigError(
+                    f"no setpoint tick in {clock_wait:g} s"
+                    + (
+                        " (use_sim_time: nothing publishes /clock; is the lockstep chain running?)"
+                        if use_sim_time
+                        else ""
+                    ),
+                    key="sim_time" if use_sim_time else "rate",
+                )
         log = node.log(joints)
         return log, bool(stop)
     finally:
-        node.destroy_node()
+        if node is not None:
+            node.destroy_node()
         rclpy.try_shutdown()
         for sig, handler in previous.items():
             signal.signal(sig, handler)

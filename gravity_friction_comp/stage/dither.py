@@ -17,7 +17,9 @@ where the stage counts the joint at rest (a resting MIT motor reads up to ±½ L
 compensation, on from the deadband, takes over. ``B^±`` is the model's breakaway torque at
 rest in the half-period's direction (:func:`breakaway_at_rest`). A square wave of frequency
 ``f_d`` = ``dither_hz`` on the setpoints' clock: deterministic, the same in lockstep and on
-hardware; zero-mean for symmetric friction (with ``F_c^+ ≠ F_c^-`` each half uses its
+hardware (the sign flips at each setpoint that starts a new half-period, so at or above the
+setpoint rate it alternates per setpoint rather than alias to a constant push); zero-mean for
+symmetric friction (with ``F_c^+ ≠ F_c^-`` each half uses its
 direction's level).
 
 Why a low frequency (default 5 Hz) and not half the setpoint rate: a joint that breaks away
@@ -131,13 +133,27 @@ class StictionDither:
         self.frequency_hz = validate_dither_hz(frequency_hz)
         self._model = model
         self._static: tuple[np.ndarray, np.ndarray] | None = None
+        self._index: int | None = None  # half-period of the last setpoint (sign)
+        self._sign = 1.0
         if not model.uses_load:
             self._static = breakaway_at_rest(model)
 
     def sign(self, t: float) -> float:
-        """``(-1)^floor(2·f_d·t)`` at setpoint time ``t`` [s]."""
+        """The square wave's sign at setpoint time ``t`` [s]: ``(-1)^floor(2·f_d·t)`` while
+        every half-period holds a setpoint; it flips at each setpoint that starts a new one.
+
+        Flipping instead of the parity keeps the wave zero-mean when ``dither_hz`` is at or
+        above the setpoint rate: sampled parity there is constant (``f_d`` = the rate: every
+        setpoint lands on an even half-period), a steady push of ``d·B`` instead of a dither.
+        """
         # the 1e-9 keeps a stamp on a half-period boundary on one side however it rounds
-        return 1.0 if math.floor(2.0 * self.frequency_hz * t + 1e-9) % 2 == 0 else -1.0
+        index = math.floor(2.0 * self.frequency_hz * t + 1e-9)
+        if self._index is None:
+            self._sign = 1.0 if index % 2 == 0 else -1.0
+        elif index != self._index:
+            self._sign = -self._sign
+        self._index = index
+        return self._sign
 
     def torque(self, measured_velocity: np.ndarray, t: float, load: np.ndarray | None = None) -> np.ndarray:
         """τ_d (n,) [N·m] at setpoint time ``t`` [s].

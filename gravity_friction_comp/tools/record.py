@@ -37,7 +37,7 @@ from typing import Any
 
 from gravity_friction_comp.errors import ConfigError, GravityFrictionCompError
 
-__all__ = ["RECORD_QOS_DEPTH", "JointStateBag", "main", "record_bag"]
+__all__ = ["RECORD_QOS_DEPTH", "JointStateBag", "check_new_output", "main", "record_bag"]
 
 #: Subscription history [messages]: a recorder must not drop what a 1 kHz chain publishes
 #: while the writer is busy.
@@ -72,6 +72,19 @@ def _check(args) -> None:
             raise ConfigError(f"--{key} must be > 0, got {value}", key=key, value=value)
     out = pathlib.Path(args.out)
     # checked before recording, so a typo does not cost the whole run
+    check_new_output(out)
+    if out.suffix == ".csv" and args.command and _command_csv(out).exists():
+        raise ConfigError(f"{str(_command_csv(out))!r} exists; choose a new name", key="out")
+
+
+def check_new_output(out: str | os.PathLike) -> None:
+    """Check that ``out`` (a bag folder or file to create) does not exist and its folder
+    exists and is writable.
+
+    Raises:
+        ConfigError: otherwise (key ``out``), naming the path and the reason.
+    """
+    out = pathlib.Path(out)
     parent = out.absolute().parent
     if not parent.is_dir():
         what = "is not a directory" if parent.exists() else "does not exist"
@@ -80,8 +93,11 @@ def _check(args) -> None:
         raise ConfigError(f"--out {str(out)!r}: folder {str(parent)!r} is not writable", key="out")
     if out.exists() or out.is_symlink():
         raise ConfigError(f"--out {str(out)!r} exists; choose a new name (nothing is overwritten)", key="out")
-    if out.suffix == ".csv" and args.command and _command_csv(out).exists():
-        raise ConfigError(f"{str(_command_csv(out))!r} exists; choose a new name", key="out")
+
+
+def _rcl_reason(error: Exception) -> str:
+    """rclpy's message without the C source location (", at /.../file.c:73")."""
+    return str(error).split(", at /")[0]
 
 
 def _command_csv(out: pathlib.Path) -> pathlib.Path:
@@ -99,12 +115,15 @@ class JointStateBag:
         bag: folder to create (must not exist). storage: ``"mcap"`` or ``"sqlite3"``.
 
     Raises:
-        ConfigError: ``bag`` exists or its folder cannot be written (rosbags' reason).
+        ConfigError: ``bag`` exists, its folder does not exist (rosbags would create the
+            missing folders) or cannot be written (:func:`check_new_output`, rosbags' reason).
     """
 
     def __init__(self, bag: str | os.PathLike, storage: str = "mcap"):
         from rosbags.rosbag2 import StoragePlugin, Writer, WriterError
         from rosbags.typesys import Stores, get_typestore
+
+        check_new_output(bag)
 
         plugin = StoragePlugin.MCAP if storage == "mcap" else StoragePlugin.SQLITE3
         self._typestore = get_typestore(Stores.ROS2_HUMBLE)  # JointState is the same in every distro
@@ -160,19 +179,35 @@ def record_bag(
         Messages written per topic (resolved names).
 
     Raises:
-        ConfigError: ``bag`` exists or its folder cannot be written (rosbags' reason).
+        ConfigError: ``bag`` exists or its folder cannot be written (rosbags' reason); a
+            topic name rclpy refuses or two topics that resolve to one; ``ros_args`` rclpy
+            refuses. Nothing is created then.
     """
     import rclpy
     from rclpy.context import Context
+    from rclpy.exceptions import NameValidationException, ParameterException
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import JointState
 
     stop = stop if stop is not None else [False]
     context = Context()
-    rclpy.init(args=["record", "--ros-args", *ros_args], context=context)
-    node = rclpy.create_node("record", context=context)
     try:
+        rclpy.init(args=["record", "--ros-args", *ros_args], context=context)
+        node = rclpy.create_node("record", context=context)
+    except (RuntimeError, ParameterException) as exc:  # rclpy's RCLError is a RuntimeError
+        rclpy.try_shutdown(context=context)
+        raise ConfigError(f"--ros-args {' '.join(ros_args)!r}: {_rcl_reason(exc)}", key="ros_args") from None
+    names: list[str] = []
+    try:
+        for topic in topics:
+            try:
+                name = node.resolve_topic_name(topic)  # namespace and remapping applied
+            except (RuntimeError, NameValidationException) as exc:
+                raise ConfigError(f"topic {topic!r}: {_rcl_reason(exc)}", key="topic", value=topic) from None
+            if name in names:
+                raise ConfigError(f"topic {topic!r} is recorded twice (as {name})", key="topic", value=topic)
+            names.append(name)
         writer = JointStateBag(bag, storage)
     except ConfigError:
         node.destroy_node()
@@ -181,11 +216,9 @@ def record_bag(
     qos = QoSProfile(
         history=HistoryPolicy.KEEP_LAST, depth=RECORD_QOS_DEPTH, reliability=ReliabilityPolicy.RELIABLE
     )
-    first = ""
+    first = names[0]
     try:
-        for topic in topics:
-            name = node.resolve_topic_name(topic)  # namespace and remapping applied
-            first = first or name
+        for topic, name in zip(topics, names):
             writer.add_topic(name)
 
             def on_message(raw: bytes, name=name) -> None:

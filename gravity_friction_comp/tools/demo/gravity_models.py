@@ -171,7 +171,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     from gravity_friction_comp.files import check_regular_file
     from gravity_friction_comp.model.urdf import read_source
     from gravity_friction_comp.sim.config import SimConfig
-    from gravity_friction_comp.tools.demo.options import build_setup, demo_domain_id, parse_args
+    from gravity_friction_comp.tools.demo.options import (
+        build_setup,
+        check_same_joints,
+        demo_domain_id,
+        parse_args,
+    )
 
     own, rest = _parser().parse_known_args(argv)
     args = parse_args(rest)
@@ -182,6 +187,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise ConfigError("--profile must be pick_place (sag is measured there)", key="profile")
         check_regular_file(own.calibrated, "--calibrated")
         setup = build_setup(args, out)
+        # before any run: a calibrated URDF that does not load or has other joints
+        check_same_joints(own.calibrated, setup.all_joints, "--calibrated")
         sim_urdf = setup.sim_urdf or setup.urdf
         true_path = out / "true.urdf"
         xml, _ = read_source(sim_urdf)

@@ -30,7 +30,14 @@ from gravity_friction_comp.files import check_output_dir, check_regular_file
 from gravity_friction_comp.tools.demo.scenario import DemoSetup, load_node_parameters, share_directory
 from gravity_friction_comp.trajectory.base import MIN_DURATION
 
-__all__ = ["PRIVATE_DOMAINS", "build_setup", "demo_domain_id", "parse_args"]
+__all__ = [
+    "MIN_DWELL_TIME",
+    "PRIVATE_DOMAINS",
+    "build_setup",
+    "check_same_joints",
+    "demo_domain_id",
+    "parse_args",
+]
 
 
 #: ROS_DOMAIN_ID values the demo accepts: ROS 2's documented maximum is 232 (DDS port
@@ -41,6 +48,11 @@ MAX_DOMAIN_ID = 232
 #: The demo's private ROS_DOMAIN_ID when --domain-id is absent: PRIVATE_DOMAINS[0] + pid mod
 #: len(PRIVATE_DOMAINS) (120-209), never the shell's: the demo publishes joint commands.
 PRIVATE_DOMAINS = range(120, 210)
+
+#: [s] shortest --dwell-time of the pick-and-place cycle: sag and the holding error are
+#: averaged over the last 70 % of each stop (tools/demo/metrics.py), which must hold samples
+#: (0.14 s: 35 joint_states at 250 Hz); a 0 s stop has none (sag NaN in the table).
+MIN_DWELL_TIME = 0.2
 
 
 def demo_domain_id(args) -> int:
@@ -171,6 +183,24 @@ def _arm_gravity_scale(arm_config: str, joint_names: Sequence[str], log=print) -
     return values
 
 
+def check_same_joints(urdf: str, joints: Sequence[str], option: str) -> None:
+    """Check that URDF ``urdf`` (given as ``option``) loads and has exactly ``joints``, in order.
+
+    Raises:
+        ConfigError: other joints (key ``option`` without dashes). ModelError: a URDF that
+            does not load.
+    """
+    from gravity_friction_comp.model.robot_model import RobotModel
+
+    own = tuple(RobotModel.from_urdf(urdf).joint_names)
+    if own != tuple(joints):
+        raise ConfigError(
+            f"{option} joints {list(own)} differ from the URDF's {list(joints)}",
+            key=option.lstrip("-").replace("-", "_"),
+            value=urdf,
+        )
+
+
 def build_setup(args, out: pathlib.Path) -> DemoSetup:
     """Resolve the command line into a :class:`DemoSetup` (defaults: the bundled palletizer)."""
     from gravity_friction_comp.model.robot_model import RobotModel
@@ -201,6 +231,13 @@ def build_setup(args, out: pathlib.Path) -> DemoSetup:
         raise ConfigError(f"--period must be > 0, got {args.period}", key="period", value=args.period)
     if not (args.delay >= 0 and math.isfinite(args.delay)):
         raise ConfigError(f"--delay must be ≥ 0, got {args.delay}", key="delay", value=args.delay)
+    if args.profile == "pick_place" and args.dwell_time < MIN_DWELL_TIME:
+        raise ConfigError(
+            f"--dwell-time must be ≥ {MIN_DWELL_TIME:g} s with the pick_place profile (sag is "
+            f"averaged over each stop), got {args.dwell_time:g}",
+            key="dwell_time",
+            value=args.dwell_time,
+        )
     if args.cycles < 1:
         raise ConfigError(f"--cycles must be ≥ 1, got {args.cycles}", key="cycles", value=args.cycles)
     for key, path in (
@@ -231,13 +268,7 @@ def build_setup(args, out: pathlib.Path) -> DemoSetup:
         )
     all_joints = model.joint_names
     if args.sim_urdf:  # the simulated arm: same joints, its own inertials
-        sim_joints = RobotModel.from_urdf(args.sim_urdf).joint_names
-        if tuple(sim_joints) != tuple(all_joints):
-            raise ConfigError(
-                f"--sim-urdf joints {list(sim_joints)} differ from the URDF's {list(all_joints)}",
-                key="sim_urdf",
-                value=args.sim_urdf,
-            )
+        check_same_joints(args.sim_urdf, all_joints, "--sim-urdf")
     n = len(all_joints)
     lower = np.where(np.isfinite(model.position_lower), model.position_lower, -math.pi)
     upper = np.where(np.isfinite(model.position_upper), model.position_upper, math.pi)
