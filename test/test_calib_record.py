@@ -59,6 +59,13 @@ def _run(args, tmp_path, after=None):
     return proc.returncode, err
 
 
+def test_record_refuses_a_missing_output_folder_before_recording(short_plan, tmp_path, capsys):
+    out = tmp_path / "missing" / "log.csv"
+    assert calibrate_gravity.main(["record", "--plan", str(short_plan), "--out", str(out)]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert not out.parent.exists()
+
+
 def test_record_without_joint_states_writes_nothing(short_plan, tmp_path):
     rc, err = _run(["record", "--plan", str(short_plan), "--out", "log.csv"], tmp_path)
     assert rc == 2, err
@@ -71,11 +78,17 @@ def test_record_stops_cleanly_on_signal(sig, short_plan, tmp_path):
     plan = short_plan.read_text().replace("hold_time: 0.3", "hold_time: 60.0")
     short_plan.write_text(plan)  # long enough to be interrupted while spinning
 
+    seen = []
+
     def interrupt(proc):
-        time.sleep(6.0)  # imports and rclpy start-up
+        # the signal goes once the tool says it records (its handlers are in place): a fixed
+        # sleep raced the imports and rclpy start-up on a loaded machine
+        seen.append(proc.stderr.readline())
+        time.sleep(0.3)
         proc.send_signal(sig)
 
     rc, err = _run(["record", "--plan", str(short_plan), "--out", "log.csv"], tmp_path, interrupt)
+    assert "recording" in seen[0] and "Ctrl-C stops" in seen[0], seen
     assert "Traceback" not in err, err
     assert rc == 1 and "stopped by signal" in err
     assert not (tmp_path / "log.csv").exists()

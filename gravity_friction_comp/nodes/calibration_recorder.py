@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 
 import numpy as np
 from rclpy.node import Node
@@ -127,6 +128,7 @@ def record_on_chain(
     storage: str = "mcap",
     use_sim_time: bool = False,
     clock_wait: float = CLOCK_WAIT_S,
+    on_ready: Callable[[], None] | None = None,
 ) -> tuple[JointStateLog, bool]:
     """Spin a :class:`CalibrationRecorder` until the profile ends or SIGINT/SIGTERM arrives.
 
@@ -140,6 +142,8 @@ def record_on_chain(
         use_sim_time: run the recorder on ``/clock`` (a lockstep simulated chain).
         clock_wait: [s] wall time to wait for the first setpoint tick (with
             ``use_sim_time``: for ``/clock``).
+        on_ready: called once the signal handlers are in place and the recorder node
+            exists (from then on SIGINT/SIGTERM stop the run cleanly).
 
     Returns (the recording, whether a signal stopped it). The signals only ask the spin loop
     to stop (as :func:`~gravity_friction_comp.nodes.stage_node.run_node`): no
@@ -173,6 +177,8 @@ def record_on_chain(
     log = None
     try:
         node = CalibrationRecorder(profile, rate_hz, bag=writer, parameter_overrides=overrides)
+        if on_ready is not None:
+            on_ready()
         started = time.monotonic()
         while rclpy.ok() and not node.done and not stop:
             rclpy.spin_once(node, timeout_sec=0.1)

@@ -349,6 +349,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise ConfigError(
                     f"--out {args.out!r} exists; choose a new name (nothing is overwritten)", key="out"
                 )
+            folder = pathlib.Path(args.out).resolve().parent
+            if not folder.is_dir():  # found before the recording, not after it
+                raise ConfigError(f"--out {args.out!r}: folder {str(folder)!r} does not exist", key="out")
             arm, model = _model(args)
             plan = load_plan(args.plan)
             fast = within_velocity_limits(
@@ -363,7 +366,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             profile = plan.profile(model.position_lower, model.position_upper)
             bag = None if args.out.endswith(".csv") else args.out  # a bag folder, written as it records
             log, stopped = record_on_chain(
-                profile, arm.joints, args.rate, bag=bag, use_sim_time=args.sim_time
+                profile,
+                arm.joints,
+                args.rate,
+                bag=bag,
+                use_sim_time=args.sim_time,
+                on_ready=lambda: print(
+                    f"{_PROG}: recording {profile.period:.0f} s of the plan (Ctrl-C stops; nothing is written then)",
+                    file=sys.stderr,
+                    flush=True,
+                ),
             )
             if stopped:
                 print(
