@@ -64,6 +64,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from builtin_interfaces.msg import Time as TimeMsg
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
@@ -225,6 +226,9 @@ class MitBridgeNode(Node):
         self._joint_names = list(core.joint_names)
         #: More diagnostics statuses, each call one status (the composed chain's stages).
         self.diagnostic_sources: list[Callable[[], DiagnosticStatus]] = []
+        #: Composed chain: called with each ``joint_states`` after it is published (the
+        #: friction stage's measurement, without a DDS hop).
+        self.state_hand_off: Callable[[JointState], None] | None = None
         self._state_pub = self.create_publisher(JointState, "joint_states", SETPOINT_QOS)
         self._diag_pub = self.create_publisher(DiagnosticArray, "diagnostics", SETPOINT_QOS)
         self._command_sub = self.create_subscription(
@@ -399,7 +403,14 @@ class MitBridgeNode(Node):
                 core.ingest_feedback(frame.arbitration_id, frame.data, frame.time, bus)
         for bus, io in self._ios.items():
             io.send(core.step(now, bus))
-        self._publish_state(self.get_clock().now().to_msg())
+        self._publish_state(self._stamp())
+
+    def _stamp(self) -> TimeMsg:
+        clock = self.get_clock()
+        if clock.ros_time_is_active:  # use_sim_time: /clock
+            return clock.now().to_msg()
+        ns = time.time_ns()  # ROS time is the system time then; a third of clock.now().to_msg()
+        return TimeMsg(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
 
     @property
     def send_schedule(self) -> SendSchedule:
@@ -428,6 +439,8 @@ class MitBridgeNode(Node):
             msg.velocity = state.velocity[idx].tolist()
             msg.effort = state.effort[idx].tolist()
         publish_guarded(self, self._state_pub, msg)  # SIGINT may end the context mid-tick
+        if self.state_hand_off is not None:
+            self.state_hand_off(msg)
 
     def loop_periods(self) -> np.ndarray:
         """Recent control loop periods [s] (up to 4096), oldest first (for benchmarks)."""
