@@ -25,15 +25,13 @@ timer's rate and periods, exchanges by cause and their cost, waiting/superseded 
 
 ``--sim-arm frozen`` keeps the emulated motors answering but stops the simulated arm's
 physics (the setpoints are at rest either way): the bridge process then carries what it
-would with a real arm. ``--rt-priority N`` runs every process under SCHED_FIFO ``N`` (the
-baseline too): on a shared machine, other processes then do not delay the chains' wake-ups.
-Both are printed in the first line.
+would with a real arm (printed in the first line, with the load average).
 
 Usage::
 
     python bench/end_to_end_latency.py --duration 20
     python bench/end_to_end_latency.py --soak 600
-    python bench/end_to_end_latency.py --duration 20 --sim-arm frozen --rt-priority 10
+    python bench/end_to_end_latency.py --duration 20 --sim-arm frozen
 """
 
 from __future__ import annotations
@@ -407,21 +405,12 @@ def main() -> None:
         "printed); frozen: the emulated motors answer but the arm does not move, as a real arm's "
         "physics costs the bridge nothing (setpoints are at rest either way)",
     )
-    parser.add_argument(
-        "--rt-priority",
-        type=int,
-        default=0,
-        help="SCHED_FIFO priority for this process and every chain process it starts (0: normal "
-        "scheduling); a shared machine's other processes then do not delay the chains' wake-ups",
-    )
     parser.add_argument("--child", choices=CHAINS, help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args, _ros = parser.parse_known_args()
     if args.child:
         run_child(args.child, args.out, args.sim_arm == "frozen")
         return
-    if args.rt_priority:  # inherited by every process started below
-        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(args.rt_priority))
     duration = args.soak if args.soak is not None else args.duration
     env = dict(
         os.environ,
@@ -434,8 +423,7 @@ def main() -> None:
     print(
         f"end-to-end latency, setpoint -> CAN frame, {args.rate:g} Hz for {duration:g} s per chain"
         f"{' (soak)' if args.soak is not None else ''}, bridge rate_hz {args.rate:g}, {os.cpu_count()} cores, "
-        f"load average {os.getloadavg()[0]:.2f}, simulated arm {args.sim_arm}, "
-        + (f"SCHED_FIFO {args.rt_priority}" if args.rt_priority else "normal scheduling")
+        f"load average {os.getloadavg()[0]:.2f}, simulated arm {args.sim_arm}"
     )
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
