@@ -40,7 +40,7 @@ def test_publishes_only_while_heard_and_reads_the_count_rarely(monkeypatch):
     pub.listeners = 1  # `ros2 topic echo` starts
     now[0] += 0.5 * LISTENERS_REFRESH
     heard.publish("still unheard")  # the kept count: within the refresh time
-    now[0] += 0.5 * LISTENERS_REFRESH
+    now[0] += 0.6 * LISTENERS_REFRESH
     for k in range(3):
         heard.publish(k)
     assert pub.published == [0, 1, 2] and pub.reads == 2
