@@ -157,8 +157,9 @@ class ComposedChain:
             self.friction.destroy_subscription(sub)
             self.bridge.state_hand_off = self._to(self.friction._on_joint_states, "friction measurement")  # noqa: SLF001
         for node in (self.gravity, self.friction):  # outputs nobody in this process reads
-            node._command_pub = WhenHeard(node._command_pub)  # noqa: SLF001
-            node._effort_pub = WhenHeard(node._effort_pub)  # noqa: SLF001
+            # WhenHeard has the two methods the stage calls (publish, get_subscription_count)
+            node._command_pub = WhenHeard(node._command_pub)  # type: ignore[assignment]  # noqa: SLF001
+            node._effort_pub = WhenHeard(node._effort_pub)  # type: ignore[assignment]  # noqa: SLF001
 
     @property
     def nodes(self) -> tuple:

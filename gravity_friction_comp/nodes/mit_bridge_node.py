@@ -67,6 +67,7 @@ import numpy as np
 from builtin_interfaces.msg import Time as TimeMsg
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rcl_interfaces.msg import SetParametersResult
+from rclpy.clock import ROSClock
 from rclpy.node import Node
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
@@ -407,7 +408,7 @@ class MitBridgeNode(Node):
 
     def _stamp(self) -> TimeMsg:
         clock = self.get_clock()
-        if clock.ros_time_is_active:  # use_sim_time: /clock
+        if not isinstance(clock, ROSClock) or clock.ros_time_is_active:  # use_sim_time: /clock
             return clock.now().to_msg()
         ns = time.time_ns()  # ROS time is the system time then; a third of clock.now().to_msg()
         return TimeMsg(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
