@@ -14,15 +14,24 @@ setpoint's publish time (``time.time()`` on both sides). Chains:
 
 The bridge runs at ``rate_hz`` = the setpoint rate, its simulated arm on the virtual bus;
 the tap lives in the bridge's process (a virtual bus is visible only there). A setpoint is
-*dropped* when no frame ever carried it: lost before the bridge (``lost``: DDS queue, an
-executor that fell behind) or superseded inside it (``coalesced``: a newer command in the
-same bridge period, the ≤ 1 frame/motor/period rule). RSS of every chain process is read at
-the start and the end of the measurement.
+*dropped* when no frame ever carried it: lost before the bridge (``never reached the
+bridge``: DDS keep-last queue overwritten while the executor fell behind) or superseded
+inside it (a newer command arrived while it waited for the send budget of
+:mod:`~gravity_friction_comp.mit.send_schedule`). RSS of every chain process is read at the
+start and the end of the measurement. Under each bridge chain the bench prints what the
+bridge process did in the measured span (:mod:`bridge_probe`): CPU per thread (the Python
+threads share one GIL: the executor, the simulated arm's physics, python-can's reader), the
+timer's rate and periods, exchanges by cause and their cost, waiting/superseded commands.
+
+``--sim-arm frozen`` keeps the emulated motors answering but stops the simulated arm's
+physics (the setpoints are at rest either way): the bridge process then carries what it
+would with a real arm (printed in the first line, with the load average).
 
 Usage::
 
     python bench/end_to_end_latency.py --duration 20
     python bench/end_to_end_latency.py --soak 600
+    python bench/end_to_end_latency.py --duration 20 --sim-arm frozen
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib.util
+import json
 import os
 import pathlib
 import signal
@@ -41,6 +51,7 @@ import time
 
 import numpy as np
 import yaml
+from bridge_probe import BridgeProbe, describe
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -84,13 +95,23 @@ def chain_parameters(rate_hz: float) -> dict[str, dict]:
 
 
 class Tap:
-    """A second bus on the bridge's virtual channel: (send time, sequence code) of frames to id 1."""
+    """A second bus on the bridge's virtual channel: (send time, sequence code) of frames to id 1.
+
+    python-can's ``virtual`` bus stamps a frame in ``send`` and queues a copy for every other
+    bus on the channel. The tap drains that queue in bulk every :attr:`DRAIN` seconds instead
+    of waking a Notifier thread per frame: a reader thread per frame took 5–8 % of the
+    bridge process's GIL at 1 kHz (6000 frames/s), a cost of the measurement, not the chain.
+    """
 
     #: Frames kept; the arrays are written through at start, so the process's RSS growth is
     #: the chain's, not the tap's (a Python list of 120 000 floats alone is ~7 MB).
     CAPACITY = 2_000_000
+    #: [s] Bulk drain interval (the queue holds ~1200 frames then).
+    DRAIN = 0.2
 
     def __init__(self, channel: str, decode):
+        import threading
+
         import can
 
         self._times = np.full(self.CAPACITY, np.nan)
@@ -98,15 +119,23 @@ class Tap:
         self.count = 0
         self._decode = decode
         self.bus = can.Bus(interface="virtual", channel=channel, ignore_config=True)
-        self.notifier = can.Notifier(self.bus, [self._on_frame], timeout=0.1)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="e2e_tap", daemon=True)
+        self._thread.start()
 
-    def _on_frame(self, msg) -> None:
-        if msg.arbitration_id == 1 and len(msg.data) == 8:
-            code = self._decode(bytes(msg.data))
-            if code is not None and self.count < self.CAPACITY:
-                self._times[self.count] = msg.timestamp
-                self._codes[self.count] = code
-                self.count += 1
+    def _run(self) -> None:
+        while not self._stop.wait(self.DRAIN):
+            self._drain()
+        self._drain()
+
+    def _drain(self) -> None:
+        while (msg := self.bus.recv(timeout=0.0)) is not None:
+            if msg.arbitration_id == 1 and len(msg.data) == 8:
+                code = self._decode(bytes(msg.data))
+                if code is not None and self.count < self.CAPACITY:
+                    self._times[self.count] = msg.timestamp
+                    self._codes[self.count] = code
+                    self.count += 1
 
     @property
     def times(self) -> np.ndarray:
@@ -117,7 +146,8 @@ class Tap:
         return self._codes[: self.count]
 
     def close(self) -> None:
-        self.notifier.stop(timeout=0.5)
+        self._stop.set()
+        self._thread.join(timeout=2.0)
         self.bus.shutdown()
 
 
@@ -142,7 +172,7 @@ def _bridge_decoder(bridge):
     return decode
 
 
-def run_child(kind: str, out: str) -> None:
+def run_child(kind: str, out: str, frozen_arm: bool = False) -> None:
     """``--child``: run the bridge part of a chain with a tap until SIGINT; save the tap."""
     import rclpy
     from rclpy.signals import SignalHandlerOptions
@@ -183,6 +213,10 @@ def run_child(kind: str, out: str) -> None:
         chain = ComposedChain() if kind == "composed" else None
         bridge = chain.bridge if chain is not None else MitBridgeNode()
         tap = Tap(bridge.settings.channel, _bridge_decoder(bridge))
+        probe = BridgeProbe(bridge)
+        signal.signal(signal.SIGUSR1, lambda *a: probe.start())  # the parent: measurement starts
+        if frozen_arm:  # a real arm's physics costs this process nothing (stated in the output)
+            bridge.simulation.arm.step = lambda tau, dt=None: None
         if chain is not None:
             spin_chain(chain, stop=lambda: bool(stop))
             nodes = list(chain.nodes)
@@ -190,7 +224,8 @@ def run_child(kind: str, out: str) -> None:
             spin_node(bridge, stop=lambda: bool(stop))
             nodes = [bridge]
         s = bridge.send_schedule
-        counters = {"received": s.on_arrival + s.deferred, "deferred": s.deferred, "on_tick": s.on_tick}
+        counters = {"received": s.on_arrival + s.deferred, "deferred": s.deferred, "superseded": s.superseded}
+        counters["probe"] = json.dumps(probe.figures())
         counters["stage_errors"] = chain.errors if chain is not None else 0
     tap.close()
     np.savez(out, times=tap.times, codes=tap.codes.astype(np.int64), **counters)
@@ -216,7 +251,7 @@ def _start(args: list[str], env: dict) -> subprocess.Popen:
 
 
 def run_chain(
-    kind: str, duration: float, rate_hz: float, warmup: float, env: dict, tmp: pathlib.Path
+    kind: str, duration: float, rate_hz: float, warmup: float, env: dict, tmp: pathlib.Path, sim_arm: str
 ) -> dict:
     """Start one chain, publish ``duration`` s of setpoints at ``rate_hz``, return the figures."""
     import rclpy
@@ -227,7 +262,7 @@ def run_chain(
 
     params = chain_parameters(rate_hz)
     out = tmp / f"{kind}.npz"
-    me = [str(pathlib.Path(__file__).resolve()), "--child", kind, "--out", str(out)]
+    me = [str(pathlib.Path(__file__).resolve()), "--child", kind, "--out", str(out), "--sim-arm", sim_arm]
     procs: list[subprocess.Popen] = []
     if kind == "baseline":
         procs.append(_start(me, env))
@@ -297,6 +332,8 @@ def run_chain(
                 time.sleep(target - now - 2e-4)
         if k == int(warmup * rate_hz):
             rss0 = [_rss_mb(p.pid) for p in procs]
+            if kind != "baseline":
+                procs[-1].send_signal(signal.SIGUSR1)
         msg.effort = [BASE + (k % MOD) * STEP, 0.0, 0.0]
         stamp = time.time()
         msg.header.stamp.sec = int(stamp)
@@ -332,7 +369,6 @@ def match(kind: str, sent: np.ndarray, tap, first: int, rss0, rss1, period: floa
             latency[k] = t - sent[k]
     measured = latency[first:]
     seen = measured[~np.isnan(measured)]
-    deferred = int(tap["deferred"]) if "deferred" in tap else 0
     received = int(tap["received"])
     lost_total = len(sent) - received  # never reached the bridge (whole run, warm-up included)
     return {
@@ -343,7 +379,8 @@ def match(kind: str, sent: np.ndarray, tap, first: int, rss0, rss1, period: floa
         "max": float(seen.max()) * 1e3,
         "drops": int(np.isnan(measured).sum()),
         "lost": max(lost_total, 0),
-        "coalesced": deferred,
+        "superseded": int(tap["superseded"]) if "superseded" in tap else 0,
+        "probe": json.loads(str(tap["probe"])) if "probe" in tap else {},
         "rss_growth": max(b - a for a, b in zip(rss0, rss1)) if rss0 else float("nan"),
         "period_ms": period * 1e3,
     }
@@ -360,11 +397,19 @@ def main() -> None:
     parser.add_argument(
         "--chains", default=",".join(CHAINS), help="comma-separated subset of " + ",".join(CHAINS)
     )
+    parser.add_argument(
+        "--sim-arm",
+        choices=("physics", "frozen"),
+        default="physics",
+        help="physics: the simulated arm steps at 1 kHz in the bridge's process (its GIL share is "
+        "printed); frozen: the emulated motors answer but the arm does not move, as a real arm's "
+        "physics costs the bridge nothing (setpoints are at rest either way)",
+    )
     parser.add_argument("--child", choices=CHAINS, help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args, _ros = parser.parse_known_args()
     if args.child:
-        run_child(args.child, args.out)
+        run_child(args.child, args.out, args.sim_arm == "frozen")
         return
     duration = args.soak if args.soak is not None else args.duration
     env = dict(
@@ -377,19 +422,24 @@ def main() -> None:
     os.environ.update(env)
     print(
         f"end-to-end latency, setpoint -> CAN frame, {args.rate:g} Hz for {duration:g} s per chain"
-        f"{' (soak)' if args.soak is not None else ''}, bridge rate_hz {args.rate:g}, {os.cpu_count()} cores"
+        f"{' (soak)' if args.soak is not None else ''}, bridge rate_hz {args.rate:g}, {os.cpu_count()} cores, "
+        f"load average {os.getloadavg()[0]:.2f}, simulated arm {args.sim_arm}"
     )
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         env["E2E_LOG_DIR"] = os.environ.get("E2E_LOG_DIR") or tmp
         for kind in args.chains.split(","):
-            r = results[kind] = run_chain(kind, duration, args.rate, args.warmup, env, pathlib.Path(tmp))
+            r = results[kind] = run_chain(
+                kind, duration, args.rate, args.warmup, env, pathlib.Path(tmp), args.sim_arm
+            )
             print(
                 f"{kind:9s} n {r['n']:7d} | p50 {r['p50']:6.3f} ms | p99 {r['p99']:6.3f} ms | max {r['max']:7.2f} ms"
-                f" | drops {r['drops']} (never reached the bridge {r['lost']}, whole run; commands that found their period's frame sent {r['coalesced']})"
-                f" | RSS growth {r['rss_growth']:+.1f} MB",
+                f" | drops {r['drops']} (whole run: never reached the bridge {r['lost']}, superseded in it"
+                f" {r['superseded']}) | RSS growth {r['rss_growth']:+.1f} MB",
                 flush=True,
             )
+            if r["probe"]:
+                print(describe(r["probe"]), flush=True)
     base = results.get("baseline")
     if base:
         for kind in ("separate", "composed"):
@@ -413,6 +463,7 @@ def main() -> None:
         if kind in results:
             goal(f"{kind} drops", results[kind]["drops"], 0, "")
             goal(f"{kind} RSS growth", results[kind]["rss_growth"], GOALS["rss_mb"], " MB")
+    print(f"load average at the end {os.getloadavg()[0]:.2f}")
     print("goals: " + "; ".join(goals))
 
 

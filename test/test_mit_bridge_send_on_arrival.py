@@ -1,15 +1,16 @@
-"""mit_bridge_node sends a command's frames when it arrives; its timer only fills periods
-without one; a frame counter on the node's virtual bus never sees two frames for a motor in
-one timer period.
+"""mit_bridge_node sends a command's frames when it arrives; its timer only sends a command
+that had to wait, or keeps the motors fed when commands stop; a frame counter on the node's
+virtual bus sees at most n + 1 frames per motor in any n periods (the SendSchedule budget).
 
 The node runs in this process (a python-can ``virtual`` bus is visible only inside its
 process) and is not spun: the test calls its command callback and its timer callback in a
-chosen order, so the timing is the test's, not the machine's.
+chosen order on a clock it steps itself, so the timing is the test's, not the machine's.
 """
 
 from __future__ import annotations
 
 import collections
+import time
 
 import pytest
 import yaml
@@ -26,6 +27,17 @@ from gravity_friction_comp.mit.codec import unpack_command_codes  # noqa: E402
 
 JOINTS = ["base_yaw", "shoulder_pitch", "beam_pitch"]
 IDS = (1, 2, 3)
+T = 1.0 / 500.0  # [s] the bridge's period (rate_hz 500)
+
+
+class SteppedClock:
+    """The bridge's send-schedule clock, moved only by the test (from the real monotonic now)."""
+
+    def __init__(self):
+        self.now = time.monotonic()
+
+    def __call__(self) -> float:
+        return self.now
 
 
 @pytest.fixture
@@ -55,9 +67,10 @@ def bridge(tmp_path):
         context=client.context, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]
     )
     node.destroy_timer(node._loop_timer)  # noqa: SLF001 - the test calls the timer callback itself
+    clock = node._monotonic = SteppedClock()  # noqa: SLF001 - the test owns the time
     spy = open_bus(CanSettings("virtual", node.settings.channel, 1_000_000))
     try:
-        yield node, spy
+        yield node, spy, clock
     finally:
         spy.shutdown()
         node.destroy_node()
@@ -89,33 +102,58 @@ def _position_code(spy, can_id: int) -> int | None:
 
 
 def test_a_command_leaves_on_arrival_not_on_the_timer(bridge):
-    node, spy = bridge
-    node._loop()  # noqa: SLF001 - one period closes: the hold frames of start-up
-    _counts(spy)
+    node, spy, clock = bridge
+    node._loop()  # noqa: SLF001 - no command yet: the start-up hold frames
+    assert _counts(spy) == {1: 1, 2: 1, 3: 1}
+    clock.now += 0.5 * T
     node.accept_command(_command(0.2))
     assert _counts(spy) == {1: 1, 2: 1, 3: 1}  # before any timer callback
-    node.accept_command(_command(0.3))  # same period: waits
+    node.accept_command(_command(0.3))  # same instant: the budget (n + 1 per n periods) is spent
     assert _counts(spy) == {}
-    node._loop()  # noqa: SLF001 - the period had its exchange: the timer sends nothing
+    clock.now += 0.1 * T
+    node._loop()  # noqa: SLF001 - the waiting command: still no credit
     assert _counts(spy) == {}
-    node.accept_command(_command(0.4))  # new period: at once, carrying the newest command
-    code_04 = _position_code(spy, 1)
-    node._loop()  # noqa: SLF001
-    node._loop()  # noqa: SLF001 - commands stopped: the timer keeps the motor fed
-    assert _position_code(spy, 1) == code_04
+    clock.now += 0.9 * T
+    node._loop()  # noqa: SLF001 - credit back: the timer sends the waiting command
+    assert _position_code(spy, 1) is not None
+    clock.now += 0.1 * T
+    node.accept_command(_command(0.4))  # waits (credit 0.1) ...
+    clock.now += 0.9 * T
+    node.accept_command(_command(0.5))  # ... and a newer one supersedes it, at once
+    code_05 = _position_code(spy, 1)
+    assert code_05 is not None
+    clock.now += 1.5 * T
+    node._loop()  # noqa: SLF001 - commands flow (< 2 periods of silence): nothing
+    assert _counts(spy) == {}
+    clock.now += 0.5 * T
+    node._loop()  # noqa: SLF001 - 2 periods silent: the timer keeps the motor fed
+    assert _position_code(spy, 1) == code_05
     schedule = node.send_schedule
-    assert (schedule.on_arrival, schedule.deferred) == (2, 1)
+    assert (schedule.on_arrival, schedule.on_tick, schedule.deferred, schedule.superseded) == (2, 1, 2, 1)
 
 
-def test_never_more_than_one_frame_per_motor_per_period(bridge):
-    node, spy = bridge
-    # commands 0..3 per period (faster, equal, slower, stopped), ticks closing each period
+def test_at_most_n_plus_one_frames_per_motor_in_n_periods(bridge):
+    node, spy, clock = bridge
+    # commands 0..3 per period (faster, equal, slower, stopped), a tick closing each period
     pattern = [1, 1, 2, 3, 0, 0, 1, 0, 2, 1, 1, 0, 0, 0, 3, 1]
     q = 0.1
-    for per_period in pattern * 4:
-        for _ in range(per_period):
+    per_period = []
+    for n in pattern * 4:
+        start = clock.now
+        for k in range(n):
+            clock.now = start + (k + 0.5) * T / n
             q += 0.001
             node.accept_command(_command(q))
+        clock.now = start + T
         node._loop()  # noqa: SLF001
         counts = _counts(spy)
-        assert counts == {1: 1, 2: 1, 3: 1}, (per_period, counts)  # fed, and at most once
+        assert counts == {} or counts == {i: counts[1] for i in IDS}, counts  # every motor alike
+        per_period.append(counts.get(1, 0))
+    frames = collections.deque(per_period)
+    assert max(frames) <= 2
+    for n in (2, 3, 5, 16):
+        windows = [sum(per_period[i : i + n]) for i in range(len(per_period) - n + 1)]
+        assert max(windows) <= n + 1, n
+    # fed: never more than two periods in a row without a frame (a keep-alive after 2 silent)
+    silent = "".join("0" if f == 0 else "x" for f in per_period)
+    assert "000" not in silent

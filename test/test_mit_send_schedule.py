@@ -1,61 +1,153 @@
-"""SendSchedule: a command leaves on arrival, the timer only fills a period without an
-exchange, never two exchanges in one timer period (sequences of events, no clock)."""
+"""SendSchedule: a command leaves on arrival while the budget allows (at most n + 1
+exchanges in any n periods), a waiting command goes with the next tick or is
+superseded, the timer keeps the motors fed once commands stop (timed event sequences, no
+real clock; the budget is checked by counting exchanges in sliding windows)."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from gravity_friction_comp.mit.send_schedule import SendSchedule
 
-
-def _run(events: str) -> list[int]:
-    """Exchanges per timer window for an event string: ``c`` command, ``|`` tick (the tick's
-    exchange counts in the window it closes)."""
-    schedule, per_window, count = SendSchedule(), [], 0
-    for e in events:
-        if e == "c":
-            count += schedule.command()
-        else:
-            count += schedule.tick()
-            per_window.append(count)
-            count = 0
-    return per_window
+T = 1e-3  # [s] rate_hz 1000
 
 
-def test_commands_at_the_rate_leave_on_arrival_and_the_timer_stays_quiet():
-    schedule = SendSchedule()
-    for _ in range(100):
-        assert schedule.command()  # sent at once
-        assert not schedule.tick()  # that window had its exchange
-    assert (schedule.on_arrival, schedule.on_tick, schedule.deferred) == (100, 0, 0)
-
-
-def test_faster_commands_one_exchange_per_window():
-    assert _run("ccc|cc|c|") == [1, 1, 1]
-    schedule = SendSchedule()
-    assert [schedule.command() for _ in range(3)] == [True, False, False]
-    assert schedule.deferred == 2
-
-
-def test_commands_stop_the_timer_keeps_the_motors_fed_every_period():
-    assert _run("c|c|||||") == [1, 1, 1, 1, 1, 1]
-
-
-def test_slower_commands_still_leave_on_arrival():
-    schedule = SendSchedule()
+def _run(commands, ticks, period=T):
+    """Feed command and tick times in time order; returns (schedule, [(time, kind, sent)])."""
+    schedule = SendSchedule(period)
+    events = sorted([(t, "c") for t in commands] + [(t, "|") for t in ticks])
     out = []
-    for _ in range(20):
-        out.append(schedule.command())  # a command mid-window after a keep-alive tick
-        for _ in range(4):
-            schedule.tick()
-    assert all(out) and schedule.on_tick == 20 * 3
+    for t, kind in events:
+        sent = schedule.command(t) if kind == "c" else schedule.tick(t)
+        out.append((t, kind, sent))
+    return schedule, out
 
 
-def test_random_event_orders_never_two_exchanges_in_a_window():
+def _exchange_times(out) -> np.ndarray:
+    return np.array([t for t, _, sent in out if sent])
+
+
+def _max_in_window(times: np.ndarray, length: float) -> int:
+    """Most exchanges in any half-open window [t, t + length) (t at an exchange)."""
+    return int(max(np.searchsorted(times, times + length - 1e-12) - np.arange(len(times))))
+
+
+def _ticks(rng, duration, jitter=0.3 * T, phase=None):
+    phase = rng.uniform(0, T) if phase is None else phase
+    k = np.arange(int(duration / T))
+    return np.sort(phase + k * T + rng.uniform(-jitter, jitter, len(k)))
+
+
+def test_commands_at_the_rate_with_jitter_all_leave_on_arrival():
     rng = np.random.default_rng(18)
-    for _ in range(200):
-        events = "".join(rng.choice(["c", "|"], size=60, p=[0.6, 0.4]))
-        windows = _run(events + "|")
-        assert max(windows) <= 1
-        # every window is fed: a tick closing an empty window sends
-        assert min(windows) == 1
+    for jitter in (0.0, 0.2 * T, 0.45 * T):
+        for phase in np.linspace(0.0, T, 7):  # the timer's phase against the commands'
+            commands = np.arange(2000) * T + rng.uniform(-jitter, jitter, 2000)
+            ticks = _ticks(rng, 2.0, phase=phase)
+            ticks = ticks[rng.random(len(ticks)) > 0.2]  # skipped ticks: they do not matter
+            schedule, out = _run(commands, ticks)
+            # a start-up hold shortly before the first command leaves its credit at 1, so
+            # until a late command refills it one early by jitter may wait (a few, at the start)
+            sent = [sent for _, kind, sent in out if kind == "c"]
+            assert all(sent[20:]), (jitter, phase)
+            assert schedule.on_arrival >= 1990 and schedule.superseded <= 5, (jitter, phase)
+            assert schedule.keepalive <= 2  # start-up holds before the first command
+
+
+def test_the_old_window_grid_would_have_delayed_these_commands():
+    """Why the rule changed: with one exchange per timer window (the old rule, counted here
+    independently), jittered commands at the rate with late and skipped ticks (the bridge's
+    timer reached 440 ticks/s at 1 kHz) often share a window with an earlier command."""
+    rng = np.random.default_rng(3)
+    commands = np.arange(2000) * T + rng.uniform(-0.3 * T, 0.3 * T, 2000)
+    ticks = _ticks(rng, 2.0)
+    ticks = ticks[rng.random(len(ticks)) > 0.5]
+    window = np.searchsorted(ticks, commands)  # the window each command falls in
+    waited_in_old_rule = 2000 - len(np.unique(window))
+    assert waited_in_old_rule > 500
+    schedule, _ = _run(commands, ticks)
+    assert schedule.deferred == 0
+
+
+def test_budget_holds_for_any_event_sequence():
+    rng = np.random.default_rng(7)
+    for _ in range(60):
+        rate = rng.uniform(0.3, 3.0) / T  # slower than, equal to and faster than rate_hz
+        n = int(rng.integers(200, 800))
+        commands = np.cumsum(rng.exponential(1.0 / rate, n))
+        if rng.random() < 0.5:  # stalls: bursts of commands arriving back to back
+            stall = rng.integers(0, n, 5)
+            commands[stall] = commands[np.maximum(stall - 1, 0)] + 1e-6
+            commands.sort()
+        ticks = _ticks(rng, commands[-1] + 10 * T)
+        ticks = ticks[rng.random(len(ticks)) > 0.2]  # skipped ticks (a late executor)
+        schedule, out = _run(commands, ticks)
+        times = _exchange_times(out)
+        for periods in (1, 2, 5, 20):
+            assert _max_in_window(times, periods * T) <= periods + 1
+        assert len(times) <= (times[-1] - times[0]) / T + 1.5  # ≤ rate_hz on average
+
+
+def test_faster_commands_a_waiting_one_goes_with_the_tick_or_is_superseded():
+    commands = np.arange(1000) * T / 2  # 2 kHz into a 1 kHz bridge
+    ticks = np.arange(500) * T + 0.75 * T
+    schedule, out = _run(commands, ticks)
+    assert schedule.on_arrival + schedule.on_tick <= 501
+    assert schedule.on_arrival + schedule.deferred == 1000
+    # every command is sent or superseded, none kept waiting past the end
+    assert schedule.superseded + schedule.on_arrival + schedule.on_tick in (1000, 999)
+    kinds = [k for _, k, sent in out if sent]
+    assert kinds.count("c") > 400  # most exchanges still leave on arrival
+
+
+def test_a_burst_after_a_stall_two_go_the_newest_follows_on_the_tick():
+    schedule = SendSchedule(T)
+    assert schedule.command(0.0)
+    assert schedule.command(1.0 * T)
+    # stall: three commands taken back to back 3 periods later
+    assert schedule.command(4.0 * T)
+    assert schedule.command(4.0 * T + 1e-5)  # the credit of the stall: two go
+    assert not schedule.command(4.0 * T + 2e-5)  # the third waits
+    assert not schedule.tick(4.6 * T)  # credit 0.6: not yet
+    assert schedule.tick(5.1 * T)  # the waiting (newest) command goes
+    assert (schedule.on_arrival, schedule.on_tick, schedule.deferred, schedule.superseded) == (4, 1, 1, 0)
+    assert not schedule.command(5.2 * T)  # credit 0.1: waits
+    assert schedule.command(6.2 * T) and schedule.superseded == 1  # newer: the waiting one is dropped
+
+
+def test_commands_stop_the_timer_keeps_the_motors_fed():
+    rng = np.random.default_rng(5)
+    ticks = _ticks(rng, 0.2, jitter=0.3 * T, phase=0.5 * T)
+    schedule, out = _run([0.0, 1.0 * T, 2.0 * T], ticks)
+    stopped = [(t, sent) for t, kind, sent in out if kind == "|" and t >= 4.0 * T]
+    assert not any(sent for t, kind, sent in out if kind == "|" and 0.0 < t < 4.0 * T)  # commands flow
+    fed = np.array([t for t, sent in stopped if sent])
+    assert len(fed) >= 0.6 * len(stopped) and len(stopped) > 190  # most ticks
+    assert np.diff(fed).max() <= 2.6 * T  # a tick too soon after the last is skipped, never two
+    assert schedule.keepalive == len(fed) + sum(1 for t, k, s in out if k == "|" and s and t <= 0.0)
+
+
+def test_no_command_yet_the_timer_holds_from_the_first_tick():
+    schedule = SendSchedule(T)
+    assert [schedule.tick(k * T) for k in range(5)] == [True] * 5
+
+
+def test_slower_commands_leave_on_arrival_or_with_the_next_tick():
+    rng = np.random.default_rng(11)
+    commands = np.arange(300) * 3.3 * T + rng.uniform(0, T, 300)  # ~300 Hz
+    ticks = _ticks(rng, commands[-1] + 3 * T)
+    schedule, out = _run(commands, ticks)
+    assert schedule.superseded == 0 and schedule.on_arrival + schedule.on_tick == 300
+    waits = []
+    for i, (t, kind, sent) in enumerate(out):
+        if kind == "c" and not sent:
+            waits.append(next(u for u, k, s in out[i + 1 :] if s) - t)
+    assert not waits or max(waits) <= 2.0 * T  # the budget is back within T, then the next tick
+    assert schedule.keepalive > 300  # the motors fed between the commands
+
+
+def test_period_must_be_positive():
+    for bad in (0.0, -1e-3, float("nan")):
+        with pytest.raises(ValueError, match="period"):
+            SendSchedule(bad)

@@ -1,55 +1,109 @@
-"""When the bridge exchanges frames: at once for a new command, at most once per timer period.
+"""When the bridge exchanges frames: a command at once, the timer only when commands stop.
 
-The bridge's timer ticks every ``1/rate_hz``; the time between two ticks is one *window*.
-Rule: at most one frame exchange (one frame per motor, :meth:`MitBridgeCore.step`) per
-window, the tick's own exchange counting in the window it closes:
+One *exchange* = one frame per motor (:meth:`MitBridgeCore.step`). ``T = 1/rate_hz``.
+Rule, on the caller's monotonic clock:
 
-- a command that arrives in a window without an exchange is sent at once
-  (:meth:`SendSchedule.command` returns ``True``);
-- a command that arrives after this window's exchange waits: the next command (newer) or
-  the tick closing the next window carries it;
-- a tick closing a window without an exchange sends one (commands stopped or slower than
-  ``rate_hz``: the motors stay fed, the watchdog runs).
+- **Budget** (a token bucket): credit grows by 1 per period ``T``, capped at
+  :data:`BURST` = 2; every exchange needs credit ≥ 1 and spends 1. So any ``n``
+  consecutive periods hold at most ``n + 1`` exchanges: on average never more than one
+  frame per motor per period, at most two in one period (a late command, then the next on
+  time), and a command up to one period early against the others still finds its credit.
+- **Command** (:meth:`SendSchedule.command`): exchange at once when the budget allows;
+  otherwise it *waits* (the next tick sends it when the budget allows; a newer command
+  arriving first *supersedes* it: that one is never sent).
+- **Tick** of the timer at ``rate_hz`` (:meth:`SendSchedule.tick`): sends a waiting
+  command when the budget allows, else a *keep-alive* (the last command again: the motors
+  stay fed, the watchdog runs) when no command came for :data:`KEEPALIVE_AFTER` = 2 periods
+  and the credit is full (a period or more since the last exchange): a keep-alive leaves
+  a whole credit, so the next command never waits for it. Commands stopped: a keep-alive
+  every tick whose period was full, at least every second tick. (When commands start again
+  shortly after a keep-alive, their stream starts with one credit, not two: until a late
+  command refills it, a command early by jitter against the first may wait for a tick.)
 
-So commands at up to ``rate_hz`` leave on arrival, and the bus never sees more than one
-frame per motor per timer period. Two exchanges of adjacent windows can be closer than a
-period (a tick's exchange, then a command right after it): the rate stays ``rate_hz`` at
-most, counted per window. No clock here: the caller says what happened, in order.
+Why not one exchange per timer window: the timer's ticks are late and skipped under load
+(at 1 kHz the bridge's timer reached 440 ticks/s in the composed chain), so one window held
+several commands and all but the first waited or were superseded. A keep-alive while commands
+still flow would spend the credit of a command that is merely late, so it waits for 2
+periods of silence. No rclpy here: the caller says what happened and when.
 """
 
 from __future__ import annotations
 
-__all__ = ["SendSchedule"]
+__all__ = ["BURST", "KEEPALIVE_AFTER", "SendSchedule"]
+
+#: Credit cap [exchanges]: 2 = a late command and the next one on time both go at once.
+BURST = 2.0
+#: [periods] No command for this long: the timer sends keep-alives (commands stopped/slow).
+KEEPALIVE_AFTER = 2.0
 
 
 class SendSchedule:
-    """The send decision of :mod:`send_schedule` (see there); counts what it decided."""
+    """The send decision of :mod:`send_schedule` (see there); counts what it decided.
 
-    def __init__(self) -> None:
-        self._sent_in_window = False
+    Args:
+        period: ``T`` [s], the bridge's ``1/rate_hz`` (> 0).
+
+    Raises:
+        ValueError: ``period`` not positive.
+    """
+
+    def __init__(self, period: float) -> None:
+        if not period > 0.0:
+            raise ValueError(f"period must be > 0 s, got {period!r}")
+        self.period = float(period)
+        self._credit = BURST
+        self._credit_at: float | None = None  # time of the last credit update
+        self._last_command: float | None = None
+        self._waiting = False
         #: Exchanges started by a command (sent on arrival).
         self.on_arrival = 0
-        #: Exchanges started by the timer (keep-alive / a waiting command).
+        #: Exchanges of the timer carrying a command that waited.
         self.on_tick = 0
-        #: Commands that arrived after their window's exchange (sent later or superseded).
+        #: Keep-alive exchanges of the timer (no command for 2 periods).
+        self.keepalive = 0
+        #: Commands that had to wait (budget spent).
         self.deferred = 0
+        #: Waiting commands replaced by a newer one before they were sent (never sent).
+        self.superseded = 0
+        #: Timer ticks seen.
+        self.ticks = 0
 
-    def command(self) -> bool:
-        """A command arrived: ``True`` = exchange now (its window had none yet)."""
-        if self._sent_in_window:
-            self.deferred += 1
+    def _allowed(self, now: float) -> bool:
+        if self._credit_at is not None:
+            self._credit = min(BURST, self._credit + max(now - self._credit_at, 0.0) / self.period)
+        self._credit_at = now
+        return self._credit >= 1.0 - 1e-9  # float sums of exact periods land just below 1
+
+    def _spend(self, now: float) -> None:
+        self._credit -= 1.0
+        self._waiting = False
+
+    def command(self, now: float) -> bool:
+        """A command arrived at ``now`` [s]: ``True`` = exchange now; ``False`` = it waits."""
+        self._last_command = now
+        if self._waiting:
+            self.superseded += 1  # the waiting one is replaced by this newer command
+        if self._allowed(now):
+            self._spend(now)
+            self.on_arrival += 1
+            return True
+        self._waiting = True
+        self.deferred += 1
+        return False
+
+    def tick(self, now: float) -> bool:
+        """The timer ticked at ``now`` [s]: ``True`` = exchange now (a waiting command, or a
+        keep-alive after 2 periods without a command)."""
+        self.ticks += 1
+        if self._waiting:
+            if self._allowed(now):
+                self._spend(now)
+                self.on_tick += 1
+                return True
             return False
-        self._sent_in_window = True
-        self.on_arrival += 1
-        return True
-
-    def tick(self) -> bool:
-        """The timer ticked (closing a window): ``True`` = exchange now (the window had none).
-
-        Either way a new window starts.
-        """
-        send = not self._sent_in_window
-        self._sent_in_window = False
-        if send:
-            self.on_tick += 1
-        return send
+        silent = self._last_command is None or now - self._last_command >= KEEPALIVE_AFTER * self.period
+        if silent and self._allowed(now) and self._credit >= BURST - 1e-9:
+            self._spend(now)
+            self.keepalive += 1
+            return True
+        return False

@@ -4,10 +4,11 @@ The decisions (clamping, timeouts, faults, stale replies, shutdown) live in the 
 :class:`~gravity_friction_comp.mit.bridge_core.MitBridgeCore`; the bus plumbing in
 :mod:`gravity_friction_comp.sim.bus`. This node only translates parameters and messages and
 owns the clock. A frame exchange drains the frames the python-can Notifier thread queued,
-feeds them to the core, sends the core's frames and publishes ``joint_states``; it runs as
-soon as a ``joint_command`` arrives, and from a timer at ``rate_hz`` only when commands
-stop or come slower, never more than once per timer period
-(:mod:`~gravity_friction_comp.mit.send_schedule`). The Notifier thread never touches rclpy.
+feeds them to the core, sends the core's frames and then publishes ``joint_states``; it runs
+as soon as a ``joint_command`` arrives, and from a timer at ``rate_hz`` only for a command
+that had to wait or when commands stop or come slower; on average never more than once per
+period, never two within half a period (:mod:`~gravity_friction_comp.mit.send_schedule`).
+The Notifier thread never touches rclpy.
 
 Topics:
     joint_command (sub, sensor_msgs/JointState): position required; velocity/effort optional
@@ -63,8 +64,10 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from builtin_interfaces.msg import Time as TimeMsg
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rcl_interfaces.msg import SetParametersResult
+from rclpy.clock import ROSClock
 from rclpy.node import Node
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
@@ -217,9 +220,16 @@ class MitBridgeNode(Node):
         self._last_loop: float | None = None
         self._rejected = 0
         self._diag_prev = {bus: (time.monotonic(), 0, 0) for bus in ios}
-        self._schedule = SendSchedule()
+        self._schedule = SendSchedule(config.period)
+        self._monotonic = time.monotonic  # the send schedule's clock (a test steps its own)
+        #: Reused for every ``joint_states`` (publish serialises at once); typed fields only.
+        self._state_msg = JointState(check_fields=False)
+        self._joint_names = list(core.joint_names)
         #: More diagnostics statuses, each call one status (the composed chain's stages).
         self.diagnostic_sources: list[Callable[[], DiagnosticStatus]] = []
+        #: Composed chain: called with each ``joint_states`` after it is published (the
+        #: friction stage's measurement, without a DDS hop).
+        self.state_hand_off: Callable[[JointState], None] | None = None
         self._state_pub = self.create_publisher(JointState, "joint_states", SETPOINT_QOS)
         self._diag_pub = self.create_publisher(DiagnosticArray, "diagnostics", SETPOINT_QOS)
         self._command_sub = self.create_subscription(
@@ -340,8 +350,8 @@ class MitBridgeNode(Node):
 
     def accept_command(self, msg: JointState) -> None:
         """Take ``msg`` as a ``joint_command`` (the subscription's callback; the composed
-        chain calls it directly): parse, store, and send at once when this timer period has
-        had no frame exchange yet (:class:`SendSchedule`)."""
+        chain calls it directly): parse, store, and send at once when the send budget allows
+        (:class:`SendSchedule`), else the timer sends it (or a newer command supersedes it)."""
         if self._closed:
             return
         core = self._core
@@ -355,9 +365,9 @@ class MitBridgeNode(Node):
         if self._lockstep is not None:
             self._lockstep.command_received(stamp_ns(msg.header.stamp), command)
         else:
-            now = time.monotonic()
+            now = self._monotonic()
             core.set_command(*command, now)
-            if self._schedule.command():
+            if self._schedule.command(now):
                 self._exchange(now)
 
     def _on_holding(self, msg: Bool) -> None:
@@ -378,11 +388,11 @@ class MitBridgeNode(Node):
     def _loop(self) -> None:
         if self._closed:
             return
-        now = time.monotonic()
+        now = self._monotonic()
         if self._last_loop is not None:
             self._periods.append(now - self._last_loop)
         self._last_loop = now
-        if self._schedule.tick():  # no exchange this period: keep the motors fed
+        if self._schedule.tick(now):  # a waiting command, or commands stopped: keep the motors fed
             self._exchange(now)
 
     def _exchange(self, now: float) -> None:
@@ -394,7 +404,14 @@ class MitBridgeNode(Node):
                 core.ingest_feedback(frame.arbitration_id, frame.data, frame.time, bus)
         for bus, io in self._ios.items():
             io.send(core.step(now, bus))
-        self._publish_state(self.get_clock().now().to_msg())
+        self._publish_state(self._stamp())
+
+    def _stamp(self) -> TimeMsg:
+        clock = self.get_clock()
+        if not isinstance(clock, ROSClock) or clock.ros_time_is_active:  # use_sim_time: /clock
+            return clock.now().to_msg()
+        ns = time.time_ns()  # ROS time is the system time then; a third of clock.now().to_msg()
+        return TimeMsg(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
 
     @property
     def send_schedule(self) -> SendSchedule:
@@ -405,17 +422,26 @@ class MitBridgeNode(Node):
         self._publish_state(Time(nanoseconds=now_ns).to_msg())
 
     def _publish_state(self, stamp) -> None:
-        core = self._core
-        state = core.joint_state()
-        if state.valid.any():
-            idx = np.flatnonzero(state.valid)
-            msg = JointState()
-            msg.header.stamp = stamp
-            msg.name = [core.joint_names[i] for i in idx]
+        state = self._core.joint_state()
+        valid = state.valid
+        if not valid.any():
+            return
+        msg = self._state_msg
+        msg.header.stamp = stamp
+        if valid.all():  # the usual case: no index copies
+            msg.name = self._joint_names
+            msg.position = state.position.tolist()
+            msg.velocity = state.velocity.tolist()
+            msg.effort = state.effort.tolist()
+        else:
+            idx = np.flatnonzero(valid)
+            msg.name = [self._joint_names[i] for i in idx]
             msg.position = state.position[idx].tolist()
             msg.velocity = state.velocity[idx].tolist()
             msg.effort = state.effort[idx].tolist()
-            publish_guarded(self, self._state_pub, msg)  # SIGINT may end the context mid-tick
+        publish_guarded(self, self._state_pub, msg)  # SIGINT may end the context mid-tick
+        if self.state_hand_off is not None:
+            self.state_hand_off(msg)
 
     def loop_periods(self) -> np.ndarray:
         """Recent control loop periods [s] (up to 4096), oldest first (for benchmarks)."""
