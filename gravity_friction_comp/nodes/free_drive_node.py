@@ -24,7 +24,8 @@ bridge's ``command_timeout`` brings its ``timeout_behavior``; the reason is logg
 the bridge's gains (``bridge_node``'s ``kp``/``kd`` parameters): kp 0 and ``free_drive_kd``
 after its first free-drive setpoint (position = measured, so the kp term was ≈ 0 already),
 ``follow_kp``/``follow_kd`` after its first follow setpoint (which starts at the measured
-pose). Without it the gains are left to the launch file.
+pose). Without it the gains are left to the launch file. Gains of the wrong length, negative
+or not finite are refused at start-up (:func:`bridge_gains`); they are read-only at runtime.
 
 In one process with the chain (:mod:`gravity_friction_comp.nodes.composed_free_drive`)
 :attr:`FreeDriveNode.hand_off` takes each setpoint straight to the gravity stage and the
@@ -33,7 +34,7 @@ bridge calls :meth:`FreeDriveNode.on_state` directly (its subscription is remove
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticArray
@@ -47,12 +48,51 @@ from gravity_friction_comp.errors import ConfigError, InputError
 from gravity_friction_comp.nodes.parameters import Param, check, declare, values_of
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, publish_guarded, run_node
 from gravity_friction_comp.stage.free_drive import FreeDriveConfig, FreeDriveSource, validate_mode
+from gravity_friction_comp.validation import per_joint
 
-__all__ = ["FreeDriveNode", "PARAMETERS", "main"]
+__all__ = ["FreeDriveNode", "PARAMETERS", "bridge_gains", "main"]
 
 
 def _mode(value: Any) -> None:
     validate_mode(value)
+
+
+def bridge_gains(values: Mapping[str, Any], n: int) -> dict[str, tuple[list[float], list[float]]]:
+    """The bridge gains ``{mode: (kp, kd)}`` the switch sets, from the node's parameter values.
+
+    ``free_drive_kd`` unset: ``{}`` (gains left to the launch file). Each gain is a number
+    (every joint) or one per measured joint, finite and ≥ 0 (the bridge's own rule).
+
+    Args:
+        values: ``free_drive_kd`` [N·m·s/rad], ``follow_kp`` [N·m/rad], ``follow_kd``
+            [N·m·s/rad]; ``None`` = unset.
+        n: Number of measured joints (``joints``).
+
+    Returns:
+        ``"free_drive"``: (n zeros, free_drive_kd); ``"follow"`` too when follow_kp/kd are set.
+
+    Raises:
+        DimensionError: a list whose length is not n. ConfigError: not numbers, not finite,
+            negative; follow_kp without follow_kd (or the reverse), or either without
+            free_drive_kd (they would never be applied). The key names the parameter.
+    """
+    kp_f, kd_f = values["follow_kp"], values["follow_kd"]
+    if values["free_drive_kd"] is None:
+        for key in ("follow_kp", "follow_kd"):
+            if values[key] is not None:
+                raise ConfigError(f"{key} needs free_drive_kd (gains are set only with it)", key=key)
+        return {}
+    if (kp_f is None) != (kd_f is None):
+        key = "follow_kd" if kd_f is None else "follow_kp"
+        raise ConfigError(f"follow_kp and follow_kd go together: {key} is unset", key=key)
+
+    def gains(key: str, value: Any) -> list[float]:
+        return per_joint(key, value, n, nonneg=True).tolist()
+
+    out = {"free_drive": ([0.0] * n, gains("free_drive_kd", values["free_drive_kd"]))}
+    if kp_f is not None:
+        out["follow"] = (gains("follow_kp", kp_f), gains("follow_kd", kd_f))
+    return out
 
 
 #: Every parameter of the node, declared once.
@@ -134,14 +174,8 @@ class FreeDriveNode(Node):
             ),
             values["mode"],
         )
-        n = len(self.source.config.joints)
-        kd = [float(k) for k in values["free_drive_kd"] or []]
-        self._gains: dict[str, tuple[list[float], list[float]]] = {}
-        if len(kd) == n:
-            self._gains["free_drive"] = ([0.0] * n, kd)
-            kp_f, kd_f = list(values["follow_kp"] or []), list(values["follow_kd"] or [])
-            if len(kp_f) == n and len(kd_f) == n:
-                self._gains["follow"] = (kp_f, kd_f)
+        self._gains = bridge_gains(values, len(self.source.config.joints))
+        if self._gains:
             self._set_params: Any = self.create_client(
                 SetParameters, f"/{values['bridge_node']}/set_parameters"
             )
