@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import math
+import os
 import subprocess
 import sys
 
@@ -54,10 +55,12 @@ def test_bad_gains_name_the_parameter(given, key, error):
 
 @pytest.fixture
 def context():
+    from graph_helpers import fresh_domain_id
     from rclpy.context import Context
 
     ctx = Context()
-    rclpy.init(args=[], context=ctx, domain_id=0)
+    domain = int(os.environ.get("ROS_DOMAIN_ID") or fresh_domain_id())  # the runner's own domain
+    rclpy.init(args=[], context=ctx, domain_id=domain)
     yield ctx
     rclpy.try_shutdown(context=ctx)
 
@@ -84,16 +87,28 @@ def test_node_refuses_bad_gains_at_start_up(context, values):
         _node(context, **values)
 
 
-def test_node_keeps_good_gains_and_refuses_a_runtime_set_with_a_reason(context):
+def test_runtime_gains_checked_against_joints_bad_refused_with_the_reason(context):
     from rclpy.parameter import Parameter
 
     node = _node(context, free_drive_kd=[0.1, 0.2], follow_kp=[3.0, 4.0], follow_kd=[0.5, 0.6])
     try:
-        assert node._gains == {"free_drive": ([0.0, 0.0], [0.1, 0.2]), "follow": ([3.0, 4.0], [0.5, 0.6])}
-        (result,) = node.set_parameters([Parameter("follow_kd", value=[-0.1, math.nan])])
-        assert not result.successful and result.reason
+        kept = {"free_drive": ([0.0, 0.0], [0.1, 0.2]), "follow": ([3.0, 4.0], [0.5, 0.6])}
+        assert node._gains == kept
+        for name, bad, needle in (
+            ("follow_kd", [-0.1, math.nan], "follow_kd: values must be finite"),
+            ("follow_kp", [1.0], "follow_kp: expected 2 values (one per joint), got 1"),
+            ("free_drive_kd", [0.1, -1.0], "free_drive_kd: values must be >= 0"),
+            ("free_drive_kd", "x", "free_drive_kd: expected a number or a list of numbers"),
+        ):
+            (result,) = node.set_parameters([Parameter(name, value=bad)])
+            assert not result.successful and needle in result.reason, (name, result.reason)
+            assert node._gains == kept
         assert list(node.get_parameter("follow_kd").value) == [0.5, 0.6]
-        assert node._gains["follow"] == ([3.0, 4.0], [0.5, 0.6])
+        # a good value is taken; the mode in force gets it with its next setpoint
+        node._gains_for = "free_drive"  # as after the first free-drive setpoint
+        (result,) = node.set_parameters([Parameter("free_drive_kd", value=[0.3, 0.4])])
+        assert result.successful, result.reason
+        assert node._gains["free_drive"] == ([0.0, 0.0], [0.3, 0.4]) and node._gains_for is None
     finally:
         node.destroy_node()
 
@@ -102,7 +117,7 @@ def test_executable_exits_2_with_one_line(tmp_path):
     """The brief's command: ``--params-file fd.yaml`` with ``free_drive_kd: [0.1]`` for 2 joints."""
     fd = tmp_path / "fd.yaml"
     fd.write_text("free_drive:\n  ros__parameters:\n    joints: [a, b]\n    free_drive_kd: [0.1]\n")
-    env = {**__import__("os").environ, "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
+    env = {**os.environ, "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
     proc = subprocess.run(
         [
             sys.executable,
@@ -123,3 +138,75 @@ def test_executable_exits_2_with_one_line(tmp_path):
         "[free_drive] invalid configuration: free_drive_kd: expected 2 values (one per joint), got 1"
     ]
     assert "free_drive on" not in proc.stdout + proc.stderr
+
+
+@pytest.mark.slow
+def test_gains_reach_the_bridge_on_a_setpoint_and_a_refusal_is_logged(context):
+    """Through the real set_parameters service of a stand-in bridge (kp/kd parameters, kd ≤ 1
+    accepted): free_drive's gains arrive with its first setpoint, a runtime free_drive_kd
+    arrives with the next one, and a value the bridge refuses is logged as an ERROR."""
+    import time
+
+    from rcl_interfaces.msg import SetParametersResult
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.parameter import Parameter
+    from sensor_msgs.msg import JointState
+
+    bridge = rclpy.create_node("mit_bridge", context=context)
+    bridge.declare_parameter("kp", [80.0, 10.0])
+    bridge.declare_parameter("kd", [5.0, 1.5])
+
+    def refuse_kd_above_1(params):
+        for p in params:
+            if p.name == "kd" and max(p.value) > 1.0:
+                return SetParametersResult(successful=False, reason="kd above the motor's 1.0")
+        return SetParametersResult(successful=True)
+
+    bridge.add_on_set_parameters_callback(refuse_kd_above_1)
+    node = _node(
+        context, free_drive_kd=[0.1, 0.2], follow_kp=[3.0, 4.0], follow_kd=[0.5, 0.6], stale_timeout=5.0
+    )
+    errors = []
+
+    class Logger:
+        def __init__(self, real):
+            self.real = real
+
+        def error(self, text, **kw):
+            errors.append(text)
+
+        def __getattr__(self, name):
+            return getattr(self.real, name)
+
+    logger = Logger(node.get_logger())
+    node.get_logger = lambda: logger
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(bridge)
+    executor.add_node(node)
+
+    def spin_until(done, seconds=10.0):
+        end = time.monotonic() + seconds
+        state = JointState(name=["a", "b"], position=[0.1, 0.2])
+        while time.monotonic() < end and not done():
+            state.header.stamp = node.get_clock().now().to_msg()
+            node.on_state(state)  # a measured state: one free-drive setpoint
+            executor.spin_once(timeout_sec=0.02)
+        return done()
+
+    def gains():
+        return list(bridge.get_parameter("kp").value), list(bridge.get_parameter("kd").value)
+
+    try:
+        assert spin_until(lambda: gains() == ([0.0, 0.0], [0.1, 0.2])), gains()
+        (result,) = node.set_parameters([Parameter("free_drive_kd", value=[0.3, 0.4])])
+        assert result.successful, result.reason
+        assert spin_until(lambda: gains() == ([0.0, 0.0], [0.3, 0.4])), gains()
+        (result,) = node.set_parameters([Parameter("free_drive_kd", value=[2.0, 0.4])])
+        assert result.successful, result.reason  # this node's rule holds; the motor's is the bridge's
+        assert spin_until(lambda: bool(errors)), gains()
+        assert errors == ["mit_bridge refused the free_drive gains: kd above the motor's 1.0"]
+        assert gains() == ([0.0, 0.0], [0.3, 0.4])
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        bridge.destroy_node()
