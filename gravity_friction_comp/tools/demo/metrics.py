@@ -95,8 +95,7 @@ def tracking_error(setup: DemoSetup, rec: Recording) -> tuple[np.ndarray, np.nda
     a = rec.arrays()
     if a["setpoint_t"].size < 10 or a["state_t"].size < 10:
         raise RunIncomplete(
-            f"too little data recorded: {a['setpoint_t'].size} setpoints, "
-            f"{a['state_t'].size} joint_states"
+            f"too little data recorded: {a['setpoint_t'].size} setpoints, {a['state_t'].size} joint_states"
         )
     # Reference: joint_command positions at their arrival (what the bridge tracks), so the
     # transport delay of the chain (bench/pipeline_latency.py) is not counted as error.
