@@ -64,3 +64,19 @@ def test_main_with_too_little_data_is_one_line_and_the_documented_exit(
     assert len(err) == 1 and err[0].startswith(text), err
     assert "too little data recorded: 3 setpoints, 3 joint_states" in err[0]
     assert "Traceback" not in err[0]
+
+
+def test_loaded_sine_with_too_little_data_is_one_line_too(tmp_path, monkeypatch, capsys):
+    """``--profile loaded_sine`` goes through the same evaluate(): same line, same exit."""
+    from gravity_friction_comp.tools.demo import phase
+
+    def run_phase(setup, compensate, domain, **kw):
+        return _short_recording(len(setup.joints), 3, setup.lockstep)
+
+    monkeypatch.setattr(phase, "run_phase", run_phase)  # loaded_sine imports it when it runs
+    for name in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE"):
+        monkeypatch.setenv(name, "79" if name == "ROS_DOMAIN_ID" else "LOCALHOST")
+    status = cli.main(["--profile", "loaded_sine", "--realtime", "--output", str(tmp_path)])
+    assert status == cli.EXIT_INCONCLUSIVE
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "too little data recorded: 3 setpoints, 3 joint_states" in err[0], err

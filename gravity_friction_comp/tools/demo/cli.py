@@ -44,6 +44,15 @@ def list_profiles() -> int:
     return status
 
 
+def _incomplete(error: RunIncomplete, lockstep: bool) -> int:
+    """One line on stderr and the exit status of a run that recorded too little to judge."""
+    if lockstep:  # the clock waits for the chain: too little data means it went silent
+        print(f"gfc_demo: the chain stopped answering: {error}", file=sys.stderr)
+        return EXIT_STALLED
+    print(f"gfc_demo: inconclusive: the machine could not keep real time ({error})", file=sys.stderr)
+    return EXIT_INCONCLUSIVE
+
+
 def main(argv=None) -> int:
     """Entry point of ``gfc_demo`` / ``python -m gravity_friction_comp.tools.demo``."""
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"  # before rclpy loads
@@ -53,7 +62,10 @@ def main(argv=None) -> int:
     if args.profile == "loaded_sine":  # three feedforwards on a BAM joint (issue 17)
         from gravity_friction_comp.tools.demo.loaded_sine import main as loaded_sine
 
-        return loaded_sine(args)
+        try:
+            return loaded_sine(args)
+        except RunIncomplete as error:
+            return _incomplete(error, not args.realtime)
     out = pathlib.Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -99,11 +111,7 @@ def main(argv=None) -> int:
         print(f"gfc_demo: the chain stopped answering: {error}", file=sys.stderr)
         return EXIT_STALLED
     except RunIncomplete as error:
-        if setup.lockstep:  # the clock waits for the chain: too little data means it went silent
-            print(f"gfc_demo: the chain stopped answering: {error}", file=sys.stderr)
-            return EXIT_STALLED
-        print(f"gfc_demo: inconclusive: the machine could not keep real time ({error})", file=sys.stderr)
-        return EXIT_INCONCLUSIVE
+        return _incomplete(error, setup.lockstep)
     sim_s = rec_off.timing["sim_s"] + rec_on.timing["sim_s"]
     wall_s = rec_off.timing["wall_s"] + rec_on.timing["wall_s"]
     print(
