@@ -82,6 +82,7 @@ _EXPORTS: dict[str, str] = {
     "Reason": "errors",
     "record_simulated": "ident.excitation",
     "RobotModel": "model.robot_model",
+    "RunIncomplete": "errors",
     "SimConfig": "sim.config",
     "SimState": "sim.arm",
     "SimulatedArm": "sim.arm",
@@ -126,6 +127,7 @@ if TYPE_CHECKING:  # static checkers see the eager imports
         ModelError,
         ModelWarning,
         Reason,
+        RunIncomplete,
     )
     from gravity_friction_comp.friction.arm_yaml import (
         friction_params_from_arm_yaml,

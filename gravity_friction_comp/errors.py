@@ -158,3 +158,8 @@ class ModelWarning(UserWarning):
 
 class LockstepStalled(GravityFrictionCompError, RuntimeError):
     """The chain stopped answering in lockstep simulation; the message names the silent topic."""
+
+
+class RunIncomplete(GravityFrictionCompError, RuntimeError):
+    """A simulated run recorded too little to judge (too few samples, or it did not finish
+    in its wall-clock allowance): in real time, a machine that could not keep up."""

@@ -375,10 +375,15 @@ def _setup(context, *args, **kwargs):
         from gravity_friction_comp.arm_profiles import load_arm
         from gravity_friction_comp.nodes.free_drive_launch import free_drive_launch_parts
 
+        fd_friction = params(friction_params, "friction_feedforward")
+        if friction_from_profile:  # the friction node then runs on the motor map's joints (below)
+            from gravity_friction_comp.arm_profiles import motor_map_stage_values
+
+            fd_friction |= motor_map_stage_values(params(bridge_params, "mit_bridge"))
         free_drive = free_drive_launch_parts(
             params(bridge_params, "mit_bridge"),
             urdf,
-            params(friction_params, "friction_feedforward"),
+            fd_friction,
             float(cfg("free_drive_kd_scale")),
             player_rate if _bool(context, "lockstep") else 0.0,
             load_arm(arm).free_drive_dither if arm else (),

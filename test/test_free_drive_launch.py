@@ -177,3 +177,93 @@ def test_launch_free_drive_palletizer_has_the_profiles_friction_scale_and_kd(rep
     assert nodes["friction_feedforward_node"]["scale"] == [0.5, 0.5, 0.3]
     # free_drive_kd_scale default 0.4 × config/mit_bridge.yaml kd [0.5, 1.0, 0.3]
     assert nodes["mit_bridge_node"]["kd"] == pytest.approx([0.2, 0.4, 0.12])
+
+
+def _reordered_yam_ultra(tmp_path):
+    """yam_ultra with its motor map in reversed joint order (every per-joint list reversed)."""
+    import shutil
+
+    import yaml
+
+    from gravity_friction_comp.arm_profiles import load_arm
+
+    arm = tmp_path / "arm"
+    shutil.copytree(load_arm("yam_ultra").directory, arm)
+    doc = yaml.safe_load((arm / "mit_bridge.yaml").read_text())
+    values = doc["mit_bridge"]["ros__parameters"]
+    n = len(values["joints"])
+    for key, value in values.items():
+        if isinstance(value, list) and len(value) == n:
+            values[key] = value[::-1]
+    (arm / "mit_bridge.yaml").write_text(yaml.safe_dump(doc))
+    return load_arm(arm), values
+
+
+def test_dither_and_scale_reach_the_friction_node_by_joint_name(tmp_path):
+    """The friction node reads ``dither``/``scale`` in its own ``joints`` order (the arm YAML's,
+    dof_joint1 first); the motor map here lists dof_joint6 first. Each joint gets the value
+    profile.yaml names for it (dither {1: 0.7, 2: 0.5, 3: 0.6}, others 0; scale
+    {1..3: 0.5, 4: 0}, others 1), not its mirror joint's (dof_joint4 would get 0.6)."""
+    pytest.importorskip("pinocchio")
+    from gravity_friction_comp.nodes.free_drive_launch import free_drive_launch_parts
+
+    profile, bridge_values = _reordered_yam_ultra(tmp_path)
+    assert profile.joints[0] == "dof_joint6"  # the motor map's order differs from the friction node's
+    assert profile.free_drive_dither == (0.0, 0.0, 0.0, 0.6, 0.5, 0.7)  # motor-map order
+    friction_joints = [f"dof_joint{i}" for i in range(1, 7)]
+    _, friction, _ = free_drive_launch_parts(
+        bridge_values,
+        str(profile.urdf),
+        {"joints": friction_joints},
+        0.4,
+        0.0,
+        profile.free_drive_dither,
+        profile.free_drive_friction_scale,
+    )
+    dither = dict(zip(friction_joints, friction["dither"]))
+    scale = dict(zip(friction_joints, friction["scale"]))
+    assert dither == {
+        "dof_joint1": 0.7,
+        "dof_joint2": 0.5,
+        "dof_joint3": 0.6,
+        "dof_joint4": 0.0,
+        "dof_joint5": 0.0,
+        "dof_joint6": 0.0,
+    }
+    assert scale == {
+        "dof_joint1": 0.5,
+        "dof_joint2": 0.5,
+        "dof_joint3": 0.5,
+        "dof_joint4": 0.0,
+        "dof_joint5": 1.0,
+        "dof_joint6": 1.0,
+    }
+
+
+def test_friction_joints_outside_the_bridge_get_no_dither_and_scale_1():
+    _, friction, _ = free_drive_overrides(
+        BRIDGE,
+        ["a", "b", "c"],
+        {"c": 0.0},
+        kd_scale=0.2,
+        friction_deadband=0.0,
+        rate_hz=0.0,
+        dither=(0.7, 0.3),
+        friction_scale=(0.5, 0.25),
+        friction_joints=["c", "b", "a"],
+    )
+    assert friction["dither"] == [0.0, 0.3, 0.7] and friction["scale"] == [1.0, 0.25, 0.5]
+    # without friction joints: the bridge's order, as before
+    _, friction, _ = free_drive_overrides(
+        BRIDGE, ["a", "b"], {}, kd_scale=0.2, friction_deadband=0.0, rate_hz=0.0, dither=(0.7, 0.3)
+    )
+    assert friction["dither"] == [0.7, 0.3]
+
+
+def test_dither_not_one_per_bridge_joint_is_an_error():
+    from gravity_friction_comp.errors import DimensionError
+
+    with pytest.raises(DimensionError):
+        free_drive_overrides(
+            BRIDGE, ["a", "b"], {}, kd_scale=0.2, friction_deadband=0.0, rate_hz=0.0, dither=(0.7,)
+        )

@@ -8,7 +8,9 @@ Free drive reuses the follow chain unchanged: the ``free_drive`` node publishes
 :data:`MIN_FREE_DRIVE_DEADBAND` and the arm profile's stiction dither
 (``free_drive.dither``, off without one) and friction ``scale`` (``free_drive.friction_scale``:
 below the true kinetic friction, so a pushed joint stops), and the bridge runs kp = 0 with
-``kd_scale`` × its file's kd.
+``kd_scale`` × its file's kd. The profile gives dither and scale per bridge joint (motor-map
+order); the friction node reads its lists in its own ``joints`` order, so they are handed
+over by joint name.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.errors import ConfigError, DimensionError
 
 __all__ = ["MIN_FREE_DRIVE_DEADBAND", "free_drive_overrides"]
 
@@ -37,6 +39,7 @@ def free_drive_overrides(
     rate_hz: float,
     dither: Sequence[float] = (),
     friction_scale: Sequence[float] = (),
+    friction_joints: Sequence[str] = (),
 ) -> tuple[dict, dict, dict]:
     """``(bridge, friction, free_drive)`` parameter overrides for free drive.
 
@@ -52,9 +55,14 @@ def free_drive_overrides(
             empty: the friction file's ``dither`` is left as it is (default off).
         friction_scale: The friction stage's ``scale`` per bridge joint (the profile's
             ``free_drive.friction_scale``); empty: the friction file's ``scale``.
+        friction_joints: The friction node's ``joints`` (the order its ``dither`` and
+            ``scale`` lists are read in); empty: the bridge's. ``dither``/``scale`` are
+            passed by joint name in this order; a friction joint the bridge does not
+            drive gets dither 0 (off) and scale 1.
 
     Raises:
         ConfigError: kd_scale out of range (key ``free_drive_kd_scale``).
+        DimensionError: dither or friction_scale not one value per bridge joint.
     """
     if not (math.isfinite(kd_scale) and 0.0 < kd_scale <= 1.0):
         raise ConfigError(
@@ -72,10 +80,13 @@ def free_drive_overrides(
         "velocity_source": "measured",
         "velocity_deadband": max(float(friction_deadband), MIN_FREE_DRIVE_DEADBAND),
     }
-    if len(dither):
-        friction["dither"] = [float(d) for d in dither]
-    if len(friction_scale):
-        friction["scale"] = [float(s) for s in friction_scale]
+    order = [j for j in friction_joints if j] or joints
+    for key, values, other in (("dither", dither, 0.0), ("scale", friction_scale, 1.0)):
+        if len(values):
+            if len(values) != len(joints):
+                raise DimensionError(f"free_drive {key}", len(joints), len(values))
+            by_name = dict(zip(joints, (float(v) for v in values)))
+            friction[key] = [by_name.get(j, other) for j in order]
     free_drive = {
         "mode": "free_drive",
         "joints": joints,
@@ -100,7 +111,8 @@ def free_drive_launch_parts(
     friction_scale: Sequence[float] = (),
 ) -> tuple[dict, dict, dict]:
     """:func:`free_drive_overrides` for the launch file: model joints from ``urdf`` (unmeasured
-    ones at 0 clipped to their limits), the deadband from the friction file's values.
+    ones at 0 clipped to their limits), the deadband and ``joints`` (the order of the friction
+    node's lists) from the friction node's values.
 
     Raises:
         ConfigError: as :func:`free_drive_overrides`; a URDF that cannot be loaded.
@@ -121,4 +133,5 @@ def free_drive_launch_parts(
         rate_hz=rate_hz,
         dither=dither,
         friction_scale=friction_scale,
+        friction_joints=friction_values.get("joints") or (),
     )

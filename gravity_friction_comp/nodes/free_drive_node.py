@@ -24,7 +24,10 @@ bridge's ``command_timeout`` brings its ``timeout_behavior``; the reason is logg
 the bridge's gains (``bridge_node``'s ``kp``/``kd`` parameters): kp 0 and ``free_drive_kd``
 after its first free-drive setpoint (position = measured, so the kp term was ≈ 0 already),
 ``follow_kp``/``follow_kd`` after its first follow setpoint (which starts at the measured
-pose). Without it the gains are left to the launch file.
+pose). Without it the gains are left to the launch file. The three gain parameters are
+settable at runtime (the bridge gets them with the next setpoint of the mode they are for);
+gains of the wrong length, negative or not finite are refused, at start-up (ConfigError) and
+at runtime (the set fails with the reason), by :func:`bridge_gains`.
 
 In one process with the chain (:mod:`gravity_friction_comp.nodes.composed_free_drive`)
 :attr:`FreeDriveNode.hand_off` takes each setpoint straight to the gravity stage and the
@@ -33,7 +36,7 @@ bridge calls :meth:`FreeDriveNode.on_state` directly (its subscription is remove
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticArray
@@ -47,12 +50,51 @@ from gravity_friction_comp.errors import ConfigError, InputError
 from gravity_friction_comp.nodes.parameters import Param, check, declare, values_of
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, publish_guarded, run_node
 from gravity_friction_comp.stage.free_drive import FreeDriveConfig, FreeDriveSource, validate_mode
+from gravity_friction_comp.validation import per_joint
 
-__all__ = ["FreeDriveNode", "PARAMETERS", "main"]
+__all__ = ["GAIN_PARAMETERS", "FreeDriveNode", "PARAMETERS", "bridge_gains", "main"]
 
 
 def _mode(value: Any) -> None:
     validate_mode(value)
+
+
+def bridge_gains(values: Mapping[str, Any], n: int) -> dict[str, tuple[list[float], list[float]]]:
+    """The bridge gains ``{mode: (kp, kd)}`` the switch sets, from the node's parameter values.
+
+    ``free_drive_kd`` unset: ``{}`` (gains left to the launch file). Each gain is a number
+    (every joint) or one per measured joint, finite and ≥ 0 (the bridge's own rule).
+
+    Args:
+        values: ``free_drive_kd`` [N·m·s/rad], ``follow_kp`` [N·m/rad], ``follow_kd``
+            [N·m·s/rad]; ``None`` = unset.
+        n: Number of measured joints (``joints``).
+
+    Returns:
+        ``"free_drive"``: (n zeros, free_drive_kd); ``"follow"`` too when follow_kp/kd are set.
+
+    Raises:
+        DimensionError: a list whose length is not n. ConfigError: not numbers, not finite,
+            negative; follow_kp without follow_kd (or the reverse), or either without
+            free_drive_kd (they would never be applied). The key names the parameter.
+    """
+    kp_f, kd_f = values["follow_kp"], values["follow_kd"]
+    if values["free_drive_kd"] is None:
+        for key in ("follow_kp", "follow_kd"):
+            if values[key] is not None:
+                raise ConfigError(f"{key} needs free_drive_kd (gains are set only with it)", key=key)
+        return {}
+    if (kp_f is None) != (kd_f is None):
+        key = "follow_kd" if kd_f is None else "follow_kp"
+        raise ConfigError(f"follow_kp and follow_kd go together: {key} is unset", key=key)
+
+    def gains(key: str, value: Any) -> list[float]:
+        return per_joint(key, value, n, nonneg=True).tolist()
+
+    out = {"free_drive": ([0.0] * n, gains("free_drive_kd", values["free_drive_kd"]))}
+    if kp_f is not None:
+        out["follow"] = (gains("follow_kp", kp_f), gains("follow_kd", kd_f))
+    return out
 
 
 #: Every parameter of the node, declared once.
@@ -97,13 +139,15 @@ PARAMETERS: tuple[Param, ...] = (
     Param(
         "free_drive_kd",
         None,
-        "bridge kd in free drive, per joint (unset: gains left alone)",
+        "bridge kd in free drive, ≥ 0: a number or one per joint (unset: gains left alone)",
         "N·m·s/rad",
-        read_only=True,
     ),
-    Param("follow_kp", None, "bridge kp in follow, per joint", "N·m/rad", read_only=True),
-    Param("follow_kd", None, "bridge kd in follow, per joint", "N·m·s/rad", read_only=True),
+    Param("follow_kp", None, "bridge kp in follow, ≥ 0 (with follow_kd and free_drive_kd)", "N·m/rad"),
+    Param("follow_kd", None, "bridge kd in follow, ≥ 0 (with follow_kp and free_drive_kd)", "N·m·s/rad"),
 )
+
+#: The gain parameters (settable at runtime, checked together by :func:`bridge_gains`).
+GAIN_PARAMETERS = ("free_drive_kd", "follow_kp", "follow_kd")
 
 
 class FreeDriveNode(Node):
@@ -134,17 +178,12 @@ class FreeDriveNode(Node):
             ),
             values["mode"],
         )
-        n = len(self.source.config.joints)
-        kd = [float(k) for k in values["free_drive_kd"] or []]
-        self._gains: dict[str, tuple[list[float], list[float]]] = {}
-        if len(kd) == n:
-            self._gains["free_drive"] = ([0.0] * n, kd)
-            kp_f, kd_f = list(values["follow_kp"] or []), list(values["follow_kd"] or [])
-            if len(kp_f) == n and len(kd_f) == n:
-                self._gains["follow"] = (kp_f, kd_f)
-            self._set_params: Any = self.create_client(
-                SetParameters, f"/{values['bridge_node']}/set_parameters"
-            )
+        self._gains = bridge_gains(values, len(self.source.config.joints))
+        self._bridge_node = values["bridge_node"]
+        self._set_params: Any = None  # the bridge's set_parameters client, made once gains exist
+        if self._gains:  # now, so it has found the bridge by the first setpoint
+            self._bridge_client()
+        self._pending_gains: dict[str, tuple[list[float], list[float]]] | None = None
         self._gains_for: str | None = None  # the mode whose gains the bridge has (None: unknown)
         self._fault = ""
         self._published_ns = -1
@@ -157,6 +196,7 @@ class FreeDriveNode(Node):
         self.create_subscription(JointState, "follow_setpoint", self._on_follow, SETPOINT_QOS)
         self.create_subscription(DiagnosticArray, "diagnostics", self._on_diagnostics, SETPOINT_QOS)
         self.add_on_set_parameters_callback(self._on_parameters)
+        self.add_post_set_parameters_callback(self._after_parameters)
         self._rate = float(values["rate_hz"])
         if self._rate > 0:
             self.create_timer(1.0 / self._rate, self._publish)
@@ -170,6 +210,14 @@ class FreeDriveNode(Node):
         return self.get_clock().now().nanoseconds * 1e-9
 
     def _on_parameters(self, params) -> SetParametersResult:
+        self._pending_gains = None  # a set refused after this callback leaves nothing behind
+        proposed = {p.name: p.value for p in params if p.name in GAIN_PARAMETERS}
+        if proposed:
+            values = {name: self.get_parameter(name).value for name in GAIN_PARAMETERS} | proposed
+            try:
+                self._pending_gains = bridge_gains(values, len(self.source.config.joints))
+            except ConfigError as error:
+                return SetParametersResult(successful=False, reason=str(error))
         for p in params:
             if p.name == "mode":
                 try:
@@ -178,6 +226,15 @@ class FreeDriveNode(Node):
                     return SetParametersResult(successful=False, reason=str(error))
                 self.get_logger().info(f"mode -> {p.value}")
         return SetParametersResult(successful=True)
+
+    def _after_parameters(self, params) -> None:
+        if self._pending_gains is None:
+            return
+        gains, self._pending_gains = self._pending_gains, None
+        if gains.get(self.source.mode) != self._gains.get(self.source.mode):
+            self._gains_for = None  # the bridge gets the new gains with the next setpoint
+        self._gains = gains
+        self.get_logger().info(f"bridge gains per mode: {gains or 'left alone'}")
 
     def on_state(self, msg: JointState) -> None:
         """A measured ``joint_states`` message (the subscription's callback)."""
@@ -237,18 +294,32 @@ class FreeDriveNode(Node):
         self._published_ns = now_ns
         self._apply_gains()
 
+    def _bridge_client(self) -> Any:
+        if self._set_params is None:
+            self._set_params = self.create_client(SetParameters, f"/{self._bridge_node}/set_parameters")
+        return self._set_params
+
     def _apply_gains(self) -> None:
         mode = self.source.mode
-        if mode not in self._gains or self._gains_for == mode or not self._set_params.service_is_ready():
+        if mode not in self._gains or self._gains_for == mode:
+            return
+        if not self._bridge_client().service_is_ready():
             return
         kp, kd = self._gains[mode]
         request = SetParameters.Request()
         for name, values in (("kp", kp), ("kd", kd)):
             value = ParameterValue(type=ParameterType.PARAMETER_DOUBLE_ARRAY, double_array_value=values)
             request.parameters.append(ParameterMsg(name=name, value=value))
-        self._set_params.call_async(request)
+        self._set_params.call_async(request).add_done_callback(lambda f: self._bridge_reply(f, mode))
         self._gains_for = mode
         self.get_logger().info(f"bridge gains for {mode}: kp={kp} kd={kd}")
+
+    def _bridge_reply(self, future, mode: str) -> None:
+        # the bridge checks what this node cannot (the motors' gain limits): say when it refused
+        reply = future.result()
+        refused = [r.reason for r in (reply.results if reply is not None else []) if not r.successful]
+        if refused:
+            self.get_logger().error(f"{self._bridge_node} refused the {mode} gains: {'; '.join(refused)}")
 
 
 def main(args=None) -> None:

@@ -1,7 +1,8 @@
 """Entry point of ``gfc_demo`` / ``python -m gravity_friction_comp.tools.demo``: off, then on.
 
 Exit status: 0 accepted, 1 not accepted, 2 configuration error, 3 inconclusive (``--realtime``
-only: the machine could not keep real time), 4 the lockstep chain stopped answering.
+only: the machine could not keep real time, also when it recorded too little to judge),
+4 the lockstep chain stopped answering (also: too little recorded in lockstep).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import pathlib
 import sys
 import time
 
-from gravity_friction_comp.errors import ConfigError, LockstepStalled, ModelError
+from gravity_friction_comp.errors import ConfigError, LockstepStalled, ModelError, RunIncomplete
 from gravity_friction_comp.tools.demo.metrics import acceptance, evaluate, timing_problems
 from gravity_friction_comp.tools.demo.options import build_setup, demo_domain_id, parse_args
 from gravity_friction_comp.tools.demo.phase import SETPOINT_RATE_HZ, run_phase
@@ -43,6 +44,15 @@ def list_profiles() -> int:
     return status
 
 
+def _incomplete(error: RunIncomplete, lockstep: bool) -> int:
+    """One line on stderr and the exit status of a run that recorded too little to judge."""
+    if lockstep:  # the clock waits for the chain: too little data means it went silent
+        print(f"gfc_demo: the chain stopped answering: {error}", file=sys.stderr)
+        return EXIT_STALLED
+    print(f"gfc_demo: inconclusive: the machine could not keep real time ({error})", file=sys.stderr)
+    return EXIT_INCONCLUSIVE
+
+
 def main(argv=None) -> int:
     """Entry point of ``gfc_demo`` / ``python -m gravity_friction_comp.tools.demo``."""
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"  # before rclpy loads
@@ -52,7 +62,10 @@ def main(argv=None) -> int:
     if args.profile == "loaded_sine":  # three feedforwards on a BAM joint (issue 17)
         from gravity_friction_comp.tools.demo.loaded_sine import main as loaded_sine
 
-        return loaded_sine(args)
+        try:
+            return loaded_sine(args)
+        except RunIncomplete as error:
+            return _incomplete(error, not args.realtime)
     out = pathlib.Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -97,6 +110,8 @@ def main(argv=None) -> int:
     except LockstepStalled as error:
         print(f"gfc_demo: the chain stopped answering: {error}", file=sys.stderr)
         return EXIT_STALLED
+    except RunIncomplete as error:
+        return _incomplete(error, setup.lockstep)
     sim_s = rec_off.timing["sim_s"] + rec_on.timing["sim_s"]
     wall_s = rec_off.timing["wall_s"] + rec_on.timing["wall_s"]
     print(

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gravity_friction_comp.errors import RunIncomplete
 from gravity_friction_comp.tools.demo.phase import Recording
 from gravity_friction_comp.tools.demo.scenario import DemoSetup
 
@@ -89,13 +90,12 @@ def tracking_error(setup: DemoSetup, rec: Recording) -> tuple[np.ndarray, np.nda
     ``setup.joints`` at each joint_states stamp of the evaluated window.
 
     Raises:
-        RuntimeError: fewer than 10 setpoints or joint_states were recorded.
+        RunIncomplete: fewer than 10 setpoints or joint_states were recorded.
     """
     a = rec.arrays()
     if a["setpoint_t"].size < 10 or a["state_t"].size < 10:
-        raise RuntimeError(
-            f"too little data recorded: {a['setpoint_t'].size} setpoints, "
-            f"{a['state_t'].size} joint_states (is the machine overloaded?)"
+        raise RunIncomplete(
+            f"too little data recorded: {a['setpoint_t'].size} setpoints, {a['state_t'].size} joint_states"
         )
     # Reference: joint_command positions at their arrival (what the bridge tracks), so the
     # transport delay of the chain (bench/pipeline_latency.py) is not counted as error.

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from gravity_friction_comp.arm_profiles import motor_map_stage_values
+from gravity_friction_comp.errors import RunIncomplete
 from gravity_friction_comp.tools.demo.scenario import DemoSetup, load_node_parameters
 
 __all__ = ["SETPOINT_RATE_HZ", "Recording", "run_phase"]
@@ -107,7 +108,8 @@ def run_phase(
     (``use_sim_time``; the bridge ``sim_lockstep``), so the result depends on the inputs
     only; ``False``: all on the wall clock, in real time. Raises
     :class:`~gravity_friction_comp.errors.LockstepStalled` when the chain stops
-    answering, RuntimeError when the run does not finish in time.
+    answering, :class:`~gravity_friction_comp.errors.RunIncomplete` when the run does not
+    finish in time.
     """
     lockstep = setup.lockstep if lockstep is None else bool(lockstep)
     gravity_on = compensate if gravity is None else bool(gravity)
@@ -284,7 +286,7 @@ def run_phase(
         rec.timing = _timing(bridge, lockstep, player.elapsed(), time.monotonic() - started)
         executor.shutdown(timeout_sec=1.0)
         if player.elapsed() < end:
-            raise RuntimeError(
+            raise RunIncomplete(
                 f"the run did not finish: {player.elapsed():.1f} of {end:.1f} s simulated in "
                 f"{time.monotonic() - started:.0f} s wall"
             )

@@ -1,0 +1,212 @@
+"""free_drive_node's bridge gains (issue 19 fresh-user attack): a wrong-length, negative or NaN
+``free_drive_kd`` / ``follow_kp`` / ``follow_kd`` is a one-line ConfigError at start-up
+(exit 2), never silently dropped; a runtime set is refused with a reason."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+
+import pytest
+
+rclpy = pytest.importorskip("rclpy")
+
+from gravity_friction_comp.errors import ConfigError, DimensionError  # noqa: E402
+from gravity_friction_comp.nodes.free_drive_node import bridge_gains  # noqa: E402
+
+UNSET = {"free_drive_kd": None, "follow_kp": None, "follow_kd": None}
+
+
+def test_gains_per_joint_and_a_number_for_every_joint():
+    gains = bridge_gains({"free_drive_kd": [0.1, 0.2], "follow_kp": 5.0, "follow_kd": [1, 2]}, 2)
+    assert gains == {"free_drive": ([0.0, 0.0], [0.1, 0.2]), "follow": ([5.0, 5.0], [1.0, 2.0])}
+    assert bridge_gains({**UNSET, "free_drive_kd": [0.1, 0.2]}, 2) == {"free_drive": ([0.0, 0.0], [0.1, 0.2])}
+    assert bridge_gains(UNSET, 2) == {}
+
+
+@pytest.mark.parametrize(
+    ("given", "key", "error"),
+    [
+        ({"free_drive_kd": [0.1]}, "free_drive_kd", DimensionError),
+        (
+            {"free_drive_kd": [0.1, 0.1], "follow_kp": [1.0], "follow_kd": [1.0, 1.0]},
+            "follow_kp",
+            DimensionError,
+        ),
+        (
+            {"free_drive_kd": [0.1, 0.1], "follow_kp": [1.0, 1.0], "follow_kd": [-0.1, math.nan]},
+            "follow_kd",
+            ConfigError,
+        ),
+        ({"free_drive_kd": [0.1, -0.1]}, "free_drive_kd", ConfigError),
+        ({"free_drive_kd": [0.1, math.inf]}, "free_drive_kd", ConfigError),
+        ({"free_drive_kd": ["a", "b"]}, "free_drive_kd", ConfigError),
+        ({"free_drive_kd": [0.1, 0.1], "follow_kp": [1.0, 1.0]}, "follow_kd", ConfigError),
+        ({"follow_kp": [1.0, 1.0], "follow_kd": [1.0, 1.0]}, "follow_kp", ConfigError),
+    ],
+)
+def test_bad_gains_name_the_parameter(given, key, error):
+    with pytest.raises(error) as info:
+        bridge_gains({**UNSET, **given}, 2)
+    assert info.value.key == key
+
+
+@pytest.fixture
+def context():
+    from graph_helpers import fresh_domain_id
+    from rclpy.context import Context
+
+    ctx = Context()
+    domain = int(os.environ.get("ROS_DOMAIN_ID") or fresh_domain_id())  # the runner's own domain
+    rclpy.init(args=[], context=ctx, domain_id=domain)
+    yield ctx
+    rclpy.try_shutdown(context=ctx)
+
+
+def _node(context, **values):
+    from rclpy.parameter import Parameter
+
+    from gravity_friction_comp.nodes.free_drive_node import FreeDriveNode
+
+    overrides = [Parameter(k, value=v) for k, v in {"joints": ["a", "b"], **values}.items()]
+    return FreeDriveNode(context=context, parameter_overrides=overrides, start_parameter_services=False)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {"free_drive_kd": [0.1]},
+        {"free_drive_kd": [0.1, 0.1], "follow_kp": [1.0], "follow_kd": [1.0, 1.0]},
+        {"free_drive_kd": [0.1, 0.1], "follow_kp": [1.0, 1.0], "follow_kd": [-0.1, math.nan]},
+    ],
+)
+def test_node_refuses_bad_gains_at_start_up(context, values):
+    with pytest.raises(ConfigError):
+        _node(context, **values)
+
+
+def test_runtime_gains_checked_against_joints_bad_refused_with_the_reason(context):
+    from rclpy.parameter import Parameter
+
+    node = _node(context, free_drive_kd=[0.1, 0.2], follow_kp=[3.0, 4.0], follow_kd=[0.5, 0.6])
+    try:
+        kept = {"free_drive": ([0.0, 0.0], [0.1, 0.2]), "follow": ([3.0, 4.0], [0.5, 0.6])}
+        assert node._gains == kept
+        for name, bad, needle in (
+            ("follow_kd", [-0.1, math.nan], "follow_kd: values must be finite"),
+            ("follow_kp", [1.0], "follow_kp: expected 2 values (one per joint), got 1"),
+            ("free_drive_kd", [0.1, -1.0], "free_drive_kd: values must be >= 0"),
+            ("free_drive_kd", "x", "free_drive_kd: expected a number or a list of numbers"),
+        ):
+            (result,) = node.set_parameters([Parameter(name, value=bad)])
+            assert not result.successful and needle in result.reason, (name, result.reason)
+            assert node._gains == kept
+        assert list(node.get_parameter("follow_kd").value) == [0.5, 0.6]
+        # a good value is taken; the mode in force gets it with its next setpoint
+        node._gains_for = "free_drive"  # as after the first free-drive setpoint
+        (result,) = node.set_parameters([Parameter("free_drive_kd", value=[0.3, 0.4])])
+        assert result.successful, result.reason
+        assert node._gains["free_drive"] == ([0.0, 0.0], [0.3, 0.4]) and node._gains_for is None
+    finally:
+        node.destroy_node()
+
+
+def test_executable_exits_2_with_one_line(tmp_path):
+    """The brief's command: ``--params-file fd.yaml`` with ``free_drive_kd: [0.1]`` for 2 joints."""
+    fd = tmp_path / "fd.yaml"
+    fd.write_text("free_drive:\n  ros__parameters:\n    joints: [a, b]\n    free_drive_kd: [0.1]\n")
+    env = {**os.environ, "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gravity_friction_comp.nodes.free_drive_node",
+            "--ros-args",
+            "--params-file",
+            str(fd),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert lines == [
+        "[free_drive] invalid configuration: free_drive_kd: expected 2 values (one per joint), got 1"
+    ]
+    assert "free_drive on" not in proc.stdout + proc.stderr
+
+
+@pytest.mark.slow
+def test_gains_reach_the_bridge_on_a_setpoint_and_a_refusal_is_logged(context):
+    """Through the real set_parameters service of a stand-in bridge (kp/kd parameters, kd ≤ 1
+    accepted): free_drive's gains arrive with its first setpoint, a runtime free_drive_kd
+    arrives with the next one, and a value the bridge refuses is logged as an ERROR."""
+    import time
+
+    from rcl_interfaces.msg import SetParametersResult
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.parameter import Parameter
+    from sensor_msgs.msg import JointState
+
+    bridge = rclpy.create_node("mit_bridge", context=context)
+    bridge.declare_parameter("kp", [80.0, 10.0])
+    bridge.declare_parameter("kd", [5.0, 1.5])
+
+    def refuse_kd_above_1(params):
+        for p in params:
+            if p.name == "kd" and max(p.value) > 1.0:
+                return SetParametersResult(successful=False, reason="kd above the motor's 1.0")
+        return SetParametersResult(successful=True)
+
+    bridge.add_on_set_parameters_callback(refuse_kd_above_1)
+    node = _node(
+        context, free_drive_kd=[0.1, 0.2], follow_kp=[3.0, 4.0], follow_kd=[0.5, 0.6], stale_timeout=5.0
+    )
+    errors = []
+
+    class Logger:
+        def __init__(self, real):
+            self.real = real
+
+        def error(self, text, **kw):
+            errors.append(text)
+
+        def __getattr__(self, name):
+            return getattr(self.real, name)
+
+    logger = Logger(node.get_logger())
+    node.get_logger = lambda: logger
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(bridge)
+    executor.add_node(node)
+
+    def spin_until(done, seconds=10.0):
+        end = time.monotonic() + seconds
+        state = JointState(name=["a", "b"], position=[0.1, 0.2])
+        while time.monotonic() < end and not done():
+            state.header.stamp = node.get_clock().now().to_msg()
+            node.on_state(state)  # a measured state: one free-drive setpoint
+            executor.spin_once(timeout_sec=0.02)
+        return done()
+
+    def gains():
+        return list(bridge.get_parameter("kp").value), list(bridge.get_parameter("kd").value)
+
+    try:
+        assert spin_until(lambda: gains() == ([0.0, 0.0], [0.1, 0.2])), gains()
+        (result,) = node.set_parameters([Parameter("free_drive_kd", value=[0.3, 0.4])])
+        assert result.successful, result.reason
+        assert spin_until(lambda: gains() == ([0.0, 0.0], [0.3, 0.4])), gains()
+        (result,) = node.set_parameters([Parameter("free_drive_kd", value=[2.0, 0.4])])
+        assert result.successful, result.reason  # this node's rule holds; the motor's is the bridge's
+        assert spin_until(lambda: bool(errors)), gains()
+        assert errors == ["mit_bridge refused the free_drive gains: kd above the motor's 1.0"]
+        assert gains() == ([0.0, 0.0], [0.3, 0.4])
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        bridge.destroy_node()

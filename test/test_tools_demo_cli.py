@@ -1,0 +1,82 @@
+"""tools/demo/cli.py: a run that recorded too little (an overloaded ``--realtime`` machine) ends
+in one line and the documented exit (3 inconclusive; 4 in lockstep, where the clock waits for
+the chain), not a traceback."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("pinocchio")
+
+from gravity_friction_comp.errors import RunIncomplete  # noqa: E402
+from gravity_friction_comp.tools.demo import cli  # noqa: E402
+from gravity_friction_comp.tools.demo.metrics import tracking_error  # noqa: E402
+from gravity_friction_comp.tools.demo.options import build_setup, parse_args  # noqa: E402
+from gravity_friction_comp.tools.demo.phase import Recording  # noqa: E402
+
+
+def _short_recording(n_joints: int, samples: int, lockstep: bool) -> Recording:
+    rec = Recording(timing={"lockstep": lockstep, "sim_s": 0.01 * samples, "wall_s": 1.0})
+    for k in range(samples):
+        rec.setpoint_t.append(0.004 * k)
+        rec.setpoint_q.append([0.0] * n_joints)
+        rec.state_t.append(0.004 * k)
+        rec.state_q.append([0.0] * n_joints)
+    return rec
+
+
+@pytest.mark.parametrize("samples", [0, 9])
+def test_tracking_error_with_too_little_data_is_run_incomplete(tmp_path, samples):
+    setup = build_setup(parse_args(["--output", str(tmp_path)]), tmp_path)
+    with pytest.raises(
+        RunIncomplete, match=f"too little data recorded: {samples} setpoints, {samples} joint_states"
+    ):
+        tracking_error(setup, _short_recording(len(setup.joints), samples, False))
+    assert issubclass(RunIncomplete, RuntimeError)  # callers that caught RuntimeError still do
+
+
+@pytest.mark.parametrize(
+    ("flags", "status", "text"),
+    [
+        (
+            ["--realtime"],
+            cli.EXIT_INCONCLUSIVE,
+            "gfc_demo: inconclusive: the machine could not keep real time (",
+        ),
+        ([], cli.EXIT_STALLED, "gfc_demo: the chain stopped answering: "),
+    ],
+)
+def test_main_with_too_little_data_is_one_line_and_the_documented_exit(
+    tmp_path, monkeypatch, capsys, flags, status, text
+):
+    calls = []
+
+    def run_phase(setup, compensate, domain):  # what an overloaded machine records: 3 samples
+        calls.append(compensate)
+        return _short_recording(len(setup.joints), 3, setup.lockstep)
+
+    monkeypatch.setattr(cli, "run_phase", run_phase)
+    for name in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE"):  # main() sets them: restored after
+        monkeypatch.setenv(name, "79" if name == "ROS_DOMAIN_ID" else "LOCALHOST")
+    assert cli.main([*flags, "--output", str(tmp_path)]) == status
+    assert calls == [False, True]
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(text), err
+    assert "too little data recorded: 3 setpoints, 3 joint_states" in err[0]
+    assert "Traceback" not in err[0]
+
+
+def test_loaded_sine_with_too_little_data_is_one_line_too(tmp_path, monkeypatch, capsys):
+    """``--profile loaded_sine`` goes through the same evaluate(): same line, same exit."""
+    from gravity_friction_comp.tools.demo import phase
+
+    def run_phase(setup, compensate, domain, **kw):
+        return _short_recording(len(setup.joints), 3, setup.lockstep)
+
+    monkeypatch.setattr(phase, "run_phase", run_phase)  # loaded_sine imports it when it runs
+    for name in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE"):
+        monkeypatch.setenv(name, "79" if name == "ROS_DOMAIN_ID" else "LOCALHOST")
+    status = cli.main(["--profile", "loaded_sine", "--realtime", "--output", str(tmp_path)])
+    assert status == cli.EXIT_INCONCLUSIVE
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "too little data recorded: 3 setpoints, 3 joint_states" in err[0], err
