@@ -155,7 +155,7 @@ class ComposedChain:
         states = self.bridge._state_pub.topic_name  # noqa: SLF001 - its own node set
         for sub in [s for s in self.friction.subscriptions if s.topic_name == states]:
             self.friction.destroy_subscription(sub)
-            self.bridge.state_hand_off = self._to(self.friction._on_joint_states, "friction measurement")  # noqa: SLF001
+            self.bridge.state_hand_off = self._to(self.friction.on_joint_states, "friction measurement")
         for node in (self.gravity, self.friction):  # outputs nobody in this process reads
             # WhenHeard has the two methods the stage calls (publish, get_subscription_count)
             node._command_pub = WhenHeard(node._command_pub)  # type: ignore[assignment]  # noqa: SLF001

@@ -6,7 +6,8 @@ on the same executor. Two more hand-offs replace DDS hops:
 
 - the bridge's ``joint_states`` message goes straight to the friction node
   (:meth:`FrictionFeedforwardNode.on_joint_states`, the measured velocity) and then to the
-  free-drive node (:meth:`FreeDriveNode.on_state`), before its DDS copy is published;
+  free-drive node (:meth:`FreeDriveNode.on_state`), after its DDS copy is published
+  (the bridge's ``state_hand_off``);
 - the free-drive setpoint goes straight into the chain (:attr:`FreeDriveNode.hand_off`).
 
 So the command that answers a measured state is computed inside the bridge's exchange that
@@ -34,29 +35,26 @@ from gravity_friction_comp.nodes.free_drive_node import FreeDriveNode
 __all__ = ["ComposedFreeDrive", "main"]
 
 
-class _StateTee:
-    """The bridge's ``joint_states`` publisher, also handing each message to ``calls`` first."""
+class _StateHandOff:
+    """The bridge's ``state_hand_off``: each ``joint_states`` message to ``calls`` in order,
+    not again while they run (the chain's command makes the bridge exchange and publish)."""
 
-    def __init__(self, publisher, calls: Sequence[Callable[[JointState], None]], failed):
-        self._publisher = publisher
+    def __init__(self, calls: Sequence[Callable[[JointState], None]], failed):
         self._calls = tuple(calls)
         self._failed = failed
         self._busy = False
 
-    def publish(self, msg: JointState) -> None:
-        if not self._busy:
-            self._busy = True
-            try:
-                for call in self._calls:
-                    call(msg)
-            except Exception as error:  # noqa: BLE001 - a raising stage must not stop the bridge
-                self._failed("free_drive", error)
-            finally:
-                self._busy = False
-        self._publisher.publish(msg)
-
-    def __getattr__(self, name: str):  # the rest of the publisher (topic name, destroy, ...)
-        return getattr(self._publisher, name)
+    def __call__(self, msg: JointState) -> None:
+        if self._busy:
+            return
+        self._busy = True
+        try:
+            for call in self._calls:
+                call(msg)
+        except Exception as error:  # noqa: BLE001 - a raising stage must not stop the bridge
+            self._failed("free_drive", error)
+        finally:
+            self._busy = False
 
 
 class ComposedFreeDrive(ComposedChain):
@@ -92,14 +90,9 @@ class ComposedFreeDrive(ComposedChain):
             raise
         fd = self.free_drive
         fd.destroy_subscription(fd.state_subscription)
-        calls: list[Callable[[JointState], None]] = []
-        if self.friction.joint_states_subscription is not None:
-            self.friction.destroy_subscription(self.friction.joint_states_subscription)
-            calls.append(self.friction.on_joint_states)
-        calls.append(fd.on_state)
-        state_pub = self.bridge._state_pub  # noqa: SLF001 - the one publisher the chain taps
-        tee = _StateTee(state_pub, calls, self._failed)
-        self.bridge._state_pub = tee  # type: ignore[assignment]  # noqa: SLF001 - publish() alike
+        # after the friction node's measurement, which ComposedChain already hands over
+        calls = [c for c in (self.bridge.state_hand_off,) if c is not None]
+        self.bridge.state_hand_off = _StateHandOff([*calls, fd.on_state], self._failed)
         # the setpoint source is in this process: gravity takes it by call, not by topic
         self.gravity.destroy_subscription(self.gravity.setpoint_subscription)
         fd.hand_off = self._on_setpoint
