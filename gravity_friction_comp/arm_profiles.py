@@ -466,6 +466,22 @@ def _demo_exempt(label: str, block: Any, joints: tuple[str, ...]) -> dict[str, s
     return {str(j): str(r).strip() for j, r in exempt.items()}
 
 
+def _by_bridge_joint(label: str, key: str, value: Any, joints: tuple[str, ...], default: float) -> Any:
+    """A ``free_drive.<key>`` mapping {bridge joint: value} as a list in ``joints`` order
+    (unnamed joints get ``default``); any other value unchanged."""
+    if not isinstance(value, Mapping):
+        return value
+    unknown = [j for j in value if j not in joints]
+    if unknown:
+        raise _fail(
+            label,
+            f"free_drive.{key} names {unknown}, not bridge joints {list(joints)}",
+            f"free_drive.{key}",
+            value,
+        )
+    return [value.get(j, default) for j in joints]
+
+
 def _free_drive_dither(label: str, block: Any, joints: tuple[str, ...]) -> tuple[float, ...]:
     from gravity_friction_comp.stage.dither import validate_dither
 
@@ -487,16 +503,7 @@ def _free_drive_dither(label: str, block: Any, joints: tuple[str, ...]) -> tuple
             "free_drive.dither",
             dither,
         )
-    if isinstance(dither, Mapping):
-        unknown = [j for j in dither if j not in joints]
-        if unknown:
-            raise _fail(
-                label,
-                f"free_drive.dither names {unknown}, not bridge joints {list(joints)}",
-                "free_drive.dither",
-                dither,
-            )
-        dither = [dither.get(j, 0.0) for j in joints]
+    dither = _by_bridge_joint(label, "dither", dither, joints, 0.0)
     try:
         return tuple(validate_dither(dither, len(joints)).tolist())
     except ConfigError as error:
@@ -507,16 +514,7 @@ def _free_drive_friction_scale(label: str, block: Any, joints: tuple[str, ...]) 
     scale = block.get("friction_scale") if isinstance(block, Mapping) else None
     if scale is None:
         return ()
-    if isinstance(scale, Mapping):
-        unknown = [j for j in scale if j not in joints]
-        if unknown:
-            raise _fail(
-                label,
-                f"free_drive.friction_scale names {unknown}, not bridge joints {list(joints)}",
-                "free_drive.friction_scale",
-                scale,
-            )
-        scale = [scale.get(j, 1.0) for j in joints]
+    scale = _by_bridge_joint(label, "friction_scale", scale, joints, 1.0)
     values = [scale] * len(joints) if isinstance(scale, (int, float)) else scale
     try:
         out = tuple(float(v) for v in values)

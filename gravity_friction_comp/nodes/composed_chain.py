@@ -50,7 +50,15 @@ from gravity_friction_comp.nodes.stage_node import (
 )
 from gravity_friction_comp.stage.contract import Throttle
 
-__all__ = ["ComposedChain", "GRAVITY_TOPIC", "LISTENERS_REFRESH", "WhenHeard", "main", "usage"]
+__all__ = [
+    "ComposedChain",
+    "GRAVITY_TOPIC",
+    "LISTENERS_REFRESH",
+    "WhenHeard",
+    "main",
+    "run_composed",
+    "usage",
+]
 
 #: The gravity stage's output topic (friction's input), as ``arm.launch.py`` wires it.
 GRAVITY_TOPIC = "gravity/joint_command"
@@ -260,13 +268,21 @@ def usage() -> str:
 def main(args=None) -> None:
     """Entry point of the ``composed_chain`` executable (SIGINT/SIGTERM: clean shutdown;
     ``-h`` / ``--help`` prints :func:`usage` and exits 0)."""
-    import signal
     import sys
-    import threading
 
     if any(a in ("-h", "--help") for a in _user_args(args)):
         sys.stdout.write(usage())
         raise SystemExit(0)
+    run_composed(ComposedChain, "composed_chain", args)
+
+
+def run_composed(factory: Callable[[], ComposedChain], name: str, args=None) -> None:
+    """Build ``factory()`` and spin it until SIGINT/SIGTERM (clean shutdown, exit 0); a
+    :class:`ConfigError` is one line ``[name] invalid configuration: …`` and exit 2."""
+    import signal
+    import sys
+    import threading
+
     import rclpy
     from rclpy.signals import SignalHandlerOptions
 
@@ -277,10 +293,10 @@ def main(args=None) -> None:
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     chain = None
     try:
-        chain = ComposedChain()
+        chain = factory()
         spin_chain(chain, stop=lambda: bool(requested))
     except ConfigError as error:
-        print(f"[composed_chain] invalid configuration: {error}", file=sys.stderr)
+        print(f"[{name}] invalid configuration: {error}", file=sys.stderr)
         raise SystemExit(2) from None
     finally:
         if chain is not None:

@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 
 from sensor_msgs.msg import JointState
 
-from gravity_friction_comp.nodes.composed_chain import ComposedChain, spin_chain
+from gravity_friction_comp.nodes.composed_chain import ComposedChain, run_composed
 from gravity_friction_comp.nodes.free_drive_node import FreeDriveNode
 
 __all__ = ["ComposedFreeDrive", "main"]
@@ -105,31 +105,7 @@ class ComposedFreeDrive(ComposedChain):
 
 def main(args=None) -> None:
     """Entry point of the ``composed_free_drive`` executable (SIGINT/SIGTERM: clean shutdown)."""
-    import signal
-    import sys
-    import threading
-
-    import rclpy
-    from rclpy.signals import SignalHandlerOptions
-
-    from gravity_friction_comp.errors import ConfigError
-
-    requested: list[int] = []
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, lambda signum, frame: requested.append(signum))
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    composed = None
-    try:
-        composed = ComposedFreeDrive()
-        spin_chain(composed, stop=lambda: bool(requested))
-    except ConfigError as error:
-        print(f"[composed_free_drive] invalid configuration: {error}", file=sys.stderr)
-        raise SystemExit(2) from None
-    finally:
-        if composed is not None:
-            composed.destroy()
-        rclpy.try_shutdown()
+    run_composed(ComposedFreeDrive, "composed_free_drive", args)
 
 
 if __name__ == "__main__":
