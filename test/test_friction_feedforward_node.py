@@ -233,6 +233,8 @@ def test_parameter_declarations_keep_names_defaults_and_give_ranges():
         "eps_position": 0.01,
         "measurement_timeout": 0.1,
         "joint_states_topic": "joint_states",
+        "dither": 0.0,  # off unless free drive sets it (stage/dither.py)
+        "dither_hz": 5.0,
         **{name: None for name in MODEL_PARAMETERS},
     }
     assert {name: p.default for name, p in by_name.items()} == expected
