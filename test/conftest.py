@@ -62,3 +62,25 @@ def sweep_log(friction, *, moving: bool = True, noise: float = 2e-3, seed: int =
     eff = np.array([model.gravity(x) for x in q])
     eff[:, 0] += friction(v) + np.random.default_rng(seed).normal(0, noise, t.size)
     return model, JointStateLog(model.joint_names, t, q, vel, eff)
+
+
+@pytest.fixture
+def short_plan(tmp_path):
+    """A one-pose palletizer calibration plan of about 1.5 s (``tmp_path/plan.yaml``)."""
+    import dataclasses
+
+    pytest.importorskip("pinocchio")
+    from gravity_friction_comp.arm_profiles import load_arm
+    from gravity_friction_comp.calib.plan import plan_poses, within_velocity_limits, write_plan
+    from gravity_friction_comp.calib.regressor import StaticRegressor
+    from gravity_friction_comp.model.robot_model import RobotModel
+
+    model = RobotModel.from_urdf(load_arm("palletizer").urdf)
+    plan = plan_poses(StaticRegressor(model), 2, approach=0.0, candidates=50)
+    plan = dataclasses.replace(
+        plan, poses=plan.poses[:1], move_time=0.3, approach_time=0.2, hold_time=0.3, settle_time=0.1
+    )
+    plan = within_velocity_limits(plan, model.position_lower, model.position_upper, model.velocity_limits)
+    path = tmp_path / "plan.yaml"
+    write_plan(path, plan)
+    return path

@@ -217,3 +217,26 @@ def push_and_release(loop, joint: str, torque: float, speed: float, *, at: float
         "still": bool(not v[tail][:, j].any()),
         "travel_other": float(np.abs(q[-1, other] - state["q"][other]).max()) if other else 0.0,
     }
+
+
+def seeded_poses(arm: str, n: int, seed: int = 19):
+    """``n`` start poses of ``arm``: the home pose with each bridged joint uniform in the middle
+    70 % of its range. Returns (poses (n of (nq,)), bridged mask (nq,), the loop's buses)."""
+    from gravity_friction_comp.arm_profiles import load_arm
+    from gravity_friction_comp.model.robot_model import RobotModel
+
+    profile = load_arm(arm)
+    model = RobotModel.from_urdf(profile.urdf)
+    lo, hi = np.array(model.position_lower), np.array(model.position_upper)
+    base = free_drive_loop(arm)
+    home = base.arm.position
+    buses = set(base.config.buses)
+    base.close()
+    rng = np.random.default_rng(seed)
+    bridged = np.array([j in profile.joints for j in model.joint_names])
+    poses = []
+    for _ in range(n):
+        q = home.copy()
+        q[bridged] = lo[bridged] + (hi[bridged] - lo[bridged]) * rng.uniform(0.15, 0.85, bridged.sum())
+        poses.append(q)
+    return poses, bridged, buses

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import pathlib
 import signal
@@ -15,26 +14,7 @@ import pytest
 pytest.importorskip("pinocchio")
 pytest.importorskip("rclpy")
 
-from gravity_friction_comp.calib.plan import plan_poses, within_velocity_limits, write_plan  # noqa: E402
-from gravity_friction_comp.calib.regressor import StaticRegressor  # noqa: E402
 from gravity_friction_comp.tools import calibrate_gravity  # noqa: E402
-
-
-@pytest.fixture
-def short_plan(tmp_path, repo_root):
-    """A one-pose palletizer plan of about 1.5 s."""
-    from gravity_friction_comp.arm_profiles import load_arm
-    from gravity_friction_comp.model.robot_model import RobotModel
-
-    model = RobotModel.from_urdf(load_arm("palletizer").urdf)
-    plan = plan_poses(StaticRegressor(model), 2, approach=0.0, candidates=50)
-    plan = dataclasses.replace(
-        plan, poses=plan.poses[:1], move_time=0.3, approach_time=0.2, hold_time=0.3, settle_time=0.1
-    )
-    plan = within_velocity_limits(plan, model.position_lower, model.position_upper, model.velocity_limits)
-    path = tmp_path / "plan.yaml"
-    write_plan(path, plan)
-    return path
 
 
 def test_record_refuses_to_overwrite(short_plan, tmp_path, capsys):

@@ -6,9 +6,8 @@ and speed RMS ≤ 0.01 rad/s over 10 s; without compensation both arms fall."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
-from free_drive_helpers import free_drive_loop, released_drift
+from free_drive_helpers import free_drive_loop, released_drift, seeded_poses
 
 pytestmark = pytest.mark.slow
 
@@ -16,30 +15,9 @@ ARM = "openarm_v10_bimanual"
 SCALE = 1.05  # the calibrated gravity scale, as for the single OpenArm (test_free_drive_loop.py)
 
 
-def _poses(n, seed=19):
-    from gravity_friction_comp.arm_profiles import load_arm
-    from gravity_friction_comp.model.robot_model import RobotModel
-
-    profile = load_arm(ARM)
-    model = RobotModel.from_urdf(profile.urdf)
-    lo, hi = np.array(model.position_lower), np.array(model.position_upper)
-    base = free_drive_loop(ARM)
-    home = base.arm.position
-    buses = set(base.config.buses)
-    base.close()
-    rng = np.random.default_rng(seed)
-    bridged = np.array([j in profile.joints for j in model.joint_names])
-    poses = []
-    for _ in range(n):
-        q = home.copy()
-        q[bridged] = lo[bridged] + (hi[bridged] - lo[bridged]) * rng.uniform(0.15, 0.85, bridged.sum())
-        poses.append(q)
-    return poses, bridged, buses
-
-
 def test_bimanual_released_in_5_poses_both_arms_stay_and_fall_without():
     pytest.importorskip("pinocchio")
-    poses, bridged, buses = _poses(5)
+    poses, bridged, buses = seeded_poses(ARM, 5)
     assert len(buses) == 2  # two buses, one core, one source
     worst = 0.0
     for k, q in enumerate(poses):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from free_drive_helpers import free_drive_loop, release, released_drift
+from free_drive_helpers import free_drive_loop, release, released_drift, seeded_poses
 
 pytestmark = pytest.mark.slow
 
@@ -32,22 +32,7 @@ ARMS = {
 
 
 def _poses(arm: str, n: int, seed: int = 19):
-    from gravity_friction_comp.arm_profiles import load_arm
-    from gravity_friction_comp.model.robot_model import RobotModel
-
-    profile = load_arm(arm)
-    model = RobotModel.from_urdf(profile.urdf)
-    lo, hi = np.array(model.position_lower), np.array(model.position_upper)
-    base = free_drive_loop(arm)
-    home = base.arm.position
-    base.close()
-    rng = np.random.default_rng(seed)
-    bridged = np.array([j in profile.joints for j in model.joint_names])
-    poses = []
-    for _ in range(n):
-        q = home.copy()
-        q[bridged] = lo[bridged] + (hi[bridged] - lo[bridged]) * rng.uniform(0.15, 0.85, bridged.sum())
-        poses.append(q)
+    poses, bridged, _ = seeded_poses(arm, n, seed)
     return poses, bridged
 
 

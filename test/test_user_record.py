@@ -9,8 +9,6 @@ never ticked and waited forever.
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 pytest.importorskip("rclpy")
@@ -57,48 +55,29 @@ def test_bag_in_a_missing_folder_is_refused_not_created(tmp_path):
     assert not (tmp_path / "missing").exists()
 
 
-def _plan(tmp_path):
-    pytest.importorskip("pinocchio")
-    from gravity_friction_comp.arm_profiles import load_arm
-    from gravity_friction_comp.calib.plan import plan_poses, within_velocity_limits, write_plan
-    from gravity_friction_comp.calib.regressor import StaticRegressor
-    from gravity_friction_comp.model.robot_model import RobotModel
-
-    model = RobotModel.from_urdf(load_arm("palletizer").urdf)
-    plan = plan_poses(StaticRegressor(model), 2, approach=0.0, candidates=50)
-    plan = dataclasses.replace(
-        plan, poses=plan.poses[:1], move_time=0.3, approach_time=0.2, hold_time=0.3, settle_time=0.1
-    )
-    plan = within_velocity_limits(plan, model.position_lower, model.position_upper, model.velocity_limits)
-    write_plan(tmp_path / "plan.yaml", plan)
-    return tmp_path / "plan.yaml"
-
-
 @pytest.mark.parametrize("rate", ["1e-9", "19.9"])
 def test_calibrate_record_refuses_a_rate_below_the_minimum_before_the_bag(
-    tmp_path, quiet_domain, capsys, rate
+    tmp_path, short_plan, quiet_domain, capsys, rate
 ):
     from gravity_friction_comp.tools import calibrate_gravity
 
     bag = tmp_path / "bag"
-    status = calibrate_gravity.main(
-        ["record", "--plan", str(_plan(tmp_path)), "--out", str(bag), "--rate", rate]
-    )
+    status = calibrate_gravity.main(["record", "--plan", str(short_plan), "--out", str(bag), "--rate", rate])
     assert status == 2
     assert "rate must be ≥ 20 Hz" in capsys.readouterr().err
     assert not bag.exists()
 
 
-def test_calibrate_record_bag_in_a_missing_folder_is_refused(tmp_path, quiet_domain, capsys):
+def test_calibrate_record_bag_in_a_missing_folder_is_refused(tmp_path, short_plan, quiet_domain, capsys):
     from gravity_friction_comp.tools import calibrate_gravity
 
     bag = tmp_path / "missing" / "bag"
-    assert calibrate_gravity.main(["record", "--plan", str(_plan(tmp_path)), "--out", str(bag)]) == 2
+    assert calibrate_gravity.main(["record", "--plan", str(short_plan), "--out", str(bag)]) == 2
     assert "does not exist" in capsys.readouterr().err
     assert not (tmp_path / "missing").exists()
 
 
-def test_sim_time_without_a_clock_gives_up_and_leaves_no_bag(tmp_path, quiet_domain):
+def test_sim_time_without_a_clock_gives_up_and_leaves_no_bag(tmp_path, short_plan, quiet_domain):
     pytest.importorskip("pinocchio")
     from gravity_friction_comp.arm_profiles import load_arm
     from gravity_friction_comp.calib.plan import load_plan
@@ -108,7 +87,7 @@ def test_sim_time_without_a_clock_gives_up_and_leaves_no_bag(tmp_path, quiet_dom
 
     arm = load_arm("palletizer")
     model = RobotModel.from_urdf(arm.urdf)
-    profile = load_plan(_plan(tmp_path)).profile(model.position_lower, model.position_upper)
+    profile = load_plan(short_plan).profile(model.position_lower, model.position_upper)
     bag = tmp_path / "bag"
     with pytest.raises(ConfigError, match="nothing publishes /clock"):
         record_on_chain(profile, arm.joints, bag=bag, use_sim_time=True, clock_wait=1.0)
