@@ -240,3 +240,36 @@ def seeded_poses(arm: str, n: int, seed: int = 19):
         q[bridged] = lo[bridged] + (hi[bridged] - lo[bridged]) * rng.uniform(0.15, 0.85, bridged.sum())
         poses.append(q)
     return poses, bridged, buses
+
+
+def lockstep_time(bridge) -> float:
+    """The lockstep bridge's simulated time [s]."""
+    return bridge._lockstep.schedule.now_ns * 1e-9
+
+
+def spin_to(executor, bridge, t_end: float, wall: float = 120.0) -> float:
+    """Spin ``executor`` until the lockstep time reaches ``t_end`` [s] or ``wall`` s of wall
+    time passed; returns the simulated time reached."""
+    import time
+
+    t0 = time.monotonic()
+    while lockstep_time(bridge) < t_end and time.monotonic() - t0 < wall:
+        executor.spin_once(timeout_sec=0.05)
+    return lockstep_time(bridge)
+
+
+def publish_pushes(publisher, joint: str, pushes) -> None:
+    """Stamped ``sim/external_effort`` messages: ``pushes`` = [(stamp [s], effort [N·m]), ...]."""
+    from sensor_msgs.msg import JointState
+
+    for stamp, effort in pushes:
+        msg = JointState()
+        msg.header.stamp.sec, msg.header.stamp.nanosec = int(stamp), int(round((stamp % 1) * 1e9))
+        msg.name, msg.effort = [joint], [effort]
+        publisher.publish(msg)
+
+
+def state_at(states, t: float, joint: str, field: str = "position") -> float:
+    """``field`` of ``joint`` in the recorded ``joint_states`` message stamped nearest ``t`` [s]."""
+    m = min(states, key=lambda s: abs(s.header.stamp.sec + 1e-9 * s.header.stamp.nanosec - t))
+    return getattr(m, field)[list(m.name).index(joint)]

@@ -5,12 +5,11 @@ the release it stops within 0.15 s of travel at the release speed and stays wher
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 rclpy = pytest.importorskip("rclpy")
 pytestmark = pytest.mark.slow
+from free_drive_helpers import lockstep_time, publish_pushes, spin_to, state_at  # noqa: E402
 from graph_helpers import fresh_domain_id  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
@@ -102,32 +101,20 @@ def test_composed_free_drive_holds_the_arm_in_lockstep(repo_root):
         for node in (*composed.nodes, probe):
             executor.add_node(node)
 
-        def sim_t():
-            return bridge._lockstep.schedule.now_ns * 1e-9
-
-        def spin_until(t_end, wall=120.0):
-            t0 = time.monotonic()
-            while sim_t() < t_end and time.monotonic() - t0 < wall:
-                executor.spin_once(timeout_sec=0.05)
-
-        spin_until(0.5)
-        assert sim_t() >= 0.5, f"lockstep did not start: {sim_t():.3f} s"
+        spin_to(executor, bridge, 0.5)
+        assert lockstep_time(bridge) >= 0.5, f"lockstep did not start: {lockstep_time(bridge):.3f} s"
         kp, _ = bridge._core.gains
         assert not kp.any()
-        for stamp, effort in ((1.0, 1.0), (1.1, 0.0)):  # a 0.1 s push of 1 N·m on shoulder_pitch
-            msg = JointState()
-            msg.header.stamp.sec, msg.header.stamp.nanosec = int(stamp), int(round((stamp % 1) * 1e9))
-            msg.name, msg.effort = ["shoulder_pitch"], [effort]
-            push.publish(msg)
-        spin_until(3.5)
-        assert sim_t() >= 3.5, f"lockstep stopped at {sim_t():.3f} s"
+        # a 0.1 s push of 1 N·m on shoulder_pitch
+        publish_pushes(push, "shoulder_pitch", ((1.0, 1.0), (1.1, 0.0)))
+        spin_to(executor, bridge, 3.5)
+        assert lockstep_time(bridge) >= 3.5, f"lockstep stopped at {lockstep_time(bridge):.3f} s"
         assert composed.errors == 0, composed.last_error
         assert composed.friction.stage.config.dither.tolist() == [0.8, 0.8, 0.65]
         assert composed.friction.stage.settings.scale.tolist() == [0.5, 0.5, 0.3]
 
         def at(t, field="position"):
-            m = min(states, key=lambda s: abs(s.header.stamp.sec + 1e-9 * s.header.stamp.nanosec - t))
-            return getattr(m, field)[list(m.name).index("shoulder_pitch")]
+            return state_at(states, t, "shoulder_pitch", field)
 
         before, released, v_release, after, end = at(0.9), at(1.1), at(1.1, "velocity"), at(2.4), at(3.4)
         print(

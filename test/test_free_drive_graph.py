@@ -9,6 +9,7 @@ import pytest
 
 rclpy = pytest.importorskip("rclpy")
 pytestmark = pytest.mark.slow
+from free_drive_helpers import lockstep_time, publish_pushes, spin_to, state_at  # noqa: E402
 from graph_helpers import fresh_domain_id  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
@@ -114,16 +115,6 @@ def test_push_then_release_in_lockstep_through_the_nodes(repo_root, start):
         for node in nodes:
             executor.add_node(node)
 
-        def sim_t():
-            return bridge._lockstep.schedule.now_ns * 1e-9
-
-        def spin_until(t_end, wall=120.0):
-            import time
-
-            t0 = time.monotonic()
-            while sim_t() < t_end and time.monotonic() - t0 < wall:
-                executor.spin_once(timeout_sec=0.05)
-
         for _ in range(20):
             executor.spin_once(timeout_sec=0.05)
         if start == "follow":  # the home pose from follow_setpoint, then free drive at runtime
@@ -132,26 +123,24 @@ def test_push_then_release_in_lockstep_through_the_nodes(repo_root, start):
             follow.publish(home)
             for _ in range(20):
                 executor.spin_once(timeout_sec=0.05)
-            spin_until(0.5)
+            spin_to(executor, bridge, 0.5)
             free.set_parameters([Parameter("mode", value="free_drive")])
         else:
-            spin_until(0.5)
-            assert sim_t() >= 0.5, f"lockstep did not start in free drive: {sim_t():.3f} s"
+            spin_to(executor, bridge, 0.5)
+            assert lockstep_time(bridge) >= 0.5, (
+                f"lockstep did not start in free drive: {lockstep_time(bridge):.3f} s"
+            )
         assert free.source.mode == "free_drive"
-        spin_until(0.6)
+        spin_to(executor, bridge, 0.6)
         kp, _ = bridge._core.gains
         assert not kp.any()  # the switch set the bridge's kp to 0
-        for stamp, effort in ((1.0, 1.0), (1.3, 0.0)):  # a 0.3 s push of 1 N·m on shoulder_pitch
-            msg = JointState()
-            msg.header.stamp.sec, msg.header.stamp.nanosec = int(stamp), int(round((stamp % 1) * 1e9))
-            msg.name, msg.effort = ["shoulder_pitch"], [effort]
-            push.publish(msg)
-        spin_until(3.5)
-        assert sim_t() >= 3.5, f"lockstep stopped at {sim_t():.3f} s"
+        # a 0.3 s push of 1 N·m on shoulder_pitch
+        publish_pushes(push, "shoulder_pitch", ((1.0, 1.0), (1.3, 0.0)))
+        spin_to(executor, bridge, 3.5)
+        assert lockstep_time(bridge) >= 3.5, f"lockstep stopped at {lockstep_time(bridge):.3f} s"
 
         def at(t, field="position"):
-            m = min(states, key=lambda s: abs(s.header.stamp.sec + 1e-9 * s.header.stamp.nanosec - t))
-            return getattr(m, field)[list(m.name).index("shoulder_pitch")]
+            return state_at(states, t, "shoulder_pitch", field)
 
         before, released, v_release, after, end = at(0.9), at(1.3), at(1.3, "velocity"), at(2.4), at(3.4)
         print(
