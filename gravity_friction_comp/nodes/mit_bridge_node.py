@@ -7,7 +7,8 @@ owns the clock. A frame exchange drains the frames the python-can Notifier threa
 feeds them to the core, sends the core's frames and then publishes ``joint_states``; it runs
 as soon as a ``joint_command`` arrives, and from a timer at ``rate_hz`` only for a command
 that had to wait or when commands stop or come slower; on average never more than once per
-period, never two within half a period (:mod:`~gravity_friction_comp.mit.send_schedule`).
+period, at most ``n + 1`` exchanges in any ``n`` periods
+(:mod:`~gravity_friction_comp.mit.send_schedule`).
 The Notifier thread never touches rclpy.
 
 Topics:
