@@ -344,14 +344,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             from gravity_friction_comp.calib.plan import load_plan, within_velocity_limits
             from gravity_friction_comp.ident.joint_log import write_csv
             from gravity_friction_comp.nodes.calibration_recorder import record_on_chain
+            from gravity_friction_comp.tools.record import check_new_output
 
-            if pathlib.Path(args.out).exists():
-                raise ConfigError(
-                    f"--out {args.out!r} exists; choose a new name (nothing is overwritten)", key="out"
-                )
-            folder = pathlib.Path(args.out).resolve().parent
-            if not folder.is_dir():  # found before the recording, not after it
-                raise ConfigError(f"--out {args.out!r}: folder {str(folder)!r} does not exist", key="out")
+            check_new_output(args.out)  # before the recording, not after it
             arm, model = _model(args)
             plan = load_plan(args.plan)
             fast = within_velocity_limits(
