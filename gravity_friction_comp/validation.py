@@ -93,13 +93,17 @@ def per_joint(
         )
     elif arr.size != n:
         raise DimensionError(key, n, arr.size)
-    if not np.all(np.isfinite(arr)):
-        raise ConfigError(f"{key}: values must be finite, got {arr.tolist()}", key=key, value=value)
-    for wanted, bad, text in (
+    signs = (
         (positive, arr <= 0.0, "> 0"),
         (nonneg, arr < 0.0, ">= 0"),
         (nonzero, arr == 0.0, "!= 0"),
-    ):
+    )
+    if not np.all(np.isfinite(arr)):
+        wanted_text = "".join(f" and {text}" for wanted, _, text in signs if wanted)  # the whole rule
+        raise ConfigError(
+            f"{key}: values must be finite{wanted_text}, got {arr.tolist()}", key=key, value=value
+        )
+    for wanted, bad, text in signs:
         if wanted and np.any(bad):
             raise ConfigError(f"{key}: values must be {text}, got {arr.tolist()}", key=key, value=value)
     if bound is not None and np.any(np.abs(arr) > bound):

@@ -21,6 +21,7 @@ from gravity_friction_comp.mit.bridge_params import PER_JOINT_DEFAULTS
 from gravity_friction_comp.mit.damiao_feedback import encode_feedback_damiao
 from gravity_friction_comp.mit.joint_motor_map import JointMotorMap
 from gravity_friction_comp.mit.motor_table import motor_limits
+from gravity_friction_comp.validation import per_joint
 
 
 def test_config_validation_lists_choices():
@@ -85,6 +86,16 @@ def test_check_gains_rejects_negative_and_non_finite():
         with pytest.raises(ConfigError, match=">= 0") as err:
             check_gains("kd", bad)
         assert err.value.key == "kd"
+
+
+@pytest.mark.parametrize("bad", [[1.0, -0.5], [math.nan, 1.0], [1.0, math.inf]])
+def test_check_gains_is_the_shared_per_joint_rule(bad):
+    # one rule for gains: the bridge's message is per_joint's, word for word (values listed)
+    with pytest.raises(ConfigError) as shared:
+        per_joint("kd", bad, 2, nonneg=True)
+    with pytest.raises(ConfigError) as err:
+        check_gains("kd", bad)
+    assert str(err.value) == str(shared.value) and str(bad[1]) in str(err.value)
 
 
 # --- buses and CAN-FD --------------------------------------------------------------------------

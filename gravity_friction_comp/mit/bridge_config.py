@@ -20,7 +20,7 @@ from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.mit.bus_load import mit_bus_loads
 from gravity_friction_comp.mit.joint_motor_map import JointMotorMap
 from gravity_friction_comp.mit.motor_table import MotorLimits
-from gravity_friction_comp.validation import can_id, integer, number
+from gravity_friction_comp.validation import can_id, integer, number, per_joint
 
 __all__ = [
     "BEHAVIORS",
@@ -309,16 +309,14 @@ def default_of(cls: type, name: str) -> Any:
 def check_gains(key: str, values: np.ndarray) -> np.ndarray:
     """Validate joint gains ``values`` (kp [N·m/rad] or kd [N·m·s/rad], shape (n,)).
 
+    The shared rule :func:`~gravity_friction_comp.validation.per_joint` with ``nonneg=True``
+    (the free-drive node's gains use the same one).
+
     Returns:
-        ``values`` as a float array.
+        ``values`` as a read-only (n,) float array.
 
     Raises:
-        ConfigError: an entry negative or not finite (``key`` names the parameter).
+        ConfigError: an entry negative or not finite (``key`` names the parameter; the
+            message lists the values).
     """
-    arr = np.asarray(values, dtype=float)
-    bad = ~np.isfinite(arr) | (arr < 0)
-    if np.any(bad):
-        raise ConfigError(
-            f"{key} must be finite and >= 0, got {arr[bad][0]!r}", key=key, value=float(arr[bad][0])
-        )
-    return arr
+    return per_joint(key, values, len(values), nonneg=True)
