@@ -1,4 +1,5 @@
-"""Running the demo as a subprocess and re-deriving its acceptance from summary.json.
+"""Running the demo as a subprocess and re-deriving its acceptance from summary.json; the
+recording of a run that recorded too little (:func:`short_recording`).
 
 Shared by test_demo.py (palletizer, explicit files) and test_demo_arms.py (one test per arm
 profile). The criteria are recomputed from the per-joint figures with the thresholds of
@@ -16,6 +17,20 @@ import sys
 from graph_helpers import fresh_domain_id
 
 from gravity_friction_comp.tools.demo.metrics import MAX_DISTAL_GROWTH, MAX_SAG_MRAD, MIN_PROXIMAL_DROP
+
+
+def short_recording(n_joints: int, samples: int, lockstep: bool):
+    """A :class:`~gravity_friction_comp.tools.demo.phase.Recording` of ``samples`` setpoints
+    and joint_states at 250 Hz (what an overloaded machine records; below 10 it is too little)."""
+    from gravity_friction_comp.tools.demo.phase import Recording
+
+    rec = Recording(timing={"lockstep": lockstep, "sim_s": 0.01 * samples, "wall_s": 1.0})
+    for k in range(samples):
+        rec.setpoint_t.append(0.004 * k)
+        rec.setpoint_q.append([0.0] * n_joints)
+        rec.state_t.append(0.004 * k)
+        rec.state_q.append([0.0] * n_joints)
+    return rec
 
 
 def run_demo(repo_root, out, *extra):

@@ -8,21 +8,12 @@ import pytest
 
 pytest.importorskip("pinocchio")
 
+from demo_helpers import short_recording  # noqa: E402
+
 from gravity_friction_comp.errors import RunIncomplete  # noqa: E402
 from gravity_friction_comp.tools.demo import cli  # noqa: E402
 from gravity_friction_comp.tools.demo.metrics import tracking_error  # noqa: E402
 from gravity_friction_comp.tools.demo.options import build_setup, parse_args  # noqa: E402
-from gravity_friction_comp.tools.demo.phase import Recording  # noqa: E402
-
-
-def _short_recording(n_joints: int, samples: int, lockstep: bool) -> Recording:
-    rec = Recording(timing={"lockstep": lockstep, "sim_s": 0.01 * samples, "wall_s": 1.0})
-    for k in range(samples):
-        rec.setpoint_t.append(0.004 * k)
-        rec.setpoint_q.append([0.0] * n_joints)
-        rec.state_t.append(0.004 * k)
-        rec.state_q.append([0.0] * n_joints)
-    return rec
 
 
 @pytest.mark.parametrize("samples", [0, 9])
@@ -31,7 +22,7 @@ def test_tracking_error_with_too_little_data_is_run_incomplete(tmp_path, samples
     with pytest.raises(
         RunIncomplete, match=f"too little data recorded: {samples} setpoints, {samples} joint_states"
     ):
-        tracking_error(setup, _short_recording(len(setup.joints), samples, False))
+        tracking_error(setup, short_recording(len(setup.joints), samples, False))
     assert issubclass(RunIncomplete, RuntimeError)  # callers that caught RuntimeError still do
 
 
@@ -53,7 +44,7 @@ def test_main_with_too_little_data_is_one_line_and_the_documented_exit(
 
     def run_phase(setup, compensate, domain):  # what an overloaded machine records: 3 samples
         calls.append(compensate)
-        return _short_recording(len(setup.joints), 3, setup.lockstep)
+        return short_recording(len(setup.joints), 3, setup.lockstep)
 
     monkeypatch.setattr(cli, "run_phase", run_phase)
     for name in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE"):  # main() sets them: restored after
@@ -71,7 +62,7 @@ def test_loaded_sine_with_too_little_data_is_one_line_too(tmp_path, monkeypatch,
     from gravity_friction_comp.tools.demo import phase
 
     def run_phase(setup, compensate, domain, **kw):
-        return _short_recording(len(setup.joints), 3, setup.lockstep)
+        return short_recording(len(setup.joints), 3, setup.lockstep)
 
     monkeypatch.setattr(phase, "run_phase", run_phase)  # loaded_sine imports it when it runs
     for name in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE"):

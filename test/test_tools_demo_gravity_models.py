@@ -59,6 +59,42 @@ def test_sim_urdf_with_other_joints_is_refused(repo_root, tmp_path):
         build_setup(args, tmp_path)
 
 
+@pytest.mark.parametrize(
+    ("flags", "status", "text"),
+    [
+        (["--realtime"], 3, "inconclusive: the machine could not keep real time ("),
+        ([], 4, "the chain stopped answering: "),
+    ],
+)
+def test_run_that_recorded_too_little_is_one_line_and_the_demos_exit(
+    repo_root, tmp_path, monkeypatch, capsys, flags, status, text
+):
+    """A run that records too little (an overloaded machine) ends as gfc_demo's does: one
+    line on stderr, exit 3 (real time) or 4 (lockstep), no RunIncomplete traceback."""
+    from demo_helpers import short_recording
+
+    from gravity_friction_comp.arm_profiles import load_arm
+    from gravity_friction_comp.tools.demo import gravity_models, phase
+
+    calls = []
+
+    def run_phase(setup, compensate, domain, **kw):  # 3 samples: what a starved run records
+        calls.append(setup.urdf)
+        return short_recording(len(setup.joints), 3, setup.lockstep)
+
+    monkeypatch.setattr(phase, "run_phase", run_phase)  # compare() imports it when it runs
+    for name in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE"):  # main() sets them: restored after
+        monkeypatch.setenv(name, "74" if name == "ROS_DOMAIN_ID" else "LOCALHOST")
+    short = ["--move-time", "0.2", "--dwell-time", "0.2", "--start-delay", "0"]
+    argv = ["--arm", "palletizer", "--calibrated", str(load_arm("palletizer").urdf), *short]
+    assert gravity_models.main([*argv, *flags, "--output", str(tmp_path)]) == status
+    assert len(calls) == 1  # the first run (uncalibrated) ends the comparison
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("gfc_demo_gravity_models: " + text), err
+    assert "too little data recorded: 3 setpoints, 3 joint_states" in err[0]
+    assert not (tmp_path / "gravity_models.json").exists()  # no verdict on a run not judged
+
+
 @pytest.mark.slow
 def test_calibrated_urdf_tracks_within_10_percent_of_the_true_model(repo_root, tmp_path, monkeypatch):
     pytest.importorskip("rclpy")

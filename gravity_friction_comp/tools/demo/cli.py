@@ -22,7 +22,7 @@ from gravity_friction_comp.tools.demo.report import headline, plot, table, write
 EXIT_INCONCLUSIVE = 3
 EXIT_STALLED = 4
 
-__all__ = ["list_profiles", "main"]
+__all__ = ["EXIT_INCONCLUSIVE", "EXIT_STALLED", "incomplete_run", "list_profiles", "main"]
 
 
 def list_profiles() -> int:
@@ -44,12 +44,13 @@ def list_profiles() -> int:
     return status
 
 
-def _incomplete(error: RunIncomplete, lockstep: bool) -> int:
-    """One line on stderr and the exit status of a run that recorded too little to judge."""
+def incomplete_run(error: RunIncomplete, lockstep: bool, prog: str = "gfc_demo") -> int:
+    """One line on stderr (starting ``prog:``) and the exit status of a run that recorded
+    too little to judge: :data:`EXIT_STALLED` in lockstep, else :data:`EXIT_INCONCLUSIVE`."""
     if lockstep:  # the clock waits for the chain: too little data means it went silent
-        print(f"gfc_demo: the chain stopped answering: {error}", file=sys.stderr)
+        print(f"{prog}: the chain stopped answering: {error}", file=sys.stderr)
         return EXIT_STALLED
-    print(f"gfc_demo: inconclusive: the machine could not keep real time ({error})", file=sys.stderr)
+    print(f"{prog}: inconclusive: the machine could not keep real time ({error})", file=sys.stderr)
     return EXIT_INCONCLUSIVE
 
 
@@ -65,7 +66,7 @@ def main(argv=None) -> int:
         try:
             return loaded_sine(args)
         except RunIncomplete as error:
-            return _incomplete(error, not args.realtime)
+            return incomplete_run(error, not args.realtime)
     out = pathlib.Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -111,7 +112,7 @@ def main(argv=None) -> int:
         print(f"gfc_demo: the chain stopped answering: {error}", file=sys.stderr)
         return EXIT_STALLED
     except RunIncomplete as error:
-        return _incomplete(error, setup.lockstep)
+        return incomplete_run(error, setup.lockstep)
     sim_s = rec_off.timing["sim_s"] + rec_on.timing["sim_s"]
     wall_s = rec_off.timing["wall_s"] + rec_on.timing["wall_s"]
     print(

@@ -18,8 +18,10 @@ sag and holding error are within that fraction plus one position feedback code p
 (with stiction the arm sticks on whole codes: 0.38 mrad on the palletizer). The gravity node's ``scale`` is 1 on every joint in all runs (a vendor's
 ``gravity_scale`` is a fudge the calibrated URDF replaces). Outputs in ``--output``:
 ``true.urdf`` and ``gravity_models.json``. Every other option is the demo's
-(``--arm``, ``--sim-config``, ``--move-time``, ...). Exit 0 accepted, 1 not, 2 bad input,
-4 the lockstep chain stopped answering.
+(``--arm``, ``--sim-config``, ``--move-time``, ...). Exit status as ``gfc_demo``'s
+(:mod:`.cli`): 0 accepted, 1 not, 2 bad input, 3 inconclusive (``--realtime`` only: a run
+recorded too little to judge, the machine could not keep real time), 4 the lockstep chain
+stopped answering (also: a run recorded too little in lockstep).
 
 Run: ``python -m gravity_friction_comp.tools.demo.gravity_models --arm palletizer
 --sim-config config/sim_palletizer_calib_truth.yaml --calibrated calib/calibrated.urdf``.
@@ -37,7 +39,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gravity_friction_comp.errors import ConfigError, LockstepStalled, ModelError
+from gravity_friction_comp.errors import ConfigError, LockstepStalled, ModelError, RunIncomplete
 
 __all__ = ["MAX_RELATIVE_GAP", "RUNS", "compare", "figures", "main", "true_urdf", "verdict"]
 
@@ -98,7 +100,8 @@ def compare(setup, urdfs: Mapping[str, str], sim_urdf: str, domain_id: int, log=
         {label: {"joints": {joint: JointMetrics fields}, **:func:`figures`}}.
 
     Raises:
-        ConfigError, LockstepStalled: as :func:`~.phase.run_phase`.
+        ConfigError, LockstepStalled, RunIncomplete: as :func:`~.phase.run_phase` and
+            :func:`~.metrics.evaluate`.
     """
     from gravity_friction_comp.tools.demo.metrics import evaluate
     from gravity_friction_comp.tools.demo.phase import run_phase
@@ -171,6 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from gravity_friction_comp.files import check_regular_file
     from gravity_friction_comp.model.urdf import read_source
     from gravity_friction_comp.sim.config import SimConfig
+    from gravity_friction_comp.tools.demo.cli import EXIT_STALLED, incomplete_run
     from gravity_friction_comp.tools.demo.options import (
         build_setup,
         check_same_joints,
@@ -207,7 +211,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except LockstepStalled as error:
         print(f"gfc_demo_gravity_models: the chain stopped answering: {error}", file=sys.stderr)
-        return 4
+        return EXIT_STALLED
+    except RunIncomplete as error:  # a run recorded too little to judge
+        return incomplete_run(error, setup.lockstep, "gfc_demo_gravity_models")
     ok, lines = verdict(setup, results)
     print(f"\n{'gravity model':14s} {'proximal RMS':>13s} {'worst sag':>10s} {'worst hold':>11s}  [mrad]")
     for label in RUNS:
