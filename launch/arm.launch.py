@@ -142,6 +142,27 @@ def profile_arguments(arm: str, explicit: dict[str, str]) -> dict[str, str]:
     return out
 
 
+def free_drive_dither(dither, dither_scale: str) -> tuple[float, ...]:
+    """The stiction dither ``mode:=free_drive`` gives the friction stage: the profile's
+    ``free_drive.dither`` (per bridge joint, fractions of breakaway) × launch argument
+    ``dither_scale`` (0 = off, 1 = the profile's; on hardware start at 0 and raise it).
+
+    Raises:
+        ConfigError: ``dither_scale`` not a finite number in 0..1 (key ``dither_scale``).
+    """
+    from gravity_friction_comp.errors import ConfigError
+    from gravity_friction_comp.validation import number
+
+    scale = number("dither_scale", dither_scale, text=True)
+    if not 0.0 <= scale <= 1.0:
+        raise ConfigError(
+            f"dither_scale must be in 0..1 (0 = off, 1 = the profile's dither), got {dither_scale!r}",
+            key="dither_scale",
+            value=dither_scale,
+        )
+    return tuple(scale * float(d) for d in dither)
+
+
 def gravity_parameters(
     file_params: dict, arm_config: str, from_profile: bool, payload_parent: str = ""
 ) -> dict:
@@ -386,7 +407,7 @@ def _setup(context, *args, **kwargs):
             fd_friction,
             float(cfg("free_drive_kd_scale")),
             player_rate if _bool(context, "lockstep") else 0.0,
-            load_arm(arm).free_drive_dither if arm else (),
+            free_drive_dither(load_arm(arm).free_drive_dither if arm else (), cfg("dither_scale")),
             load_arm(arm).free_drive_friction_scale if arm else (),
         )
     elif cfg("mode") != "follow":
@@ -633,6 +654,11 @@ def launch_arguments() -> list:
             "free_drive_kd_scale",
             default_value="0.4",
             description="free-drive kd = this × the motor map's kd",
+        ),
+        DeclareLaunchArgument(
+            "dither_scale",
+            default_value="1.0",
+            description="free-drive stiction dither = this × the profile's free_drive.dither (0..1, 0 = off)",
         ),
         DeclareLaunchArgument(
             "player_params",

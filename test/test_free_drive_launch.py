@@ -267,3 +267,44 @@ def test_dither_not_one_per_bridge_joint_is_an_error():
         free_drive_overrides(
             BRIDGE, ["a", "b"], {}, kd_scale=0.2, friction_deadband=0.0, rate_hz=0.0, dither=(0.7,)
         )
+
+
+def test_dither_scale_multiplies_the_profiles_dither_default_unchanged(repo_root):
+    """``dither_scale:=`` (default 1.0: the profile's dither as before; 0 = off) scales the
+    profile's free_drive.dither; out of 0..1 or not a finite number is refused by name."""
+    from test_launch import load_launch_module
+
+    from gravity_friction_comp.arm_profiles import load_arm
+
+    arm = load_launch_module(repo_root, "arm.launch.py")
+    profile = load_arm("palletizer").free_drive_dither
+    assert profile == (0.8, 0.8, 0.65)
+    assert arm.free_drive_dither(profile, "1.0") == profile  # the default: bit for bit
+    assert arm.free_drive_dither(profile, "0") == (0.0, 0.0, 0.0)
+    assert arm.free_drive_dither(profile, "0.5") == (0.4, 0.4, 0.325)
+    assert arm.free_drive_dither((), "0.5") == ()  # no profile dither: the file's is kept
+    _, friction, _ = free_drive_overrides(
+        BRIDGE, ["a", "b"], {}, kd_scale=0.4, friction_deadband=0.0, rate_hz=0.0,
+        dither=arm.free_drive_dither((0.7, 0.5), "0"),
+    )  # fmt: skip
+    assert friction["dither"] == [0.0, 0.0]  # off on every joint
+    for bad in ("-0.1", "1.5", "nan", "inf", "x", ""):
+        with pytest.raises(ConfigError, match="dither_scale") as info:
+            arm.free_drive_dither(profile, bad)
+        assert info.value.key == "dither_scale"
+
+
+def test_dither_scale_launch_argument_defaults_to_the_profiles_dither(repo_root):
+    """Declared default 1.0 (read from the file's syntax tree: no ROS launch install here)."""
+    import ast
+
+    tree = ast.parse((repo_root / "launch" / "arm.launch.py").read_text())
+    declared = {
+        call.args[0].value: {k.arg: k.value.value for k in call.keywords if isinstance(k.value, ast.Constant)}
+        for call in ast.walk(tree)
+        if isinstance(call, ast.Call)
+        and getattr(call.func, "id", "") == "DeclareLaunchArgument"
+        and isinstance(call.args[0], ast.Constant)
+    }
+    assert declared["dither_scale"]["default_value"] == "1.0"
+    assert "free_drive_kd_scale" in declared  # the walk finds the launch arguments
