@@ -327,6 +327,35 @@ def test_repeated_calls_match_fresh_models(repo_root, shared_data):
             np.testing.assert_array_equal(model.nonlinear_effects(q, v), model.copy().nonlinear_effects(q, v))
 
 
+@pytest.mark.parametrize("rel", [None, "interbotix/wx250s.urdf", "xarm/xarm7_gripper.urdf"])
+def test_mass_and_nonlinear_effects_is_the_two_calls_bit_for_bit(repo_root, shared_data, rel):
+    """One checked call (the simulator's per step) = mass_matrix + nonlinear_effects, byte for
+    byte, and = Gᵀ·crba·G + diag(A), Gᵀ·nle(q_full, G·v) on the bare Pinocchio model."""
+    from gravity_friction_comp.model.actuator import ActuatorModel
+
+    path = repo_root / "urdf/palletizer.urdf" if rel is None else shared_data / SHARED_URDF / rel
+    plain = RobotModel.from_urdf(path)  # palletizer, xArm: mimic joints (G projects); wx250s: none
+    rng = np.random.default_rng(7)
+    for model in (plain, plain.with_actuators(ActuatorModel(plain.n, rotor_inertia=2e-5, gear_ratio=9.0))):
+        full = model.full_model
+        data = full.createData()
+        coupling, armature = model.coupling, model.actuator_terms.reflected_inertia
+        assert model is plain or armature.min() > 0  # 9² · 2e-5 kg·m² on every joint
+        for q in random_q(model, seed=8, count=6):
+            v = rng.normal(size=model.n)
+            mass, bias = model.mass_and_nonlinear_effects(q, v)
+            assert mass.tobytes() == model.mass_matrix(q).tobytes()
+            assert bias.tobytes() == model.nonlinear_effects(q, v).tobytes()
+            qf = model.full_configuration(q)
+            bare_m = coupling.T @ sym(pin.crba(full, data, qf)) @ coupling + np.diag(armature)
+            bare_b = coupling.T @ pin.nonLinearEffects(full, data, qf, coupling @ v)
+            np.testing.assert_allclose(mass, bare_m, rtol=1e-13, atol=1e-15)
+            np.testing.assert_allclose(bias, bare_b, rtol=1e-13, atol=1e-13)
+    for bad_q, bad_v in (([0.0] * (plain.n - 1), [0.0] * plain.n), ([0.0] * plain.n, [math.nan] * plain.n)):
+        with pytest.raises(InputError):
+            plain.mass_and_nonlinear_effects(bad_q, bad_v)
+
+
 # ---------------------------------------------------------------- every shared URDF
 @pytest.mark.parametrize("rel", ALL_SHARED)
 def test_every_shared_urdf_loads_or_fails_as_documented(shared_data, rel):

@@ -411,3 +411,30 @@ def test_step_input_errors_keep_state(pendulum):
     tau = np.array([0.0])
     arm.step(tau)
     assert tau[0] == 0.0  # caller's array untouched
+
+
+def test_step_checks_q_and_v_once_in_one_dynamics_call(palletizer, monkeypatch):
+    """step() gets M and b from one checked call (mass_and_nonlinear_effects), not two; the
+    state it reaches is the one the two separate calls give (same values bit for bit)."""
+    arm = SimulatedArm(palletizer, SimConfig())
+    twin = SimulatedArm(palletizer, SimConfig())
+    calls = []
+    model = arm._model
+    original = model.mass_and_nonlinear_effects
+    monkeypatch.setattr(model, "mass_and_nonlinear_effects", lambda q, v: calls.append(1) or original(q, v))
+    for name in ("mass_matrix", "nonlinear_effects"):
+        monkeypatch.setattr(model, name, lambda *a, name=name: pytest.fail(f"step() called {name}"))
+    tau = np.array([0.05, -0.2, 0.1])
+    for _ in range(50):  # 50 steps
+        state = arm.step(tau)
+    assert len(calls) == 50
+    monkeypatch.undo()
+
+    def separate(q, v):  # the two calls step() made before
+        return twin._model.mass_matrix(q), twin._model.nonlinear_effects(q, v)
+
+    monkeypatch.setattr(twin._model, "mass_and_nonlinear_effects", separate)
+    for _ in range(50):
+        other = twin.step(tau)
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(state, other))
+    assert np.abs(state[0] - SimulatedArm(palletizer, SimConfig()).position).max() > 1e-4  # it moved

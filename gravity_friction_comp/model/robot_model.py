@@ -407,7 +407,10 @@ class RobotModel:
         Raises:
             InputError: Bad q.
         """
-        qf = self.full_configuration(q)
+        return self._mass(self.full_configuration(q))
+
+    def _mass(self, qf: np.ndarray) -> np.ndarray:
+        """:meth:`mass_matrix` at the checked full configuration ``qf``."""
         mass = pin.crba(self._full, self._full_data, qf)  # a copy of data.M
         mass[self._tril] = mass.T[self._tril]
         if self._project:
@@ -430,9 +433,27 @@ class RobotModel:
             InputError: Bad q or v.
         """
         qf = self.full_configuration(q)
-        v = self._vector(v, "v")
+        return self._bias(qf, self._vector(v, "v"))
+
+    def _bias(self, qf: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """:meth:`nonlinear_effects` at the checked full configuration ``qf`` and velocity v."""
         g = self._s.coupling
         return g.T @ pin.nonLinearEffects(self._full, self._full_data, qf, g @ v)
+
+    def mass_and_nonlinear_effects(self, q, v) -> tuple[np.ndarray, np.ndarray]:
+        """``(M(q), b(q, v))``: :meth:`mass_matrix` (n, n) and :meth:`nonlinear_effects` (n,)
+        in one call, q and v checked once (``pin.crba`` then ``pin.nonLinearEffects``; the
+        same values, bit for bit, as the two calls). What a simulator needs each step.
+
+        Args:
+            q: (n,) [rad or m]. v: (n,) [rad/s or m/s].
+
+        Raises:
+            InputError: Bad q or v.
+        """
+        qf = self.full_configuration(q)
+        v = self._vector(v, "v")
+        return self._mass(qf), self._bias(qf, v)
 
     def inverse_dynamics(self, q, v, a, include_friction: bool = True) -> np.ndarray:
         """Joint torque τ = M(q)·a + b(q, v) + f(v) (n,) [N·m or N].
@@ -487,8 +508,7 @@ class RobotModel:
             ModelError: Singular mass matrix (a joint moving no mass/inertia).
         """
         tau = self._vector(tau, "tau")
-        mass = self.mass_matrix(q)
-        bias = self.nonlinear_effects(q, v)
+        mass, bias = self.mass_and_nonlinear_effects(q, v)
         if include_friction and self._has_friction:
             bias = bias + self._terms.friction(self._vector(v, "v"))
         try:

@@ -351,8 +351,9 @@ class SimulatedArm:
             )
         q, v = self._q, self._v
         s = self.config.mass_scale
-        mass = s * self._model.mass_matrix(q) + self._armature_matrix
-        bias = -s * self._model.nonlinear_effects(q, v)
+        mass, nonlinear = self._model.mass_and_nonlinear_effects(q, v)  # q, v checked once
+        mass = s * mass + self._armature_matrix
+        bias = -s * nonlinear
         load = self._external + bias  # BAM's load: the hand's torque, gravity, Coriolis
         rhs = tau + self._external + bias
         accel, friction, stuck = _sticking_step(mass, rhs, v, self._truth.budget(v, tau, load), h)
