@@ -183,7 +183,6 @@ def _palletizer_values():
     )
 
 
-@pytest.mark.slow
 def test_bridge_core_over_socketcand_holds_the_palletizer_arm():
     """MitBridgeCore (hold at start-up) on can.interface socketcand against the real-time
     simulated palletizer in sim_arm's builder: the positions it reads are the sim's own."""
@@ -247,7 +246,6 @@ def _tool(*args):
     )
 
 
-@pytest.mark.slow
 def test_sim_arm_tool_serves_until_sigterm(tmp_path):
     path = tmp_path / "bridge.yaml"
     path.write_text(yaml.safe_dump({"mit_bridge": {"ros__parameters": _palletizer_values()}}))
