@@ -272,3 +272,54 @@ def test_sim_arm_tool_serves_until_sigterm(tmp_path):
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith("sim_arm: error:") and "can_id" in err
+
+
+def test_two_buses_are_two_channels_with_repeated_ids(tmp_path):
+    """beam_pitch alone on can1 with CAN id 1, as base_yaw on can0: each client opens its bus
+    by name and gets its own motors' replies, positions as the arm's (2 motors vs 1)."""
+    from gravity_friction_comp.mit.bus import bus_settings
+    from gravity_friction_comp.tools.sim_arm import socketcand_channels
+
+    values = dict(
+        _palletizer_values(),
+        bus=["can0", "can0", "can1"],
+        can_id=[1, 2, 1],
+        master_id=[0x11, 0x12, 0x11],
+        sim_config=str(tmp_path / "sim.yaml"),
+    )
+    # id 1 at 0.2 rad on can0, at -0.4 rad on can1: a reply from the wrong bus shows at once
+    joints = {"base_yaw": {"initial_position": 0.2}, "beam_pitch": {"initial_position": -0.4}}
+    (tmp_path / "sim.yaml").write_text(yaml.safe_dump({"simulation": {"version": 1, "joints": joints}}))
+    sim = simulated_bus_from_parameters(values)
+    checked = bridge_values(values)
+    config = bridge_config_from_values(checked)
+    core = MitBridgeCore(config)
+    channels = socketcand_channels(checked, sim)
+    assert channels == {"can0": "can0", "can1": "can1"}
+    with SocketcandServer(sim, channels=channels) as server:
+        base = CanSettings("socketcand", "can0", 1_000_000, host="127.0.0.1", port=server.port)
+        ios = {
+            b: CanFrameIO(open_bus(s), core.reply_ids) for b, s in bus_settings(base, config.buses).items()
+        }
+        try:
+            for b, io in ios.items():
+                io.send(core.enable_frames(b))
+            assert _wait(lambda: (sim.answer_frames(), sim.frames_received)[1] == 3)
+            got = {b: [] for b in ios}
+            assert _wait(
+                lambda: (
+                    [got[b].extend(io.drain()) for b, io in ios.items()] and sum(map(len, got.values())) == 3
+                )
+            )
+            for b, frames in got.items():
+                for f in frames:
+                    core.ingest_feedback(f.arbitration_id, f.data, 0.0, b)
+            updated = {b: sorted({f.arbitration_id for f in frames}) for b, frames in got.items()}
+        finally:
+            for io in ios.values():
+                io.close()
+            sim.stop()
+    assert updated == {"can0": [0x11, 0x12], "can1": [0x11]}
+    truth = sim.snapshot().position
+    assert truth[0] == pytest.approx(0.2) and truth[2] == pytest.approx(-0.4)
+    assert core.joint_state().position == pytest.approx(truth, abs=P_MAX / 65535)

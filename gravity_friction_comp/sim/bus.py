@@ -336,7 +336,7 @@ class SimulatedMotorBus:
 def simulated_bus_for_bridge(
     model,
     config: BridgeConfig,
-    settings: CanSettings | Mapping[str, CanSettings],
+    settings: CanSettings,
     *,
     sim_config: str = "",
     payload=None,
@@ -349,7 +349,8 @@ def simulated_bus_for_bridge(
     Args:
         model: The bare :class:`~gravity_friction_comp.model.robot_model.RobotModel`.
         config: The bridge's config (ids, ranges, map, buses).
-        settings: The simulator's bus (normally ``virtual``), as for :class:`SimulatedMotorBus`.
+        settings: The simulator's bus (normally ``virtual``; one sub-channel per bus of a
+            multi-bus ``config``, :func:`virtual_bus_settings`).
         sim_config: Path of the sim YAML.
         payload, holding: The payload and its initial holding state.
 
