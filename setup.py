@@ -45,6 +45,7 @@ setup(
             f"excite = {PACKAGE}.tools.excite:main",
             f"record = {PACKAGE}.tools.record:main",
             f"calibrate_gravity = {PACKAGE}.tools.calibrate_gravity:main",
+            f"sim_arm = {PACKAGE}.tools.sim_arm:main",
         ],
     },
 )

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
@@ -29,6 +29,9 @@ from gravity_friction_comp.mit.motor_table import MotorLimits
 #: only ``fd=True`` is passed.
 DATA_BITRATE_INTERFACES = ("etas", "ics_neovi", "neovi", "ixxat", "kvaser", "slcan", "vector")
 
+#: socketcand's default TCP port (github.com/linux-can/socketcand, ``-p``).
+SOCKETCAND_PORT = 29536
+
 
 def can_interfaces() -> tuple[str, ...]:
     """python-can interface names this installation knows, sorted."""
@@ -46,11 +49,15 @@ class CanSettings:
         fd: Open the bus as CAN-FD and send frames as FD with bit-rate switch.
         data_bitrate: FD data-phase bitrate [bit/s]; ``0`` = the nominal ``bitrate`` (no
             faster data phase). Must be ``>= bitrate`` otherwise; only used when ``fd``.
+        host: socketcand server address (``socketcand`` only; required there).
+        port: socketcand server TCP port, 1..65535 (``socketcand`` only).
 
     Raises:
         ConfigError: unknown interface (lists the valid ones), empty channel, bad bitrate,
             non-bool ``fd``, or a data bitrate that is negative, not an integer or below the
-            nominal bitrate (key ``can.data_bitrate``, value the data bitrate).
+            nominal bitrate (key ``can.data_bitrate``, value the data bitrate); a port
+            outside 1..65535 (key ``can.port``); ``socketcand`` without a host (key
+            ``can.host``) or with ``fd`` (socketcand carries classic frames only).
     """
 
     interface: str = "socketcan"
@@ -58,6 +65,8 @@ class CanSettings:
     bitrate: int = default_of(BridgeConfig, "bitrate")
     fd: bool = default_of(BridgeConfig, "fd")
     data_bitrate: int = default_of(BridgeConfig, "data_bitrate")
+    host: str = ""
+    port: int = SOCKETCAND_PORT
 
     def __post_init__(self) -> None:
         if self.interface not in can.VALID_INTERFACES:
@@ -79,11 +88,53 @@ class CanSettings:
                 value=self.bitrate,
             )
         check_fd(self.fd, self.data_bitrate, self.bitrate)
+        if not isinstance(self.host, str):
+            raise ConfigError(
+                f"can.host must be a string, got {self.host!r}", key="can.host", value=self.host
+            )
+        if isinstance(self.port, bool) or not isinstance(self.port, int) or not 1 <= self.port <= 65535:
+            raise ConfigError(
+                f"can.port must be an integer in 1..65535, got {self.port!r}", key="can.port", value=self.port
+            )
+        if self.interface == "socketcand":
+            if not self.host:
+                raise ConfigError(
+                    "can.interface socketcand needs can.host (the socketcand server's address, "
+                    "e.g. 127.0.0.1 for a local sim_arm)",
+                    key="can.host",
+                    value=self.host,
+                )
+            if self.fd:
+                raise ConfigError(
+                    "can.interface socketcand carries classic CAN frames only: set can.fd false",
+                    key="can.fd",
+                    value=self.fd,
+                )
 
     @property
     def effective_data_bitrate(self) -> int:
         """Data-phase bitrate [bit/s] frames use: ``data_bitrate`` with FD (0 → nominal), else nominal."""
         return self.data_bitrate if self.fd and self.data_bitrate else self.bitrate
+
+
+def can_settings_from_values(values: Mapping[str, Any], config: BridgeConfig) -> CanSettings:
+    """The bridge's :class:`CanSettings` from its parameter values (``can.interface``,
+    ``can.channel``, ``can.bitrate``, ``can.host``, ``can.port``; FD mode and data bitrate
+    from ``config``, already validated there). Missing ``can.*`` keys take the defaults.
+
+    Raises:
+        ConfigError: as :class:`CanSettings`.
+    """
+    base = CanSettings()
+    return CanSettings(
+        values.get("can.interface", base.interface),
+        values.get("can.channel", base.channel),
+        values.get("can.bitrate", base.bitrate),
+        fd=config.fd,
+        data_bitrate=config.data_bitrate,
+        host=values.get("can.host", base.host),
+        port=values.get("can.port", base.port),
+    )
 
 
 def bus_settings(base: CanSettings, buses: Sequence[str]) -> dict[str, CanSettings]:
@@ -121,7 +172,8 @@ def open_bus(settings: CanSettings, *, receive_own_messages: bool = False, **kwa
 
     With ``settings.fd`` the bus is opened as CAN-FD: ``fd=True`` always, plus
     ``data_bitrate`` on the interfaces of :data:`DATA_BITRATE_INTERFACES`, and for
-    ``virtual`` ``protocol=CAN_FD`` (so ``bus.protocol`` reports it). On ``socketcan`` the
+    ``virtual`` ``protocol=CAN_FD`` (so ``bus.protocol`` reports it); ``socketcand`` gets
+    ``host``, ``port`` and ``tcp_tune=True`` (TCP_NODELAY: one frame per segment). On ``socketcan`` the
     bitrates belong to the kernel device (``ip link set can0 type can bitrate 1000000
     dbitrate 5000000 fd on``); python-can only switches the socket to FD frames.
 
@@ -146,6 +198,8 @@ def open_bus(settings: CanSettings, *, receive_own_messages: bool = False, **kwa
             fd_kwargs["data_bitrate"] = settings.effective_data_bitrate
         if settings.interface == "virtual":
             fd_kwargs["protocol"] = can.CanProtocol.CAN_FD
+    if settings.interface == "socketcand":
+        fd_kwargs.update(host=settings.host, port=settings.port, tcp_tune=True)
     fd_kwargs.update(kwargs)
     try:
         return can.Bus(

@@ -83,6 +83,7 @@ from gravity_friction_comp.mit.bus import (
     CanFrameIO,
     CanSettings,
     bus_settings,
+    can_settings_from_values,
     open_bus,
     read_damiao_limits,
 )
@@ -95,9 +96,7 @@ from gravity_friction_comp.nodes.mit_bridge_parameters import BRIDGE_PARAMETERS,
 from gravity_friction_comp.nodes.parameters import check, declare, values_of
 from gravity_friction_comp.nodes.robot_params import build_robot_models, declare_robot_parameters
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, publish_guarded, run_node
-from gravity_friction_comp.sim.arm import SimulatedArm
-from gravity_friction_comp.sim.bus import SimulatedMotorBus, virtual_bus_settings
-from gravity_friction_comp.sim.config import SimConfig
+from gravity_friction_comp.sim.bus import SimulatedMotorBus, simulated_bus_for_bridge, virtual_bus_settings
 from gravity_friction_comp.sim.lockstep import LockstepDriver, LockstepSchedule, whole_steps
 from gravity_friction_comp.stage.contract import Throttle, parse_setpoint
 
@@ -142,13 +141,7 @@ class MitBridgeNode(Node):
                     "set position_lower/position_upper to bound it"
                 )
         config = bridge_config_from_values(values)
-        settings = CanSettings(
-            values["can.interface"],
-            values["can.channel"],
-            values["can.bitrate"],
-            fd=config.fd,
-            data_bitrate=config.data_bitrate,
-        )
+        settings = can_settings_from_values(values, config)
         diag_rate = float(values["diagnostics_rate_hz"])
         buses: dict[str, Any] = {}  # opened, not yet owned by an io
         try:
@@ -293,13 +286,17 @@ class MitBridgeNode(Node):
                 "simulate:=true needs the robot: set urdf_path or robot_description", key="urdf_path"
             )
         path = values["sim_config"]
-        sim_cfg = SimConfig.from_yaml(path) if path else SimConfig()
-        arm = SimulatedArm(
-            models.bare, sim_cfg, payload=models.loaded.payload, holding=bool(values["payload.attached"])
-        )
         channel = f"{settings.channel}/sim{self.get_fully_qualified_name()}/{os.getpid()}"
         sim_settings = dataclasses.replace(settings, interface="virtual", channel=channel)  # FD kept
-        self._sim = SimulatedMotorBus.for_bridge(arm, config, sim_settings)
+        self._sim = simulated_bus_for_bridge(
+            models.bare,
+            config,
+            sim_settings,
+            sim_config=path,
+            payload=models.loaded.payload,
+            holding=bool(values["payload.attached"]),
+        )
+        arm, sim_cfg = self._sim.arm, self._sim.arm.config
         if not values["sim_lockstep"]:
             self._sim.start()  # real time; in lockstep the LockstepDriver steps it
         self.get_logger().info(

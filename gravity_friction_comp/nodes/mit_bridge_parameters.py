@@ -154,7 +154,7 @@ BRIDGE_PARAMETERS: tuple[Param, ...] = (
     Param(
         "can.interface",
         default_of(CanSettings, "interface"),
-        "python-can interface (socketcan, virtual, pcan, ...)",
+        "python-can interface (socketcan, socketcand, virtual, pcan, ...)",
         read_only=True,
     ),
     Param("can.channel", default_of(CanSettings, "channel"), "python-can channel", read_only=True),
@@ -178,6 +178,21 @@ BRIDGE_PARAMETERS: tuple[Param, ...] = (
         "CAN-FD data-phase bitrate, 0 = can.bitrate",
         "bit/s",
         low=0,
+        read_only=True,
+    ),
+    Param(
+        "can.host",
+        default_of(CanSettings, "host"),
+        "socketcand server address (can.interface socketcand only, required there; e.g. 127.0.0.1 "
+        "for sim_arm)",
+        read_only=True,
+    ),
+    Param(
+        "can.port",
+        default_of(CanSettings, "port"),
+        "socketcand server TCP port (can.interface socketcand only)",
+        low=1,
+        high=65535,
         read_only=True,
     ),
     Param("read_motor_limits", False, "read Damiao registers 21-23 (P/V/T_MAX) at start", read_only=True),

@@ -34,6 +34,7 @@ from gravity_friction_comp.mit.bus import CanSettings, mit_message, open_bus
 from gravity_friction_comp.mit.damiao_registers import DAMIAO_LIMIT_REGISTERS, DAMIAO_PARAM_ARBITRATION_ID
 from gravity_friction_comp.mit.joint_motor_map import JointMotorMap
 from gravity_friction_comp.sim.arm import SimulatedArm
+from gravity_friction_comp.sim.config import SimConfig
 from gravity_friction_comp.sim.motor_emulator import EmulatedMotor
 
 #: GIL switch interval [s] while a simulated arm runs (Python default: 5 ms).
@@ -330,3 +331,37 @@ class SimulatedMotorBus:
             sys.setswitchinterval(self._switch_interval)
         for bus in self.buses.values():
             bus.shutdown()
+
+
+def simulated_bus_for_bridge(
+    model,
+    config: BridgeConfig,
+    settings: CanSettings,
+    *,
+    sim_config: str = "",
+    payload=None,
+    holding: bool = False,
+) -> SimulatedMotorBus:
+    """The simulated arm a bridge talks to: :class:`SimulatedArm` of ``model`` with the true
+    values of the ``sim_config`` YAML (``""``: :class:`SimConfig` defaults), one emulated
+    motor per motor of ``config`` (:meth:`SimulatedMotorBus.for_bridge`), not started.
+
+    Args:
+        model: The bare :class:`~gravity_friction_comp.model.robot_model.RobotModel`.
+        config: The bridge's config (ids, ranges, map, buses).
+        settings: The simulator's bus (normally ``virtual``; one sub-channel per bus of a
+            multi-bus ``config``, :func:`virtual_bus_settings`).
+        sim_config: Path of the sim YAML.
+        payload, holding: The payload and its initial holding state.
+
+    Raises:
+        ConfigError: a bad sim YAML or motor set (see :class:`SimulatedMotorBus`).
+        BusOpenError: the bus cannot be opened.
+    """
+    arm = SimulatedArm(
+        model,
+        SimConfig.from_yaml(sim_config) if sim_config else SimConfig(),
+        payload=payload,
+        holding=holding,
+    )
+    return SimulatedMotorBus.for_bridge(arm, config, settings)

@@ -1,0 +1,352 @@
+"""A socketcand rawmode server in front of a SimulatedMotorBus: the simulated arm in its own process, over TCP.
+
+A bridge opens ``can.interface: socketcand`` (python-can's client) on ``host:port`` exactly as
+it would a socketcand daemon on a real arm's computer; the frames it sends go onto the
+simulator's private ``virtual`` bus, and the emulated motors' replies come back to it.
+
+Protocol (socketcand ``doc/protocol.md``, github.com/linux-can/socketcand; checked against
+python-can 4.6.1's client, ``can/interfaces/socketcand/socketcand.py``), ASCII over TCP,
+each message ``< ... >``::
+
+    server: < hi >
+    client: < open CHANNEL >                 server: < ok >   (unknown channel: < error ... >)
+    client: < rawmode >                      server: < ok >
+    client: < send ID LEN B0 B1 ... >        (hex; ID of 3 digits = 11 bit, else 29 bit)
+    server: < frame ID SECONDS.USEC HEXDATA >
+
+Classic CAN only (socketcand has no FD frames). The client expects ``< hi >`` and each
+``< ok >`` as one read of its own, so nothing else is sent to a client before its
+``rawmode`` is answered. Malformed or unsupported messages are counted
+(:attr:`SocketcandServer.malformed`) and skipped; a client that disconnects is dropped and
+another may connect. Several clients on one channel see each other's frames (a bus is
+shared), the simulator sees them all.
+
+Threads: one reads every socket (``select``; accepts, handshakes, parses a whole ``recv``
+at once and puts the frames on the bus); one per bus relays the simulator's replies to the
+clients of that bus. Neither touches the simulation itself (its own thread does, or the
+caller's :meth:`SimulatedMotorBus.run_once`).
+"""
+
+from __future__ import annotations
+
+import select
+import socket
+import threading
+import time
+from collections.abc import Callable, Mapping
+
+import can
+
+from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.mit.bus import open_bus
+from gravity_friction_comp.sim.bus import SimulatedMotorBus
+
+__all__ = ["SocketcandServer", "format_frame", "parse_send"]
+
+#: python-can's client needs ``< hi >`` etc. within one ``recv``; messages longer than this
+#: without a closing ``>`` are discarded (a ``send`` of 8 bytes is < 40 characters).
+MAX_MESSAGE = 256
+
+
+def parse_send(body: str) -> can.Message | None:
+    """``send ID LEN B0 ..`` (the text between ``<`` and ``>``) → a classic frame, or ``None``
+    when it is not a well-formed send (wrong count, non-hex, id or length out of range)."""
+    parts = body.split()
+    if len(parts) < 3 or parts[0] != "send":
+        return None
+    try:
+        can_id, length = int(parts[1], 16), int(parts[2], 16)
+        data = bytes(int(b, 16) for b in parts[3:])
+    except ValueError:  # non-hex, or a byte above 0xFF (bytes() raises ValueError too)
+        return None
+    extended = len(parts[1]) > 3
+    if (
+        not 0 <= length <= 8
+        or len(data) != length
+        or can_id > (0x1FFFFFFF if extended else 0x7FF)
+        or can_id < 0
+    ):
+        return None
+    if any(len(b) > 2 for b in parts[3:]):
+        return None
+    return can.Message(arbitration_id=can_id, data=data, is_extended_id=extended)
+
+
+def format_frame(msg: can.Message, timestamp: float) -> bytes:
+    """``< frame ID SECONDS.USEC HEXDATA >`` as python-can's client parses it (3 hex digits
+    for an 11-bit id, 8 for a 29-bit one; data without spaces)."""
+    can_id = f"{msg.arbitration_id:08X}" if msg.is_extended_id else f"{msg.arbitration_id:03X}"
+    return f"< frame {can_id} {timestamp:.6f} {bytes(msg.data).hex().upper()} >".encode("ascii")
+
+
+class _Client:
+    """One TCP connection: its socket, receive buffer, handshake state and channel."""
+
+    def __init__(self, sock: socket.socket):
+        self.sock = sock
+        self.buffer = ""
+        self.bus: str | None = None  # sim bus name once ``open`` succeeded
+        self.raw = False  # rawmode answered: frames flow
+        self.lock = threading.Lock()  # sends come from two threads
+
+    def send(self, data: bytes) -> bool:
+        with self.lock:
+            try:
+                self.sock.sendall(data)
+                return True
+            except OSError:
+                return False
+
+
+class SocketcandServer:
+    """socketcand rawmode server for a :class:`SimulatedMotorBus` (see the module docstring).
+
+    Args:
+        sim_bus: The simulator (its buses are ``virtual``; the server opens one peer per bus).
+        host: Address to bind (loopback by default: nothing leaves the machine).
+        port: TCP port; ``0`` = a free one (read :attr:`port` after :meth:`start`).
+        on_frame: Called on the reading thread with each frame a client sent, ``timestamp``
+            = ``time.time()`` [s] when it arrived (before it goes onto the bus); keep it short.
+        channels: socketcand channel name (what the client ``open`` s) → sim bus name. ``None``:
+            a single-bus simulator serves any channel name; several buses serve their bus names.
+
+    Raises:
+        ConfigError: a channel mapped to a bus the simulator lacks.
+        BusOpenError: a peer bus cannot be opened.
+        OSError: (from :meth:`start`) the address cannot be bound.
+
+    Counters (read any time): :attr:`frames_in` (from clients), :attr:`frames_out` (to
+    clients), :attr:`malformed`, :attr:`connections`.
+    """
+
+    def __init__(
+        self,
+        sim_bus: SimulatedMotorBus,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        on_frame: Callable[[can.Message], None] | None = None,
+        channels: Mapping[str, str] | None = None,
+    ):
+        self.sim_bus = sim_bus
+        self.host = host
+        self.port = int(port)
+        self.on_frame = on_frame
+        self._channels = dict(channels) if channels is not None else None
+        for channel, bus in (self._channels or {}).items():
+            if bus not in sim_bus.bus_settings:
+                raise ConfigError(
+                    f"socketcand channel {channel!r} maps to bus {bus!r}; the simulator's buses: "
+                    f"{list(sim_bus.bus_settings)}",
+                    key="channels",
+                    value=channel,
+                )
+        self.frames_in = 0
+        self.frames_out = 0
+        self.malformed = 0
+        self.connections = 0
+        self._peers: dict[str, can.BusABC] = {}
+        self._clients: list[_Client] = []
+        self._clients_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._listener: socket.socket | None = None
+
+    # --- life cycle -------------------------------------------------------------------------
+    def start(self) -> SocketcandServer:
+        """Bind, listen and start the threads (idempotent); returns ``self``."""
+        if self._listener is not None:
+            return self
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            listener.bind((self.host, self.port))
+            listener.listen(8)
+            for name, settings in self.sim_bus.bus_settings.items():
+                self._peers[name] = open_bus(settings)
+        except BaseException:
+            listener.close()
+            for peer in self._peers.values():
+                peer.shutdown()
+            self._peers.clear()
+            raise
+        self._listener = listener
+        self.port = listener.getsockname()[1]
+        self._stop.clear()
+        self._threads = [threading.Thread(target=self._serve, name="socketcand_server", daemon=True)]
+        self._threads += [
+            threading.Thread(target=self._relay, args=(name,), name=f"socketcand_relay/{name}", daemon=True)
+            for name in self._peers
+        ]
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop the threads (joined), close every socket and the peer buses (idempotent).
+        The simulator itself is the caller's to stop."""
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout=2.0)
+        self._threads = []
+        with self._clients_lock:
+            clients, self._clients = self._clients, []
+        for client in clients:
+            client.sock.close()
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
+        for peer in self._peers.values():
+            peer.shutdown()
+        self._peers.clear()
+
+    def __enter__(self) -> SocketcandServer:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    @property
+    def channels(self) -> list[str]:
+        """The channel names a client may ``open`` (``["*"]``: any, a single-bus simulator)."""
+        if self._channels is not None:
+            return list(self._channels)
+        buses = list(self.sim_bus.bus_settings)
+        return ["*"] if len(buses) == 1 else buses
+
+    @property
+    def clients(self) -> int:
+        """Connected clients now."""
+        with self._clients_lock:
+            return len(self._clients)
+
+    # --- reading thread ---------------------------------------------------------------------
+    def _serve(self) -> None:
+        assert self._listener is not None
+        listener = self._listener
+        while not self._stop.is_set():
+            with self._clients_lock:
+                by_sock = {c.sock: c for c in self._clients}
+            try:
+                readable, _, _ = select.select([listener, *by_sock], [], [], 0.1)
+            except (OSError, ValueError):  # a socket closed under us: rebuild the list
+                continue
+            for sock in readable:
+                if sock is listener:
+                    self._accept()
+                else:
+                    self._read(by_sock[sock])
+
+    def _accept(self) -> None:
+        try:
+            sock, _ = self._listener.accept()  # type: ignore[union-attr]
+        except OSError:
+            return
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        client = _Client(sock)
+        if client.send(b"< hi >"):
+            self.connections += 1
+            with self._clients_lock:
+                self._clients.append(client)
+        else:
+            sock.close()
+
+    def _drop(self, client: _Client) -> None:
+        with self._clients_lock:
+            if client in self._clients:
+                self._clients.remove(client)
+        client.sock.close()
+
+    def _read(self, client: _Client) -> None:
+        try:
+            chunk = client.sock.recv(65536)
+        except OSError:
+            chunk = b""
+        if not chunk:  # disconnected
+            self._drop(client)
+            return
+        client.buffer += chunk.decode("ascii", errors="replace")
+        while True:
+            start = client.buffer.find("<")
+            if start < 0:
+                if client.buffer.strip():
+                    self.malformed += 1
+                client.buffer = ""
+                return
+            if start > 0 and client.buffer[:start].strip():
+                self.malformed += 1  # text outside < >
+            end = client.buffer.find(">", start)
+            if end < 0:
+                if len(client.buffer) - start > MAX_MESSAGE:
+                    self.malformed += 1
+                    client.buffer = ""
+                else:
+                    client.buffer = client.buffer[start:]
+                return
+            body = client.buffer[start + 1 : end]
+            client.buffer = client.buffer[end + 1 :]
+            if "<" in body:  # an unclosed message before this one
+                self.malformed += 1
+                body = body[body.rfind("<") + 1 :]
+            self._message(client, body.strip())
+
+    def _message(self, client: _Client, body: str) -> None:
+        if client.raw:
+            msg = parse_send(body)
+            if msg is None:
+                self.malformed += 1
+                return
+            msg.timestamp = time.time()
+            self.frames_in += 1
+            if self.on_frame is not None:
+                self.on_frame(msg)
+            assert client.bus is not None
+            try:
+                self._peers[client.bus].send(msg)
+            except (can.CanError, OSError):
+                pass  # a full virtual queue: the frame is lost as on a real bus
+            self._broadcast(client.bus, msg, exclude=client)
+            return
+        parts = body.split()
+        if client.bus is None and len(parts) == 2 and parts[0] == "open":
+            bus = self._bus_of(parts[1])
+            if bus is None:
+                client.send(b"< error could not open bus >")
+                self.malformed += 1
+                return
+            client.bus = bus
+            client.send(b"< ok >")
+        elif client.bus is not None and parts == ["rawmode"]:
+            client.raw = True
+            client.send(b"< ok >")
+        else:
+            self.malformed += 1
+
+    def _bus_of(self, channel: str) -> str | None:
+        if self._channels is not None:
+            return self._channels.get(channel)
+        if len(self._peers) == 1:
+            return next(iter(self._peers))
+        return channel if channel in self._peers else None
+
+    # --- relay threads ----------------------------------------------------------------------
+    def _broadcast(self, bus: str, msg: can.Message, exclude: _Client | None = None) -> None:
+        with self._clients_lock:
+            targets = [c for c in self._clients if c.raw and c.bus == bus and c is not exclude]
+        if not targets:
+            return
+        line = format_frame(msg, time.time())
+        for client in targets:
+            if client.send(line):
+                self.frames_out += 1
+            else:
+                self._drop(client)
+
+    def _relay(self, bus: str) -> None:
+        peer = self._peers[bus]
+        while not self._stop.is_set():
+            try:
+                msg = peer.recv(timeout=0.1)
+            except (can.CanError, OSError):
+                return  # shut down under us
+            if msg is not None and not msg.is_error_frame:
+                self._broadcast(bus, msg)
