@@ -12,26 +12,36 @@ setpoint's publish time (``time.time()`` on both sides). Chains:
   executables, the launch file's parameters and remappings) into a mit_bridge_node process;
 - ``composed``: the one-process chain (:mod:`gravity_friction_comp.nodes.composed_chain`).
 
-The bridge runs at ``rate_hz`` = the setpoint rate, its simulated arm on the virtual bus;
-the tap lives in the bridge's process (a virtual bus is visible only there). A setpoint is
+The bridge runs at ``rate_hz`` = the setpoint rate. Where the simulated arm runs
+(``--sim-arm``):
+
+- ``process`` (default): in its own process (:mod:`gravity_friction_comp.tools.sim_arm`'s
+  builder, :class:`~gravity_friction_comp.sim.socketcand_server.SocketcandServer`), and the
+  bridge reaches it with ``can.interface:=socketcand`` on 127.0.0.1, as it would a real
+  arm: the bridge's process carries only the chain. The tap is the server: a frame's time is
+  its arrival there (``time.time()``), one loopback TCP hop after the bridge's ``send``.
+- ``physics``: in the bridge's process on a python-can ``virtual`` bus (``simulate:=true``);
+  the tap is a second bus on that channel, in the bridge's process (a virtual bus is visible
+  only there), and a frame's time is python-can's stamp in ``send``.
+- ``frozen``: as ``physics``, but the arm's physics is stopped (the emulated motors still
+  answer; the setpoints are at rest either way).
+
+A setpoint is
 *dropped* when no frame ever carried it: lost before the bridge (``never reached the
 bridge``: DDS keep-last queue overwritten while the executor fell behind) or superseded
 inside it (a newer command arrived while it waited for the send budget of
-:mod:`~gravity_friction_comp.mit.send_schedule`). RSS of every chain process is read at the
-start and the end of the measurement. Under each bridge chain the bench prints what the
-bridge process did in the measured span (:mod:`bridge_probe`): CPU per thread (the Python
-threads share one GIL: the executor, the simulated arm's physics, python-can's reader), the
-timer's rate and periods, exchanges by cause and their cost, waiting/superseded commands.
-
-``--sim-arm frozen`` keeps the emulated motors answering but stops the simulated arm's
-physics (the setpoints are at rest either way): the bridge process then carries what it
-would with a real arm (printed in the first line, with the load average).
+:mod:`~gravity_friction_comp.mit.send_schedule`). RSS of every chain process (not the
+simulated arm's) is read at the start and the end of the measurement. Under each bridge
+chain the bench prints what the bridge process did in the measured span
+(:mod:`bridge_probe`): CPU per thread (the Python threads share one GIL: the executor, the
+simulated arm's physics when in-process, python-can's reader), the timer's rate and
+periods, exchanges by cause and their cost, waiting/superseded commands.
 
 Usage::
 
     python bench/end_to_end_latency.py --duration 20
     python bench/end_to_end_latency.py --soak 600
-    python bench/end_to_end_latency.py --duration 20 --sim-arm frozen
+    python bench/end_to_end_latency.py --duration 20 --sim-arm physics
 """
 
 from __future__ import annotations
@@ -172,8 +182,67 @@ def _bridge_decoder(bridge):
     return decode
 
 
-def run_child(kind: str, out: str, frozen_arm: bool = False) -> None:
-    """``--child``: run the bridge part of a chain with a tap until SIGINT; save the tap."""
+class ServerTap:
+    """The tap of ``--sim-arm process``: frames to motor 1 as the simulated arm's socketcand
+    server receives them from the bridge (``time.time()`` on arrival: the frame left the
+    bridge one loopback TCP hop earlier). Called on the server's reader thread."""
+
+    CAPACITY = Tap.CAPACITY
+
+    def __init__(self, decode):
+        self._times = np.full(self.CAPACITY, np.nan)
+        self._codes = np.full(self.CAPACITY, -1, dtype=np.int32)
+        self.count = 0
+        self._decode = decode
+
+    def __call__(self, msg) -> None:
+        if msg.arbitration_id == 1 and len(msg.data) == 8 and self.count < self.CAPACITY:
+            code = self._decode(bytes(msg.data))
+            if code is not None:
+                self._times[self.count] = msg.timestamp
+                self._codes[self.count] = code
+                self.count += 1
+
+    times = Tap.times
+    codes = Tap.codes
+
+
+def run_sim_child(params_file: str, out: str) -> None:
+    """``--child sim``: the simulated arm in its own process, served over socketcand on
+    127.0.0.1 (:mod:`gravity_friction_comp.sim.socketcand_server`), with the tap; writes the
+    port to ``<out>.port`` when ready, runs until SIGINT, saves the tap."""
+    from gravity_friction_comp.mit.codec import decode_command
+    from gravity_friction_comp.sim.socketcand_server import SocketcandServer
+    from gravity_friction_comp.tools.sim_arm import simulated_bus_from_parameters
+
+    stop: list[int] = []
+    signal.signal(signal.SIGINT, lambda *a: stop.append(1))
+    values = yaml.safe_load(pathlib.Path(params_file).read_text())["mit_bridge"]["ros__parameters"]
+    sim = simulated_bus_from_parameters(values)
+    motor = sim.motors[0]
+
+    def decode(data: bytes):
+        try:
+            command = decode_command(data, motor.motor.limits)
+        except Exception:  # noqa: BLE001 - a special frame (enable/disable) carries no sequence
+            return None
+        return _code(motor.mapping.torque_from_motor(command.tau_ff))
+
+    tap = ServerTap(decode)
+    sim.start()
+    with SocketcandServer(sim, host="127.0.0.1", port=0, on_frame=tap) as server:
+        pathlib.Path(out + ".port").write_text(str(server.port))
+        while not stop:
+            time.sleep(0.05)
+    sim.stop()
+    np.savez(out, times=tap.times, codes=tap.codes.astype(np.int64))
+
+
+def run_child(kind: str, out: str, sim_arm: str = "physics") -> None:
+    """``--child``: run the bridge part of a chain with a tap until SIGINT; save the tap.
+
+    ``sim_arm`` ``process``: the bridge talks socketcand to the simulated arm's process,
+    whose server is the tap (this process saves only its counters)."""
     import rclpy
     from rclpy.signals import SignalHandlerOptions
 
@@ -181,6 +250,7 @@ def run_child(kind: str, out: str, frozen_arm: bool = False) -> None:
     signal.signal(signal.SIGINT, lambda *a: stop.append(1))
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     counters: dict[str, int] = {}
+    tap = None
     if kind == "baseline":
         import can
         from rclpy.node import Node
@@ -212,10 +282,11 @@ def run_child(kind: str, out: str, frozen_arm: bool = False) -> None:
 
         chain = ComposedChain() if kind == "composed" else None
         bridge = chain.bridge if chain is not None else MitBridgeNode()
-        tap = Tap(bridge.settings.channel, _bridge_decoder(bridge))
+        if sim_arm != "process":
+            tap = Tap(bridge.settings.channel, _bridge_decoder(bridge))
         probe = BridgeProbe(bridge)
         signal.signal(signal.SIGUSR1, lambda *a: probe.start())  # the parent: measurement starts
-        if frozen_arm:  # a real arm's physics costs this process nothing (stated in the output)
+        if sim_arm == "frozen":  # a real arm's physics costs this process nothing (stated in the output)
             bridge.simulation.arm.step = lambda tau, dt=None: None
         if chain is not None:
             spin_chain(chain, stop=lambda: bool(stop))
@@ -227,8 +298,11 @@ def run_child(kind: str, out: str, frozen_arm: bool = False) -> None:
         counters = {"received": s.on_arrival + s.deferred, "deferred": s.deferred, "superseded": s.superseded}
         counters["probe"] = json.dumps(probe.figures())
         counters["stage_errors"] = chain.errors if chain is not None else 0
-    tap.close()
-    np.savez(out, times=tap.times, codes=tap.codes.astype(np.int64), **counters)
+    if tap is not None:
+        tap.close()
+        np.savez(out, times=tap.times, codes=tap.codes.astype(np.int64), **counters)
+    else:
+        np.savez(out, **counters)
     for node in reversed(nodes):
         node.destroy_node()
     rclpy.try_shutdown()
@@ -264,6 +338,15 @@ def run_chain(
     out = tmp / f"{kind}.npz"
     me = [str(pathlib.Path(__file__).resolve()), "--child", kind, "--out", str(out), "--sim-arm", sim_arm]
     procs: list[subprocess.Popen] = []
+    sim_proc = None
+    if kind != "baseline" and sim_arm == "process":
+        sim_proc, port = _start_sim(params["mit_bridge"], tmp / f"{kind}_sim", env)
+        params["mit_bridge"] |= {
+            "simulate": False,
+            "can.interface": "socketcand",
+            "can.host": "127.0.0.1",
+            "can.port": port,
+        }
     if kind == "baseline":
         procs.append(_start(me, env))
     elif kind == "composed":
@@ -349,12 +432,45 @@ def run_chain(
             p.wait(timeout=20)
         except subprocess.TimeoutExpired:
             p.kill()
+    if sim_proc is not None:
+        _stop(sim_proc)
     node.destroy_node()
     rclpy.try_shutdown(context=context)
     if not out.exists():
         raise RuntimeError(f"{kind}: the bridge process saved nothing (logs in {env['E2E_LOG_DIR']})")
-    tap = np.load(out)
+    tap = dict(np.load(out))
+    if sim_proc is not None:
+        sim_out = tmp / f"{kind}_sim.npz"
+        if not sim_out.exists():
+            raise RuntimeError(
+                f"{kind}: the simulated arm's process saved nothing (logs in {env['E2E_LOG_DIR']})"
+            )
+        tap |= dict(np.load(sim_out))
     return match(kind, sent, tap, int(warmup * rate_hz), rss0, rss1, period)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def _start_sim(bridge_values: dict, out: pathlib.Path, env: dict) -> tuple[subprocess.Popen, int]:
+    """Start the simulated arm's process (``--child sim``) for ``bridge_values``; its port."""
+    params = out.with_suffix(".yaml")
+    params.write_text(yaml.safe_dump({"mit_bridge": {"ros__parameters": bridge_values}}))
+    port_file = pathlib.Path(str(out) + ".npz.port")
+    me = [str(pathlib.Path(__file__).resolve()), "--child", "sim", "--out", str(out) + ".npz"]
+    proc = _start([*me, "--sim-params", str(params)], env)
+    deadline = time.monotonic() + 60.0
+    while not port_file.exists():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"the simulated arm's process did not start (logs in {env['E2E_LOG_DIR']})")
+        time.sleep(0.05)
+    time.sleep(0.05)  # the write is complete
+    return proc, int(port_file.read_text())
 
 
 def match(kind: str, sent: np.ndarray, tap, first: int, rss0, rss1, period: float) -> dict:
@@ -399,17 +515,23 @@ def main() -> None:
     )
     parser.add_argument(
         "--sim-arm",
-        choices=("physics", "frozen"),
-        default="physics",
-        help="physics: the simulated arm steps at 1 kHz in the bridge's process (its GIL share is "
-        "printed); frozen: the emulated motors answer but the arm does not move, as a real arm's "
-        "physics costs the bridge nothing (setpoints are at rest either way)",
+        choices=("process", "physics", "frozen"),
+        default="process",
+        help="process: the simulated arm runs in its own process and the bridge reaches it over "
+        "socketcand on 127.0.0.1, as it would a real arm (the bridge's process carries only the "
+        "chain); physics: the simulated arm steps at 1 kHz in the bridge's process on a python-can "
+        "virtual bus (its GIL share is printed); frozen: as physics, but the arm does not move "
+        "(the emulated motors still answer; setpoints are at rest either way)",
     )
-    parser.add_argument("--child", choices=CHAINS, help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=(*CHAINS, "sim"), help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
+    parser.add_argument("--sim-params", help=argparse.SUPPRESS)
     args, _ros = parser.parse_known_args()
+    if args.child == "sim":
+        run_sim_child(args.sim_params, args.out)
+        return
     if args.child:
-        run_child(args.child, args.out, args.sim_arm == "frozen")
+        run_child(args.child, args.out, args.sim_arm)
         return
     duration = args.soak if args.soak is not None else args.duration
     env = dict(

@@ -310,7 +310,8 @@ def friction_samples(log: JointStateLog, model, cfg: IdentificationConfig | None
         q, v = log.position[k], vel[k]
         # M(q)·a + b(q, v): the rigid-body (+ armature) part of inverse dynamics, without
         # any actuator-model friction (that is what is being identified)
-        r[k] = effort[k] - (model.mass_matrix(q) @ acc[k] + model.nonlinear_effects(q, v))
+        mass, bias = model.mass_and_nonlinear_effects(q, v)
+        r[k] = effort[k] - (mass @ acc[k] + bias)
         tau_e[k] = -model.gravity(q)
     return FrictionSamples(r, vel, acc, effort.copy(), tau_e)
 
