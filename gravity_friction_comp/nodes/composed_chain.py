@@ -53,6 +53,7 @@ from gravity_friction_comp.stage.contract import Throttle
 __all__ = [
     "ComposedChain",
     "GRAVITY_TOPIC",
+    "HandedOff",
     "LISTENERS_REFRESH",
     "WhenHeard",
     "main",
@@ -98,17 +99,22 @@ def _remap(*rules: str) -> list[str]:
     return ["--ros-args", *(arg for rule in rules for arg in ("-r", rule))]
 
 
-def _copy(msg: JointState) -> JointState:
-    """A new message with the same fields: the sender reuses its message object, the next
-    stage may keep this one as its last setpoint. Fields are reassigned (never mutated) by
-    the sender, so sharing them is safe."""
-    out = JointState(check_fields=False)
-    out.header = msg.header
-    out.name = msg.name
-    out.position = msg.position
-    out.velocity = msg.velocity
-    out.effort = msg.effort
-    return out
+class HandedOff:
+    """What a hand-off passes on: the five fields of a ``JointState`` the next stage reads.
+
+    The sender reuses its message object, the next stage may keep this one as its last
+    setpoint; the sender reassigns its fields (never mutates them), so sharing them is safe.
+    A ``JointState`` costs ~10 µs to build (its Header and Time), this ~0.3 µs.
+    """
+
+    __slots__ = ("header", "name", "position", "velocity", "effort")
+
+    def __init__(self, msg: JointState) -> None:
+        self.header = msg.header
+        self.name = msg.name
+        self.position = msg.position
+        self.velocity = msg.velocity
+        self.effort = msg.effort
 
 
 class ComposedChain:
@@ -188,7 +194,7 @@ class ComposedChain:
     def _to(self, call: Callable[[JointState], None], where: str) -> Callable[[JointState], None]:
         def hand_off(msg: JointState) -> None:
             try:
-                call(_copy(msg))
+                call(HandedOff(msg))  # type: ignore[arg-type]  # the fields it reads
             except Exception as error:  # noqa: BLE001 - a raising stage must not stop the bridge
                 self._failed(where, error)  # the upstream stage still publishes its own output
 
