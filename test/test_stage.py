@@ -250,3 +250,14 @@ def test_non_numeric_setpoint_fields_are_input_errors(field, bad, reason):
 def test_numeric_setpoint_kinds_still_accepted():
     sp = parse_setpoint(["a", "b", "c"], (1, 2, 3), np.array([0.5, 0, 0], dtype=np.float32), [], MODEL)
     assert sp.model_position().tolist() == [1.0, 2.0, 3.0] and sp.model_velocity().tolist() == [0.5, 0, 0]
+
+
+def test_joint_map_is_built_once_per_names_and_refusals_are_not_kept():
+    first = JointMap.for_names(["c", "b", "a"], MODEL)
+    again = JointMap.for_names(("c", "b", "a"), list(MODEL))  # equal names, other containers
+    assert again is first and first.index.tolist() == [2, 1, 0]
+    assert JointMap.for_names(["a", "b", "c"], MODEL) is not first  # other names, own map
+    for _ in range(2):  # an error is raised again, never remembered as a map
+        with pytest.raises(InputError) as info:
+            JointMap.for_names(["a", "b"], MODEL)
+        assert info.value.reason is Reason.MISSING_JOINTS
