@@ -174,3 +174,17 @@ def test_timeout_switches_on_the_first_tick_after_the_timeout(timeout):
             assert tick < 10_000
         expected = command_tick + timeout_ns // period_ns + 1  # elapsed > timeout
         assert tick == expected, (trial, start_ns, tick, expected)
+
+
+def test_finite_command_whose_sum_overflows_is_accepted_and_inf_is_not():
+    """set_command screens finiteness with a sum: 1e308 + 1e308 overflows it, and the
+    element-wise check behind it must still accept; inf - inf (NaN sum) and a lone NaN
+    are refused with the previous command kept."""
+    core = _core(gear=1.0)
+    core.set_command([1e308, 1e308, 0.0], None, [1e308, 0.0, 1e308], 0.0)
+    _check_frames(core, core.step(0.0))
+    assert [s.behavior for s in core.status()] == ["command"] * 3  # refused: "no command yet"
+    for q, tau in (([math.inf, -math.inf, 0.0], None), ([0.0, 0.0, 0.0], [0.0, math.nan, 0.0])):
+        with pytest.raises(InputError):
+            core.set_command(q, None, tau, 0.001)
+    assert core.rejected_commands == 2
