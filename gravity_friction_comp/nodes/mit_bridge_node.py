@@ -68,7 +68,6 @@ import numpy as np
 from builtin_interfaces.msg import Time as TimeMsg
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rcl_interfaces.msg import SetParametersResult
-from rclpy.clock import ROSClock
 from rclpy.node import Node
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
@@ -95,7 +94,7 @@ from gravity_friction_comp.nodes.lockstep_clock import LockstepClock, stamp_ns
 from gravity_friction_comp.nodes.mit_bridge_parameters import BRIDGE_PARAMETERS, PARAMETERS
 from gravity_friction_comp.nodes.parameters import check, declare, values_of
 from gravity_friction_comp.nodes.robot_params import build_robot_models, declare_robot_parameters
-from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, publish_guarded, run_node
+from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, clock_ns, publish_guarded, run_node
 from gravity_friction_comp.sim.bus import SimulatedMotorBus, simulated_bus_for_bridge, virtual_bus_settings
 from gravity_friction_comp.sim.lockstep import LockstepDriver, LockstepSchedule, whole_steps
 from gravity_friction_comp.stage.contract import Throttle, parse_setpoint
@@ -405,10 +404,7 @@ class MitBridgeNode(Node):
         self._publish_state(self._stamp())
 
     def _stamp(self) -> TimeMsg:
-        clock = self.get_clock()
-        if not isinstance(clock, ROSClock) or clock.ros_time_is_active:  # use_sim_time: /clock
-            return clock.now().to_msg()
-        ns = time.time_ns()  # ROS time is the system time then; a third of clock.now().to_msg()
+        ns = clock_ns(self.get_clock())  # a third of clock.now().to_msg()
         return TimeMsg(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
 
     @property

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from rcl_interfaces.msg import SetParametersResult
+from rclpy.clock import ROSClock
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -30,6 +31,7 @@ __all__ = [
     "FeedforwardStageNode",
     "SETPOINT_QOS",
     "STAGE_PARAMETERS",
+    "clock_ns",
     "executor_choice",
     "make_executor",
     "node_parameters",
@@ -160,7 +162,7 @@ class FeedforwardStageNode(Node):
         """[s] a setpoint's stamp, or this node's clock for an unstamped (zero) one."""
         seconds = stamp.sec + 1e-9 * stamp.nanosec
         if seconds == 0.0:  # unstamped setpoint: time of arrival instead
-            seconds = self.get_clock().now().nanoseconds * 1e-9
+            seconds = clock_ns(self.get_clock()) * 1e-9
         return seconds
 
     # ----------------------------------------------------------------- parameters
@@ -267,6 +269,16 @@ class FeedforwardStageNode(Node):
             term_msg.name = msg.name
             term_msg.effort = result.term.tolist()
             publish_guarded(self, self._effort_pub, term_msg)
+
+
+def clock_ns(clock) -> int:
+    """[ns] ``clock.now()``, read as ``time.time_ns()`` when that is what it gives (a ROS
+    clock without ``/clock`` is the system time): ~2 µs instead of ~8 µs per call."""
+    if not isinstance(clock, ROSClock) or clock.ros_time_is_active:  # use_sim_time: /clock
+        return clock.now().nanoseconds
+    import time
+
+    return time.time_ns()
 
 
 def publish_guarded(node: Node, publisher, msg) -> bool:
