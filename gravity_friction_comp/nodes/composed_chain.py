@@ -194,7 +194,7 @@ class ComposedChain:
     def _to(self, call: Callable[[JointState], None], where: str) -> Callable[[JointState], None]:
         def hand_off(msg: JointState) -> None:
             try:
-                call(HandedOff(msg))  # type: ignore[arg-type]  # the fields it reads
+                call(HandedOff(msg))  # the five fields the next stage reads, not a new message
             except Exception as error:  # noqa: BLE001 - a raising stage must not stop the bridge
                 self._failed(where, error)  # the upstream stage still publishes its own output
 
