@@ -13,18 +13,20 @@ setpoint's publish time (``time.time()`` on both sides). Chains:
 - ``composed``: the one-process chain (:mod:`gravity_friction_comp.nodes.composed_chain`).
 
 The bridge runs at ``rate_hz`` = the setpoint rate. Where the simulated arm runs
-(``--sim-arm``):
+(``--sim-arm``; ``--frozen`` stops its physics in either place, the emulated motors still
+answer and the setpoints are at rest either way):
 
 - ``process`` (default): in its own process (:mod:`gravity_friction_comp.tools.sim_arm`'s
   builder, :class:`~gravity_friction_comp.sim.socketcand_server.SocketcandServer`), and the
   bridge reaches it with ``can.interface:=socketcand`` on 127.0.0.1, as it would a real
   arm: the bridge's process carries only the chain. The tap is the server: a frame's time is
   its arrival there (``time.time()``), one loopback TCP hop after the bridge's ``send``.
-- ``physics``: in the bridge's process on a python-can ``virtual`` bus (``simulate:=true``);
-  the tap is a second bus on that channel, in the bridge's process (a virtual bus is visible
-  only there), and a frame's time is python-can's stamp in ``send``.
-- ``frozen``: as ``physics``, but the arm's physics is stopped (the emulated motors still
-  answer; the setpoints are at rest either way).
+- ``in-process``: in the bridge's process on a python-can ``virtual`` bus
+  (``simulate:=true``); the tap is a second bus on that channel, in the bridge's process (a
+  virtual bus is visible only there), and a frame's time is python-can's stamp in ``send``.
+
+The simulated arm's process CPU (share of one core) is printed beside the bridge's: on a
+2-core machine it competes with the chain for the same cores.
 
 A setpoint is
 *dropped* when no frame ever carried it: lost before the bridge (``never reached the
@@ -41,7 +43,7 @@ Usage::
 
     python bench/end_to_end_latency.py --duration 20
     python bench/end_to_end_latency.py --soak 600
-    python bench/end_to_end_latency.py --duration 20 --sim-arm physics
+    python bench/end_to_end_latency.py --duration 20 --sim-arm in-process --frozen
 """
 
 from __future__ import annotations
@@ -207,7 +209,7 @@ class ServerTap:
     codes = Tap.codes
 
 
-def run_sim_child(params_file: str, out: str) -> None:
+def run_sim_child(params_file: str, out: str, frozen: bool = False) -> None:
     """``--child sim``: the simulated arm in its own process, served over socketcand on
     127.0.0.1 (:mod:`gravity_friction_comp.sim.socketcand_server`), with the tap; writes the
     port to ``<out>.port`` when ready, runs until SIGINT, saves the tap."""
@@ -229,6 +231,8 @@ def run_sim_child(params_file: str, out: str) -> None:
         return _code(motor.mapping.torque_from_motor(command.tau_ff))
 
     tap = ServerTap(decode)
+    if frozen:
+        sim.arm.step = lambda tau, dt=None: None
     sim.start()
     with SocketcandServer(sim, host="127.0.0.1", port=0, on_frame=tap) as server:
         pathlib.Path(out + ".port").write_text(str(server.port))
@@ -238,7 +242,7 @@ def run_sim_child(params_file: str, out: str) -> None:
     np.savez(out, times=tap.times, codes=tap.codes.astype(np.int64))
 
 
-def run_child(kind: str, out: str, sim_arm: str = "physics") -> None:
+def run_child(kind: str, out: str, sim_arm: str = "process", frozen: bool = False) -> None:
     """``--child``: run the bridge part of a chain with a tap until SIGINT; save the tap.
 
     ``sim_arm`` ``process``: the bridge talks socketcand to the simulated arm's process,
@@ -286,7 +290,7 @@ def run_child(kind: str, out: str, sim_arm: str = "physics") -> None:
             tap = Tap(bridge.settings.channel, _bridge_decoder(bridge))
         probe = BridgeProbe(bridge)
         signal.signal(signal.SIGUSR1, lambda *a: probe.start())  # the parent: measurement starts
-        if sim_arm == "frozen":  # a real arm's physics costs this process nothing (stated in the output)
+        if frozen and sim_arm != "process":  # the arm holds still; its motors still answer
             bridge.simulation.arm.step = lambda tau, dt=None: None
         if chain is not None:
             spin_chain(chain, stop=lambda: bool(stop))
@@ -325,7 +329,14 @@ def _start(args: list[str], env: dict) -> subprocess.Popen:
 
 
 def run_chain(
-    kind: str, duration: float, rate_hz: float, warmup: float, env: dict, tmp: pathlib.Path, sim_arm: str
+    kind: str,
+    duration: float,
+    rate_hz: float,
+    warmup: float,
+    env: dict,
+    tmp: pathlib.Path,
+    sim_arm: str,
+    frozen: bool = False,
 ) -> dict:
     """Start one chain, publish ``duration`` s of setpoints at ``rate_hz``, return the figures."""
     import rclpy
@@ -337,10 +348,12 @@ def run_chain(
     params = chain_parameters(rate_hz)
     out = tmp / f"{kind}.npz"
     me = [str(pathlib.Path(__file__).resolve()), "--child", kind, "--out", str(out), "--sim-arm", sim_arm]
+    me += ["--frozen"] if frozen else []
     procs: list[subprocess.Popen] = []
     sim_proc = None
+    sim_cpu0 = None
     if kind != "baseline" and sim_arm == "process":
-        sim_proc, port = _start_sim(params["mit_bridge"], tmp / f"{kind}_sim", env)
+        sim_proc, port = _start_sim(params["mit_bridge"], tmp / f"{kind}_sim", env, frozen)
         params["mit_bridge"] |= {
             "simulate": False,
             "can.interface": "socketcand",
@@ -410,11 +423,14 @@ def run_chain(
     t0 = time.monotonic() + 0.01
     for k in range(n):
         target = t0 + k * period
-        while (now := time.monotonic()) < target:
-            if target - now > 3e-4:
-                time.sleep(target - now - 2e-4)
+        # sleep, never spin: a busy-wait for the last 0.3 ms of each period took ~10 % of one
+        # of this machine's 2 cores from the chain; the latency is measured from the
+        # publish time itself, so the sleep's overshoot (~0.1 ms) only jitters the setpoints
+        if (now := time.monotonic()) < target:
+            time.sleep(target - now)
         if k == int(warmup * rate_hz):
             rss0 = [_rss_mb(p.pid) for p in procs]
+            sim_cpu0 = (time.monotonic(), _cpu_s(sim_proc.pid)) if sim_proc is not None else None
             if kind != "baseline":
                 procs[-1].send_signal(signal.SIGUSR1)
         msg.effort = [BASE + (k % MOD) * STEP, 0.0, 0.0]
@@ -425,6 +441,9 @@ def run_chain(
         pub.publish(msg)
     time.sleep(0.5)
     rss1 = [_rss_mb(p.pid) for p in procs]
+    sim_share = float("nan")
+    if sim_proc is not None and sim_cpu0 is not None:
+        sim_share = 100.0 * (_cpu_s(sim_proc.pid) - sim_cpu0[1]) / (time.monotonic() - sim_cpu0[0])
     for p in reversed(procs):
         p.send_signal(signal.SIGINT)
     for p in reversed(procs):
@@ -446,7 +465,14 @@ def run_chain(
                 f"{kind}: the simulated arm's process saved nothing (logs in {env['E2E_LOG_DIR']})"
             )
         tap |= dict(np.load(sim_out))
-    return match(kind, sent, tap, int(warmup * rate_hz), rss0, rss1, period)
+    return match(kind, sent, tap, int(warmup * rate_hz), rss0, rss1, period) | {"sim_cpu": sim_share}
+
+
+def _cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) process ``pid`` has used."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -457,13 +483,15 @@ def _stop(proc: subprocess.Popen) -> None:
         proc.kill()
 
 
-def _start_sim(bridge_values: dict, out: pathlib.Path, env: dict) -> tuple[subprocess.Popen, int]:
+def _start_sim(
+    bridge_values: dict, out: pathlib.Path, env: dict, frozen: bool = False
+) -> tuple[subprocess.Popen, int]:
     """Start the simulated arm's process (``--child sim``) for ``bridge_values``; its port."""
     params = out.with_suffix(".yaml")
     params.write_text(yaml.safe_dump({"mit_bridge": {"ros__parameters": bridge_values}}))
     port_file = pathlib.Path(str(out) + ".npz.port")
     me = [str(pathlib.Path(__file__).resolve()), "--child", "sim", "--out", str(out) + ".npz"]
-    proc = _start([*me, "--sim-params", str(params)], env)
+    proc = _start([*me, "--sim-params", str(params), *(["--frozen"] if frozen else [])], env)
     deadline = time.monotonic() + 60.0
     while not port_file.exists():
         if proc.poll() is not None or time.monotonic() > deadline:
@@ -515,23 +543,28 @@ def main() -> None:
     )
     parser.add_argument(
         "--sim-arm",
-        choices=("process", "physics", "frozen"),
+        choices=("process", "in-process"),
         default="process",
         help="process: the simulated arm runs in its own process and the bridge reaches it over "
         "socketcand on 127.0.0.1, as it would a real arm (the bridge's process carries only the "
-        "chain); physics: the simulated arm steps at 1 kHz in the bridge's process on a python-can "
-        "virtual bus (its GIL share is printed); frozen: as physics, but the arm does not move "
-        "(the emulated motors still answer; setpoints are at rest either way)",
+        "chain); in-process: the simulated arm steps at 1 kHz in the bridge's process on a "
+        "python-can virtual bus (its GIL share is printed)",
+    )
+    parser.add_argument(
+        "--frozen",
+        action="store_true",
+        help="stop the simulated arm's physics (its emulated motors still answer; the setpoints "
+        "are at rest either way): a real arm's physics costs this machine nothing",
     )
     parser.add_argument("--child", choices=(*CHAINS, "sim"), help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     parser.add_argument("--sim-params", help=argparse.SUPPRESS)
     args, _ros = parser.parse_known_args()
     if args.child == "sim":
-        run_sim_child(args.sim_params, args.out)
+        run_sim_child(args.sim_params, args.out, args.frozen)
         return
     if args.child:
-        run_child(args.child, args.out, args.sim_arm)
+        run_child(args.child, args.out, args.sim_arm, args.frozen)
         return
     duration = args.soak if args.soak is not None else args.duration
     env = dict(
@@ -546,13 +579,14 @@ def main() -> None:
         f"end-to-end latency, setpoint -> CAN frame, {args.rate:g} Hz for {duration:g} s per chain"
         f"{' (soak)' if args.soak is not None else ''}, bridge rate_hz {args.rate:g}, {os.cpu_count()} cores, "
         f"load average {os.getloadavg()[0]:.2f}, simulated arm {args.sim_arm}"
+        f"{' (physics frozen)' if args.frozen else ''}"
     )
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         env["E2E_LOG_DIR"] = os.environ.get("E2E_LOG_DIR") or tmp
         for kind in args.chains.split(","):
             r = results[kind] = run_chain(
-                kind, duration, args.rate, args.warmup, env, pathlib.Path(tmp), args.sim_arm
+                kind, duration, args.rate, args.warmup, env, pathlib.Path(tmp), args.sim_arm, args.frozen
             )
             print(
                 f"{kind:9s} n {r['n']:7d} | p50 {r['p50']:6.3f} ms | p99 {r['p99']:6.3f} ms | max {r['max']:7.2f} ms"
@@ -562,6 +596,8 @@ def main() -> None:
             )
             if r["probe"]:
                 print(describe(r["probe"]), flush=True)
+            if r.get("sim_cpu") == r.get("sim_cpu"):  # not NaN: the arm had its own process
+                print(f"  simulated arm's process CPU: {r['sim_cpu']:.0f}% of one core", flush=True)
     base = results.get("baseline")
     if base:
         for kind in ("separate", "composed"):

@@ -222,41 +222,54 @@ class SimulatedMotorBus:
         for sm, j in zip(self.motors, self._joint_index):
             sm.motor.set_shaft_state(sm.mapping.position_to_motor(q[j]), sm.mapping.velocity_to_motor(v[j]))
 
-    def _reply(self, bus: str, arbitration_id: int, data: bytes) -> None:
+    def _send(self, bus: str, msg: can.Message) -> None:
         try:
-            self.buses[bus].send(mit_message(arbitration_id, data, self._fd[bus]), timeout=0.001)
+            self.buses[bus].send(msg, timeout=0.001)
             self.replies_sent += 1
         except (can.CanError, OSError):
             self.send_errors += 1
 
     def _handle(self, msg: can.Message, bus: str) -> None:
+        for reply in self._replies(msg, bus):
+            self._send(bus, reply)
+
+    def _replies(self, msg: can.Message, bus: str) -> list[can.Message]:
+        # what the emulated motors answer to ``msg`` (caller holds the lock)
         data = bytes(msg.data)
         self.frames_received += 1
         if msg.arbitration_id == DAMIAO_PARAM_ARBITRATION_ID and len(data) == 8 and data[2] == 0x33:
             k = self._by_can_id.get((bus, data[0] | (data[1] << 8)))
             if k is None or self._muted[k] or self.motors[k].motor.family != "damiao":
-                return
+                return []
             motor = self.motors[k].motor
             field = DAMIAO_LIMIT_REGISTERS.get(data[3])
-            if field is not None:
-                self._reply(bus, motor.master_id, data[:4] + struct.pack("<f", getattr(motor.limits, field)))
-            return
+            if field is None:
+                return []
+            value = struct.pack("<f", getattr(motor.limits, field))
+            return [mit_message(motor.master_id, data[:4] + value, self._fd[bus])]
         k = self._by_can_id.get((bus, msg.arbitration_id))
         if k is None:
-            return
+            return []
         motor = self.motors[k].motor
         reply = motor.handle_frame(data)
         if self._muted[k]:
-            return
+            return []
         if reply is not None:
-            self._reply(bus, motor.master_id, reply)
-        elif not motor.mit_mode:  # a motor in its private protocol answers in that
+            return [mit_message(motor.master_id, reply, self._fd[bus])]
+        if not motor.mit_mode:  # a motor in its private protocol answers in that
             private_id, private_data = motor.private_frame()
-            try:
-                self.buses[bus].send(can.Message(arbitration_id=private_id, data=private_data), timeout=0.001)
-                self.replies_sent += 1
-            except (can.CanError, OSError):
-                self.send_errors += 1
+            return [can.Message(arbitration_id=private_id, data=private_data)]
+        return []
+
+    def answer(self, msg: can.Message, bus: str = "") -> list[can.Message]:
+        """The emulated motors' replies to ``msg`` on ``bus``, now (thread-safe), returned
+        instead of sent on the simulator's own bus: for a transport that carries the frames
+        itself (:class:`~gravity_friction_comp.sim.socketcand_server.SocketcandServer`).
+        Counted in :attr:`frames_received` / :attr:`replies_sent` as bus frames are."""
+        with self._lock:
+            replies = self._replies(msg, bus)
+            self.replies_sent += len(replies)
+        return replies
 
     def _answer_waiting(self) -> None:
         # caller holds the lock
