@@ -59,6 +59,7 @@ os.environ["ROS_DOMAIN_ID"] = str(150 + os.getpid() % 80)
 import numpy as np  # noqa: E402
 import rclpy  # noqa: E402
 import yaml  # noqa: E402
+from bridge_probe import process_cpu  # noqa: E402
 from rclpy.context import Context  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
@@ -198,13 +199,6 @@ def start_sim_process(params: dict) -> tuple[subprocess.Popen, int, pathlib.Path
         if found:
             return proc, int(found.group(1)), path
     raise RuntimeError(f"sim_arm did not start (exit {proc.wait()})")
-
-
-def process_cpu(pid: int) -> float:
-    """CPU time [s] process ``pid`` has used (utime + stime)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def bridge(case: str, seconds: float, physics: str = "full") -> dict:

@@ -63,7 +63,7 @@ import time
 
 import numpy as np
 import yaml
-from bridge_probe import BridgeProbe, describe
+from bridge_probe import BridgeProbe, describe, process_cpu
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -430,7 +430,7 @@ def run_chain(
             time.sleep(target - now)
         if k == int(warmup * rate_hz):
             rss0 = [_rss_mb(p.pid) for p in procs]
-            sim_cpu0 = (time.monotonic(), _cpu_s(sim_proc.pid)) if sim_proc is not None else None
+            sim_cpu0 = (time.monotonic(), process_cpu(sim_proc.pid)) if sim_proc is not None else None
             if kind != "baseline":
                 procs[-1].send_signal(signal.SIGUSR1)
         msg.effort = [BASE + (k % MOD) * STEP, 0.0, 0.0]
@@ -443,7 +443,7 @@ def run_chain(
     rss1 = [_rss_mb(p.pid) for p in procs]
     sim_share = float("nan")
     if sim_proc is not None and sim_cpu0 is not None:
-        sim_share = 100.0 * (_cpu_s(sim_proc.pid) - sim_cpu0[1]) / (time.monotonic() - sim_cpu0[0])
+        sim_share = 100.0 * (process_cpu(sim_proc.pid) - sim_cpu0[1]) / (time.monotonic() - sim_cpu0[0])
     for p in reversed(procs):
         p.send_signal(signal.SIGINT)
     for p in reversed(procs):
@@ -466,13 +466,6 @@ def run_chain(
             )
         tap |= dict(np.load(sim_out))
     return match(kind, sent, tap, int(warmup * rate_hz), rss0, rss1, period) | {"sim_cpu": sim_share}
-
-
-def _cpu_s(pid: int) -> float:
-    """CPU seconds (user + system) process ``pid`` has used."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _stop(proc: subprocess.Popen) -> None:

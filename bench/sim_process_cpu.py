@@ -35,19 +35,11 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
 
 import rclpy  # noqa: E402
+from bridge_probe import process_cpu  # noqa: E402
 from rclpy.context import Context  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, make_executor  # noqa: E402
-
-_TICK = os.sysconf("SC_CLK_TCK")
-
-
-def process_cpu(pid: int) -> float:
-    """CPU seconds (user + system) used so far by process ``pid``."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / _TICK
 
 
 def bridge_values() -> dict:
