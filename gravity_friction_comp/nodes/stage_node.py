@@ -12,6 +12,7 @@ output changes without a new setpoint.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -276,8 +277,6 @@ def clock_ns(clock) -> int:
     clock without ``/clock`` is the system time): ~2 µs instead of ~8 µs per call."""
     if not isinstance(clock, ROSClock) or clock.ros_time_is_active:  # use_sim_time: /clock
         return clock.now().nanoseconds
-    import time
-
     return time.time_ns()
 
 
