@@ -147,6 +147,20 @@ def test_slower_commands_leave_on_arrival_or_with_the_next_tick():
     assert schedule.keepalive > 300  # the motors fed between the commands
 
 
+def test_two_silent_periods_on_a_large_clock_give_the_keepalive():
+    """Exactly 2 periods of silence, summed from the steps a caller makes on a monotonic
+    clock hours after boot (ULP ~1e-11 s), count as 2 periods: without the tolerance 851 of
+    these 2000 start times lost the keep-alive (CI failed on it)."""
+    for t0 in np.linspace(1000.0, 90000.0, 2000):
+        schedule = SendSchedule(2e-3)
+        t = float(t0)
+        assert schedule.command(t)
+        t += 1.5 * 2e-3
+        assert not schedule.tick(t)  # commands still flow
+        t += 0.5 * 2e-3
+        assert schedule.tick(t), t0
+
+
 def test_period_must_be_positive():
     for bad in (0.0, -1e-3, float("nan")):
         with pytest.raises(ValueError, match="period"):

@@ -101,7 +101,10 @@ class SendSchedule:
                 self.on_tick += 1
                 return True
             return False
-        silent = self._last_command is None or now - self._last_command >= KEEPALIVE_AFTER * self.period
+        # 1e-9 s: as in _allowed, sums of exact periods on a large monotonic clock land just below
+        silent = (
+            self._last_command is None or now - self._last_command >= KEEPALIVE_AFTER * self.period - 1e-9
+        )
         if silent and self._allowed(now) and self._credit >= BURST - 1e-9:
             self._spend(now)
             self.keepalive += 1
