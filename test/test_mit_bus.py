@@ -165,3 +165,31 @@ def test_frame_queue_keeps_the_oldest_when_full_counts_the_rest_and_drains_in_or
     assert q.drain() == []
     q.on_message_received(can.Message(arbitration_id=0x11, data=bytes([9] * 8), is_extended_id=False))
     assert [f.data for f in q.drain()] == [bytes([9] * 8)] and q.dropped == 2  # room again
+
+
+def test_socketcand_refused_connect_logs_one_warning_and_counts_the_attempts(monkeypatch, caplog):
+    """python-can retries a refused connect for 10 s (its clock) with one warning per attempt:
+    600 000 lines in 10 s measured on loopback. Its clock here advances 1 s per reading, so
+    it makes about 10 attempts; one warning passes, the error counts them all."""
+    import socket
+
+    import can.interfaces.socketcand.socketcand as client
+
+    class OneSecondPerReading:
+        def __init__(self):
+            self.now = 0.0
+
+        def time(self):
+            self.now += 1.0
+            return self.now
+
+    monkeypatch.setattr(client, "time", OneSecondPerReading())
+    with socket.socket() as s:  # a port where nothing listens: bound, never listening
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        caplog.set_level("WARNING", logger=client.__name__)
+        with pytest.raises(BusOpenError, match=rf"\(10 connection attempts to 127\.0\.0\.1:{port}\)"):
+            open_bus(CanSettings("socketcand", "can0", 1_000_000, host="127.0.0.1", port=port))
+    failed = [r for r in caplog.records if r.getMessage().startswith("Failed to connect to server")]
+    assert len(failed) == 1
+    assert not client.log.filters  # the filter is gone: later warnings pass as before

@@ -5,6 +5,7 @@ The only module of the bridge that imports python-can (with sim.bus).
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -167,6 +168,24 @@ def bus_settings(base: CanSettings, buses: Sequence[str]) -> dict[str, CanSettin
     return out
 
 
+class _FirstOnly(logging.Filter):
+    """Passes the first record whose message starts with ``prefix``, counts and drops the rest.
+
+    python-can's socketcand client retries a refused connect in a tight loop for 10 s and
+    logs a warning per attempt (600 000 lines measured on loopback)."""
+
+    def __init__(self, prefix: str):
+        super().__init__()
+        self.prefix = prefix
+        self.count = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.getMessage().startswith(self.prefix):
+            return True
+        self.count += 1
+        return self.count == 1
+
+
 def open_bus(settings: CanSettings, *, receive_own_messages: bool = False, **kwargs: Any) -> can.BusABC:
     """Open ``settings``' bus: ``can.Bus(interface, channel, bitrate, ignore_config=True)``.
 
@@ -201,6 +220,9 @@ def open_bus(settings: CanSettings, *, receive_own_messages: bool = False, **kwa
     if settings.interface == "socketcand":
         fd_kwargs.update(host=settings.host, port=settings.port, tcp_tune=True)
     fd_kwargs.update(kwargs)
+    retries = _FirstOnly("Failed to connect to server")
+    socketcand_log = logging.getLogger("can.interfaces.socketcand.socketcand")
+    socketcand_log.addFilter(retries)
     try:
         return can.Bus(
             interface=settings.interface,
@@ -212,12 +234,19 @@ def open_bus(settings: CanSettings, *, receive_own_messages: bool = False, **kwa
         )
     except (can.CanError, OSError, ImportError, ValueError, TypeError, NotImplementedError) as error:
         fd_text = f" / FD data {settings.effective_data_bitrate} bit/s" if settings.fd else ""
+        tries = (
+            f" ({retries.count} connection attempts to {settings.host}:{settings.port})"
+            if retries.count
+            else ""
+        )
         raise BusOpenError(
             f"cannot open CAN bus {settings.interface}:{settings.channel} "
-            f"@ {settings.bitrate} bit/s{fd_text}: {error}",
+            f"@ {settings.bitrate} bit/s{fd_text}: {error}{tries}",
             key="can.channel",
             value=settings.channel,
         ) from None
+    finally:
+        socketcand_log.removeFilter(retries)
 
 
 class ReceivedFrame(NamedTuple):
