@@ -193,3 +193,34 @@ def test_socketcand_refused_connect_logs_one_warning_and_counts_the_attempts(mon
     failed = [r for r in caplog.records if r.getMessage().startswith("Failed to connect to server")]
     assert len(failed) == 1
     assert not client.log.filters  # the filter is gone: later warnings pass as before
+
+
+def test_socketcand_server_that_never_says_hi_is_an_error_not_a_hang():
+    """A TCP listener that accepts and stays silent: python-can waited for ``< hi >`` with
+    no timeout (the bridge hung at start-up, deaf to SIGTERM, measured > 30 s)."""
+    import socket
+    import threading
+
+    outcome: list[Exception] = []
+
+    def attempt(port):
+        try:
+            open_bus(CanSettings("socketcand", "can0", 1_000_000, host="127.0.0.1", port=port))
+        except Exception as error:  # noqa: BLE001 (the test asserts which one)
+            outcome.append(error)
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        thread = threading.Thread(target=attempt, args=(listener.getsockname()[1],), daemon=True)
+        t0 = time.monotonic()
+        thread.start()
+        thread.join(5.0)
+        waited = time.monotonic() - t0
+    assert not thread.is_alive(), "open_bus still waiting for the handshake after 5 s"
+    from gravity_friction_comp.mit.bus import SOCKETCAND_TIMEOUT
+
+    assert SOCKETCAND_TIMEOUT - 0.1 < waited < 5.0
+    assert len(outcome) == 1 and isinstance(outcome[0], BusOpenError)
+    assert "socketcand:can0" in str(outcome[0])
+    assert socket.getdefaulttimeout() is None  # restored for every other socket

@@ -31,6 +31,9 @@ from gravity_friction_comp.mit.motor_table import MotorLimits
 #: only ``fd=True`` is passed.
 DATA_BITRATE_INTERFACES = ("etas", "ics_neovi", "neovi", "ixxat", "kvaser", "slcan", "vector")
 
+#: Timeout [s] of a socketcand connection's socket operations: the handshake (python-can
+#: reads ``< hi >`` with no timeout of its own) and a send into a full TCP buffer.
+SOCKETCAND_TIMEOUT = 2.0
 #: socketcand's default TCP port (github.com/linux-can/socketcand, ``-p``).
 SOCKETCAND_PORT = 29536
 
@@ -209,7 +212,8 @@ def open_bus(settings: CanSettings, *, receive_own_messages: bool = False, **kwa
 
     Raises:
         BusOpenError: python-can failed (missing device, driver, permission, no FD
-            support); names the bus.
+            support; a socketcand server refusing for 10 s, or silent for
+            :data:`SOCKETCAND_TIMEOUT` in the handshake); names the bus.
     """
     fd_kwargs: dict[str, Any] = {}
     if settings.fd:
@@ -224,6 +228,9 @@ def open_bus(settings: CanSettings, *, receive_own_messages: bool = False, **kwa
     retries = _FirstOnly("Failed to connect to server")
     socketcand_log = logging.getLogger("can.interfaces.socketcand.socketcand")
     socketcand_log.addFilter(retries)
+    default_timeout = socket.getdefaulttimeout()
+    if settings.interface == "socketcand":  # its socket, made in can.Bus, gets this timeout:
+        socket.setdefaulttimeout(SOCKETCAND_TIMEOUT)  # a server that never says hi: no hang
     try:
         return can.Bus(
             interface=settings.interface,
@@ -248,6 +255,7 @@ def open_bus(settings: CanSettings, *, receive_own_messages: bool = False, **kwa
         ) from None
     finally:
         socketcand_log.removeFilter(retries)
+        socket.setdefaulttimeout(default_timeout)
 
 
 class ReceivedFrame(NamedTuple):
