@@ -158,6 +158,7 @@ class MitBridgeNode(Node):
             ios: dict[str | None, CanFrameIO] = {}  # key None: the only bus (every motor)
             single = len(buses) == 1
             for name in list(buses):
+                io: CanFrameIO
                 if per_bus[name].interface == "socketcand":  # reconnects when the server comes back
                     io = SocketcandCanIO(
                         buses.pop(name), core.reply_ids, fd=settings.fd, settings=per_bus[name]
