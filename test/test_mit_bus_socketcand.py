@@ -127,3 +127,22 @@ def test_bus_status_is_error_while_the_link_is_lost():
     assert lost.level == DiagnosticStatus.ERROR and "connection lost 2.0 s ago" in lost.message
     io.lost_since = None
     assert status(io).level == DiagnosticStatus.OK and "load 0.0%" in status(io).message
+
+
+def test_python_cans_receive_error_on_a_reset_connection_is_one_line(beam_sim, caplog):
+    """python-can logs ``Failed to receive: [Errno 104] ...  Traceback (most recent call
+    last): ...`` (6 lines, measured when sim_arm closed with frames unread); with a
+    SocketcandCanIO open, its first line only."""
+    import logging
+
+    import can.interfaces.socketcand.socketcand as client
+
+    with SocketcandServer(beam_sim) as server:
+        settings = CanSettings("socketcand", "can0", 1_000_000, host="127.0.0.1", port=server.port)
+        io = SocketcandCanIO(open_bus(settings), frozenset({0x13}), settings=settings)
+        try:
+            with caplog.at_level(logging.ERROR, logger=client.__name__):
+                client.log.error("Failed to receive: reset  Traceback (most recent call last):\n  File x\nE")
+        finally:
+            io.close()
+    assert [r.getMessage() for r in caplog.records] == ["Failed to receive: reset"]

@@ -190,6 +190,21 @@ class _FirstOnly(logging.Filter):
         return self.count == 1
 
 
+class _NoTraceback(logging.Filter):
+    """Cuts the traceback python-can's socketcand reader puts into its ``Failed to receive``
+    message (a reset connection: 6 lines), leaving the first line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        if "Traceback (most recent call last)" in text:
+            record.msg, record.args = text.split("Traceback (most recent call last)")[0].rstrip(), None
+        return True
+
+
+_SOCKETCAND_LOG = "can.interfaces.socketcand.socketcand"
+_NO_TRACEBACK = _NoTraceback()
+
+
 def open_bus(settings: CanSettings, *, receive_own_messages: bool = False, **kwargs: Any) -> can.BusABC:
     """Open ``settings``' bus: ``can.Bus(interface, channel, bitrate, ignore_config=True)``.
 
@@ -226,7 +241,7 @@ def open_bus(settings: CanSettings, *, receive_own_messages: bool = False, **kwa
         fd_kwargs.update(host=settings.host, port=settings.port, tcp_tune=True)
     fd_kwargs.update(kwargs)
     retries = _FirstOnly("Failed to connect to server")
-    socketcand_log = logging.getLogger("can.interfaces.socketcand.socketcand")
+    socketcand_log = logging.getLogger(_SOCKETCAND_LOG)
     socketcand_log.addFilter(retries)
     default_timeout = socket.getdefaulttimeout()
     if settings.interface == "socketcand":  # its socket, made in can.Bus, gets this timeout:
@@ -466,6 +481,7 @@ class SocketcandCanIO(BridgeCanIO):
         self.reconnects = 0
         self._next_try = 0.0
         self._events: list[str] = []
+        logging.getLogger(_SOCKETCAND_LOG).addFilter(_NO_TRACEBACK)  # the loss: one line (once added)
 
     def send(self, frames: Sequence[tuple[int, bytes]]) -> int:
         """As :meth:`BridgeCanIO.send`; while the link is lost, retries it (once per
