@@ -352,6 +352,11 @@ def report(case: str, rate: float, seconds: float, base: dict, res: dict) -> flo
         )
     mean, p99 = res["exchange_cpu_us"]
     pmean, pp99 = res["physics_cpu_us"]
+    tick = (
+        f"mean {pmean:.0f} us, p99 {pp99:.0f} us"
+        if not np.isnan(pmean)
+        else "not timed here (no physics ticks in this process)"
+    )
     sh = res["thread_share"]
     send_label = (
         "socketcand: ASCII line + TCP send per frame"
@@ -372,7 +377,7 @@ def report(case: str, rate: float, seconds: float, base: dict, res: dict) -> flo
     print(
         f"CPU share of a core per thread: executor (bridge + commander) {sh['executor']:.0%}, "
         f"bridge receive (Notifier) {sh['receive']:.0%}, simulator ({label}) {sh['simulator']:.0%}, "
-        f"whole process {sh['process']:.0%}; simulator tick: mean {pmean:.0f} us, p99 {pp99:.0f} us"
+        f"whole process {sh['process']:.0%}; simulator tick: {tick}"
     )
     print(
         f"loop achieved {res['n'] / seconds:.0f} Hz of {rate:g}; missed replies {res['missed']}; "

@@ -165,3 +165,65 @@ def test_frame_queue_keeps_the_oldest_when_full_counts_the_rest_and_drains_in_or
     assert q.drain() == []
     q.on_message_received(can.Message(arbitration_id=0x11, data=bytes([9] * 8), is_extended_id=False))
     assert [f.data for f in q.drain()] == [bytes([9] * 8)] and q.dropped == 2  # room again
+
+
+def test_socketcand_refused_connect_logs_one_warning_and_counts_the_attempts(monkeypatch, caplog):
+    """python-can retries a refused connect for 10 s (its clock) with one warning per attempt:
+    600 000 lines in 10 s measured on loopback. Its clock here advances 1 s per reading, so
+    it makes about 10 attempts; one warning passes, the error counts them all."""
+    import socket
+
+    import can.interfaces.socketcand.socketcand as client
+
+    class OneSecondPerReading:
+        def __init__(self):
+            self.now = 0.0
+
+        def time(self):
+            self.now += 1.0
+            return self.now
+
+    monkeypatch.setattr(client, "time", OneSecondPerReading())
+    with socket.socket() as s:  # a port where nothing listens: bound, never listening
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        caplog.set_level("WARNING", logger=client.__name__)
+        with pytest.raises(BusOpenError, match=rf"\(10 connection attempts to 127\.0\.0\.1:{port}\)"):
+            open_bus(CanSettings("socketcand", "can0", 1_000_000, host="127.0.0.1", port=port))
+    failed = [r for r in caplog.records if r.getMessage().startswith("Failed to connect to server")]
+    assert len(failed) == 1
+    caplog.clear()  # the filter is gone: later warnings pass as before
+    client.log.warning("Failed to connect to server: a")
+    client.log.warning("Failed to connect to server: b")
+    assert len(caplog.records) == 2
+
+
+def test_socketcand_server_that_never_says_hi_is_an_error_not_a_hang():
+    """A TCP listener that accepts and stays silent: python-can waited for ``< hi >`` with
+    no timeout (the bridge hung at start-up, deaf to SIGTERM, measured > 30 s)."""
+    import socket
+    import threading
+
+    outcome: list[Exception] = []
+
+    def attempt(port):
+        try:
+            open_bus(CanSettings("socketcand", "can0", 1_000_000, host="127.0.0.1", port=port))
+        except Exception as error:  # noqa: BLE001 (the test asserts which one)
+            outcome.append(error)
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        thread = threading.Thread(target=attempt, args=(listener.getsockname()[1],), daemon=True)
+        t0 = time.monotonic()
+        thread.start()
+        thread.join(5.0)
+        waited = time.monotonic() - t0
+    assert not thread.is_alive(), "open_bus still waiting for the handshake after 5 s"
+    from gravity_friction_comp.mit.bus import SOCKETCAND_TIMEOUT
+
+    assert SOCKETCAND_TIMEOUT - 0.1 < waited < 5.0
+    assert len(outcome) == 1 and isinstance(outcome[0], BusOpenError)
+    assert "socketcand:can0" in str(outcome[0])
+    assert socket.getdefaulttimeout() is None  # restored for every other socket

@@ -323,3 +323,55 @@ def test_two_buses_are_two_channels_with_repeated_ids(tmp_path):
     truth = sim.snapshot().position
     assert truth[0] == pytest.approx(0.2) and truth[2] == pytest.approx(-0.4)
     assert core.joint_state().position == pytest.approx(truth, abs=P_MAX / 65535)
+
+
+def _raw_rawmode(server, rcvbuf: int | None = None) -> socket.socket:
+    """A raw TCP client through the handshake (``rcvbuf``: its receive buffer [bytes])."""
+    raw = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if rcvbuf is not None:
+        raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    raw.settimeout(2.0)
+    raw.connect(("127.0.0.1", server.port))
+    for send, expect in ((None, b"< hi >"), (b"< open can0 >", b"< ok >"), (b"< rawmode >", b"< ok >")):
+        if send:
+            raw.sendall(send)
+        assert raw.recv(64) == expect
+    return raw
+
+
+def test_a_client_that_stops_reading_is_dropped_and_the_others_stay_served(beam_sim):
+    """A second client on the bus that never reads (suspended ``nc``): the frames broadcast
+    to it fill its socket buffers (~4 MB on loopback); a blocking send there stalled the
+    server's one thread, so the active client got no reply any more. Each reply counted
+    against the frames sent: all 120 000 answered, the silent client dropped once."""
+    enable = b"< send 003 8 FF FF FF FF FF FF FF FC >"
+    batch, batches = 1000, 120  # ~110 B broadcast per frame: 13 MB, past any socket buffer
+    with SocketcandServer(beam_sim, channels={"can0": ""}) as server:
+        lazy = _raw_rawmode(server, rcvbuf=4096)
+        active = _raw_rawmode(server)
+        replies, buffer = 0, b""
+        for _ in range(batches):
+            active.sendall(enable * batch)
+            while buffer.count(b">") < batch:  # this batch's replies (recv times out at 2 s)
+                buffer += active.recv(65536)
+            replies += buffer.count(b"< frame 013 ")
+            buffer = b""
+        assert replies == batch * batches
+        assert server.dropped == 1 and server.clients == 1
+        lazy.close()
+        active.close()
+
+
+@pytest.mark.parametrize("port", ["70000", "-1", "abc"])
+def test_sim_arm_port_outside_0_65535_is_one_usage_error(tmp_path, capsys, port):
+    """bind() raised OverflowError (a traceback, exit 1) for 70000 and -1."""
+    from gravity_friction_comp.tools.sim_arm import main
+
+    path = tmp_path / "bridge.yaml"
+    path.write_text(yaml.safe_dump({"mit_bridge": {"ros__parameters": _palletizer_values()}}))
+    with pytest.raises(SystemExit) as exit_:
+        main(["--params-file", str(path), "--port", port])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1].startswith("sim_arm: error: argument --port:"), err
+    assert "Traceback" not in err

@@ -5,6 +5,8 @@ The only module of the bridge that imports python-can (with sim.bus).
 
 from __future__ import annotations
 
+import logging
+import socket
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -29,6 +31,9 @@ from gravity_friction_comp.mit.motor_table import MotorLimits
 #: only ``fd=True`` is passed.
 DATA_BITRATE_INTERFACES = ("etas", "ics_neovi", "neovi", "ixxat", "kvaser", "slcan", "vector")
 
+#: Timeout [s] of a socketcand connection's socket operations: the handshake (python-can
+#: reads ``< hi >`` with no timeout of its own) and a send into a full TCP buffer.
+SOCKETCAND_TIMEOUT = 2.0
 #: socketcand's default TCP port (github.com/linux-can/socketcand, ``-p``).
 SOCKETCAND_PORT = 29536
 
@@ -167,6 +172,39 @@ def bus_settings(base: CanSettings, buses: Sequence[str]) -> dict[str, CanSettin
     return out
 
 
+class _FirstOnly(logging.Filter):
+    """Passes the first record whose message starts with ``prefix``, counts and drops the rest.
+
+    python-can's socketcand client retries a refused connect in a tight loop for 10 s and
+    logs a warning per attempt (600 000 lines measured on loopback)."""
+
+    def __init__(self, prefix: str):
+        super().__init__()
+        self.prefix = prefix
+        self.count = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.getMessage().startswith(self.prefix):
+            return True
+        self.count += 1
+        return self.count == 1
+
+
+class _NoTraceback(logging.Filter):
+    """Cuts the traceback python-can's socketcand reader puts into its ``Failed to receive``
+    message (a reset connection: 6 lines), leaving the first line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        if "Traceback (most recent call last)" in text:
+            record.msg, record.args = text.split("Traceback (most recent call last)")[0].rstrip(), None
+        return True
+
+
+_SOCKETCAND_LOG = "can.interfaces.socketcand.socketcand"
+_NO_TRACEBACK = _NoTraceback()
+
+
 def open_bus(settings: CanSettings, *, receive_own_messages: bool = False, **kwargs: Any) -> can.BusABC:
     """Open ``settings``' bus: ``can.Bus(interface, channel, bitrate, ignore_config=True)``.
 
@@ -189,7 +227,8 @@ def open_bus(settings: CanSettings, *, receive_own_messages: bool = False, **kwa
 
     Raises:
         BusOpenError: python-can failed (missing device, driver, permission, no FD
-            support); names the bus.
+            support; a socketcand server refusing for 10 s, or silent for
+            :data:`SOCKETCAND_TIMEOUT` in the handshake); names the bus.
     """
     fd_kwargs: dict[str, Any] = {}
     if settings.fd:
@@ -201,6 +240,12 @@ def open_bus(settings: CanSettings, *, receive_own_messages: bool = False, **kwa
     if settings.interface == "socketcand":
         fd_kwargs.update(host=settings.host, port=settings.port, tcp_tune=True)
     fd_kwargs.update(kwargs)
+    retries = _FirstOnly("Failed to connect to server")
+    socketcand_log = logging.getLogger(_SOCKETCAND_LOG)
+    socketcand_log.addFilter(retries)
+    default_timeout = socket.getdefaulttimeout()
+    if settings.interface == "socketcand":  # its socket, made in can.Bus, gets this timeout:
+        socket.setdefaulttimeout(SOCKETCAND_TIMEOUT)  # a server that never says hi: no hang
     try:
         return can.Bus(
             interface=settings.interface,
@@ -212,12 +257,20 @@ def open_bus(settings: CanSettings, *, receive_own_messages: bool = False, **kwa
         )
     except (can.CanError, OSError, ImportError, ValueError, TypeError, NotImplementedError) as error:
         fd_text = f" / FD data {settings.effective_data_bitrate} bit/s" if settings.fd else ""
+        tries = (
+            f" ({retries.count} connection attempts to {settings.host}:{settings.port})"
+            if retries.count
+            else ""
+        )
         raise BusOpenError(
             f"cannot open CAN bus {settings.interface}:{settings.channel} "
-            f"@ {settings.bitrate} bit/s{fd_text}: {error}",
+            f"@ {settings.bitrate} bit/s{fd_text}: {error}{tries}",
             key="can.channel",
             value=settings.channel,
         ) from None
+    finally:
+        socketcand_log.removeFilter(retries)
+        socket.setdefaulttimeout(default_timeout)
 
 
 class ReceivedFrame(NamedTuple):
@@ -314,6 +367,7 @@ class CanFrameIO:
         self.sent = 0
         self.send_errors = 0
         self.last_send_error = ""
+        self.last_send_exception: BaseException | None = None
         self._closed = False
 
     def send(self, frames: Sequence[tuple[int, bytes]]) -> int:
@@ -331,8 +385,13 @@ class CanFrameIO:
             except (can.CanError, OSError) as error:
                 self.send_errors += 1
                 self.last_send_error = str(error)
+                self.last_send_exception = error
         self.sent += ok
         return ok
+
+    def pop_events(self) -> list[str]:
+        """Link events since the last call, for the node's log (none on a plain bus)."""
+        return []
 
     def drain(self) -> list[ReceivedFrame]:
         """Every frame waiting on the bus now, oldest first (read on this thread)."""
@@ -376,6 +435,100 @@ class BridgeCanIO(CanFrameIO):
         if not self._closed:
             self._notifier.stop(timeout=0.5)
         super().close()
+
+
+#: SocketcandCanIO: seconds between reconnection attempts while the link is lost.
+RETRY_PERIOD = 1.0
+#: TCP connect timeout of a probe [s]: bounds the caller's stall per attempt.
+PROBE_TIMEOUT = 0.05
+
+
+class SocketcandCanIO(BridgeCanIO):
+    """:class:`BridgeCanIO` on a socketcand bus that notices a lost TCP connection and reconnects.
+
+    python-can's socketcand client (4.6) neither reports a closed connection on receive (its
+    reader thread spins on the end of stream: a whole core measured after ``sim_arm`` was
+    stopped) nor reconnects. Here a send that fails with a :class:`ConnectionError` (the
+    server is gone: broken pipe, reset) marks the link lost: the Notifier is stopped and the
+    bus shut (the spin ends), frames are counted as failed sends, and every
+    :data:`RETRY_PERIOD` a TCP probe (at most :data:`PROBE_TIMEOUT`, on the caller's thread)
+    checks for the server; once it accepts, the bus is opened again and a Notifier feeds the
+    same listener. The motors behind the new connection are as the server left them (a
+    restarted ``sim_arm``: disabled).
+
+    Args:
+        bus: The open socketcand bus (from :func:`open_bus` with ``settings``).
+        accept, send_timeout, fd: As :class:`BridgeCanIO`.
+        settings: The bus's :class:`CanSettings` (``host``, ``port``), to open it again.
+
+    Attributes:
+        lost_since: ``time.monotonic()`` [s] when the link was lost, ``None`` while connected.
+        reconnects: Connections opened again after a loss.
+    """
+
+    def __init__(
+        self,
+        bus: can.BusABC,
+        accept: frozenset[int] | None = None,
+        send_timeout: float = 0.0005,
+        *,
+        fd: bool = False,
+        settings: CanSettings,
+    ):
+        super().__init__(bus, accept, send_timeout, fd=fd)
+        self.settings = settings
+        self.lost_since: float | None = None
+        self.reconnects = 0
+        self._next_try = 0.0
+        self._events: list[str] = []
+        logging.getLogger(_SOCKETCAND_LOG).addFilter(_NO_TRACEBACK)  # the loss: one line (once added)
+
+    def send(self, frames: Sequence[tuple[int, bytes]]) -> int:
+        """As :meth:`BridgeCanIO.send`; while the link is lost, retries it (once per
+        :data:`RETRY_PERIOD`) and counts the frames as failed sends until it is back."""
+        if self._closed or (self.lost_since is not None and not self._reconnect()):
+            self.send_errors += len(frames)
+            return 0
+        ok = super().send(frames)
+        if ok < len(frames) and isinstance(self.last_send_exception, ConnectionError):
+            self._lose()
+        return ok
+
+    def pop_events(self) -> list[str]:
+        """Loss and reconnection messages since the last call (one line each)."""
+        events, self._events = self._events, []
+        return events
+
+    def _where(self) -> str:
+        return f"socketcand {self.settings.host}:{self.settings.port} ({self.settings.channel})"
+
+    def _lose(self) -> None:
+        self.lost_since = time.monotonic()
+        self._next_try = self.lost_since + RETRY_PERIOD
+        self._notifier.stop(timeout=0.5)
+        self.bus.shutdown()
+        self._events.append(
+            f"{self._where()}: connection lost ({self.last_send_error}); retrying every "
+            f"{RETRY_PERIOD:g} s, frames count as send errors meanwhile"
+        )
+
+    def _reconnect(self) -> bool:
+        now = time.monotonic()
+        if now < self._next_try:
+            return False
+        self._next_try = now + RETRY_PERIOD
+        try:
+            socket.create_connection((self.settings.host, self.settings.port), timeout=PROBE_TIMEOUT).close()
+            bus = open_bus(self.settings)
+        except OSError:  # BusOpenError is one too
+            return False
+        assert self.lost_since is not None
+        self._events.append(f"{self._where()}: reconnected after {now - self.lost_since:.1f} s")
+        self.bus = bus
+        self._notifier = can.Notifier(bus, [self.listener], timeout=0.1)
+        self.lost_since = None
+        self.reconnects += 1
+        return True
 
 
 def read_damiao_limits(

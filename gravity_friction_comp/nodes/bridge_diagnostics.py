@@ -9,6 +9,7 @@ and the bus, so two arms side by side (``/left/mit_bridge: base_yaw``,
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -103,7 +104,8 @@ def bus_status(
     )
     worst = max(load, expected)
     problems = []
-    if worst > 1.0:
+    lost = getattr(io, "lost_since", None)  # a socketcand link (SocketcandCanIO) that is down
+    if worst > 1.0 or lost is not None:
         problems.append("error")
     elif worst > 0.8 or io.send_errors or io.listener.dropped or io.listener.errors:
         problems.append("warn")
@@ -111,6 +113,8 @@ def bus_status(
     bus.level = _LEVEL[level]
     rates = f"{settings.bitrate} bit/s" + (f", FD data {data_bitrate} bit/s" if fd else "")
     bus.message = f"bus {name}: load {load:.1%} of {rates} (expected {expected:.1%})"
+    if lost is not None:
+        bus.message = f"bus {name}: connection lost {time.monotonic() - lost:.1f} s ago, reconnecting"
     bus.values = [
         _kv("bus", name),
         _kv("bus_load", f"{load:.4f}"),

@@ -81,6 +81,7 @@ from gravity_friction_comp.mit.bus import (
     BridgeCanIO,
     CanFrameIO,
     CanSettings,
+    SocketcandCanIO,
     bus_settings,
     can_settings_from_values,
     open_bus,
@@ -157,7 +158,14 @@ class MitBridgeNode(Node):
             ios: dict[str | None, CanFrameIO] = {}  # key None: the only bus (every motor)
             single = len(buses) == 1
             for name in list(buses):
-                io = ios[None if single else name] = io_class(buses.pop(name), core.reply_ids, fd=settings.fd)
+                io: CanFrameIO
+                if per_bus[name].interface == "socketcand":  # reconnects when the server comes back
+                    io = SocketcandCanIO(
+                        buses.pop(name), core.reply_ids, fd=settings.fd, settings=per_bus[name]
+                    )
+                else:
+                    io = io_class(buses.pop(name), core.reply_ids, fd=settings.fd)
+                ios[None if single else name] = io
                 self._ios_opened.append(io)
             schedule = self._lockstep_schedule(values, config) if values["sim_lockstep"] else None
         except BaseException:
@@ -452,6 +460,9 @@ class MitBridgeNode(Node):
         statuses = core.status()
         for text in self._startup_check.poll(statuses):
             self.get_logger().error(text)
+        for io in self._ios.values():
+            for text in io.pop_events():
+                self.get_logger().warning(text)
         periods = np.array(self._periods)[-max(int(self.config.rate_hz / 2), 10) :]
         now = time.monotonic()
         for bus, io in self._ios.items():  # one status per bus (bus None: the only bus)

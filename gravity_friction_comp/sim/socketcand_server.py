@@ -18,7 +18,8 @@ Classic CAN only (socketcand has no FD frames). The client expects ``< hi >`` an
 ``< ok >`` as one read of its own, so nothing else is sent to a client before its
 ``rawmode`` is answered. Malformed or unsupported messages are counted
 (:attr:`SocketcandServer.malformed`) and skipped; a client that disconnects is dropped and
-another may connect. Several clients on one channel see each other's frames (a bus is
+another may connect; one that stops reading is dropped once its send buffer stays full
+for :data:`SEND_TIMEOUT` (counted in :attr:`SocketcandServer.dropped`). Several clients on one channel see each other's frames (a bus is
 shared), the simulator sees them all.
 
 One thread serves every socket (``select``): it accepts, handshakes, parses a whole
@@ -43,6 +44,10 @@ from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.sim.bus import SimulatedMotorBus
 
 __all__ = ["SocketcandServer", "format_frame", "parse_send"]
+
+#: A client whose socket buffer stays full this long [s] (it stopped reading: suspended,
+#: frozen in a debugger) is dropped: a blocking send would stall every other client.
+SEND_TIMEOUT = 0.2
 
 #: python-can's client needs ``< hi >`` etc. within one ``recv``; messages longer than this
 #: without a closing ``>`` are discarded (a ``send`` of 8 bytes is < 40 characters).
@@ -116,7 +121,8 @@ class SocketcandServer:
         OSError: (from :meth:`start`) the address cannot be bound.
 
     Counters (read any time): :attr:`frames_in` (from clients), :attr:`frames_out` (to
-    clients), :attr:`malformed`, :attr:`connections`.
+    clients), :attr:`malformed`, :attr:`connections`, :attr:`dropped` (clients dropped after a
+    send failed or stayed blocked for :data:`SEND_TIMEOUT`).
     """
 
     def __init__(
@@ -144,6 +150,7 @@ class SocketcandServer:
         self.frames_out = 0
         self.malformed = 0
         self.connections = 0
+        self.dropped = 0
         self._clients: list[_Client] = []
         self._clients_lock = threading.Lock()
         self._stop = threading.Event()
@@ -229,6 +236,7 @@ class SocketcandServer:
         except OSError:
             return
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.settimeout(SEND_TIMEOUT)  # recv only after select: the timeout bounds sends
         client = _Client(sock)
         if client.send(b"< hi >"):
             self.connections += 1
@@ -237,10 +245,11 @@ class SocketcandServer:
         else:
             sock.close()
 
-    def _drop(self, client: _Client) -> None:
+    def _drop(self, client: _Client, send_failed: bool = True) -> None:
         with self._clients_lock:
             if client in self._clients:
                 self._clients.remove(client)
+                self.dropped += send_failed
         client.sock.close()
 
     def _read(self, client: _Client) -> None:
@@ -249,7 +258,7 @@ class SocketcandServer:
         except OSError:
             chunk = b""
         if not chunk:  # disconnected
-            self._drop(client)
+            self._drop(client, send_failed=False)
             return
         client.buffer += chunk.decode("ascii", errors="replace")
         replies: list[can.Message] = []
@@ -259,6 +268,8 @@ class SocketcandServer:
             if replies and client.bus is not None:  # the replies of this recv in one write
                 if client.send(b"".join(format_frame(r, time.time()) for r in replies)):
                     self.frames_out += len(replies)
+                else:
+                    self._drop(client)
                 for reply in replies:
                     self._broadcast(client.bus, reply, exclude=client)
 

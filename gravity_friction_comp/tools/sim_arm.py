@@ -109,6 +109,17 @@ def socketcand_channels(values: Mapping[str, Any], sim_bus: SimulatedMotorBus) -
     return {name or default: name for name in sim_bus.bus_settings}
 
 
+def _port(text: str) -> int:
+    """argparse type: a TCP port 0..65535 (bind() would raise OverflowError past it)."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is outside 0..65535")
+    return port
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="sim_arm", description=__doc__.split("\n")[0])
     p.add_argument(
@@ -116,7 +127,7 @@ def main(argv=None) -> int:
     )
     p.add_argument("--node-name", default="mit_bridge", help="its section (default mit_bridge)")
     p.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=SOCKETCAND_PORT, help="TCP port, 0 = a free one")
+    p.add_argument("--port", type=_port, default=SOCKETCAND_PORT, help="TCP port, 0 = a free one")
     args = p.parse_args(argv)
 
     from gravity_friction_comp.sim.socketcand_server import SocketcandServer
@@ -152,7 +163,7 @@ def main(argv=None) -> int:
         sim.stop()
     print(
         f"sim_arm: stopped after {sim.ticks} physics steps ({sim.overruns} overruns); frames in "
-        f"{server.frames_in}, out {server.frames_out}, malformed {server.malformed}",
+        f"{server.frames_in}, out {server.frames_out}, malformed {server.malformed}; clients dropped (stopped reading) {server.dropped}",
         flush=True,
     )
     return 0
