@@ -42,9 +42,6 @@ from __future__ import annotations
 import argparse
 import os
 import pathlib
-import re
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -58,8 +55,7 @@ os.environ["ROS_DOMAIN_ID"] = str(150 + os.getpid() % 80)
 
 import numpy as np  # noqa: E402
 import rclpy  # noqa: E402
-import yaml  # noqa: E402
-from bridge_probe import process_cpu  # noqa: E402
+from processes import process_cpu, start_sim_arm, stop_process  # noqa: E402
 from rclpy.context import Context  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
@@ -171,36 +167,6 @@ def case_parameters(case: str) -> tuple[pathlib.Path, dict, float]:
     return urdf, params, rate
 
 
-def start_sim_process(params: dict) -> tuple[subprocess.Popen, int, pathlib.Path]:
-    """The simulated arm in its own process (``sim_arm`` tool, socketcand on 127.0.0.1) for
-    the bridge parameters ``params``: (process, port, its parameter file)."""
-    fd, name = tempfile.mkstemp(suffix=".yaml", prefix="bridge_loop_sim_")
-    os.close(fd)
-    path = pathlib.Path(name)
-    path.write_text(yaml.safe_dump({"mit_bridge": {"ros__parameters": params}}))
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gravity_friction_comp.tools.sim_arm",
-            "--params-file",
-            str(path),
-            "--port",
-            "0",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=dict(os.environ, PYTHONPATH=str(ROOT)),
-    )
-    assert proc.stdout is not None
-    for line in proc.stdout:  # the tool prints host:port once it listens
-        found = re.search(r"127\.0\.0\.1:(\d+)", line)
-        if found:
-            return proc, int(found.group(1)), path
-    raise RuntimeError(f"sim_arm did not start (exit {proc.wait()})")
-
-
 def bridge(case: str, seconds: float, physics: str = "full") -> dict:
     urdf, params, rate = case_parameters(case)
     model = RobotModel.from_urdf(str(urdf))
@@ -213,7 +179,8 @@ def bridge(case: str, seconds: float, physics: str = "full") -> dict:
     if physics == "process":
         if params.get("can.fd"):
             raise SystemExit(f"{case}: socketcand carries classic CAN only; use a classic case (7@500)")
-        sim_proc, port, sim_file = start_sim_process(params)
+        sim_file = pathlib.Path(tempfile.mkdtemp(prefix="bridge_loop_sim_")) / "mit_bridge.yaml"
+        sim_proc, port = start_sim_arm(params, sim_file)
         params.update(
             {"simulate": False, "read_motor_limits": False, "can.interface": "socketcand"}
             | {"can.host": "127.0.0.1", "can.port": port}
@@ -320,12 +287,9 @@ def bridge(case: str, seconds: float, physics: str = "full") -> dict:
     node.destroy_node()
     rclpy.try_shutdown(context=ctx)
     if sim_proc is not None:
-        sim_proc.send_signal(signal.SIGINT)
-        try:
-            sim_proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            sim_proc.kill()
+        stop_process(sim_proc)
         sim_file.unlink()
+        sim_file.parent.rmdir()
     return out
 
 

@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 
-__all__ = ["BridgeProbe", "process_cpu", "thread_cpu"]
+__all__ = ["BridgeProbe", "thread_cpu"]
 
 _TICK = os.sysconf("SC_CLK_TCK")
 _COUNTERS = ("ticks", "on_arrival", "on_tick", "keepalive", "deferred", "superseded")
@@ -44,13 +44,6 @@ def _role(name: str) -> str:
     if name.startswith("dds"):
         return "DDS"
     return "other"
-
-
-def process_cpu(pid: int) -> float:
-    """CPU seconds (user + system) process ``pid`` has used so far (``/proc/<pid>/stat``)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / _TICK
 
 
 def thread_cpu() -> dict[str, float]:

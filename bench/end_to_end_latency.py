@@ -63,7 +63,8 @@ import time
 
 import numpy as np
 import yaml
-from bridge_probe import BridgeProbe, describe, process_cpu
+from bridge_probe import BridgeProbe, describe
+from processes import process_cpu, stop_process
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -452,7 +453,7 @@ def run_chain(
         except subprocess.TimeoutExpired:
             p.kill()
     if sim_proc is not None:
-        _stop(sim_proc)
+        stop_process(sim_proc)
     node.destroy_node()
     rclpy.try_shutdown(context=context)
     if not out.exists():
@@ -466,14 +467,6 @@ def run_chain(
             )
         tap |= dict(np.load(sim_out))
     return match(kind, sent, tap, int(warmup * rate_hz), rss0, rss1, period) | {"sim_cpu": sim_share}
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    proc.send_signal(signal.SIGINT)
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
 
 
 def _start_sim(

@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
 
 import rclpy  # noqa: E402
-from bridge_probe import process_cpu  # noqa: E402
+from processes import process_cpu, start_sim_arm, stop_process  # noqa: E402
 from rclpy.context import Context  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
@@ -66,32 +66,14 @@ def _start(args: list[str]) -> subprocess.Popen:
     )
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.send_signal(2)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 def run_case(case: str, seconds: float, tmp: pathlib.Path) -> dict[str, float]:
     values = bridge_values()
     procs = []
     sim = None
     try:
         if case == "own process":
-            path = tmp / "sim_arm.yaml"
-            path.write_text(yaml.safe_dump({"mit_bridge": {"ros__parameters": values}}))
-            sim = _start(
-                ["-m", "gravity_friction_comp.tools.sim_arm", "--params-file", str(path), "--port", "0"]
-            )
+            sim, port = start_sim_arm(values, tmp / "sim_arm.yaml")
             procs.append(sim)
-            line = sim.stdout.readline()
-            if not line.startswith("sim_arm: serving"):
-                raise RuntimeError(f"sim_arm did not start: {line}{sim.stdout.read()}")
-            port = int(line.split()[2].rsplit(":", 1)[1])
             values.update(
                 {"simulate": False, "can.interface": "socketcand", "can.host": "127.0.0.1", "can.port": port}
             )
@@ -139,7 +121,7 @@ def run_case(case: str, seconds: float, tmp: pathlib.Path) -> dict[str, float]:
             rclpy.try_shutdown(context=ctx)
     finally:
         for proc in reversed(procs):
-            _stop(proc)
+            stop_process(proc)
     exchanges = n1 - n0
     return {
         "exchanges_per_s": exchanges / (t1 - t0),
