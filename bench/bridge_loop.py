@@ -20,8 +20,9 @@ shares the process (python-can's virtual bus is in-process), so CPU is counted p
 (Linux per-thread CPU clocks): the bridge's frame exchanges on the executor thread (drain,
 core, send, publish; on the timer or on a command's arrival) per exchange, and within them
 the bus sends (on the ``virtual`` bus python-can deep-copies every frame and puts it in a
-locked queue: simulation cost, not a real bus's), the bridge's receive thread (python-can
-Notifier), and the simulator's thread (physics steps and the emulated motors' replies).
+locked queue: simulation cost, not a real bus's), and the simulator's thread (physics steps
+and the emulated motors' replies). The bridge reads its bus in the exchange itself (no
+receive thread since 2026-12).
 ``--physics replies`` runs the simulator without physics: the emulated motors still answer
 every frame (from the arm's start state, which then never moves), only the arm's step is
 skipped, so the loop period shows what the bridge gets without the physics in its process.
@@ -224,9 +225,7 @@ def bridge(case: str, seconds: float, physics: str = "full") -> dict:
     node.send_cpu.clear()
     physics_cpu.clear()
     frames0 = {b: io.sent + io.listener.received for b, io in ios.items()}
-    notifiers = [io._notifier for io in ios.values() if hasattr(io, "_notifier")]  # noqa: SLF001
-    readers = [r for n in notifiers for r in n._readers if isinstance(r, threading.Thread)]  # noqa: SLF001
-    threads = {"receive": readers, "simulator": [sim._thread] if sim is not None else []}  # noqa: SLF001
+    threads = {"simulator": [sim._thread] if sim is not None else []}  # noqa: SLF001
     cpu0 = {k: [thread_cpu(t) for t in ts] for k, ts in threads.items()}
     main0, process0 = time.thread_time(), time.process_time()
     sim0 = process_cpu(sim_proc.pid) if sim_proc is not None else 0.0
@@ -340,7 +339,7 @@ def report(case: str, rate: float, seconds: float, base: dict, res: dict) -> flo
     }[res["physics"]]
     print(
         f"CPU share of a core per thread: executor (bridge + commander) {sh['executor']:.0%}, "
-        f"bridge receive (Notifier) {sh['receive']:.0%}, simulator ({label}) {sh['simulator']:.0%}, "
+        f"simulator ({label}) {sh['simulator']:.0%}, "
         f"whole process {sh['process']:.0%}; simulator tick: {tick}"
     )
     print(

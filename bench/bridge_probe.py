@@ -37,8 +37,6 @@ def _role(name: str) -> str:
         return "main"
     if name == "simulated_motor_bus":
         return "sim arm"
-    if name.startswith("Notifier"):
-        return "CAN reader"
     if name == "e2e_tap":
         return "tap"
     if name.startswith("dds"):

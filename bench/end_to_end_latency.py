@@ -20,7 +20,9 @@ answer and the setpoints are at rest either way):
   builder, :class:`~gravity_friction_comp.sim.socketcand_server.SocketcandServer`), and the
   bridge reaches it with ``can.interface:=socketcand`` on 127.0.0.1, as it would a real
   arm: the bridge's process carries only the chain. The tap is the server: a frame's time is
-  its arrival there (``time.time()``), one loopback TCP hop after the bridge's ``send``.
+  the kernel's receive stamp of its bytes on the server's socket (``SO_TIMESTAMPNS``: set in
+  the bridge's own ``send`` call, as loopback delivers at once), so when the simulated arm's
+  process gets a core and its GIL to read the frame is not in the figure.
 - ``in-process``: in the bridge's process on a python-can ``virtual`` bus
   (``simulate:=true``); the tap is a second bus on that channel, in the bridge's process (a
   virtual bus is visible only there), and a frame's time is python-can's stamp in ``send``.
@@ -187,8 +189,9 @@ def _bridge_decoder(bridge):
 
 class ServerTap:
     """The tap of ``--sim-arm process``: frames to motor 1 as the simulated arm's socketcand
-    server receives them from the bridge (``time.time()`` on arrival: the frame left the
-    bridge one loopback TCP hop earlier). Called on the server's reader thread."""
+    server receives them from the bridge, stamped with the kernel's receive time (see
+    :class:`SocketcandServer`'s ``on_frame``: the bridge's ``send`` call). Called on the
+    server's reader thread."""
 
     CAPACITY = Tap.CAPACITY
 

@@ -1,14 +1,15 @@
-"""Tests of gravity_friction_comp.mit.bus: bus settings and opening errors."""
+"""Tests of gravity_friction_comp.mit.bus: bus settings, opening errors, the bridge's frame IO."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import can
 import pytest
 
 from gravity_friction_comp.errors import BusOpenError, ConfigError
-from gravity_friction_comp.mit.bus import BridgeCanIO, CanSettings, bus_settings, open_bus
+from gravity_friction_comp.mit.bus import BridgeCanIO, CanFrameIO, CanSettings, bus_settings, open_bus
 
 
 def test_settings_validation_lists_interfaces():
@@ -81,7 +82,7 @@ def test_open_bus_fd_on_virtual_reports_the_fd_protocol():
 
 def test_bridge_io_sends_fd_frames_with_bit_rate_switch():
     a, b = _fd_pair("gfc_fd_send")
-    io = BridgeCanIO(a, fd=True)
+    io = CanFrameIO(a, fd=True)
     try:
         assert io.send([(0x01, bytes(range(8))), (0x02, b"\xff" * 8)]) == 2
         got = [b.recv(timeout=1.0) for _ in range(2)]
@@ -96,7 +97,7 @@ def test_bridge_io_sends_fd_frames_with_bit_rate_switch():
 
 def test_bridge_io_classic_by_default_and_receives_fd_replies():
     a, b = _fd_pair("gfc_fd_recv")
-    io = BridgeCanIO(a)
+    io = CanFrameIO(a)
     try:
         io.send([(0x03, bytes(8))])
         sent = b.recv(timeout=1.0)
@@ -227,3 +228,48 @@ def test_socketcand_server_that_never_says_hi_is_an_error_not_a_hang():
     assert len(outcome) == 1 and isinstance(outcome[0], BusOpenError)
     assert "socketcand:can0" in str(outcome[0])
     assert socket.getdefaulttimeout() is None  # restored for every other socket
+
+
+def test_drain_reads_on_the_callers_thread_in_order_and_starts_no_thread():
+    a, b = _fd_pair("gfc_drain_order")
+    threads = threading.active_count()
+    io = CanFrameIO(a, accept=frozenset({0x11, 0x12}))
+    try:
+        assert threading.active_count() == threads  # no reader thread
+        before = time.monotonic()
+        for cid in (0x12, 0x99, 0x11):  # 0x99 is not a reply id: ignored
+            b.send(can.Message(arbitration_id=cid, data=bytes([cid]) * 8, is_extended_id=False))
+        frames = io.drain()
+        after = time.monotonic()
+    finally:
+        io.close()
+        b.shutdown()
+    assert [(f.arbitration_id, f.data[0]) for f in frames] == [(0x12, 0x12), (0x11, 0x11)]
+    assert all(before <= f.time <= after for f in frames)
+    assert (io.listener.received, io.listener.ignored) == (2, 1)
+    assert BridgeCanIO is CanFrameIO  # the former name of the bridge's bus
+
+
+class _FailingBus:
+    """A bus whose third read fails as a downed socketcan interface does."""
+
+    def __init__(self):
+        self.reads = 0
+
+    def recv(self, timeout=None):
+        self.reads += 1
+        if self.reads == 3:
+            raise can.CanError("Failed to receive: [Errno 100] Network is down")
+        return can.Message(arbitration_id=0x11, data=bytes(8), is_extended_id=False)
+
+    def shutdown(self):
+        pass
+
+
+def test_drain_counts_a_failed_read_and_returns_the_frames_before_it():
+    io = CanFrameIO(_FailingBus())
+    frames = io.drain()
+    assert len(frames) == 2
+    assert io.listener.errors == 1 and "Network is down" in io.listener.last_error
+    io.close()
+    assert io.drain() == []  # closed: not read again

@@ -1,7 +1,7 @@
 """Tests of gravity_friction_comp.sim.bus: bridge core ⇄ python-can virtual bus ⇄ emulated motors ⇄ arm.
 
 The control loop here runs on simulated time (each cycle: core.step → send → the simulated
-motors answer and the arm advances one control period → the Notifier delivers the replies),
+motors answer and the arm advances one control period → the loop reads the replies),
 so 2 s of arm time take well under 2 s of wall time."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from test_mit_bridge_params import VALUES  # the palletizer bridge's parameter v
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.mit.bridge_core import MitBridgeCore
 from gravity_friction_comp.mit.bridge_params import bridge_config_from_values
-from gravity_friction_comp.mit.bus import BridgeCanIO, CanSettings, open_bus, read_damiao_limits
+from gravity_friction_comp.mit.bus import CanFrameIO, CanSettings, open_bus, read_damiao_limits
 from gravity_friction_comp.mit.codec import unpack_command_codes
 from gravity_friction_comp.mit.joint_motor_map import JointMotorMap
 from gravity_friction_comp.mit.motor_table import motor_limits
@@ -55,7 +55,7 @@ def sim_config():
 
 
 class Loop:
-    """Core + BridgeCanIO on one virtual bus object, SimulatedMotorBus on another."""
+    """Core + CanFrameIO on one virtual bus object, SimulatedMotorBus on another."""
 
     def __init__(self, model, sim_config, **overrides):
         values = dict(VALUES, **overrides)
@@ -64,7 +64,7 @@ class Loop:
         settings = CanSettings("virtual", _channel(), 1_000_000)
         self.arm = SimulatedArm(model, sim_config)
         self.sim = SimulatedMotorBus.for_bridge(self.arm, self.config, settings)
-        self.io = BridgeCanIO(open_bus(settings), accept=self.core.reply_ids)
+        self.io = CanFrameIO(open_bus(settings), accept=self.core.reply_ids)
         self.settings = settings
         self.now = 0.0
         self.physics_per_cycle = int(round(sim_config.physics_rate_hz / RATE))
@@ -85,9 +85,11 @@ class Loop:
         for _ in range(self.physics_per_cycle - 1):
             self.sim.run_once()
         deadline = time.monotonic() + 1.0
+        replies = self.io.drain()
         while self.io.listener.received < expected and time.monotonic() < deadline:
             time.sleep(0.0001)
-        for f in self.io.drain():
+            replies += self.io.drain()
+        for f in replies:
             self.core.ingest_feedback(f.arbitration_id, f.data, self.now)
 
     def start(self):

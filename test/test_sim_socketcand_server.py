@@ -119,6 +119,32 @@ def test_on_frame_sees_each_frame_once_with_its_arrival_time(beam_sim):
     assert (seen[-1].arbitration_id, seen[-1].is_extended_id, seen[-1].dlc) == (0x1ABCDEF, True, 0)
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="SO_TIMESTAMPNS is Linux's")
+def test_arrival_time_is_the_kernels_not_when_the_busy_server_read_it(beam_sim):
+    """The first frame's on_frame holds the reading thread 150 ms; the second, sent 30 ms
+    after the first, is read ~120 ms after it arrived, and its stamp is still its send
+    (a stamp taken at the read would be >= 100 ms late)."""
+    seen: list[can.Message] = []
+
+    def slow(msg):
+        seen.append(msg)
+        if len(seen) == 1:
+            time.sleep(0.15)
+
+    windows = []
+    with SocketcandServer(beam_sim, on_frame=slow) as server, _client(server) as bus:
+        for k in range(2):
+            before = time.time()
+            bus.send(can.Message(arbitration_id=0x100 + k, data=bytes([k]), is_extended_id=False))
+            windows.append((before, time.time()))
+            time.sleep(0.03)
+        assert _wait(lambda: len(seen) == 2)
+        read_after = time.time()
+    assert read_after - windows[1][1] > 0.1  # the server was busy: it read the frame late
+    for msg, (before, after) in zip(seen, windows):
+        assert before <= msg.timestamp <= after + 0.02
+
+
 def test_parse_and_format_match_the_protocol_text():
     msg = parse_send("send 003 8 80 0 80 0 0 0 8 0")  # python-can's client: unpadded hex bytes
     assert (msg.arbitration_id, bytes(msg.data), msg.is_extended_id) == (

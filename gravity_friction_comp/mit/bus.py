@@ -282,12 +282,11 @@ class ReceivedFrame(NamedTuple):
 
 
 class FrameQueue(can.Listener):
-    """Listener for a python-can Notifier: received frames → bounded thread-safe queue.
+    """Received frames → a bounded queue, stamped and filtered (a python-can ``Listener``).
 
-    Runs on the Notifier's thread: it only stamps and enqueues. When the queue is full
-    (the loop stalled) the frame is dropped and counted in :attr:`dropped`. The queue is a
-    ``deque`` (append and popleft are atomic; one producer, one consumer): ``queue.Queue``'s
-    lock and condition cost ~6 µs per frame and side on a busy machine, 16 frames per cycle.
+    :meth:`CanFrameIO.drain` feeds it on the control loop's thread; it also works as a
+    Notifier's listener (append and popleft of a ``deque`` are atomic). When the queue is
+    full the frame is dropped and counted in :attr:`dropped`.
 
     Args:
         maxsize: Queue capacity [frames].
@@ -319,7 +318,7 @@ class FrameQueue(can.Listener):
         self._queue.append(ReceivedFrame(time.monotonic(), msg.arbitration_id, bytes(msg.data)))
 
     def on_error(self, exc: Exception) -> None:
-        # The Notifier would otherwise stop silently; keep the error for diagnostics.
+        # a failed read: kept for diagnostics, never raised into the loop
         self.errors += 1
         self.last_error = str(exc)
 
@@ -339,7 +338,16 @@ def mit_message(arbitration_id: int, data: bytes, fd: bool = False) -> can.Messa
 
 
 class CanFrameIO:
-    """A bridge's bus without a reader thread: send frames, count failures, own the bus.
+    """A bridge's bus, read and written on the control loop's thread: send frames, read what
+    arrived, count failures, own the bus.
+
+    No reader thread: :meth:`drain` reads every frame waiting on the bus (the kernel's socket
+    buffer, python-can's queue) at each exchange, before the exchange sends. The replies to
+    a period's frames are read at the next exchange either way, and a second thread costs
+    more than it saves: at 1 kHz, 3 motors, a python-can Notifier took ~10 % of a core and
+    the executor waited for the GIL on each reply (setpoint → frame p50 2.1 → 0.9–1.3 ms,
+    ``bench/end_to_end_latency.py``). A frame's ``time`` is when it was read (at most a
+    period after it arrived; it only dates the motor's last reply for the stale check).
 
     Args:
         bus: An open python-can bus (owned from now on: :meth:`close` shuts it down).
@@ -347,9 +355,6 @@ class CanFrameIO:
         send_timeout: Per-frame send timeout [s] (a full TX queue must not block the loop).
         fd: Send every frame as CAN-FD with bit-rate switch (``CanSettings.fd``; the bus
             must have been opened for FD).
-
-    :meth:`drain` polls the bus on the caller's thread (the lockstep simulation's order);
-    :class:`BridgeCanIO` reads it on a Notifier thread instead.
     """
 
     def __init__(
@@ -394,9 +399,17 @@ class CanFrameIO:
         return []
 
     def drain(self) -> list[ReceivedFrame]:
-        """Every frame waiting on the bus now, oldest first (read on this thread)."""
-        while (msg := self.bus.recv(timeout=0.0)) is not None:
-            self.listener.on_message_received(msg)
+        """Every frame waiting on the bus now, oldest first (read on this thread).
+
+        A failed read (a bus gone down) is counted in ``listener.errors`` with its text in
+        ``listener.last_error``, never raised; the frames read before it are returned.
+        """
+        if not self._closed:
+            try:
+                while (msg := self.bus.recv(timeout=0.0)) is not None:
+                    self.listener.on_message_received(msg)
+            except (can.CanError, OSError) as error:
+                self.listener.on_error(error)
         return self.listener.drain()
 
     def close(self) -> None:
@@ -407,34 +420,9 @@ class CanFrameIO:
         self.bus.shutdown()
 
 
-class BridgeCanIO(CanFrameIO):
-    """The bridge's bus: a Notifier feeding a :class:`FrameQueue`, and :meth:`send`.
-
-    Same arguments as :class:`CanFrameIO`; the listener stamps each frame on the Notifier's
-    thread and the control loop drains the queue on its own (never touching rclpy state from
-    python-can's thread).
-    """
-
-    def __init__(
-        self,
-        bus: can.BusABC,
-        accept: frozenset[int] | None = None,
-        send_timeout: float = 0.0005,
-        *,
-        fd: bool = False,
-    ):
-        super().__init__(bus, accept, send_timeout, fd=fd)
-        self._notifier = can.Notifier(bus, [self.listener], timeout=0.1)
-
-    def drain(self) -> list[ReceivedFrame]:
-        """Frames received since the last call, oldest first."""
-        return self.listener.drain()
-
-    def close(self) -> None:
-        """Stop the Notifier and shut the bus down (idempotent)."""
-        if not self._closed:
-            self._notifier.stop(timeout=0.5)
-        super().close()
+#: The bridge's bus class by its former name (it ran a python-can Notifier thread until
+#: 2026-12; now the one :class:`CanFrameIO`).
+BridgeCanIO = CanFrameIO
 
 
 #: SocketcandCanIO: seconds between reconnection attempts while the link is lost.
@@ -443,22 +431,22 @@ RETRY_PERIOD = 1.0
 PROBE_TIMEOUT = 0.05
 
 
-class SocketcandCanIO(BridgeCanIO):
-    """:class:`BridgeCanIO` on a socketcand bus that notices a lost TCP connection and reconnects.
+class SocketcandCanIO(CanFrameIO):
+    """:class:`CanFrameIO` on a socketcand bus that notices a lost TCP connection and reconnects.
 
-    python-can's socketcand client (4.6) neither reports a closed connection on receive (its
-    reader thread spins on the end of stream: a whole core measured after ``sim_arm`` was
-    stopped) nor reconnects. Here a send that fails with a :class:`ConnectionError` (the
-    server is gone: broken pipe, reset) marks the link lost: the Notifier is stopped and the
-    bus shut (the spin ends), frames are counted as failed sends, and every
-    :data:`RETRY_PERIOD` a TCP probe (at most :data:`PROBE_TIMEOUT`, on the caller's thread)
-    checks for the server; once it accepts, the bus is opened again and a Notifier feeds the
-    same listener. The motors behind the new connection are as the server left them (a
+    python-can's socketcand client (4.6) neither reports a closed connection on receive (a
+    read of the closed stream returns nothing, and python-can's Notifier thread spun on it:
+    a whole core measured after ``sim_arm`` was stopped) nor reconnects. Here a send that
+    fails with a :class:`ConnectionError` (the server is gone: broken pipe, reset) marks the
+    link lost: the bus is shut, frames are counted as failed sends and nothing is read, and
+    every :data:`RETRY_PERIOD` a TCP probe (at most :data:`PROBE_TIMEOUT`, on the caller's
+    thread) checks for the server; once it accepts, the bus is opened again and read into
+    the same listener. The motors behind the new connection are as the server left them (a
     restarted ``sim_arm``: disabled).
 
     Args:
         bus: The open socketcand bus (from :func:`open_bus` with ``settings``).
-        accept, send_timeout, fd: As :class:`BridgeCanIO`.
+        accept, send_timeout, fd: As :class:`CanFrameIO`.
         settings: The bus's :class:`CanSettings` (``host``, ``port``), to open it again.
 
     Attributes:
@@ -484,7 +472,7 @@ class SocketcandCanIO(BridgeCanIO):
         logging.getLogger(_SOCKETCAND_LOG).addFilter(_NO_TRACEBACK)  # the loss: one line (once added)
 
     def send(self, frames: Sequence[tuple[int, bytes]]) -> int:
-        """As :meth:`BridgeCanIO.send`; while the link is lost, retries it (once per
+        """As :meth:`CanFrameIO.send`; while the link is lost, retries it (once per
         :data:`RETRY_PERIOD`) and counts the frames as failed sends until it is back."""
         if self._closed or (self.lost_since is not None and not self._reconnect()):
             self.send_errors += len(frames)
@@ -493,6 +481,12 @@ class SocketcandCanIO(BridgeCanIO):
         if ok < len(frames) and isinstance(self.last_send_exception, ConnectionError):
             self._lose()
         return ok
+
+    def drain(self) -> list[ReceivedFrame]:
+        """As :meth:`CanFrameIO.drain`; nothing is read while the link is lost (the bus is shut)."""
+        if self.lost_since is not None:
+            return self.listener.drain()
+        return super().drain()
 
     def pop_events(self) -> list[str]:
         """Loss and reconnection messages since the last call (one line each)."""
@@ -505,7 +499,6 @@ class SocketcandCanIO(BridgeCanIO):
     def _lose(self) -> None:
         self.lost_since = time.monotonic()
         self._next_try = self.lost_since + RETRY_PERIOD
-        self._notifier.stop(timeout=0.5)
         self.bus.shutdown()
         self._events.append(
             f"{self._where()}: connection lost ({self.last_send_error}); retrying every "
@@ -525,7 +518,6 @@ class SocketcandCanIO(BridgeCanIO):
         assert self.lost_since is not None
         self._events.append(f"{self._where()}: reconnected after {now - self.lost_since:.1f} s")
         self.bus = bus
-        self._notifier = can.Notifier(bus, [self.listener], timeout=0.1)
         self.lost_since = None
         self.reconnects += 1
         return True
@@ -536,7 +528,7 @@ def read_damiao_limits(
 ) -> dict[str, tuple[MotorLimits, str]]:
     """Ask each Damiao motor for registers 21–23 and apply the answers over the table.
 
-    Call before a Notifier reads the bus (this function reads it directly), with the
+    Call before a :class:`CanFrameIO` owns the bus (this function reads it directly), with the
     motors disabled and at rest (see :func:`parse_damiao_register_reply`).
 
     Args:

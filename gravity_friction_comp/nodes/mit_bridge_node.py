@@ -2,14 +2,13 @@
 
 The decisions (clamping, timeouts, faults, stale replies, shutdown) live in the ROS-free
 :class:`~gravity_friction_comp.mit.bridge_core.MitBridgeCore`; the bus plumbing in
-:mod:`gravity_friction_comp.sim.bus`. This node only translates parameters and messages and
-owns the clock. A frame exchange drains the frames the python-can Notifier thread queued,
-feeds them to the core, sends the core's frames and then publishes ``joint_states``; it runs
-as soon as a ``joint_command`` arrives, and from a timer at ``rate_hz`` only for a command
+:mod:`gravity_friction_comp.mit.bus`. This node only translates parameters and messages and
+owns the clock. A frame exchange reads the frames waiting on the bus (on the executor's
+thread, no reader thread: :class:`~gravity_friction_comp.mit.bus.CanFrameIO`), feeds them
+to the core, sends the core's frames and then publishes ``joint_states``; it runs as soon as a ``joint_command`` arrives, and from a timer at ``rate_hz`` only for a command
 that had to wait or when commands stop or come slower; on average never more than once per
 period, at most ``n + 1`` exchanges in any ``n`` periods
 (:mod:`~gravity_friction_comp.mit.send_schedule`).
-The Notifier thread never touches rclpy.
 
 Topics:
     joint_command (sub, sensor_msgs/JointState): position required; velocity/effort optional
@@ -78,7 +77,6 @@ from gravity_friction_comp.mit.bridge_config import BridgeConfig
 from gravity_friction_comp.mit.bridge_core import MitBridgeCore
 from gravity_friction_comp.mit.bridge_params import bridge_config_from_values, fill_position_limits_from_urdf
 from gravity_friction_comp.mit.bus import (
-    BridgeCanIO,
     CanFrameIO,
     CanSettings,
     SocketcandCanIO,
@@ -154,7 +152,6 @@ class MitBridgeNode(Node):
             if values["read_motor_limits"]:
                 config = self._read_limits(buses, config, values)
             core = MitBridgeCore(config, startup_behavior=values["startup_behavior"])
-            io_class = CanFrameIO if values["sim_lockstep"] else BridgeCanIO
             ios: dict[str | None, CanFrameIO] = {}  # key None: the only bus (every motor)
             single = len(buses) == 1
             for name in list(buses):
@@ -164,7 +161,7 @@ class MitBridgeNode(Node):
                         buses.pop(name), core.reply_ids, fd=settings.fd, settings=per_bus[name]
                     )
                 else:
-                    io = io_class(buses.pop(name), core.reply_ids, fd=settings.fd)
+                    io = CanFrameIO(buses.pop(name), core.reply_ids, fd=settings.fd)
                 ios[None if single else name] = io
                 self._ios_opened.append(io)
             schedule = self._lockstep_schedule(values, config) if values["sim_lockstep"] else None
@@ -241,7 +238,7 @@ class MitBridgeNode(Node):
             self.create_service(Trigger, "~/clear_faults", self._on_clear_faults)
         else:  # pragma: no cover
             log.warning("std_srvs not installed: ~/clear_faults service unavailable")
-        if schedule is not None and self._sim is not None and not isinstance(io, BridgeCanIO):
+        if schedule is not None and self._sim is not None:
             driver = LockstepDriver(
                 schedule, core, ios if len(ios) > 1 else io, self._sim, self._publish_state_at
             )

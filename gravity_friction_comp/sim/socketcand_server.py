@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import select
 import socket
+import struct
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -48,6 +50,11 @@ __all__ = ["SocketcandServer", "format_frame", "parse_send"]
 #: A client whose socket buffer stays full this long [s] (it stopped reading: suspended,
 #: frozen in a debugger) is dropped: a blocking send would stall every other client.
 SEND_TIMEOUT = 0.2
+
+#: ``SO_TIMESTAMPNS`` of ``<asm-generic/socket.h>`` (Python's socket module lacks the name):
+#: the kernel stamps each received segment with CLOCK_REALTIME. Linux only.
+_SO_TIMESTAMPNS = 35 if sys.platform == "linux" else None
+_TIMESPEC = struct.Struct("qq")
 
 #: python-can's client needs ``< hi >`` etc. within one ``recv``; messages longer than this
 #: without a closing ``>`` are discarded (a ``send`` of 8 bytes is < 40 characters).
@@ -111,8 +118,12 @@ class SocketcandServer:
         sim_bus: The simulator; the server asks it for each frame's replies.
         host: Address to bind (loopback by default: nothing leaves the machine).
         port: TCP port; ``0`` = a free one (read :attr:`port` after :meth:`start`).
-        on_frame: Called on the reading thread with each frame a client sent, ``timestamp``
-            = ``time.time()`` [s] when it arrived (before it goes onto the bus); keep it short.
+        on_frame: Called on the reading thread with each frame a client sent (before it goes
+            onto the bus); keep it short. Its ``timestamp`` [s, ``time.time()``'s clock] is
+            when the frame's bytes reached this socket: the kernel's receive stamp
+            (``SO_TIMESTAMPNS``) on Linux, so the time this process took to wake and read is
+            not in it (of the last TCP segment of the read: a frame that shared a read with
+            later ones is stamped as late as they are); ``time.time()`` at the read elsewhere.
         channels: socketcand channel name (what the client ``open`` s) → sim bus name. ``None``:
             a single-bus simulator serves any channel name; several buses serve their bus names.
 
@@ -236,6 +247,11 @@ class SocketcandServer:
         except OSError:
             return
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if _SO_TIMESTAMPNS is not None:
+            try:
+                sock.setsockopt(socket.SOL_SOCKET, _SO_TIMESTAMPNS, 1)
+            except OSError:  # a kernel without it: stamped at the read instead
+                pass
         sock.settimeout(SEND_TIMEOUT)  # recv only after select: the timeout bounds sends
         client = _Client(sock)
         if client.send(b"< hi >"):
@@ -254,16 +270,21 @@ class SocketcandServer:
 
     def _read(self, client: _Client) -> None:
         try:
-            chunk = client.sock.recv(65536)
+            chunk, ancillary, _, _ = client.sock.recvmsg(65536, socket.CMSG_SPACE(_TIMESPEC.size))
         except OSError:
-            chunk = b""
+            chunk, ancillary = b"", []
         if not chunk:  # disconnected
             self._drop(client, send_failed=False)
             return
+        arrived = time.time()
+        for level, kind, data in ancillary:
+            if level == socket.SOL_SOCKET and kind == _SO_TIMESTAMPNS and len(data) >= _TIMESPEC.size:
+                sec, nsec = _TIMESPEC.unpack_from(data)
+                arrived = sec + nsec * 1e-9
         client.buffer += chunk.decode("ascii", errors="replace")
         replies: list[can.Message] = []
         try:
-            self._parse(client, replies)
+            self._parse(client, replies, arrived)
         finally:
             if replies and client.bus is not None:  # the replies of this recv in one write
                 if client.send(b"".join(format_frame(r, time.time()) for r in replies)):
@@ -273,7 +294,7 @@ class SocketcandServer:
                 for reply in replies:
                     self._broadcast(client.bus, reply, exclude=client)
 
-    def _parse(self, client: _Client, replies: list[can.Message]) -> None:
+    def _parse(self, client: _Client, replies: list[can.Message], arrived: float) -> None:
         while True:
             start = client.buffer.find("<")
             if start < 0:
@@ -296,15 +317,15 @@ class SocketcandServer:
             if "<" in body:  # an unclosed message before this one
                 self.malformed += 1
                 body = body[body.rfind("<") + 1 :]
-            self._message(client, body.strip(), replies)
+            self._message(client, body.strip(), replies, arrived)
 
-    def _message(self, client: _Client, body: str, replies: list[can.Message]) -> None:
+    def _message(self, client: _Client, body: str, replies: list[can.Message], arrived: float) -> None:
         if client.raw:
             msg = parse_send(body)
             if msg is None:
                 self.malformed += 1
                 return
-            msg.timestamp = time.time()
+            msg.timestamp = arrived
             self.frames_in += 1
             if self.on_frame is not None:
                 self.on_frame(msg)
