@@ -71,3 +71,22 @@ def test_loaded_sine_with_too_little_data_is_one_line_too(tmp_path, monkeypatch,
     assert status == cli.EXIT_INCONCLUSIVE
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "too little data recorded: 3 setpoints, 3 joint_states" in err[0], err
+
+
+def test_a_stalled_lockstep_chain_is_one_line_and_exit_4_in_both_demo_profiles(tmp_path, monkeypatch, capsys):
+    """LockstepStalled (the chain went silent while the clock waited) from the default demo
+    and from ``--profile loaded_sine``: the same one line and EXIT_STALLED (4, docs/demo.md)."""
+    from gravity_friction_comp.errors import LockstepStalled
+    from gravity_friction_comp.tools.demo import phase
+
+    def run_phase(*args, **kw):
+        raise LockstepStalled("no joint_states for 10 s at sim time 1.234 s")
+
+    monkeypatch.setattr(cli, "run_phase", run_phase)
+    monkeypatch.setattr(phase, "run_phase", run_phase)
+    for name in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE"):
+        monkeypatch.setenv(name, "79" if name == "ROS_DOMAIN_ID" else "LOCALHOST")
+    for flags in ([], ["--profile", "loaded_sine"]):
+        assert cli.main([*flags, "--output", str(tmp_path)]) == cli.EXIT_STALLED == 4
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err == ["gfc_demo: the chain stopped answering: no joint_states for 10 s at sim time 1.234 s"]

@@ -237,15 +237,16 @@ def open_bus(settings: CanSettings, *, receive_own_messages: bool = False, **kwa
             fd_kwargs["data_bitrate"] = settings.effective_data_bitrate
         if settings.interface == "virtual":
             fd_kwargs["protocol"] = can.CanProtocol.CAN_FD
-    if settings.interface == "socketcand":
-        fd_kwargs.update(host=settings.host, port=settings.port, tcp_tune=True)
-    fd_kwargs.update(kwargs)
     retries = _FirstOnly("Failed to connect to server")
     socketcand_log = logging.getLogger(_SOCKETCAND_LOG)
-    socketcand_log.addFilter(retries)
     default_timeout = socket.getdefaulttimeout()
-    if settings.interface == "socketcand":  # its socket, made in can.Bus, gets this timeout:
-        socket.setdefaulttimeout(SOCKETCAND_TIMEOUT)  # a server that never says hi: no hang
+    socketcand = settings.interface == "socketcand"
+    if socketcand:
+        fd_kwargs.update(host=settings.host, port=settings.port, tcp_tune=True)
+        socketcand_log.addFilter(retries)
+        # its socket, made in can.Bus, gets this timeout: a server that never says hi, no hang
+        socket.setdefaulttimeout(SOCKETCAND_TIMEOUT)
+    fd_kwargs.update(kwargs)
     try:
         return can.Bus(
             interface=settings.interface,
@@ -269,8 +270,9 @@ def open_bus(settings: CanSettings, *, receive_own_messages: bool = False, **kwa
             value=settings.channel,
         ) from None
     finally:
-        socketcand_log.removeFilter(retries)
-        socket.setdefaulttimeout(default_timeout)
+        if socketcand:
+            socketcand_log.removeFilter(retries)
+            socket.setdefaulttimeout(default_timeout)
 
 
 class ReceivedFrame(NamedTuple):

@@ -22,7 +22,7 @@ from gravity_friction_comp.tools.demo.report import headline, plot, table, write
 EXIT_INCONCLUSIVE = 3
 EXIT_STALLED = 4
 
-__all__ = ["EXIT_INCONCLUSIVE", "EXIT_STALLED", "incomplete_run", "list_profiles", "main"]
+__all__ = ["EXIT_INCONCLUSIVE", "EXIT_STALLED", "incomplete_run", "list_profiles", "main", "stalled"]
 
 
 def list_profiles() -> int:
@@ -44,12 +44,18 @@ def list_profiles() -> int:
     return status
 
 
+def stalled(error: Exception, prog: str = "gfc_demo") -> int:
+    """One line on stderr (``prog: the chain stopped answering: …``) and :data:`EXIT_STALLED`:
+    the lockstep clock waited for the chain and it went silent (LockstepStalled)."""
+    print(f"{prog}: the chain stopped answering: {error}", file=sys.stderr)
+    return EXIT_STALLED
+
+
 def incomplete_run(error: RunIncomplete, lockstep: bool, prog: str = "gfc_demo") -> int:
     """One line on stderr (starting ``prog:``) and the exit status of a run that recorded
     too little to judge: :data:`EXIT_STALLED` in lockstep, else :data:`EXIT_INCONCLUSIVE`."""
     if lockstep:  # the clock waits for the chain: too little data means it went silent
-        print(f"{prog}: the chain stopped answering: {error}", file=sys.stderr)
-        return EXIT_STALLED
+        return stalled(error, prog)
     print(f"{prog}: inconclusive: the machine could not keep real time ({error})", file=sys.stderr)
     return EXIT_INCONCLUSIVE
 
@@ -109,8 +115,7 @@ def main(argv=None) -> int:
         print(f"gfc_demo: invalid configuration: {error}", file=sys.stderr)
         return 2
     except LockstepStalled as error:
-        print(f"gfc_demo: the chain stopped answering: {error}", file=sys.stderr)
-        return EXIT_STALLED
+        return stalled(error)
     except RunIncomplete as error:
         return incomplete_run(error, setup.lockstep)
     sim_s = rec_off.timing["sim_s"] + rec_on.timing["sim_s"]

@@ -174,7 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from gravity_friction_comp.files import check_regular_file
     from gravity_friction_comp.model.urdf import read_source
     from gravity_friction_comp.sim.config import SimConfig
-    from gravity_friction_comp.tools.demo.cli import EXIT_STALLED, incomplete_run
+    from gravity_friction_comp.tools.demo.cli import incomplete_run, stalled
     from gravity_friction_comp.tools.demo.options import (
         build_setup,
         check_same_joints,
@@ -210,8 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"gfc_demo_gravity_models: invalid configuration: {error}", file=sys.stderr)
         return 2
     except LockstepStalled as error:
-        print(f"gfc_demo_gravity_models: the chain stopped answering: {error}", file=sys.stderr)
-        return EXIT_STALLED
+        return stalled(error, "gfc_demo_gravity_models")
     except RunIncomplete as error:  # a run recorded too little to judge
         return incomplete_run(error, setup.lockstep, "gfc_demo_gravity_models")
     ok, lines = verdict(setup, results)

@@ -252,7 +252,8 @@ def main(args) -> int:
         print(f"gfc_demo: {error}", file=sys.stderr)
         return 2
     except LockstepStalled as error:
-        print(f"gfc_demo: the chain stopped answering: {error}", file=sys.stderr)
-        return 4
+        from gravity_friction_comp.tools.demo.cli import stalled
+
+        return stalled(error)
     print(f"summary: {out / 'loaded_sine.json'}")
     return 0 if summary["accepted"] else 1
