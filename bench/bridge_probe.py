@@ -14,6 +14,10 @@ Used by ``end_to_end_latency.py`` inside the bridge's process (the child): betwe
 - the wall time of each frame exchange (drain, ``MitBridgeCore.step``, send, publish
   ``joint_states``), and the bridge's recent timer periods.
 
+:class:`Arrivals` records when each setpoint reached the chain in this process (the wall
+clock of its first callback), so the bench splits a setpoint's latency into the way there
+(DDS, and the wait for this process's executor) and the chain's own work until its frame.
+
 Storage is pre-allocated and written through at construction, so the process's RSS growth
 stays the chain's.
 """
@@ -26,7 +30,7 @@ import time
 
 import numpy as np
 
-__all__ = ["BridgeProbe", "thread_cpu"]
+__all__ = ["Arrivals", "BridgeProbe", "thread_cpu"]
 
 _TICK = os.sysconf("SC_CLK_TCK")
 _COUNTERS = ("ticks", "on_arrival", "on_tick", "keepalive", "deferred", "superseded")
@@ -110,6 +114,40 @@ class BridgeProbe:
         if len(periods):
             out["period p50 ms"], out["period p99 ms"] = np.percentile(periods, [50, 99])
         return out
+
+
+class Arrivals:
+    """``time.time()`` and sequence code of each call of a wrapped callback (see the module
+    docstring); ``code_of(*args)`` gives the code, ``None`` = not a sequenced setpoint."""
+
+    CAPACITY = BridgeProbe.CAPACITY
+
+    def __init__(self) -> None:
+        self._times = np.full(self.CAPACITY, np.nan)
+        self._codes = np.full(self.CAPACITY, -1, dtype=np.int64)
+        self.count = 0
+
+    def wrap(self, call, code_of):
+        """``call`` that first records the time and ``code_of`` of its arguments."""
+
+        def recorded(*args, **kwargs):
+            t = time.time()
+            if self.count < self.CAPACITY:
+                code = code_of(*args, **kwargs)
+                if code is not None:
+                    self._times[self.count], self._codes[self.count] = t, code
+                    self.count += 1
+            return call(*args, **kwargs)
+
+        return recorded
+
+    @property
+    def times(self) -> np.ndarray:
+        return self._times[: self.count]
+
+    @property
+    def codes(self) -> np.ndarray:
+        return self._codes[: self.count]
 
 
 def describe(fig: dict[str, float]) -> str:

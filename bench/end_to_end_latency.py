@@ -65,7 +65,7 @@ import time
 
 import numpy as np
 import yaml
-from bridge_probe import BridgeProbe, describe
+from bridge_probe import Arrivals, BridgeProbe, describe
 from processes import process_cpu, stop_process
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -293,6 +293,14 @@ def run_child(kind: str, out: str, sim_arm: str = "process", frozen: bool = Fals
         if sim_arm != "process":
             tap = Tap(bridge.settings.channel, _bridge_decoder(bridge))
         probe = BridgeProbe(bridge)
+        arrivals = Arrivals()  # when each setpoint reached the chain in this process
+        if chain is not None:  # the gravity stage's callback: the chain's entry
+            gravity = chain.gravity
+            gravity.on_setpoint = arrivals.wrap(gravity.on_setpoint, lambda msg: _code(msg.effort[0]))
+        else:  # the bridge's command, after two hops; base_yaw's τ_ff in the bridge's joint order
+            core = bridge._core  # noqa: SLF001 - the bench's own instrumentation
+            k = core.joint_names.index(JOINTS[0])
+            core.set_command = arrivals.wrap(core.set_command, lambda q, v, tau, now: _code(tau[k]))
         signal.signal(signal.SIGUSR1, lambda *a: probe.start())  # the parent: measurement starts
         if frozen and sim_arm != "process":  # the arm holds still; its motors still answer
             bridge.simulation.arm.step = lambda tau, dt=None: None
@@ -306,6 +314,7 @@ def run_child(kind: str, out: str, sim_arm: str = "process", frozen: bool = Fals
         counters = {"received": s.on_arrival + s.deferred, "deferred": s.deferred, "superseded": s.superseded}
         counters["probe"] = json.dumps(probe.figures())
         counters["stage_errors"] = chain.errors if chain is not None else 0
+        counters["entry_times"], counters["entry_codes"] = arrivals.times, arrivals.codes
     if tap is not None:
         tap.close()
         np.savez(out, times=tap.times, codes=tap.codes.astype(np.int64), **counters)
@@ -490,18 +499,36 @@ def _start_sim(
     return proc, int(port_file.read_text())
 
 
-def match(kind: str, sent: np.ndarray, tap, first: int, rss0, rss1, period: float) -> dict:
-    """Latency of each measured setpoint (its first frame on the bus) and the drop counts."""
-    times, codes = tap["times"], tap["codes"]
-    latency = np.full(len(sent), np.nan)
-    # a frame carries the newest setpoint with its code published before it
+def first_seen(sent: np.ndarray, times: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Per setpoint, the first of ``times`` whose code is its (NaN if none) minus its publish
+    time: each time belongs to the newest setpoint with its code published before it."""
+    delay = np.full(len(sent), np.nan)
     for t, c in zip(times, codes):
         k = int(np.searchsorted(sent, t, side="right")) - 1  # last setpoint published before t
         k -= (k - int(c)) % MOD  # back to the one with this code
-        if 0 <= k < len(sent) and np.isnan(latency[k]):
-            latency[k] = t - sent[k]
+        if 0 <= k < len(sent) and np.isnan(delay[k]):
+            delay[k] = t - sent[k]
+    return delay
+
+
+def match(kind: str, sent: np.ndarray, tap, first: int, rss0, rss1, period: float) -> dict:
+    """Latency of each measured setpoint (its first frame on the bus) and the drop counts;
+    with the chain's arrival times, the latency split at the chain's entry."""
+    latency = first_seen(sent, tap["times"], tap["codes"])
     measured = latency[first:]
     seen = measured[~np.isnan(measured)]
+    split = {}
+    if "entry_times" in tap and len(tap["entry_times"]):
+        entry = first_seen(sent, tap["entry_times"], tap["entry_codes"])[first:]
+        both = ~np.isnan(entry) & ~np.isnan(measured)
+        if both.any():
+            way, work = entry[both] * 1e3, (measured[both] - entry[both]) * 1e3
+            split = {
+                "to_chain_p50": float(np.percentile(way, 50)),
+                "to_chain_p99": float(np.percentile(way, 99)),
+                "in_chain_p50": float(np.percentile(work, 50)),
+                "in_chain_p99": float(np.percentile(work, 99)),
+            }
     received = int(tap["received"])
     lost_total = len(sent) - received  # never reached the bridge (whole run, warm-up included)
     return {
@@ -516,6 +543,7 @@ def match(kind: str, sent: np.ndarray, tap, first: int, rss0, rss1, period: floa
         "probe": json.loads(str(tap["probe"])) if "probe" in tap else {},
         "rss_growth": max(b - a for a, b in zip(rss0, rss1)) if rss0 else float("nan"),
         "period_ms": period * 1e3,
+        "split": split,
     }
 
 
@@ -583,6 +611,16 @@ def main() -> None:
                 f" {r['superseded']}) | RSS growth {r['rss_growth']:+.1f} MB",
                 flush=True,
             )
+            if r["split"]:
+                sp = r["split"]
+                where = "the gravity stage's callback" if kind == "composed" else "the bridge's set_command"
+                print(
+                    f"  split at the chain's entry ({where}): publish -> entry p50 {sp['to_chain_p50']:.3f}"
+                    f" / p99 {sp['to_chain_p99']:.3f} ms (DDS, waiting for the executor), entry -> frame p50"
+                    f" {sp['in_chain_p50']:.3f} / p99 {sp['in_chain_p99']:.3f} ms (the chain's work, waiting"
+                    " commands)",
+                    flush=True,
+                )
             if r["probe"]:
                 print(describe(r["probe"]), flush=True)
             if r.get("sim_cpu") == r.get("sim_cpu"):  # not NaN: the arm had its own process
