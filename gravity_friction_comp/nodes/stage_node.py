@@ -24,13 +24,13 @@ from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
 from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.nodes.listener_count import ListenerCount
 from gravity_friction_comp.nodes.parameters import Param, check, declare
 from gravity_friction_comp.stage.contract import MAX_SCALE, FeedforwardStage, StageSettings, Throttle
 
 __all__ = [
     "EXECUTOR_ENV",
     "FeedforwardStageNode",
-    "ListenerCount",
     "SETPOINT_QOS",
     "STAGE_PARAMETERS",
     "clock_ns",
@@ -276,46 +276,6 @@ class FeedforwardStageNode(Node):
             publish_guarded(self, self._effort_pub, term_msg)
 
 
-class ListenerCount:
-    """A publisher's listener count, kept from its *matched* events instead of asked per message.
-
-    ``Publisher.get_subscription_count()`` costs ~2 µs warm and ~18 µs in a 1 kHz process
-    (a call into the middleware's graph); the matched event gives the same count when it
-    changes, dispatched by the executor like a message. Where the middleware has no
-    matched event, :meth:`heard` asks the publisher each time (the old behaviour).
-    """
-
-    __slots__ = ("count", "_publisher")
-
-    def __init__(self) -> None:
-        #: Listeners at the last matched event (``None``: no events, ask each time).
-        self.count: int | None = None
-        self._publisher: Any = None
-
-    def publisher(self, node: Node, msg_type, topic: str, qos):
-        """``node.create_publisher(msg_type, topic, qos)`` with this count following it."""
-        from rclpy.event_handler import PublisherEventCallbacks, UnsupportedEventTypeError
-
-        try:
-            pub = node.create_publisher(
-                msg_type, topic, qos, event_callbacks=PublisherEventCallbacks(matched=self._matched)
-            )
-        except UnsupportedEventTypeError:  # a middleware without matched events
-            pub = node.create_publisher(msg_type, topic, qos)
-        else:
-            self.count = pub.get_subscription_count()  # those matched before the handler
-        self._publisher = pub
-        return pub
-
-    def _matched(self, info) -> None:
-        self.count = info.current_count
-
-    def heard(self) -> bool:
-        """Whether the publisher has a listener now."""
-        count = self.count
-        return (self._publisher.get_subscription_count() if count is None else count) > 0
-
-
 def clock_ns(clock) -> int:
     """[ns] ``clock.now()``, read as ``time.time_ns()`` when that is what it gives (a ROS
     clock without ``/clock`` is the system time): ~2 µs instead of ~8 µs per call."""
@@ -382,8 +342,9 @@ def make_executor(context=None, choice: str | None = None):
     SingleThreadedExecutor), for ``context`` (default context when ``None``); ``choice``
     skips reading the environment again when the caller already has it.
 
-    Drive it with ``spin_once`` in a loop: the EventsExecutor's ``spin()`` did not dispatch
-    anything with the kilted PyPI wheels (FIELD_NOTES "Executors").
+    Drive it with ``spin_until_future_complete`` (or ``spin_once``) in a loop, as
+    :func:`spin_node` does: the EventsExecutor's ``spin()`` did not dispatch anything with
+    the kilted PyPI wheels (FIELD_NOTES "Executors").
 
     Raises:
         ConfigError: as :func:`executor_choice`.
