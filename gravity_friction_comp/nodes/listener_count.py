@@ -3,7 +3,10 @@ per message)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rclpy.publisher import Publisher
 
 __all__ = ["ListenerCount"]
 
@@ -24,7 +27,7 @@ class ListenerCount:
         self.count: int | None = None
         self._publisher: Any = None
 
-    def publisher(self, node, msg_type, topic: str, qos):
+    def publisher(self, node, msg_type, topic: str, qos) -> Publisher:
         """``node.create_publisher(msg_type, topic, qos)`` with this count following it."""
         from rclpy.event_handler import PublisherEventCallbacks, UnsupportedEventTypeError
 
