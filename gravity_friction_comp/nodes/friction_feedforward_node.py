@@ -40,6 +40,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 
 from gravity_friction_comp.errors import InputError
@@ -175,8 +176,10 @@ class FrictionFeedforwardNode(FeedforwardStageNode):
         topic = self.get_parameter("joint_states_topic").value
         self.joint_states_subscription = None
         if topic:
+            # serialised: most configs use no measurement, and decoding a JointState is the
+            # dearest part of taking one (~25 µs warm, ~90 µs in a 1 kHz process)
             self.joint_states_subscription = self.create_subscription(
-                JointState, topic, self.on_joint_states, SETPOINT_QOS
+                JointState, topic, self._on_joint_states_raw, SETPOINT_QOS, raw=True
             )
         config = self._config
         source = (
@@ -229,11 +232,16 @@ class FrictionFeedforwardNode(FeedforwardStageNode):
                 "positions (velocity_cutoff_hz) instead"
             )
 
+    def _on_joint_states_raw(self, data: bytes) -> None:
+        """The ``joint_states`` subscription's callback: decoded only when the stage uses it."""
+        if self.stage is not None and self.stage.uses_measurement:
+            self.on_joint_states(deserialize_message(data, JointState))
+
     def on_joint_states(self, msg: JointState) -> None:
         """A measured ``joint_states`` message (the subscription's callback; the composed
         free-drive chain calls it directly)."""
-        if self.stage is None:
-            return
+        if self.stage is None or not self.stage.uses_measurement:
+            return  # nothing to store: no field read, no stamp converted
         try:
             self.stage.update_measured(
                 msg.name, msg.velocity, msg.position, self.setpoint_time(msg.header.stamp)

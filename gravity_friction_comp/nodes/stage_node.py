@@ -24,6 +24,7 @@ from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
 from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.nodes.listener_count import ListenerCount
 from gravity_friction_comp.nodes.parameters import Param, check, declare
 from gravity_friction_comp.stage.contract import MAX_SCALE, FeedforwardStage, StageSettings, Throttle
 
@@ -106,7 +107,8 @@ class FeedforwardStageNode(Node):
         self._command_msg = JointState(check_fields=False)
         self._term_msg = JointState(check_fields=False)
         self._command_pub = self.create_publisher(JointState, "joint_command", SETPOINT_QOS)
-        self._effort_pub = self.create_publisher(JointState, "~/effort", SETPOINT_QOS)
+        self._effort_listeners = ListenerCount()
+        self._effort_pub = self._effort_listeners.publisher(self, JointState, "~/effort", SETPOINT_QOS)
         #: The ``joint_setpoint`` subscription (the composed chain feeds a stage directly instead).
         self.setpoint_subscription = self.create_subscription(
             JointState, "joint_setpoint", self._on_setpoint, SETPOINT_QOS
@@ -235,39 +237,41 @@ class FeedforwardStageNode(Node):
                 self._last_setpoint = msg
             self.no_stage()
             return
+        # each field read once: a message's fields are Python properties
+        header, name, position, velocity = msg.header, msg.name, msg.position, msg.velocity
         try:
             if fresh:
                 kept = stage.kept
                 try:
                     result = stage.update(
-                        msg.name, msg.position, msg.velocity, msg.effort, self.setpoint_time(msg.header.stamp)
+                        name, position, velocity, msg.effort, self.setpoint_time(header.stamp)
                     )
                 finally:
                     if stage.kept is not kept:  # accepted (even if its term then failed)
                         self._last_setpoint = msg
                         self.after_update()
             else:
-                result = stage.evaluate(msg.name, msg.position, msg.velocity, msg.effort)
+                result = stage.evaluate(name, position, velocity, msg.effort)
         except InputError as error:
             self.warn_throttled(error.reason, f"setpoint dropped: {error}")
             return
         if result.clamped:
             self.warn_throttled("clamped", f"effort clamped to the limit for {list(result.clamped)}")
         command = self._command_msg
-        command.header = msg.header
-        command.name = msg.name
-        command.position = msg.position
-        command.velocity = msg.velocity
+        command.header = header
+        command.name = name
+        command.position = position
+        command.velocity = velocity
         command.effort = result.effort.tolist()
         if self.hand_off is not None:  # the next stage first: the CAN frame before the DDS copy
             self.hand_off(command)
         if not publish_guarded(self, self._command_pub, command):
             return
         # The term alone is for humans comparing terms: skip building it when nobody listens.
-        if self._effort_pub.get_subscription_count() > 0:
+        if self._effort_listeners.heard():
             term_msg = self._term_msg
-            term_msg.header = msg.header
-            term_msg.name = msg.name
+            term_msg.header = header
+            term_msg.name = name
             term_msg.effort = result.term.tolist()
             publish_guarded(self, self._effort_pub, term_msg)
 
@@ -338,8 +342,9 @@ def make_executor(context=None, choice: str | None = None):
     SingleThreadedExecutor), for ``context`` (default context when ``None``); ``choice``
     skips reading the environment again when the caller already has it.
 
-    Drive it with ``spin_once`` in a loop: the EventsExecutor's ``spin()`` did not dispatch
-    anything with the kilted PyPI wheels (FIELD_NOTES "Executors").
+    Drive it with ``spin_until_future_complete`` (or ``spin_once``) in a loop, as
+    :func:`spin_node` does: the EventsExecutor's ``spin()`` did not dispatch anything with
+    the kilted PyPI wheels (FIELD_NOTES "Executors").
 
     Raises:
         ConfigError: as :func:`executor_choice`.
@@ -354,8 +359,8 @@ def make_executor(context=None, choice: str | None = None):
 
 
 def spin_node(node: Node, stop: Callable[[], bool] | None = None) -> None:
-    """Spin ``node`` until its context shuts down or ``stop()`` turns true: a ``spin_once``
-    loop on the executor :func:`executor_choice` picks (EventsExecutor, or the
+    """Spin ``node`` until its context shuts down or ``stop()`` turns true: a loop of
+    ``spin_until_future_complete`` calls on the executor :func:`executor_choice` picks (EventsExecutor, or the
     SingleThreadedExecutor of ``rclpy.spin``), waking at least every 0.2 s to check ``stop``.
 
     The EventsExecutor dispatches from C++ instead of rebuilding a Python wait set for every
@@ -363,19 +368,25 @@ def spin_node(node: Node, stop: Callable[[], bool] | None = None) -> None:
     bare ``rclpy.spin`` relay (bench/RESULTS.md). Objects alive at this point (modules, URDF,
     Pinocchio models: ~50 000) are frozen out of the garbage collector first
     (:func:`gc.freeze`): a full collection walking them stalled the process ~14 ms about
-    once a second at 1 kHz.
+    once a second at 1 kHz. One ``spin_until_future_complete`` call per wake dispatches every
+    message of those 0.2 s: a ``spin_once`` per message cost the loop, the context check and
+    the call again on each (one event per ``spin_once`` with the EventsExecutor).
     """
     import gc
 
     gc.collect()
     gc.freeze()
+    from rclpy.task import Future
+
     stop = stop or (lambda: False)
     executor = make_executor(node.context, executor_choice())
     executor.add_node(node)
     try:
         while node.context.ok() and not stop():
             try:
-                executor.spin_once(timeout_sec=SPIN_WAKE)
+                # every event of SPIN_WAKE seconds; a fresh future each time (each call adds
+                # a done-callback to it)
+                executor.spin_until_future_complete(Future(), timeout_sec=SPIN_WAKE)
             except Exception:
                 if node.context.ok():
                     raise

@@ -359,11 +359,11 @@ class FrictionStage(FeedforwardStage):
                 ``Reason.NOT_FINITE`` or ``Reason.RANGE`` (a velocity beyond
                 :data:`~gravity_friction_comp.validation.MAX_PLAUSIBLE_VELOCITY`); nothing is stored.
         """
+        if not self.uses_measurement:
+            return False
         config = self._config
         use_velocity = config.velocity_source == "measured"
         use_position = config.drive == "position_error"
-        if not (use_velocity or use_position):
-            return False
         try:
             n_names = len(names)
         except TypeError:
@@ -387,6 +387,14 @@ class FrictionStage(FeedforwardStage):
         if measured_position is not None:
             self._measured_position, self._measured_t = measured_position, measured_t
         return True
+
+    @property
+    def uses_measurement(self) -> bool:
+        """Whether :meth:`update_measured` stores anything with the config in force
+        (``velocity_source: measured`` or ``drive: position_error``); when not, a node need
+        not even decode its ``joint_states``."""
+        config = self._config
+        return config.velocity_source == "measured" or config.drive == "position_error"
 
     # ---- stage hooks ---------------------------------------------------------------------
     @property

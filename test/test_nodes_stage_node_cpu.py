@@ -1,0 +1,160 @@
+"""The per-message savings of the stage nodes keep their behaviour: the ``~/effort`` listener
+count follows matched events (no graph query per message), spin_node dispatches many
+events per executor call and still stops, and the friction node decodes ``joint_states``
+only when its stage uses a measurement. In-process rclpy, own context and domain."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("rclpy")
+
+import rclpy  # noqa: E402
+from graph_helpers import fresh_domain_id  # noqa: E402
+from rclpy.context import Context  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from rclpy.serialization import serialize_message  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+
+from gravity_friction_comp.nodes import friction_feedforward_node, stage_node  # noqa: E402
+from gravity_friction_comp.nodes.friction_feedforward_node import FrictionFeedforwardNode  # noqa: E402
+from gravity_friction_comp.nodes.listener_count import ListenerCount
+from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, make_executor  # noqa: E402
+
+JOINTS = ["base_yaw", "shoulder_pitch", "beam_pitch"]
+
+
+@pytest.fixture
+def context():
+    ctx = Context()
+    rclpy.init(context=ctx, domain_id=fresh_domain_id())
+    yield ctx
+    rclpy.try_shutdown(context=ctx)
+
+
+def _spin_until(executor, predicate, timeout=10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not predicate():
+        executor.spin_once(timeout_sec=0.01)
+    return predicate()
+
+
+def test_listener_count_follows_matched_events_without_asking_per_message(context):
+    node = rclpy.create_node("talker", context=context)
+    other = rclpy.create_node("listener", context=context)
+    executor = make_executor(context)
+    executor.add_node(node)
+    executor.add_node(other)
+    try:
+        listeners = ListenerCount()
+        pub = listeners.publisher(node, JointState, "~/effort", SETPOINT_QOS)
+        assert listeners.count == 0 and not listeners.heard()
+        sub = other.create_subscription(JointState, "/talker/effort", lambda m: None, SETPOINT_QOS)
+        assert _spin_until(executor, lambda: listeners.count == 1), "no matched event"
+        assert pub.get_subscription_count() == 1  # the graph agrees with the kept count
+
+        def asked():  # heard() must not query the graph while events keep the count
+            raise AssertionError("get_subscription_count called per message")
+
+        pub.get_subscription_count = asked
+        assert all(listeners.heard() for _ in range(1000))
+        other.destroy_subscription(sub)
+        assert _spin_until(executor, lambda: listeners.count == 0), "no unmatched event"
+        assert not listeners.heard()
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        other.destroy_node()
+
+
+def test_spin_node_dispatches_many_events_per_call_and_stops(context, monkeypatch):
+    node = rclpy.create_node("ticker", context=context)
+    ticks = [0]
+    node.create_timer(0.001, lambda: ticks.__setitem__(0, ticks[0] + 1))
+    calls = [0]
+    made = stage_node.make_executor
+
+    class Counting:  # the executor spin_node makes, its spin calls (of either kind) counted
+        def __init__(self, executor):
+            self._executor = executor
+
+        def spin_until_future_complete(self, future, timeout_sec=None):
+            calls[0] += 1
+            self._executor.spin_until_future_complete(future, timeout_sec=timeout_sec)
+
+        def spin_once(self, timeout_sec=None):
+            calls[0] += 1
+            self._executor.spin_once(timeout_sec=timeout_sec)
+
+        def __getattr__(self, name):
+            return getattr(self._executor, name)
+
+    def counting_executor(*args, **kwargs):
+        return Counting(made(*args, **kwargs))
+
+    monkeypatch.setattr(stage_node, "make_executor", counting_executor)
+    start = time.monotonic()
+    stage_node.spin_node(node, stop=lambda: ticks[0] >= 100)
+    elapsed = time.monotonic() - start
+    node.destroy_node()
+    assert ticks[0] >= 100
+    # 100 timer events: at most one call per SPIN_WAKE (a spin_once loop made one per event)
+    assert calls[0] <= elapsed / stage_node.SPIN_WAKE + 2, (calls[0], elapsed)
+    assert elapsed < 100 * 0.001 + 4 * stage_node.SPIN_WAKE + 2.0  # stop seen within a wake
+
+
+def _states(velocity) -> bytes:
+    msg = JointState()
+    msg.name = JOINTS
+    msg.position = [0.0, 0.1, 0.2]
+    msg.velocity = [float(v) for v in velocity]
+    msg.header.stamp.sec = 5
+    return serialize_message(msg)
+
+
+def _friction(context, **values) -> FrictionFeedforwardNode:
+    params = {"joints": JOINTS, "breakaway": 0.2, "eps": 0.02, "enabled": True, **values}
+    return FrictionFeedforwardNode(
+        context=context, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]
+    )
+
+
+def test_friction_joint_states_are_taken_serialised_and_decoded_only_when_used(context, monkeypatch):
+    node = _friction(context)  # velocity_source: setpoint, drive: velocity
+    try:
+        assert node.joint_states_subscription.raw  # no JointState built by the executor
+        decoded = []
+        real = friction_feedforward_node.deserialize_message
+
+        def spy(data, msg_type):
+            decoded.append(data)
+            return real(data, msg_type)
+
+        monkeypatch.setattr(friction_feedforward_node, "deserialize_message", spy)
+        node._on_joint_states_raw(_states([0.5, -0.5, 0.0]))
+        assert decoded == []  # the stage uses no measurement: not even decoded
+        node.set_parameters(
+            [Parameter("velocity_source", value="measured"), Parameter("velocity_deadband", value=0.0)]
+        )
+        v = [0.5, -0.5, 0.0]
+        node._on_joint_states_raw(_states(v))
+        assert len(decoded) == 1
+        # the measured velocity drives the term: 0.2·tanh(v/0.02), against the formula
+        node.on_setpoint(_setpoint())
+        out = node._command_msg.effort
+        np.testing.assert_array_equal(out, 0.2 * np.tanh(np.array(v) / 0.02) + 0.0)
+    finally:
+        node.destroy_node()
+
+
+def _setpoint() -> JointState:
+    msg = JointState()
+    msg.name = JOINTS
+    msg.position = [0.0, 0.1, 0.2]
+    msg.velocity = [0.0, 0.0, 0.0]
+    msg.header.stamp.sec = 5
+    msg.header.stamp.nanosec = 1000
+    return msg
