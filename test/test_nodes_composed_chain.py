@@ -283,3 +283,40 @@ def test_bad_input_is_dropped_by_the_stages_own_checks(composed):
     assert len(received) == n and chain.errors == 0
     _stream(client, pub, 0.05, t0=21.0)
     assert len(received) > n
+
+
+def test_spin_chain_goes_on_after_a_callback_raises_out_of_the_executor(tmp_path):
+    """spin_chain dispatches a whole wake per executor call: a callback that raises out of it
+    (3 times here) is counted, the bridge's own timer keeps running, and the spin ends on
+    ``stop()``."""
+    from gravity_friction_comp.nodes.composed_chain import ComposedChain, spin_chain
+
+    sim = tmp_path / "sim.yaml"
+    sim.write_text(yaml.safe_dump({"simulation": {"version": 1, "physics_rate_hz": 1000.0}}))
+    client = GraphClient(fresh_domain_id())
+    chain = ComposedChain(
+        context=client.context,
+        gravity=_overrides(GRAVITY),
+        friction=_overrides(FRICTION),
+        bridge=_overrides(_bridge(str(sim))),
+    )
+    calls = []
+
+    def raising() -> None:
+        calls.append(time.monotonic())
+        if len(calls) <= 3:
+            raise RuntimeError(f"injected {len(calls)}")
+
+    chain.bridge.create_timer(0.05, raising)
+    ticks = chain.bridge.send_schedule.ticks
+    try:
+        start = time.monotonic()
+        spin_chain(chain, stop=lambda: time.monotonic() - start > 1.0)
+        elapsed = time.monotonic() - start
+    finally:
+        chain.destroy()
+        client.close()
+    assert 1.0 <= elapsed < 1.0 + 0.5  # stop() is checked at least every SPIN_WAKE
+    assert chain.errors == 3 and chain.last_error == "callback: RuntimeError: injected 3"
+    assert len(calls) >= 8  # ~20 in 1 s at 20 Hz: the spin went on after each raise
+    assert chain.bridge.send_schedule.ticks - ticks >= 100  # the 500 Hz timer too (loaded machine: less)

@@ -236,6 +236,8 @@ def spin_chain(chain: ComposedChain, stop: Callable[[], bool]) -> None:
     A callback that raises anyway (a parameter or holding change that reaches a raising
     stage) is logged and counted; the spin goes on, so the bridge keeps feeding the motors.
     """
+    from rclpy.task import Future
+
     gc.collect()
     gc.freeze()  # as spin_node: the long-lived objects out of the collector's walk
     context = chain.bridge.context
@@ -245,7 +247,9 @@ def spin_chain(chain: ComposedChain, stop: Callable[[], bool]) -> None:
     try:
         while context.ok() and not stop():
             try:
-                executor.spin_once(timeout_sec=SPIN_WAKE)
+                # as spin_node: every event of SPIN_WAKE seconds in one call (a fresh future
+                # each time), not a spin_once per event
+                executor.spin_until_future_complete(Future(), timeout_sec=SPIN_WAKE)
             except Exception as error:  # noqa: BLE001 - a raising stage must not stop the bridge
                 if not context.ok():
                     break
