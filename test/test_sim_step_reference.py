@@ -1,4 +1,4 @@
-"""The simulator's step gives the same numbers as before its CPU cut.
+"""The simulator's step and frame path give the same numbers as before their CPU cut.
 
 Two routes: (1) the per-step arrays of test/sim_step_scenarios.py against
 test/reference/sim_step_reference.npz, recorded from the step at commit 8c293fe (before the
@@ -15,7 +15,11 @@ import numpy as np
 import pytest
 from sim_step_scenarios import REFERENCE, record
 
-from gravity_friction_comp.sim.arm import _sticking_step
+from gravity_friction_comp.mit.codec import MitCommand, decode_command, encode_command
+from gravity_friction_comp.mit.motor_table import motor_limits
+from gravity_friction_comp.mit.special_frames import ENABLE_FRAME
+from gravity_friction_comp.sim.arm import _solve, _sticking_step
+from gravity_friction_comp.sim.motor_emulator import EmulatedMotor
 
 
 def _sticking_step_before(mass, rhs, v, budget, dt):
@@ -88,3 +92,21 @@ def test_sticking_step_equals_the_previous_code_bit_for_bit():
         if n == 4:
             patterns.add(tuple(got[2].tolist()))
     assert patterns == set(itertools.product((False, True), repeat=4))
+
+
+def test_solve_raises_on_a_singular_matrix_as_numpy_does():
+    with pytest.raises(np.linalg.LinAlgError), np.errstate(invalid="ignore"):
+        _solve(np.zeros((2, 2)), np.ones(2))
+
+
+def test_a_repeated_command_frame_gives_the_command_decoded_anew():
+    """The emulator decodes a repeated frame once; every frame still yields decode_command's
+    command, also after other frames and a direct assignment in between."""
+    limits = motor_limits("DM4310")
+    motor = EmulatedMotor(limits, 1, 0x11)
+    frames = [encode_command(p, 0.0, 5.0, 0.2, t, limits) for p, t in ((0.1, 0.0), (0.1, 0.0), (-0.3, 0.5))]
+    for data in (*frames, ENABLE_FRAME, frames[2], frames[0]):
+        motor.command = MitCommand(9.0, 9.0, 9.0, 9.0, 9.0)  # a stale value must not survive
+        motor.handle_frame(data)
+        if data != ENABLE_FRAME:
+            assert motor.command == decode_command(data, limits)
