@@ -386,7 +386,7 @@ def _sticking_step(
     """Accelerations, friction and stuck mask for ``mass·a = rhs − τ_f`` (module docstring).
 
     Args:
-        mass: (n, n) [kg·m²], C-contiguous. rhs: τ_m − b (n,) [N·m]. v: q̇ (n,) [rad/s].
+        mass: (n, n) [kg·m²]. rhs: τ_m − b (n,) [N·m]. v: q̇ (n,) [rad/s].
         budget: τ_fm (n,) [N·m]. dt: step [s].
 
     Returns:
@@ -455,9 +455,9 @@ class _Partition(NamedTuple):
     stuck_rows: np.ndarray  # (k, n) flat indices of the stuck rows of M
 
 
-@functools.cache
+@functools.lru_cache(maxsize=256)
 def _partition(n: int, stuck: tuple[bool, ...]) -> _Partition:
-    # built once per pattern (at most 2ⁿ): np.ix_ on every step cost more than the solve
+    # built once per pattern (an arm visits few of the 2ⁿ): np.ix_ each step cost more than the solve
     s = np.flatnonzero(stuck)
     f = np.flatnonzero(~np.array(stuck))
     flat = np.arange(n * n).reshape(n, n)
