@@ -7,12 +7,13 @@ time: the machine is shared) per call, median over rounds, of:
 
 * ``run_once(0.001)`` with the motors disabled, the arm resting on its stops (the issue-18
   reproducer's state: one joint presses a stop, the others stick);
-* ``run_once(0.001)`` while the motors track a 1.5 Hz sine (every joint slides), each tick's
+* ``run_once(0.001)`` while the motors track a 1.5 Hz sine (the arm moving), each tick's
   MIT commands (one per motor, built beforehand) answered first through
   :meth:`SimulatedMotorBus.answer`, as sim_arm answers the bridge's frames;
 * ``answer(frame)`` in those ticks, per frame: the emulated motor decodes the command and
   encodes its quantized reply (the two parts timed apart, the clock's own cost subtracted);
-* their sum, one 1 kHz tick of sim_arm's work while tracking;
+* ``answer(frame)`` of one frame repeated (a held setpoint, decoded once by the motor);
+* one 1 kHz tick of sim_arm's work while tracking: run_once + one frame per motor;
 * the baseline, measured in the same rounds: ``pin.crba`` + ``pin.nonLinearEffects`` on the
   full (unreduced) Pinocchio model at the arm's configuration, the rigid-body calls one
   physics step cannot do without.
@@ -133,13 +134,22 @@ def main() -> int:
             pin.crba(full, data, qf)
             pin.nonLinearEffects(full, data, qf, vf)
 
-        samples: dict[str, list[float]] = {key: [] for key in ("baseline", "resting", "tracking", "answer")}
+        # a held setpoint: the same frame every cycle (to the resting arm's disabled motor 1)
+        held = resting.motors[0]
+        held_frame = can.Message(
+            arbitration_id=held.motor.can_id,
+            data=encode_command(0.1, 0.0, 8.0, 0.3, 0.0, held.motor.limits),
+            is_extended_id=False,
+        )
+        keys = ("baseline", "resting", "tracking", "answer", "answer_held")
+        samples: dict[str, list[float]] = {key: [] for key in keys}
         for _ in range(args.rounds):
             samples["baseline"].append(cpu_us(baseline, args.steps))
             samples["resting"].append(cpu_us(lambda: resting.run_once(DT), args.steps))
             step, frame = tracking(args.steps)
             samples["tracking"].append(step)
             samples["answer"].append(frame)
+            samples["answer_held"].append(cpu_us(lambda: resting.answer(held_frame, held.bus), args.steps))
         t = {key: statistics.median(v) for key, v in samples.items()}
         stuck = resting.arm.state().stuck
     finally:
@@ -155,8 +165,9 @@ def main() -> int:
     rows = [
         ("baseline: pin.crba + pin.nonLinearEffects", b),
         (f"run_once, motors off, resting (stuck {stuck.astype(int).tolist()})", t["resting"]),
-        ("run_once, tracking a sine (all sliding)", t["tracking"]),
+        ("run_once, motors tracking a sine (arm moving)", t["tracking"]),
         ("answer, one MIT frame + its reply", t["answer"]),
+        ("answer, the same frame again (a held setpoint)", t["answer_held"]),
         (f"1 kHz tick while tracking: run_once + {len(motors)} frames", tick),
     ]
     for label, us in rows:
