@@ -433,7 +433,7 @@ def _solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         numpy.linalg.LinAlgError: ``a`` singular (solve's own error; the gufunc gives NaN).
     """
     x = _umath_linalg.solve1(a, b, signature="dd->d")
-    if not math.isfinite(x.dot(x)):
+    if not np.isfinite(x).all():
         raise np.linalg.LinAlgError("Singular matrix")
     return x
 
