@@ -126,7 +126,9 @@ class RobotModel:
             else self._gravity_projected
         )
         self._total_mass = float(sum(self._full.inertias[j].mass for j in range(1, self._full.njoints)))
-        self._tril = np.tril_indices(self._full.nv, -1)  # CRBA fills the upper triangle only
+        # CRBA fills the upper triangle only: flat indices of the lower one and its mirror
+        rows, cols = np.tril_indices(self._full.nv, -1)
+        self._tril_flat, self._triu_flat = rows * self._full.nv + cols, cols * self._full.nv + rows
         self._project = bool(structure.mimics)  # G is the identity without mimic joints
         self._set_actuators(actuators)
 
@@ -412,7 +414,7 @@ class RobotModel:
     def _mass(self, qf: np.ndarray) -> np.ndarray:
         """:meth:`mass_matrix` at the checked full configuration ``qf``."""
         mass = pin.crba(self._full, self._full_data, qf)  # a copy of data.M
-        mass[self._tril] = mass.T[self._tril]
+        np.put(mass, self._tril_flat, mass.take(self._triu_flat))
         if self._project:
             g = self._s.coupling
             mass = g.T @ mass @ g

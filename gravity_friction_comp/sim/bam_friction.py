@@ -48,7 +48,7 @@ from __future__ import annotations
 import os
 import pathlib
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -66,6 +66,8 @@ __all__ = [
     "integrate_position",
     "resolve_bam_path",
 ]
+
+_X = TypeVar("_X", float, np.ndarray)
 
 #: Position-update rules of the simulated arm (module docstring).
 INTEGRATORS = ("semi_implicit_euler", "bam")
@@ -203,11 +205,10 @@ class SimFriction:
         return out
 
 
-def integrate_position(
-    q: np.ndarray, v_new: np.ndarray, accel: np.ndarray, dt: float, integrator: str
-) -> np.ndarray:
+def integrate_position(q: _X, v_new: _X, accel: _X, dt: float, integrator: str) -> _X:
     """Position after one step (module docstring): ``q + dt·q̇⁺`` (``semi_implicit_euler``)
-    or ``q + dt·q̇⁺ + ½·dt²·q̈`` (``bam``); shapes (n,), [rad], [rad/s], [rad/s²], [s]."""
+    or ``q + dt·q̇⁺ + ½·dt²·q̈`` (``bam``); one joint's floats or (n,) arrays, [rad],
+    [rad/s], [rad/s²], [s]."""
     if integrator == "bam":
         return q + v_new * dt + 0.5 * accel * dt**2
     return q + dt * v_new

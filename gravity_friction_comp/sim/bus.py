@@ -26,7 +26,6 @@ from dataclasses import replace
 from typing import NamedTuple
 
 import can
-import numpy as np
 
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.mit.bridge_config import BridgeConfig
@@ -217,8 +216,10 @@ class SimulatedMotorBus:
             return m.enabled, m.fault_code
 
     # --- simulation ------------------------------------------------------------------------
-    def _sync_shafts(self) -> None:
-        q, v = self.arm.position.tolist(), self.arm.velocity.tolist()  # floats: no numpy scalars
+    def _sync_shafts(self, q: list[float] | None = None, v: list[float] | None = None) -> None:
+        # q, v: the arm's state as floats (no numpy scalars), read from the arm when None
+        if q is None or v is None:
+            q, v = self.arm.position.tolist(), self.arm.velocity.tolist()
         for sm, j in zip(self.motors, self._joint_index):
             sm.motor.set_shaft_state(sm.mapping.position_to_motor(q[j]), sm.mapping.velocity_to_motor(v[j]))
 
@@ -286,11 +287,11 @@ class SimulatedMotorBus:
         """Answer the frames received so far, then advance the arm one step of ``dt`` [s]."""
         with self._lock:
             self._answer_waiting()
-            tau = np.zeros(self.arm.n)
+            tau = [0.0] * self.arm.n
             for sm, j in zip(self.motors, self._joint_index):
                 tau[j] = sm.mapping.torque_from_motor(sm.motor.torque())
-            self.arm.step(tau, dt)
-            self._sync_shafts()
+            q, v = self.arm.step(tau, dt)
+            self._sync_shafts(q.tolist(), v.tolist())
             self.ticks += 1
 
     def _answer_until(self, deadline: float) -> None:

@@ -83,6 +83,7 @@ class EmulatedMotor:
         self.enabled = False
         self.fault_code = 0
         self.command = MitCommand(0.0, 0.0, 0.0, 0.0, 0.0)
+        self._decoded: tuple[bytes, MitCommand] | None = None  # the last command frame, decoded
         self.zero_offset = 0.0
         self.frames_received = 0
         self._shaft_position = 0.0
@@ -190,7 +191,10 @@ class EmulatedMotor:
             if self.family in ("damiao", "robstride"):
                 self.fault_code = 0
         else:
-            self.command = decode_command(raw, self.limits)
+            # a held setpoint repeats its frame every cycle: decoded once (a pure function)
+            if self._decoded is None or self._decoded[0] != raw:
+                self._decoded = (raw, decode_command(raw, self.limits))
+            self.command = self._decoded[1]
         return self.feedback_frame()
 
     def private_frame(self) -> tuple[int, bytes]:
