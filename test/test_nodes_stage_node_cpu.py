@@ -158,3 +158,42 @@ def _setpoint() -> JointState:
     msg.header.stamp.sec = 5
     msg.header.stamp.nanosec = 1000
     return msg
+
+
+def test_a_handed_off_joint_command_is_serialised_only_while_someone_listens(context):
+    """The composed chain's stages hand the command on by direct call: with nobody on
+    ``joint_command`` it is not published; once a listener is matched it is, at once. A
+    separate node (no hand-off) always publishes it (its listener's match may precede the
+    matched event)."""
+    node = _friction(context)
+    other = rclpy.create_node("listener", context=context)
+    executor = make_executor(context)
+    executor.add_node(node)
+    executor.add_node(other)
+    published = []
+    publish = node._command_pub.publish
+
+    def spy(msg):
+        published.append(list(msg.effort))
+        publish(msg)
+
+    node._command_pub.publish = spy
+    node.on_setpoint(_setpoint())
+    assert len(published) == 1 and not node._command_listeners.heard()  # no hand-off: always
+    published.clear()
+    handed = []
+    node.hand_off = lambda msg: handed.append(list(msg.effort))
+    try:
+        node.on_setpoint(_setpoint())
+        assert published == [] and len(handed) == 1  # computed and handed off, not serialised
+        got = []
+        other.create_subscription(JointState, "/joint_command", got.append, SETPOINT_QOS)
+        assert _spin_until(executor, lambda: node._command_listeners.heard()), "no matched event"
+        node.on_setpoint(_setpoint())
+        assert published == [handed[1]]
+        assert _spin_until(executor, lambda: len(got) == 1)
+        assert list(got[0].effort) == handed[1]
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        other.destroy_node()

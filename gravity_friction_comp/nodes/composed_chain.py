@@ -10,9 +10,10 @@ measurement. Every term is still published (``~/effort``, ``gravity/joint_comman
 ``joint_command``), after the hand-off, so ``ros2 topic echo`` and ``ros2 param set
 /gravity_compensation enable false`` work unchanged; the nodes' own subscriptions of those
 topics are removed (each message is handled once). With their subscriptions gone those topics
-usually have no listener: the stages then skip serialising them (a DDS publish is ~60 µs at
-1 kHz; :class:`WhenHeard` reads the listener count every :data:`LISTENERS_REFRESH`, so a new
-``ros2 topic echo`` gets messages within that time). ``joint_states`` is always published.
+usually have no listener: the stages then skip serialising them (they publish only while
+heard, from the publishers' matched events:
+:class:`~gravity_friction_comp.nodes.listener_count.ListenerCount`; a new ``ros2 topic echo``
+gets messages as soon as it is matched). ``joint_states`` is always published.
 
 A stage that raises (anything but the InputError it already turns into a dropped setpoint)
 never stops the bridge: the setpoint is dropped, the bridge keeps its last command and
@@ -29,7 +30,6 @@ reads ``joint_command``. Parameters: one ``--params-file`` with a section per no
 from __future__ import annotations
 
 import gc
-import time
 from collections.abc import Callable
 
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
@@ -54,8 +54,6 @@ __all__ = [
     "ComposedChain",
     "GRAVITY_TOPIC",
     "HandedOff",
-    "LISTENERS_REFRESH",
-    "WhenHeard",
     "main",
     "run_composed",
     "usage",
@@ -63,36 +61,6 @@ __all__ = [
 
 #: The gravity stage's output topic (friction's input), as ``arm.launch.py`` wires it.
 GRAVITY_TOPIC = "gravity/joint_command"
-#: [s] How often :class:`WhenHeard` reads a topic's listener count (~20 µs per read).
-LISTENERS_REFRESH = 0.1
-
-
-class WhenHeard:
-    """A publisher that publishes only while the topic has a listener.
-
-    The listener count is read at most every :data:`LISTENERS_REFRESH` seconds and kept;
-    :meth:`get_subscription_count` returns the kept count (the stages ask it before
-    building ``~/effort``). Anything else is the wrapped publisher's.
-    """
-
-    def __init__(self, publisher) -> None:
-        self._publisher = publisher
-        self._count = 0
-        self._read_at = -float("inf")
-
-    def get_subscription_count(self) -> int:
-        now = time.monotonic()
-        if now - self._read_at >= LISTENERS_REFRESH:
-            self._count = self._publisher.get_subscription_count()
-            self._read_at = now
-        return self._count
-
-    def publish(self, msg) -> None:
-        if self.get_subscription_count() > 0:
-            self._publisher.publish(msg)
-
-    def __getattr__(self, name):
-        return getattr(self._publisher, name)
 
 
 def _remap(*rules: str) -> list[str]:
@@ -170,10 +138,6 @@ class ComposedChain:
         for sub in [s for s in self.friction.subscriptions if s.topic_name == states]:
             self.friction.destroy_subscription(sub)
             self.bridge.state_hand_off = self._to(self.friction.on_joint_states, "friction measurement")
-        for node in (self.gravity, self.friction):  # outputs nobody in this process reads
-            # WhenHeard has the two methods the stage calls (publish, get_subscription_count)
-            node._command_pub = WhenHeard(node._command_pub)  # type: ignore[assignment]  # noqa: SLF001
-            node._effort_pub = WhenHeard(node._effort_pub)  # type: ignore[assignment]  # noqa: SLF001
 
     @property
     def nodes(self) -> tuple:

@@ -106,7 +106,12 @@ class FeedforwardStageNode(Node):
         # lists of float), so the generated per-assignment type assertions are skipped.
         self._command_msg = JointState(check_fields=False)
         self._term_msg = JointState(check_fields=False)
-        self._command_pub = self.create_publisher(JointState, "joint_command", SETPOINT_QOS)
+        # With a hand-off (the composed chain: the next stage takes the command by direct
+        # call) the command is not serialised while nobody listens (a DDS publish is ~60 µs
+        # at 1 kHz). Without one it always is: the next stage's subscription may be matched
+        # before this node's executor has seen the matched event.
+        self._command_listeners = ListenerCount()
+        self._command_pub = self._command_listeners.publisher(self, JointState, "joint_command", SETPOINT_QOS)
         self._effort_listeners = ListenerCount()
         self._effort_pub = self._effort_listeners.publisher(self, JointState, "~/effort", SETPOINT_QOS)
         #: The ``joint_setpoint`` subscription (the composed chain feeds a stage directly instead).
@@ -265,9 +270,10 @@ class FeedforwardStageNode(Node):
         command.effort = result.effort.tolist()
         if self.hand_off is not None:  # the next stage first: the CAN frame before the DDS copy
             self.hand_off(command)
-        if not publish_guarded(self, self._command_pub, command):
+        heard = self.hand_off is None or self._command_listeners.heard()
+        if heard and not publish_guarded(self, self._command_pub, command):
             return
-        # The term alone is for humans comparing terms: skip building it when nobody listens.
+        # The term alone is for humans comparing terms: not even built when nobody listens.
         if self._effort_listeners.heard():
             term_msg = self._term_msg
             term_msg.header = header
