@@ -286,9 +286,8 @@ def test_bad_input_is_dropped_by_the_stages_own_checks(composed):
 
 
 def test_spin_chain_goes_on_after_a_callback_raises_out_of_the_executor(tmp_path):
-    """spin_chain dispatches a whole wake per executor call: a callback that raises out of it
-    (3 times here) is counted, the bridge's own timer keeps running, and the spin ends on
-    ``stop()``."""
+    """A callback that raises out of spin_chain's executor (3 times here) is counted, the
+    bridge's own timer keeps running, and the spin ends on ``stop()``."""
     from gravity_friction_comp.nodes.composed_chain import ComposedChain, spin_chain
 
     sim = tmp_path / "sim.yaml"

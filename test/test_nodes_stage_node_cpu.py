@@ -1,7 +1,7 @@
 """The per-message savings of the stage nodes keep their behaviour: the ``~/effort`` listener
-count follows matched events (no graph query per message), spin_node dispatches many
-events per executor call and still stops, and the friction node decodes ``joint_states``
-only when its stage uses a measurement. In-process rclpy, own context and domain."""
+count follows matched events (no graph query per message), a handed-off ``joint_command`` is
+serialised only while heard, and the friction node decodes ``joint_states`` only when its
+stage uses a measurement. In-process rclpy, own context and domain."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.serialization import serialize_message  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
-from gravity_friction_comp.nodes import friction_feedforward_node, stage_node  # noqa: E402
+from gravity_friction_comp.nodes import friction_feedforward_node  # noqa: E402
 from gravity_friction_comp.nodes.friction_feedforward_node import FrictionFeedforwardNode  # noqa: E402
 from gravity_friction_comp.nodes.listener_count import ListenerCount
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, make_executor  # noqa: E402
@@ -68,42 +68,6 @@ def test_listener_count_follows_matched_events_without_asking_per_message(contex
         executor.shutdown()
         node.destroy_node()
         other.destroy_node()
-
-
-def test_spin_node_dispatches_many_events_per_call_and_stops(context, monkeypatch):
-    node = rclpy.create_node("ticker", context=context)
-    ticks = [0]
-    node.create_timer(0.001, lambda: ticks.__setitem__(0, ticks[0] + 1))
-    calls = [0]
-    made = stage_node.make_executor
-
-    class Counting:  # the executor spin_node makes, its spin calls (of either kind) counted
-        def __init__(self, executor):
-            self._executor = executor
-
-        def spin_until_future_complete(self, future, timeout_sec=None):
-            calls[0] += 1
-            self._executor.spin_until_future_complete(future, timeout_sec=timeout_sec)
-
-        def spin_once(self, timeout_sec=None):
-            calls[0] += 1
-            self._executor.spin_once(timeout_sec=timeout_sec)
-
-        def __getattr__(self, name):
-            return getattr(self._executor, name)
-
-    def counting_executor(*args, **kwargs):
-        return Counting(made(*args, **kwargs))
-
-    monkeypatch.setattr(stage_node, "make_executor", counting_executor)
-    start = time.monotonic()
-    stage_node.spin_node(node, stop=lambda: ticks[0] >= 100)
-    elapsed = time.monotonic() - start
-    node.destroy_node()
-    assert ticks[0] >= 100
-    # 100 timer events: at most one call per SPIN_WAKE (a spin_once loop made one per event)
-    assert calls[0] <= elapsed / stage_node.SPIN_WAKE + 2, (calls[0], elapsed)
-    assert elapsed < 100 * 0.001 + 4 * stage_node.SPIN_WAKE + 2.0  # stop seen within a wake
 
 
 def _states(velocity) -> bytes:

@@ -200,8 +200,6 @@ def spin_chain(chain: ComposedChain, stop: Callable[[], bool]) -> None:
     A callback that raises anyway (a parameter or holding change that reaches a raising
     stage) is logged and counted; the spin goes on, so the bridge keeps feeding the motors.
     """
-    from rclpy.task import Future
-
     gc.collect()
     gc.freeze()  # as spin_node: the long-lived objects out of the collector's walk
     context = chain.bridge.context
@@ -211,9 +209,7 @@ def spin_chain(chain: ComposedChain, stop: Callable[[], bool]) -> None:
     try:
         while context.ok() and not stop():
             try:
-                # as spin_node: every event of SPIN_WAKE seconds in one call (a fresh future
-                # each time), not a spin_once per event
-                executor.spin_until_future_complete(Future(), timeout_sec=SPIN_WAKE)
+                executor.spin_once(timeout_sec=SPIN_WAKE)
             except Exception as error:  # noqa: BLE001 - a raising stage must not stop the bridge
                 if not context.ok():
                     break

@@ -348,9 +348,8 @@ def make_executor(context=None, choice: str | None = None):
     SingleThreadedExecutor), for ``context`` (default context when ``None``); ``choice``
     skips reading the environment again when the caller already has it.
 
-    Drive it with ``spin_until_future_complete`` (or ``spin_once``) in a loop, as
-    :func:`spin_node` does: the EventsExecutor's ``spin()`` did not dispatch anything with
-    the kilted PyPI wheels (FIELD_NOTES "Executors").
+    Drive it with ``spin_once`` in a loop, as :func:`spin_node` does: the EventsExecutor's
+    ``spin()`` did not dispatch anything with the kilted PyPI wheels (FIELD_NOTES "Executors").
 
     Raises:
         ConfigError: as :func:`executor_choice`.
@@ -365,8 +364,8 @@ def make_executor(context=None, choice: str | None = None):
 
 
 def spin_node(node: Node, stop: Callable[[], bool] | None = None) -> None:
-    """Spin ``node`` until its context shuts down or ``stop()`` turns true: a loop of
-    ``spin_until_future_complete`` calls on the executor :func:`executor_choice` picks (EventsExecutor, or the
+    """Spin ``node`` until its context shuts down or ``stop()`` turns true: a ``spin_once``
+    loop on the executor :func:`executor_choice` picks (EventsExecutor, or the
     SingleThreadedExecutor of ``rclpy.spin``), waking at least every 0.2 s to check ``stop``.
 
     The EventsExecutor dispatches from C++ instead of rebuilding a Python wait set for every
@@ -374,25 +373,21 @@ def spin_node(node: Node, stop: Callable[[], bool] | None = None) -> None:
     bare ``rclpy.spin`` relay (bench/RESULTS.md). Objects alive at this point (modules, URDF,
     Pinocchio models: ~50 000) are frozen out of the garbage collector first
     (:func:`gc.freeze`): a full collection walking them stalled the process ~14 ms about
-    once a second at 1 kHz. One ``spin_until_future_complete`` call per wake dispatches every
-    message of those 0.2 s: a ``spin_once`` per message cost the loop, the context check and
-    the call again on each (one event per ``spin_once`` with the EventsExecutor).
+    once a second at 1 kHz. (One ``spin_until_future_complete`` per wake dispatched the same
+    events for a little less CPU, but the lockstep demo's setpoint player then went silent
+    at times: 2 of ~6 runs stalled, FIELD_NOTES "Executors".)
     """
     import gc
 
     gc.collect()
     gc.freeze()
-    from rclpy.task import Future
-
     stop = stop or (lambda: False)
     executor = make_executor(node.context, executor_choice())
     executor.add_node(node)
     try:
         while node.context.ok() and not stop():
             try:
-                # every event of SPIN_WAKE seconds; a fresh future each time (each call adds
-                # a done-callback to it)
-                executor.spin_until_future_complete(Future(), timeout_sec=SPIN_WAKE)
+                executor.spin_once(timeout_sec=SPIN_WAKE)
             except Exception:
                 if node.context.ok():
                     raise
