@@ -344,8 +344,8 @@ class CanFrameIO:
     arrived, count failures, own the bus.
 
     No reader thread: :meth:`drain` reads every frame waiting on the bus (the kernel's socket
-    buffer, python-can's queue) at each exchange, before the exchange sends. The replies to
-    a period's frames are read at the next exchange either way, and a second thread costs
+    buffer, python-can's queue) once per exchange. The replies to a period's frames are read
+    at the next exchange either way, and a second thread costs
     more than it saves: at 1 kHz, 3 motors, a python-can Notifier took ~10 % of a core and
     the executor waited for the GIL on each reply (setpoint → frame p50 2.1 → 0.9–1.3 ms,
     ``bench/end_to_end_latency.py``). A frame's ``time`` is when it was read (at most a

@@ -3,11 +3,12 @@
 The decisions (clamping, timeouts, faults, stale replies, shutdown) live in the ROS-free
 :class:`~gravity_friction_comp.mit.bridge_core.MitBridgeCore`; the bus plumbing in
 :mod:`gravity_friction_comp.mit.bus`. This node only translates parameters and messages and
-owns the clock. A frame exchange reads the frames waiting on the bus (on the executor's
-thread, no reader thread: :class:`~gravity_friction_comp.mit.bus.CanFrameIO`), feeds them
-to the core, sends the core's frames and then publishes ``joint_states``; it runs as soon as a ``joint_command`` arrives, and from a timer at ``rate_hz`` only for a command
-that had to wait or when commands stop or come slower; on average never more than once per
-period, at most ``n + 1`` exchanges in any ``n`` periods
+owns the clock. A frame exchange sends the core's frames, then reads the replies waiting on
+the bus (on the executor's thread, no reader thread:
+:class:`~gravity_friction_comp.mit.bus.CanFrameIO`), feeds them to the core and publishes
+``joint_states``; it runs as soon as a ``joint_command`` arrives, and from a timer at
+``rate_hz`` only for a command that had to wait or when commands stop or come slower; on
+average never more than once per period, at most ``n + 1`` exchanges in any ``n`` periods
 (:mod:`~gravity_friction_comp.mit.send_schedule`).
 
 Topics:
