@@ -3,10 +3,9 @@
 The decisions (clamping, timeouts, faults, stale replies, shutdown) live in the ROS-free
 :class:`~gravity_friction_comp.mit.bridge_core.MitBridgeCore`; the bus plumbing in
 :mod:`gravity_friction_comp.mit.bus`. This node only translates parameters and messages and
-owns the clock. A frame exchange sends the core's frames, then reads the replies waiting on
-the bus (on the executor's thread, no reader thread:
-:class:`~gravity_friction_comp.mit.bus.CanFrameIO`), feeds them to the core and publishes
-``joint_states``; it runs as soon as a ``joint_command`` arrives, and from a timer at
+owns the clock. A frame exchange reads the replies waiting on the bus (on the executor's
+thread, no reader thread: :class:`~gravity_friction_comp.mit.bus.CanFrameIO`), feeds them
+to the core, sends the core's frames and publishes ``joint_states``; it runs as soon as a ``joint_command`` arrives, and from a timer at
 ``rate_hz`` only for a command that had to wait or when commands stop or come slower; on
 average never more than once per period, at most ``n + 1`` exchanges in any ``n`` periods
 (:mod:`~gravity_friction_comp.mit.send_schedule`).
@@ -400,15 +399,16 @@ class MitBridgeNode(Node):
 
     def _exchange(self, now: float) -> None:
         # per bus (key None: the only bus, every motor): CAN ids repeat across buses, so
-        # frames in and out are routed by bus. Send first, then read the replies that came
-        # since the last exchange: the read (~70 µs for 3 motors over socketcand) is not
-        # between a command and its frames; the core's next step counts them.
+        # frames in and out are routed by bus. The replies are read before the step, a
+        # period after their frames went, so each step judges whole replies: read right
+        # after the send (frames ~70 µs sooner over socketcand), a reply that sometimes
+        # beats the read and sometimes not would count as missed.
         core = self._core
-        for bus, io in self._ios.items():
-            io.send(core.step(now, bus))
         for bus, io in self._ios.items():
             for frame in io.drain():
                 core.ingest_feedback(frame.arbitration_id, frame.data, frame.time, bus)
+        for bus, io in self._ios.items():
+            io.send(core.step(now, bus))
         self._publish_state(self._stamp())
 
     def _stamp(self) -> TimeMsg:
