@@ -30,7 +30,7 @@ import time
 
 import numpy as np
 
-__all__ = ["Arrivals", "BridgeProbe", "thread_cpu"]
+__all__ = ["Arrivals", "BridgeProbe", "Sequence", "thread_cpu"]
 
 _TICK = os.sysconf("SC_CLK_TCK")
 _COUNTERS = ("ticks", "on_arrival", "on_tick", "keepalive", "deferred", "superseded")
@@ -116,9 +116,10 @@ class BridgeProbe:
         return out
 
 
-class Arrivals:
-    """``time.time()`` and sequence code of each call of a wrapped callback (see the module
-    docstring); ``code_of(*args)`` gives the code, ``None`` = not a sequenced setpoint."""
+class Sequence:
+    """(time [s], sequence code) pairs in pre-filled arrays (written through at start, so the
+    process's RSS growth stays the chain's; a Python list of 120 000 floats alone is ~7 MB);
+    beyond :attr:`CAPACITY` nothing more is kept."""
 
     CAPACITY = BridgeProbe.CAPACITY
 
@@ -127,19 +128,10 @@ class Arrivals:
         self._codes = np.full(self.CAPACITY, -1, dtype=np.int64)
         self.count = 0
 
-    def wrap(self, call, code_of):
-        """``call`` that first records the time and ``code_of`` of its arguments."""
-
-        def recorded(*args, **kwargs):
-            t = time.time()
-            if self.count < self.CAPACITY:
-                code = code_of(*args, **kwargs)
-                if code is not None:
-                    self._times[self.count], self._codes[self.count] = t, code
-                    self.count += 1
-            return call(*args, **kwargs)
-
-        return recorded
+    def record(self, t: float, code: int) -> None:
+        if self.count < self.CAPACITY:
+            self._times[self.count], self._codes[self.count] = t, code
+            self.count += 1
 
     @property
     def times(self) -> np.ndarray:
@@ -148,6 +140,23 @@ class Arrivals:
     @property
     def codes(self) -> np.ndarray:
         return self._codes[: self.count]
+
+
+class Arrivals(Sequence):
+    """``time.time()`` and sequence code of each call of a wrapped callback (see the module
+    docstring); ``code_of(*args)`` gives the code, ``None`` = not a sequenced setpoint."""
+
+    def wrap(self, call, code_of):
+        """``call`` that first records the time and ``code_of`` of its arguments."""
+
+        def recorded(*args, **kwargs):
+            t = time.time()
+            code = code_of(*args, **kwargs)
+            if code is not None:
+                self.record(t, code)
+            return call(*args, **kwargs)
+
+        return recorded
 
 
 def describe(fig: dict[str, float]) -> str:

@@ -65,7 +65,7 @@ import time
 
 import numpy as np
 import yaml
-from bridge_probe import Arrivals, BridgeProbe, describe
+from bridge_probe import Arrivals, BridgeProbe, Sequence, describe
 from processes import process_cpu, stop_process
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -109,18 +109,15 @@ def chain_parameters(rate_hz: float) -> dict[str, dict]:
 # --- child processes: the bridge (or relay) with its tap ----------------------------------------
 
 
-class Tap:
+class Tap(Sequence):
     """A second bus on the bridge's virtual channel: (send time, sequence code) of frames to id 1.
 
     python-can's ``virtual`` bus stamps a frame in ``send`` and queues a copy for every other
     bus on the channel. The tap drains that queue in bulk every :attr:`DRAIN` seconds instead
-    of waking a Notifier thread per frame: a reader thread per frame took 5–8 % of the
+    of waking a reader thread per frame: a reader thread per frame took 5–8 % of the
     bridge process's GIL at 1 kHz (6000 frames/s), a cost of the measurement, not the chain.
     """
 
-    #: Frames kept; the arrays are written through at start, so the process's RSS growth is
-    #: the chain's, not the tap's (a Python list of 120 000 floats alone is ~7 MB).
-    CAPACITY = 2_000_000
     #: [s] Bulk drain interval (the queue holds ~1200 frames then).
     DRAIN = 0.2
 
@@ -129,9 +126,7 @@ class Tap:
 
         import can
 
-        self._times = np.full(self.CAPACITY, np.nan)
-        self._codes = np.full(self.CAPACITY, -1, dtype=np.int32)
-        self.count = 0
+        super().__init__()
         self._decode = decode
         self.bus = can.Bus(interface="virtual", channel=channel, ignore_config=True)
         self._stop = threading.Event()
@@ -147,18 +142,8 @@ class Tap:
         while (msg := self.bus.recv(timeout=0.0)) is not None:
             if msg.arbitration_id == 1 and len(msg.data) == 8:
                 code = self._decode(bytes(msg.data))
-                if code is not None and self.count < self.CAPACITY:
-                    self._times[self.count] = msg.timestamp
-                    self._codes[self.count] = code
-                    self.count += 1
-
-    @property
-    def times(self) -> np.ndarray:
-        return self._times[: self.count]
-
-    @property
-    def codes(self) -> np.ndarray:
-        return self._codes[: self.count]
+                if code is not None:
+                    self.record(msg.timestamp, code)
 
     def close(self) -> None:
         self._stop.set()
@@ -187,30 +172,21 @@ def _bridge_decoder(bridge):
     return decode
 
 
-class ServerTap:
+class ServerTap(Sequence):
     """The tap of ``--sim-arm process``: frames to motor 1 as the simulated arm's socketcand
     server receives them from the bridge, stamped with the kernel's receive time (see
     :class:`SocketcandServer`'s ``on_frame``: the bridge's ``send`` call). Called on the
     server's reader thread."""
 
-    CAPACITY = Tap.CAPACITY
-
     def __init__(self, decode):
-        self._times = np.full(self.CAPACITY, np.nan)
-        self._codes = np.full(self.CAPACITY, -1, dtype=np.int32)
-        self.count = 0
+        super().__init__()
         self._decode = decode
 
     def __call__(self, msg) -> None:
-        if msg.arbitration_id == 1 and len(msg.data) == 8 and self.count < self.CAPACITY:
+        if msg.arbitration_id == 1 and len(msg.data) == 8:
             code = self._decode(bytes(msg.data))
             if code is not None:
-                self._times[self.count] = msg.timestamp
-                self._codes[self.count] = code
-                self.count += 1
-
-    times = Tap.times
-    codes = Tap.codes
+                self.record(msg.timestamp, code)
 
 
 def run_sim_child(params_file: str, out: str, frozen: bool = False) -> None:

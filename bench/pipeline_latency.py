@@ -45,8 +45,10 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 JOINTS = ["base_yaw", "shoulder_pitch", "beam_pitch"]
 
 
-def relay_main(topic_in: str, topic_out: str) -> None:
-    """A bare relay process: every message received on ``topic_in`` is published on ``topic_out``.
+def relay_main(topic_in: str, topic_out: str, states: str = "-") -> None:
+    """A bare relay process: every message received on ``topic_in`` is published on ``topic_out``;
+    ``states`` (if not ``"-"``) is subscribed too and its last message kept (the friction
+    node's second input, no work: ``bench/stage_node_cpu.py``).
 
     Spun like the nodes (:func:`spin_node`), so ``GRAVITY_FRICTION_COMP_EXECUTOR`` in its
     environment picks the executor (``single`` = plain ``rclpy.spin``).
@@ -62,6 +64,9 @@ def relay_main(topic_in: str, topic_out: str) -> None:
     node = rclpy.create_node(f"relay_{os.getpid()}")
     pub = node.create_publisher(JointState, topic_out, SETPOINT_QOS)
     node.create_subscription(JointState, topic_in, pub.publish, SETPOINT_QOS)
+    kept: list = [None]
+    if states != "-":
+        node.create_subscription(JointState, states, lambda msg: kept.__setitem__(0, msg), SETPOINT_QOS)
     try:
         spin_node(node)
     except (KeyboardInterrupt, ExternalShutdownException):

@@ -40,39 +40,11 @@ import threading
 import time
 
 import yaml
+from pipeline_latency import relay_main
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 JOINTS = ["base_yaw", "shoulder_pitch", "beam_pitch"]
-
-
-def relay_main(topic_in: str, topic_out: str, states: str) -> None:
-    """A bare relay: ``topic_in`` → ``topic_out`` unchanged; ``states`` (if not "-") is
-    subscribed too and its last message kept. Spun as the nodes are (:func:`spin_node`)."""
-    import rclpy
-    from rclpy.executors import ExternalShutdownException
-    from sensor_msgs.msg import JointState
-
-    from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, spin_node
-
-    rclpy.init()
-    node = rclpy.create_node(f"relay_{os.getpid()}")
-    pub = node.create_publisher(JointState, topic_out, SETPOINT_QOS)
-    node.create_subscription(JointState, topic_in, pub.publish, SETPOINT_QOS)
-    kept: list = [None]
-
-    def keep(msg) -> None:
-        kept[0] = msg
-
-    if states != "-":
-        node.create_subscription(JointState, states, keep, SETPOINT_QOS)
-    try:
-        spin_node(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
 
 
 def count_main(topics: list[str]) -> None:
