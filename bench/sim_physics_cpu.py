@@ -44,10 +44,10 @@ import time
 import can
 import numpy as np
 import pinocchio as pin
-import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from gravity_friction_comp.arm_profiles import load_arm  # noqa: E402
 
 DT = 1e-3
 PACKAGE = "gravity_friction_comp"
@@ -74,14 +74,7 @@ class Cases:
         sim_arm = importlib.import_module(f"{package}.tools.sim_arm")
         codec = importlib.import_module(f"{package}.mit.codec")
         enable = importlib.import_module(f"{package}.mit.special_frames").ENABLE_FRAME
-        values = yaml.safe_load((ROOT / "config" / "mit_bridge.yaml").read_text())["mit_bridge"][
-            "ros__parameters"
-        ]
-        values.update(
-            urdf_path=str(ROOT / "urdf" / "palletizer.urdf"),
-            sim_config=str(ROOT / "config" / "sim_palletizer.yaml"),
-            read_motor_limits=False,
-        )
+        values = load_arm("palletizer").simulated_bridge_values()  # this tree's: plain values
         self.resting = sim_arm.simulated_bus_from_parameters(dict(values), channel=f"{package}/resting")
         self.tracking = sim_arm.simulated_bus_from_parameters(dict(values), channel=f"{package}/tracking")
         for _ in range(200):  # the reproducer's warm-up: the arm falls onto its stops

@@ -39,19 +39,8 @@ from processes import process_cpu, start_sim_arm, stop_process  # noqa: E402
 from rclpy.context import Context  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
+from gravity_friction_comp.arm_profiles import load_arm  # noqa: E402
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, make_executor  # noqa: E402
-
-
-def bridge_values() -> dict:
-    values = yaml.safe_load((ROOT / "config" / "mit_bridge.yaml").read_text())["mit_bridge"][
-        "ros__parameters"
-    ]
-    return dict(
-        values,
-        urdf_path=str(ROOT / "urdf" / "palletizer.urdf"),
-        sim_config=str(ROOT / "config" / "sim_palletizer.yaml"),
-        read_motor_limits=False,
-    )
 
 
 def _start(args: list[str]) -> subprocess.Popen:
@@ -67,7 +56,7 @@ def _start(args: list[str]) -> subprocess.Popen:
 
 
 def run_case(case: str, seconds: float, tmp: pathlib.Path) -> dict[str, float]:
-    values = bridge_values()
+    values = load_arm("palletizer").simulated_bridge_values()
     procs = []
     sim = None
     try:

@@ -175,6 +175,16 @@ class ArmProfile:
         """The motor map's parameters, flattened to ROS names (``can.bitrate``, ...)."""
         return first_node_parameters(self.motor_map)[1]
 
+    def simulated_bridge_values(self) -> dict[str, Any]:
+        """:meth:`bridge_values` of a bridge simulating this arm (``sim_arm``'s input): with
+        ``urdf_path`` and ``sim_config`` set to the profile's files and the motor limits from
+        the table (``read_motor_limits`` false: no registers to read)."""
+        return self.bridge_values() | {
+            "urdf_path": str(self.urdf),
+            "sim_config": str(self.sim_config),
+            "read_motor_limits": False,
+        }
+
     def bridge_config(self) -> BridgeConfig:
         """The motor map as a validated :class:`~gravity_friction_comp.mit.bridge_config.BridgeConfig`."""
         return bridge_config_from_values(self.bridge_values())

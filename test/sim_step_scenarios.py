@@ -20,13 +20,13 @@ import sys
 
 import can
 import numpy as np
-import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "test" / "reference" / "sim_step_reference.npz"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from gravity_friction_comp.arm_profiles import load_arm  # noqa: E402
 from gravity_friction_comp.friction.bam import BamParameters  # noqa: E402
 from gravity_friction_comp.mit.codec import encode_command  # noqa: E402
 from gravity_friction_comp.mit.special_frames import DISABLE_FRAME, ENABLE_FRAME  # noqa: E402
@@ -55,14 +55,7 @@ def bus_palletizer() -> dict[str, np.ndarray]:
     Phases of 200 steps: enabled, tracking a sine (sliding); enabled with gains 0 and a small
     feedforward (friction holds some joints); disabled (the arm falls onto its stops);
     enabled, holding where it is (stuck)."""
-    values = yaml.safe_load((ROOT / "config" / "mit_bridge.yaml").read_text())["mit_bridge"][
-        "ros__parameters"
-    ]
-    values.update(
-        urdf_path=str(ROOT / "urdf" / "palletizer.urdf"),
-        sim_config=str(ROOT / "config" / "sim_palletizer.yaml"),
-        read_motor_limits=False,
-    )
+    values = load_arm("palletizer").simulated_bridge_values()
     sim = simulated_bus_from_parameters(values, channel=f"sim_step_scenarios/{id(values):x}")
     out: dict[str, list] = {"position": [], "velocity": [], "friction": [], "stuck": [], "replies": []}
     try:
