@@ -6,7 +6,7 @@ Used by ``end_to_end_latency.py`` inside the bridge's process (the child): betwe
 
 - CPU time of each thread of the process, from ``/proc/self/task/<tid>/stat`` (utime +
   stime), as a fraction of one core over the span, grouped by role (the executor's main
-  thread, the simulated arm's physics thread, python-can readers, DDS threads, the tap);
+  thread, the simulated arm's physics thread when in-process, DDS threads, the tap);
   the Python threads share one GIL, so their sum near 100 % means the process is saturated;
 - the :class:`~gravity_friction_comp.mit.send_schedule.SendSchedule` decisions per second
   (timer ticks, exchanges on arrival / of a waiting command / keep-alive, commands that

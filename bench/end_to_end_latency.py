@@ -38,8 +38,9 @@ inside it (a newer command arrived while it waited for the send budget of
 simulated arm's) is read at the start and the end of the measurement. Under each bridge
 chain the bench prints what the bridge process did in the measured span
 (:mod:`bridge_probe`): CPU per thread (the Python threads share one GIL: the executor, the
-simulated arm's physics when in-process, python-can's reader), the timer's rate and
-periods, exchanges by cause and their cost, waiting/superseded commands.
+simulated arm's physics when in-process), the timer's rate and periods, exchanges by cause
+and their cost, waiting/superseded commands, and each setpoint's latency split where it
+enters the chain's process (:class:`bridge_probe.Arrivals`).
 
 Usage::
 
