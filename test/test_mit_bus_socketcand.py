@@ -152,3 +152,39 @@ def test_python_cans_receive_error_on_a_reset_connection_is_one_line(beam_sim, c
         finally:
             io.close()
     assert [r.getMessage() for r in caplog.records] == ["Failed to receive: reset"]
+
+
+def test_a_malformed_frame_from_the_server_costs_one_reconnection_not_the_link(beam_sim):
+    """python-can's client (4.6) keeps a frame it failed to parse in its receive buffer, so
+    every later read failed on it: a half message (``< frame 013 1.0`` joined by the next
+    frame) made the bridge miss every reply from then on (measured through ``sim_arm``: 2,504
+    ``Failed to receive: could not convert string to float: '1.0<'`` lines in 9 s, the
+    motors stale). Now a failed read drops the connection and opens a fresh one at once;
+    the motor answers again."""
+    with SocketcandServer(beam_sim) as server:
+        settings = CanSettings("socketcand", "can0", 1_000_000, host="127.0.0.1", port=server.port)
+        io = SocketcandCanIO(open_bus(settings), frozenset({0x13}), settings=settings)
+        try:
+            assert io.send([(3, ENABLE_FRAME)]) == 1
+            assert [f.arbitration_id for f in _replies(io, 0)] == [0x13]
+            assert server._clients[0].send(b"< frame 013 1.0")  # test only: the server's socket
+            deadline = time.monotonic() + 0.5
+            while io.listener.errors == 0 and time.monotonic() < deadline:
+                io.send([(3, ENABLE_FRAME)])
+                time.sleep(0.002)
+                io.drain()
+            assert io.listener.errors == 1 and "1.0<" in io.listener.last_error
+            n = io.listener.received
+            answered = []
+            deadline = time.monotonic() + 0.5  # well under RETRY_PERIOD: reconnected at once
+            while not answered and time.monotonic() < deadline:
+                io.send([(3, ENABLE_FRAME)])
+                time.sleep(0.002)
+                answered = [f.arbitration_id for f in io.drain()]
+            assert answered == [0x13] and io.listener.received > n
+            assert io.reconnects == 1 and io.listener.errors == 1
+            events = io.pop_events()
+            assert len(events) == 2 and "connection lost" in events[0] and "1.0<" in events[0]
+            assert "reconnected" in events[1]
+        finally:
+            io.close()

@@ -401,3 +401,29 @@ def test_sim_arm_port_outside_0_65535_is_one_usage_error(tmp_path, capsys, port)
     err = capsys.readouterr().err
     assert err.splitlines()[-1].startswith("sim_arm: error: argument --port:"), err
     assert "Traceback" not in err
+
+
+def test_a_clients_first_malformed_message_is_one_warning_naming_it(beam_sim, caplog):
+    """Malformed messages were only counted (seen in ``sim_arm``'s last line at stop): a
+    client sending 27 of them got no word. Now the first of each connection is one WARNING
+    with the text and the client's address; the rest are counted."""
+    import logging
+
+    with caplog.at_level(logging.WARNING, logger="gravity_friction_comp.sim.socketcand_server"):
+        with SocketcandServer(beam_sim) as server:
+            for i in range(2):
+                raw = socket.create_connection(("127.0.0.1", server.port), timeout=2.0)
+                assert raw.recv(64) == b"< hi >"
+                raw.sendall(b"< open can0 >")
+                assert raw.recv(64) == b"< ok >"
+                raw.sendall(b"< rawmode >")
+                assert raw.recv(64) == b"< ok >"
+                port = raw.getsockname()[1]
+                raw.sendall(b"< send ZZZ 1 00 >< send 003 9 0 > junk ")
+                assert _wait(lambda: server.malformed == 3 * (i + 1))  # noqa: B023
+                raw.close()
+                assert _wait(lambda: server.clients == 0)
+                assert f"127.0.0.1:{port}" in caplog.records[-1].getMessage()
+    assert server.malformed == 6
+    texts = [r.getMessage() for r in caplog.records]
+    assert len(texts) == 2 and all("send ZZZ 1 00" in t and "malformed" in t for t in texts)

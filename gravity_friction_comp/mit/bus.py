@@ -6,6 +6,7 @@ The only module of the bridge that imports python-can (with sim.bus).
 from __future__ import annotations
 
 import logging
+import math
 import socket
 import time
 from collections import deque
@@ -444,7 +445,9 @@ class SocketcandCanIO(CanFrameIO):
     every :data:`RETRY_PERIOD` a TCP probe (at most :data:`PROBE_TIMEOUT`, on the caller's
     thread) checks for the server; once it accepts, the bus is opened again and read into
     the same listener. The motors behind the new connection are as the server left them (a
-    restarted ``sim_arm``: disabled).
+    restarted ``sim_arm``: disabled). A failed read drops the connection too, and the next
+    send opens a fresh one at once (then every :data:`RETRY_PERIOD`): python-can's client
+    keeps a frame it could not parse in its buffer and fails on it in every later read.
 
     Args:
         bus: The open socketcand bus (from :func:`open_bus` with ``settings``).
@@ -470,6 +473,7 @@ class SocketcandCanIO(CanFrameIO):
         self.lost_since: float | None = None
         self.reconnects = 0
         self._next_try = 0.0
+        self._reconnected_at = -math.inf
         self._events: list[str] = []
         logging.getLogger(_SOCKETCAND_LOG).addFilter(_NO_TRACEBACK)  # the loss: one line (once added)
 
@@ -481,14 +485,19 @@ class SocketcandCanIO(CanFrameIO):
             return 0
         ok = super().send(frames)
         if ok < len(frames) and isinstance(self.last_send_exception, ConnectionError):
-            self._lose()
+            self._lose(self.last_send_error)
         return ok
 
     def drain(self) -> list[ReceivedFrame]:
-        """As :meth:`CanFrameIO.drain`; nothing is read while the link is lost (the bus is shut)."""
+        """As :meth:`CanFrameIO.drain`; nothing is read while the link is lost (the bus is
+        shut), and a failed read marks it lost (a fresh connection on the next send)."""
         if self.lost_since is not None:
             return self.listener.drain()
-        return super().drain()
+        errors = self.listener.errors
+        frames = super().drain()
+        if self.listener.errors > errors:
+            self._lose(self.listener.last_error, at_once=True)
+        return frames
 
     def pop_events(self) -> list[str]:
         """Loss and reconnection messages since the last call (one line each)."""
@@ -498,12 +507,17 @@ class SocketcandCanIO(CanFrameIO):
     def _where(self) -> str:
         return f"socketcand {self.settings.host}:{self.settings.port} ({self.settings.channel})"
 
-    def _lose(self) -> None:
-        self.lost_since = time.monotonic()
-        self._next_try = self.lost_since + RETRY_PERIOD
+    def _lose(self, reason: str, at_once: bool = False) -> None:
+        now = time.monotonic()
+        self.lost_since = now
+        # at once only if the last reconnection is older than a period: a server that keeps
+        # sending junk costs one reconnection per period, not one per exchange
+        at_once = at_once and now - self._reconnected_at > RETRY_PERIOD
+        self._next_try = now if at_once else now + RETRY_PERIOD
         self.bus.shutdown()
+        retry = "reconnecting at once, then" if at_once else "retrying"
         self._events.append(
-            f"{self._where()}: connection lost ({self.last_send_error}); retrying every "
+            f"{self._where()}: connection lost ({reason.split('  Traceback')[0]}); {retry} every "
             f"{RETRY_PERIOD:g} s, frames count as send errors meanwhile"
         )
 
@@ -522,6 +536,7 @@ class SocketcandCanIO(CanFrameIO):
         self.bus = bus
         self.lost_since = None
         self.reconnects += 1
+        self._reconnected_at = now
         return True
 
 

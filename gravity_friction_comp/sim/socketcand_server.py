@@ -17,7 +17,8 @@ each message ``< ... >``::
 Classic CAN only (socketcand has no FD frames). The client expects ``< hi >`` and each
 ``< ok >`` as one read of its own, so nothing else is sent to a client before its
 ``rawmode`` is answered. Malformed or unsupported messages are counted
-(:attr:`SocketcandServer.malformed`) and skipped; a client that disconnects is dropped and
+(:attr:`SocketcandServer.malformed`) and skipped, the first of each connection logged as one
+warning with its text; a client that disconnects is dropped and
 another may connect; one that stops reading is dropped once its send buffer stays full
 for :data:`SEND_TIMEOUT` (counted in :attr:`SocketcandServer.dropped`). Several clients on one channel see each other's frames (a bus is
 shared), the simulator sees them all.
@@ -32,6 +33,7 @@ state is shared under the simulator's lock.
 
 from __future__ import annotations
 
+import logging
 import select
 import socket
 import struct
@@ -46,6 +48,8 @@ from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.sim.bus import SimulatedMotorBus
 
 __all__ = ["SocketcandServer", "format_frame", "parse_send"]
+
+_log = logging.getLogger(__name__)
 
 #: A client whose socket buffer stays full this long [s] (it stopped reading: suspended,
 #: frozen in a debugger) is dropped: a blocking send would stall every other client.
@@ -95,8 +99,10 @@ def format_frame(msg: can.Message, timestamp: float) -> bytes:
 class _Client:
     """One TCP connection: its socket, receive buffer, handshake state and channel."""
 
-    def __init__(self, sock: socket.socket):
+    def __init__(self, sock: socket.socket, peer: str = "?"):
         self.sock = sock
+        self.peer = peer  # host:port, for the log
+        self.warned = False  # its first malformed message was logged
         self.buffer = ""
         self.bus: str | None = None  # sim bus name once ``open`` succeeded
         self.raw = False  # rawmode answered: frames flow
@@ -243,7 +249,7 @@ class SocketcandServer:
 
     def _accept(self) -> None:
         try:
-            sock, _ = self._listener.accept()  # type: ignore[union-attr]
+            sock, address = self._listener.accept()  # type: ignore[union-attr]
         except OSError:
             return
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -253,7 +259,7 @@ class SocketcandServer:
             except OSError:  # a kernel without it: stamped at the read instead
                 pass
         sock.settimeout(SEND_TIMEOUT)  # recv only after select: the timeout bounds sends
-        client = _Client(sock)
+        client = _Client(sock, f"{address[0]}:{address[1]}")
         if client.send(b"< hi >"):
             self.connections += 1
             with self._clients_lock:
@@ -299,15 +305,15 @@ class SocketcandServer:
             start = client.buffer.find("<")
             if start < 0:
                 if client.buffer.strip():
-                    self.malformed += 1
+                    self._malformed(client, client.buffer)
                 client.buffer = ""
                 return
             if start > 0 and client.buffer[:start].strip():
-                self.malformed += 1  # text outside < >
+                self._malformed(client, client.buffer[:start])  # text outside < >
             end = client.buffer.find(">", start)
             if end < 0:
                 if len(client.buffer) - start > MAX_MESSAGE:
-                    self.malformed += 1
+                    self._malformed(client, client.buffer[start:])
                     client.buffer = ""
                 else:
                     client.buffer = client.buffer[start:]
@@ -315,7 +321,7 @@ class SocketcandServer:
             body = client.buffer[start + 1 : end]
             client.buffer = client.buffer[end + 1 :]
             if "<" in body:  # an unclosed message before this one
-                self.malformed += 1
+                self._malformed(client, body[: body.rfind("<")])
                 body = body[body.rfind("<") + 1 :]
             self._message(client, body.strip(), replies, arrived)
 
@@ -323,7 +329,7 @@ class SocketcandServer:
         if client.raw:
             msg = parse_send(body)
             if msg is None:
-                self.malformed += 1
+                self._malformed(client, f"<{body}>")
                 return
             msg.timestamp = arrived
             self.frames_in += 1
@@ -338,7 +344,7 @@ class SocketcandServer:
             bus = self._bus_of(parts[1])
             if bus is None:
                 client.send(b"< error could not open bus >")
-                self.malformed += 1
+                self._malformed(client, f"<{body}>")
                 return
             client.bus = bus
             client.send(b"< ok >")
@@ -346,7 +352,16 @@ class SocketcandServer:
             client.raw = True
             client.send(b"< ok >")
         else:
-            self.malformed += 1
+            self._malformed(client, f"<{body}>")
+
+    def _malformed(self, client: _Client, text: str) -> None:
+        self.malformed += 1
+        if not client.warned:  # one line per connection: a garbling client must not flood the log
+            client.warned = True
+            _log.warning(
+                f"socketcand server: malformed message from {client.peer} ignored: "
+                f"{text.strip()[:80]!r} (further ones from it are only counted)"
+            )
 
     def _bus_of(self, channel: str) -> str | None:
         if self._channels is not None:
