@@ -170,12 +170,7 @@ def test_parse_and_format_match_the_protocol_text():
 
 def test_malformed_lines_are_skipped_and_a_client_may_reconnect(beam_sim):
     with SocketcandServer(beam_sim, channels={"can0": ""}) as server:
-        raw = socket.create_connection(("127.0.0.1", server.port), timeout=2.0)
-        assert raw.recv(64) == b"< hi >"
-        raw.sendall(b"< open can0 >")
-        assert raw.recv(64) == b"< ok >"
-        raw.sendall(b"< rawmode >")
-        assert raw.recv(64) == b"< ok >"
+        raw = _raw_rawmode(server)
         before = beam_sim.frames_received
         # 5 malformed: bad length, count mismatch, junk outside <>, unknown command, non-hex id;
         # then one good frame (the enable), split across two writes
@@ -412,12 +407,7 @@ def test_a_clients_first_malformed_message_is_one_warning_naming_it(beam_sim, ca
     with caplog.at_level(logging.WARNING, logger="gravity_friction_comp.sim.socketcand_server"):
         with SocketcandServer(beam_sim) as server:
             for i in range(2):
-                raw = socket.create_connection(("127.0.0.1", server.port), timeout=2.0)
-                assert raw.recv(64) == b"< hi >"
-                raw.sendall(b"< open can0 >")
-                assert raw.recv(64) == b"< ok >"
-                raw.sendall(b"< rawmode >")
-                assert raw.recv(64) == b"< ok >"
+                raw = _raw_rawmode(server)
                 port = raw.getsockname()[1]
                 raw.sendall(b"< send ZZZ 1 00 >< send 003 9 0 > junk ")
                 assert _wait(lambda: server.malformed == 3 * (i + 1))  # noqa: B023
