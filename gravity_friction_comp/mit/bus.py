@@ -191,6 +191,11 @@ class _FirstOnly(logging.Filter):
         return self.count == 1
 
 
+def _without_traceback(text: str) -> str:
+    """``text`` up to a traceback python-can's socketcand client appends to its errors."""
+    return text.split("Traceback (most recent call last)")[0].rstrip()
+
+
 class _NoTraceback(logging.Filter):
     """Cuts the traceback python-can's socketcand reader puts into its ``Failed to receive``
     message (a reset connection: 6 lines), leaving the first line."""
@@ -198,7 +203,7 @@ class _NoTraceback(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         text = record.getMessage()
         if "Traceback (most recent call last)" in text:
-            record.msg, record.args = text.split("Traceback (most recent call last)")[0].rstrip(), None
+            record.msg, record.args = _without_traceback(text), None
         return True
 
 
@@ -517,7 +522,7 @@ class SocketcandCanIO(CanFrameIO):
         self.bus.shutdown()
         retry = "reconnecting at once, then" if at_once else "retrying"
         self._events.append(
-            f"{self._where()}: connection lost ({reason.split('  Traceback')[0]}); {retry} every "
+            f"{self._where()}: connection lost ({_without_traceback(reason)}); {retry} every "
             f"{RETRY_PERIOD:g} s, frames count as send errors meanwhile"
         )
 
