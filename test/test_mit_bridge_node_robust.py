@@ -112,7 +112,9 @@ def test_a_command_that_overflows_on_the_motor_side_is_refused_and_the_bridge_st
         diags = client.subscribe(DiagnosticArray, "diagnostics")
         client.wait_for_subscriber(pub)
         good = _command(GOOD)
-        assert client.spin_until(lambda: (pub.publish(good) or True) and node._core.status()[0].behavior == "command")
+        assert client.spin_until(
+            lambda: (pub.publish(good) or True) and node._core.status()[0].behavior == "command"
+        )
         assert _last_frame(client, spy).position == pytest.approx(gear * GOOD[0], abs=P_LSB)
         expected = 0
         for field in ("position", "velocity", "effort"):
