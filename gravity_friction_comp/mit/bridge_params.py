@@ -113,7 +113,7 @@ def bridge_config_from_values(
             raise ConfigError(
                 f"motor_type entries must be strings, got {mtype!r}", key="motor_type", value=mtype
             )
-        given = {k: ranges[k][i] for k in OVERRIDE_KEYS if ranges[k][i] not in (None, 0, 0.0)}
+        given: dict[str, Any] = {k: ranges[k][i] for k in OVERRIDE_KEYS if ranges[k][i] not in (None, 0, 0.0)}
         try:
             limits = override.get(name) or motor_limits(mtype, given)
         except ConfigError as error:

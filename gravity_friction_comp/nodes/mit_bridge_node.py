@@ -465,7 +465,7 @@ class MitBridgeNode(Node):
         array.header.stamp = self.get_clock().now().to_msg()
         fqn = self.get_fully_qualified_name()
         statuses = core.status()
-        for text in self._startup_check.poll(statuses, core.joint_state().position):
+        for text in self._startup_check.poll(statuses, core.joint_state().position.tolist()):
             self.get_logger().error(text)
         for io in self._ios.values():
             for text in io.pop_events():
