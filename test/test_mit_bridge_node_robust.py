@@ -75,16 +75,21 @@ def _command(position, velocity=(0.0, 0.0, 0.0), effort=(0.0, 0.0, 0.0)) -> Join
 
 
 def _last_frame(client, spy, can_id=1):
-    """The last command frame to ``can_id`` sent in the next 60 ms, decoded (motor side)."""
+    """The last command frame to ``can_id`` sent in the next 60 ms (or the first after), decoded
+    (motor side)."""
     while spy.recv(timeout=0.0) is not None:
         pass
     client.spin_for(0.06)
-    last = None
-    while (m := spy.recv(timeout=0.0)) is not None:
-        if m.arbitration_id == can_id:
-            last = bytes(m.data)
-    assert last is not None, "the bridge stopped sending"
-    return decode_command(last, DM4310)
+    frames: list[bytes] = []
+
+    def read() -> bool:
+        while (m := spy.recv(timeout=0.0)) is not None:
+            if m.arbitration_id == can_id:
+                frames.append(bytes(m.data))
+        return bool(frames)
+
+    assert client.spin_until(read, 5.0), "the bridge stopped sending"
+    return decode_command(frames[-1], DM4310)
 
 
 def _overflows(field: str, value: float, gear: float) -> bool:
