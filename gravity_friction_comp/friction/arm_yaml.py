@@ -151,7 +151,10 @@ def check_arm_yaml_keys(data: Mapping[str, Any], file: str | os.PathLike | None 
     """
     string_keys("arm_config", data)
     known_keys("", data, ARM_YAML_KEYS, file=file, ignored=ARM_YAML_IGNORED_KEYS)
-    sections = [("friction_comp", FRICTION_BLOCK_KEYS, ()), ("actuators", ACTUATOR_BLOCK_KEYS, ())]
+    sections: list[tuple[str, Sequence[str], Sequence[str]]] = [
+        ("friction_comp", FRICTION_BLOCK_KEYS, ()),
+        ("actuators", ACTUATOR_BLOCK_KEYS, ()),
+    ]
     sections += [(s, _OPENARM_KEYS, _OPENARM_IGNORED_KEYS) for s in _OPENARM_SECTIONS.values()]
     for section, valid, ignored in sections:
         block = data.get(section)
