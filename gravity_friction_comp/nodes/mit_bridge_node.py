@@ -92,7 +92,11 @@ from gravity_friction_comp.nodes.bridge_diagnostics import bus_status, motor_sta
 from gravity_friction_comp.nodes.lockstep_clock import LockstepClock, stamp_ns
 from gravity_friction_comp.nodes.mit_bridge_parameters import BRIDGE_PARAMETERS, PARAMETERS
 from gravity_friction_comp.nodes.parameters import check, declare, fill_from_scalar, values_of
-from gravity_friction_comp.nodes.robot_params import build_robot_models, declare_robot_parameters
+from gravity_friction_comp.nodes.robot_params import (
+    build_robot_models,
+    declare_robot_parameters,
+    log_model_warnings,
+)
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, clock_ns, publish_guarded, run_node
 from gravity_friction_comp.sim.bus import SimulatedMotorBus, simulated_bus_for_bridge, virtual_bus_settings
 from gravity_friction_comp.sim.lockstep import LockstepDriver, LockstepSchedule, whole_steps
@@ -132,6 +136,7 @@ class MitBridgeNode(Node):
             raise ConfigError("sim_lockstep:=true needs simulate:=true", key="sim_lockstep", value=True)
         models = build_robot_models(values)
         if models is not None:
+            log_model_warnings(self.get_logger(), models)
             unbounded = fill_position_limits_from_urdf(values, models.bare.urdf_joints)
             for joint, why in unbounded.items():
                 self.get_logger().warning(
