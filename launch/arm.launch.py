@@ -488,6 +488,7 @@ def _setup(context, *args, **kwargs):
         bridge_values = bridges[0][2] | bridge_overrides | clock | bridge_clock
         free_values = free_drive[2] | clock if free_drive else None
         file = composed_parameters_file(gravity_values, friction_values, bridge_values, free_values)
+        actions.append(removed_at_shutdown(file))
         actions.append(
             Node(package=PACKAGE, executable="composed_free_drive", output="screen", parameters=[file])
             if free_drive
@@ -549,10 +550,13 @@ def composed_parameters_file(
 ) -> str:
     """A ``ros2 param dump`` file with one section per node of ``composed_chain`` (rcl
     matches each node by name, ``/**/<name>``, so each gets its own values), and one for
-    ``free_drive`` when given (``composed_free_drive``); returns its path."""
+    ``free_drive`` when given (``composed_free_drive``); returns its path (the caller deletes
+    it: :func:`removed_at_shutdown`). Written by
+    :func:`~gravity_friction_comp.param_files.dump_parameter_file`: no YAML aliases, which rcl
+    refuses (free drive's ``kd`` and ``free_drive_kd`` are one list)."""
     import tempfile
 
-    import yaml
+    from gravity_friction_comp.param_files import dump_parameter_file
 
     sections = {
         "/**/gravity_compensation": gravity,
@@ -562,8 +566,23 @@ def composed_parameters_file(
     if free_drive is not None:
         sections["/**/free_drive"] = free_drive
     with tempfile.NamedTemporaryFile("w", prefix="composed_chain_", suffix=".yaml", delete=False) as out:
-        yaml.safe_dump({k: {"ros__parameters": v} for k, v in sections.items()}, out)
+        out.write(dump_parameter_file(sections))
     return out.name
+
+
+def removed_at_shutdown(path: str):
+    """A launch action deleting the temporary file ``path`` when the launch shuts down."""
+    import contextlib
+    import os
+
+    from launch.actions import RegisterEventHandler
+    from launch.event_handlers import OnShutdown
+
+    def remove(event, context) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
+    return RegisterEventHandler(OnShutdown(on_shutdown=remove))
 
 
 def launch_arguments() -> list:
