@@ -355,16 +355,11 @@ def test_dither_scale_multiplies_the_profiles_dither_default_unchanged(repo_root
 
 
 def test_dither_scale_launch_argument_defaults_to_the_profiles_dither(repo_root):
-    """Declared default 1.0 (read from the file's syntax tree: no ROS launch install here)."""
-    import ast
+    """Declared default 1.0 (the launch file's ARGUMENTS: no ROS launch install needed)."""
+    from test_launch import load_launch_module
 
-    tree = ast.parse((repo_root / "launch" / "arm.launch.py").read_text())
     declared = {
-        call.args[0].value: {k.arg: k.value.value for k in call.keywords if isinstance(k.value, ast.Constant)}
-        for call in ast.walk(tree)
-        if isinstance(call, ast.Call)
-        and getattr(call.func, "id", "") == "DeclareLaunchArgument"
-        and isinstance(call.args[0], ast.Constant)
+        name: default for name, default, _ in load_launch_module(repo_root, "arm.launch.py").ARGUMENTS
     }
-    assert declared["dither_scale"]["default_value"] == "1.0"
-    assert "free_drive_kd_scale" in declared  # the walk finds the launch arguments
+    assert declared["dither_scale"] == "1.0"
+    assert "free_drive_kd_scale" in declared
