@@ -22,7 +22,7 @@ import importlib
 import importlib.util
 import pathlib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from gravity_friction_comp.errors import ConfigError
@@ -164,7 +164,7 @@ def main(argv=None) -> int:
     p.add_argument("--readme", type=pathlib.Path, default=None, help="default: README.md")
     p.add_argument("--check", action="store_true", help="exit 1 and print a diff if the docs differ")
     args = p.parse_args(argv)
-    jobs = [
+    jobs: list[tuple[pathlib.Path, Callable[[], dict[str, str]], str]] = [
         (args.docs or _default(_DOCS), tables, "params"),
         (args.readme or _default(_README), readme_tables, "launch"),
     ]
