@@ -13,11 +13,19 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+import yaml
+
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.files import read_yaml
 from gravity_friction_comp.validation import string_keys
 
-__all__ = ["first_node_parameters", "flatten_parameters", "node_parameters", "without_unset"]
+__all__ = [
+    "dump_parameter_file",
+    "first_node_parameters",
+    "flatten_parameters",
+    "node_parameters",
+    "without_unset",
+]
 
 
 def flatten_parameters(tree: Any, prefix: str = "") -> dict[str, Any]:
@@ -142,3 +150,32 @@ def first_node_parameters(path: str | os.PathLike) -> tuple[str, dict[str, Any]]
     if not isinstance(body, Mapping) or "ros__parameters" not in body:
         raise _fail(path, f"expected '{node}: ros__parameters: ...'")
     return node, without_unset(_section(path, node, body))
+
+
+class _NoAliasDumper(yaml.SafeDumper):
+    """Writes a value shared by two keys twice: rcl's parser refuses YAML anchors/aliases
+    ("Will not support aliasing"), which PyYAML emits for one object met twice."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+_NoAliasDumper.add_representer(tuple, yaml.SafeDumper.represent_list)
+
+
+def dump_parameter_file(sections: Mapping[str, Mapping[str, Any]], header: str = "") -> str:
+    """The text of a ``ros2 param dump`` file that rcl parses: ``{node: {"ros__parameters":
+    values}}`` per section, without anchors or aliases, tuples written as lists, keys in the
+    given order.
+
+    Args:
+        sections: Node name (``/**/gravity_compensation``, ``gravity_compensation``) →
+            its parameters (nested mappings or flattened ``payload.mass`` names).
+        header: Comment lines put first (each starting with ``#``), or ``""``.
+
+    Raises:
+        yaml.representer.RepresenterError: a value YAML cannot write (not a bool, number,
+            string, list/tuple or mapping of them).
+    """
+    body = {node: {"ros__parameters": dict(values)} for node, values in sections.items()}
+    return header + yaml.dump(body, Dumper=_NoAliasDumper, sort_keys=False)

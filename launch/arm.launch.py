@@ -488,6 +488,7 @@ def _setup(context, *args, **kwargs):
         bridge_values = bridges[0][2] | bridge_overrides | clock | bridge_clock
         free_values = free_drive[2] | clock if free_drive else None
         file = composed_parameters_file(gravity_values, friction_values, bridge_values, free_values)
+        actions.append(removed_at_shutdown(file))
         actions.append(
             Node(package=PACKAGE, executable="composed_free_drive", output="screen", parameters=[file])
             if free_drive
@@ -549,10 +550,13 @@ def composed_parameters_file(
 ) -> str:
     """A ``ros2 param dump`` file with one section per node of ``composed_chain`` (rcl
     matches each node by name, ``/**/<name>``, so each gets its own values), and one for
-    ``free_drive`` when given (``composed_free_drive``); returns its path."""
+    ``free_drive`` when given (``composed_free_drive``); returns its path (the caller deletes
+    it: :func:`removed_at_shutdown`). Written by
+    :func:`~gravity_friction_comp.param_files.dump_parameter_file`: no YAML aliases, which rcl
+    refuses (free drive's ``kd`` and ``free_drive_kd`` are one list)."""
     import tempfile
 
-    import yaml
+    from gravity_friction_comp.param_files import dump_parameter_file
 
     sections = {
         "/**/gravity_compensation": gravity,
@@ -562,116 +566,98 @@ def composed_parameters_file(
     if free_drive is not None:
         sections["/**/free_drive"] = free_drive
     with tempfile.NamedTemporaryFile("w", prefix="composed_chain_", suffix=".yaml", delete=False) as out:
-        yaml.safe_dump({k: {"ros__parameters": v} for k, v in sections.items()}, out)
+        out.write(dump_parameter_file(sections))
     return out.name
 
 
+def removed_at_shutdown(path: str):
+    """A launch action deleting the temporary file ``path`` when the launch shuts down."""
+    import contextlib
+    import os
+
+    from launch.actions import RegisterEventHandler
+    from launch.event_handlers import OnShutdown
+
+    def remove(event, context) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
+    return RegisterEventHandler(OnShutdown(on_shutdown=remove))
+
+
+#: Every launch argument: (name, default, description), declared once; ``launch_arguments``
+#: builds the DeclareLaunchArgument list and the README table is generated from it
+#: (``python -m gravity_friction_comp.tools.param_docs``).
+ARGUMENTS: tuple[tuple[str, str, str], ...] = (
+    (
+        "arm",
+        "",
+        "arm profile (arms/<name>): defaults of urdf, arm_config, sim_config, "
+        "bridge_params, gravity_params, friction_params; explicit arguments override",
+    ),
+    (
+        "read_motor_limits",
+        "false",
+        "true: the bridge reads each Damiao motor's P/V/T_MAX registers at start (real arm only)",
+    ),
+    ("urdf", "", "URDF or .xacro path (default: the bundled palletizer xacro)"),
+    ("arm_config", "", "per-arm YAML for the friction stage (default config/palletizer_arm.yaml)"),
+    ("simulate", "true", "true: simulated arm on a private virtual CAN bus"),
+    (
+        "lockstep",
+        "false",
+        "true (with simulate): the simulated arm owns /clock, every node use_sim_time, "
+        "physics steps once the chain answered (reproducible on any machine)",
+    ),
+    ("sim_config", "", "simulated arm's true values (default config/sim_palletizer.yaml)"),
+    ("use_gravity", "true", "false: no gravity stage (the chain is rewired around it)"),
+    ("use_friction", "true", "false: no friction stage (the chain is rewired around it)"),
+    (
+        "namespace",
+        "",
+        "namespace of this arm's nodes and topics (two arms side by side: left and right; the "
+        "config/*.yaml files apply under any namespace)",
+    ),
+    ("can_interface", "socketcan", "python-can interface of the real bus (simulate:=false)"),
+    ("can_channel", "can0", "CAN channel of the real bus (simulate:=false)"),
+    (
+        "player",
+        "none",
+        f"setpoint source: {' | '.join(PLAYER_PROFILES)} "
+        "(none: the player holds the measured pose, so gravity/friction terms still flow)",
+    ),
+    ("gravity_params", "", "gravity node parameter file (default config/gravity_compensation.yaml)"),
+    ("friction_params", "", "friction node parameter file (default config/friction_feedforward.yaml)"),
+    ("bridge_params", "", "bridge parameter file, the motor map (default config/mit_bridge.yaml)"),
+    (
+        "mode",
+        "follow",
+        "follow (the setpoint source) | free_drive (kp 0, terms from the measured joint_states: the arm "
+        "floats in the hand; with arm:=NAME the profile's stiction dither and friction scale; "
+        "docs/free_drive.md)",
+    ),
+    ("free_drive_kd_scale", "0.4", "free-drive kd = this × the motor map's kd"),
+    (
+        "dither_scale",
+        "1.0",
+        "free-drive stiction dither = this × the profile's free_drive.dither (0..1, 0 = off)",
+    ),
+    ("player_params", "", "setpoint_player parameter file (default config/setpoint_player.yaml)"),
+    (
+        "composed",
+        "false",
+        "true: gravity, friction and the bridge in one process (no DDS hop between "
+        "them, every term still published; also with mode:=free_drive; docs/latency.md); false: separate "
+        "nodes (the reference)",
+    ),
+)
+
+
 def launch_arguments() -> list:
-    """The launch arguments with their defaults and descriptions."""
+    """The launch arguments (:data:`ARGUMENTS`) with their defaults and descriptions."""
     from launch.actions import DeclareLaunchArgument
 
-    return [
-        DeclareLaunchArgument(
-            "arm",
-            default_value="",
-            description="arm profile (arms/<name>): defaults of urdf, arm_config, sim_config, "
-            "bridge_params, gravity_params, friction_params; explicit arguments override",
-        ),
-        DeclareLaunchArgument(
-            "read_motor_limits",
-            default_value="false",
-            description="true: the bridge reads each Damiao motor's P/V/T_MAX registers at start "
-            "(real arm only)",
-        ),
-        DeclareLaunchArgument(
-            "urdf",
-            default_value="",
-            description="URDF or .xacro path (default: the bundled palletizer xacro)",
-        ),
-        DeclareLaunchArgument(
-            "arm_config",
-            default_value="",
-            description="per-arm YAML for the friction stage (default config/palletizer_arm.yaml)",
-        ),
-        DeclareLaunchArgument(
-            "simulate", default_value="true", description="true: simulated arm on a private virtual CAN bus"
-        ),
-        DeclareLaunchArgument(
-            "lockstep",
-            default_value="false",
-            description="true (with simulate): the simulated arm owns /clock, every node use_sim_time, "
-            "physics steps once the chain answered (reproducible on any machine)",
-        ),
-        DeclareLaunchArgument(
-            "sim_config",
-            default_value="",
-            description="simulated arm's true values (default config/sim_palletizer.yaml)",
-        ),
-        DeclareLaunchArgument(
-            "use_gravity", default_value="true", description="false: no gravity stage in the chain"
-        ),
-        DeclareLaunchArgument(
-            "use_friction", default_value="true", description="false: no friction stage in the chain"
-        ),
-        DeclareLaunchArgument(
-            "namespace", default_value="", description="namespace of this arm's nodes and topics"
-        ),
-        DeclareLaunchArgument(
-            "can_interface",
-            default_value="socketcan",
-            description="python-can interface of the real bus (simulate:=false)",
-        ),
-        DeclareLaunchArgument(
-            "can_channel", default_value="can0", description="CAN channel of the real bus (simulate:=false)"
-        ),
-        DeclareLaunchArgument(
-            "player",
-            default_value="none",
-            description=f"setpoint source: {' | '.join(PLAYER_PROFILES)} "
-            "(none: the player holds the measured pose, so gravity/friction terms still flow)",
-        ),
-        DeclareLaunchArgument(
-            "gravity_params",
-            default_value="",
-            description="gravity node parameter file (default config/gravity_compensation.yaml)",
-        ),
-        DeclareLaunchArgument(
-            "friction_params",
-            default_value="",
-            description="friction node parameter file (default config/friction_feedforward.yaml)",
-        ),
-        DeclareLaunchArgument(
-            "bridge_params",
-            default_value="",
-            description="bridge parameter file, the motor map (default config/mit_bridge.yaml)",
-        ),
-        DeclareLaunchArgument(
-            "mode",
-            default_value="follow",
-            description="follow (the setpoint source) | free_drive (kp 0, terms from joint_states; docs/free_drive.md)",
-        ),
-        DeclareLaunchArgument(
-            "free_drive_kd_scale",
-            default_value="0.4",
-            description="free-drive kd = this × the motor map's kd",
-        ),
-        DeclareLaunchArgument(
-            "dither_scale",
-            default_value="1.0",
-            description="free-drive stiction dither = this × the profile's free_drive.dither (0..1, 0 = off)",
-        ),
-        DeclareLaunchArgument(
-            "player_params",
-            default_value="",
-            description="setpoint_player parameter file (default config/setpoint_player.yaml)",
-        ),
-        DeclareLaunchArgument(
-            "composed",
-            default_value="false",
-            description="true: gravity, friction and the bridge in one process (no DDS hop between "
-            "them, every term still published); false: separate nodes (the reference)",
-        ),
-    ]
+    return [DeclareLaunchArgument(n, default_value=d, description=t) for n, d, t in ARGUMENTS]
 
 
 def generate_launch_description():

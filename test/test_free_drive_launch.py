@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import pathlib
+import signal
 
 import pytest
 
@@ -78,7 +80,6 @@ def test_launch_free_drive_palletizer_has_the_profiles_dither(repo_root):
 
 
 def test_launch_free_drive_composed_runs_composed_free_drive_with_a_free_drive_section(repo_root):
-    import yaml
     from test_launch import require_launch_ros
 
     require_launch_ros()
@@ -99,11 +100,16 @@ def test_launch_free_drive_composed_runs_composed_free_drive_with_a_free_drive_s
     path = node._Node__parameters[0]
     if hasattr(path, "evaluate"):  # launch_ros wraps a file path in a ParameterFile
         path = path.evaluate(context)
-    sections = yaml.safe_load(open(path if isinstance(path, str | pathlib.Path) else path.perform(context)))
-    free = sections["/**/free_drive"]["ros__parameters"]
+    path = path if isinstance(path, str | pathlib.Path) else path.perform(context)
+    # read by rcl's own parser, as the node reads it (PyYAML accepted the aliases rcl refuses)
+    from test_param_files import rcl_parameters
+
+    free = rcl_parameters(path, "free_drive")
     assert free["mode"] == "free_drive" and free["joints"] == ["base_yaw", "shoulder_pitch", "beam_pitch"]
-    assert sections["/**/friction_feedforward"]["ros__parameters"]["dither"] == [0.8, 0.8, 0.65]
-    assert sections["/**/mit_bridge"]["ros__parameters"]["kp"] == [0.0, 0.0, 0.0]
+    assert rcl_parameters(path, "friction_feedforward")["dither"] == [0.8, 0.8, 0.65]
+    bridge = rcl_parameters(path, "mit_bridge")
+    assert bridge["kp"] == [0.0, 0.0, 0.0] and bridge["kd"] == free["free_drive_kd"]
+    os.unlink(path)
 
 
 def test_launch_free_drive_bimanual_is_one_bridge_on_both_buses(repo_root):
@@ -119,8 +125,6 @@ def test_launch_free_drive_bimanual_is_one_bridge_on_both_buses(repo_root):
 
 
 def test_composed_parameters_file_has_a_free_drive_section_when_given(repo_root):
-    import os
-
     import yaml
     from test_launch import load_launch_module
 
@@ -137,6 +141,62 @@ def test_composed_parameters_file_has_a_free_drive_section_when_given(repo_root)
         "/**/mit_bridge",
         "/**/free_drive",
     }
+
+
+def test_composed_free_drive_file_parses_in_rcl(repo_root):
+    """Issue 32.1: free drive's bridge ``kd`` and the free_drive node's ``free_drive_kd`` are
+    one list; the composed file held it as a YAML anchor and alias and rcl refused the file
+    (composed_free_drive exited 1). Read back by rcl: both are 0.4 × the motor map's kd
+    (config/mit_bridge.yaml), follow_kd the motor map's."""
+    from test_launch import load_launch_module
+    from test_param_files import rcl_parameters
+
+    from gravity_friction_comp.nodes.free_drive_launch import free_drive_launch_parts
+    from gravity_friction_comp.param_files import node_parameters
+
+    arm = load_launch_module(repo_root, "arm.launch.py")
+    config = repo_root / "config"
+    motor_map = node_parameters(config / "mit_bridge.yaml", "mit_bridge")
+    friction_file = node_parameters(config / "friction_feedforward.yaml", "friction_feedforward")
+    urdf = str(repo_root / "urdf" / "palletizer.urdf")
+    bridge, friction, free = free_drive_launch_parts(motor_map, urdf, friction_file, 0.4, 0.0)
+    path = arm.composed_parameters_file({"scale": 1.0}, friction_file | friction, motor_map | bridge, free)
+    try:
+        kd = [0.4 * k for k in motor_map["kd"]]
+        assert rcl_parameters(path, "mit_bridge")["kd"] == pytest.approx(kd)
+        got = rcl_parameters(path, "free_drive")
+        assert got["free_drive_kd"] == pytest.approx(kd) and got["follow_kd"] == motor_map["kd"]
+        assert rcl_parameters(path, "gravity_compensation") == {"scale": 1.0}
+    finally:
+        os.unlink(path)
+
+
+@pytest.mark.slow  # starts the launch file's processes
+def test_launch_composed_free_drive_runs_and_removes_its_file(repo_root, tmp_path, monkeypatch):
+    """``composed:=true mode:=free_drive`` under the real launch: composed_free_drive starts
+    (joint_states flow; before the fix it died on the aliased file) and its temporary
+    parameter file is gone after Ctrl-C."""
+    from test_launch import launched, require_installed_package
+
+    require_installed_package()
+    from graph_helpers import fresh_domain_id, graph_client
+    from sensor_msgs.msg import JointState
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # the launch's tempfile files land here
+    domain = fresh_domain_id()
+    with (
+        launched(repo_root, domain, "namespace:=fd_test", "composed:=true", "mode:=free_drive") as proc,
+        graph_client(domain) as client,
+    ):
+        states = client.subscribe(JointState, "/fd_test/joint_states")
+        setpoints = client.subscribe(JointState, "/fd_test/joint_setpoint")
+        ok = client.spin_until(lambda: len(states) > 20 and len(setpoints) > 20, 60.0, proc)
+        assert list(tmp_path.glob("composed_chain_*.yaml")), "no composed parameter file written"
+        os.killpg(proc.pid, signal.SIGINT)
+        out, _ = proc.communicate(timeout=30)
+    assert ok, f"joint_states {len(states)}, joint_setpoint {len(setpoints)}:\n{out}"
+    assert "process has died" not in out, out
+    assert not list(tmp_path.glob("composed_chain_*.yaml")), out
 
 
 def test_the_profiles_friction_scale_goes_to_the_friction_stage():
@@ -295,16 +355,11 @@ def test_dither_scale_multiplies_the_profiles_dither_default_unchanged(repo_root
 
 
 def test_dither_scale_launch_argument_defaults_to_the_profiles_dither(repo_root):
-    """Declared default 1.0 (read from the file's syntax tree: no ROS launch install here)."""
-    import ast
+    """Declared default 1.0 (the launch file's ARGUMENTS: no ROS launch install needed)."""
+    from test_launch import load_launch_module
 
-    tree = ast.parse((repo_root / "launch" / "arm.launch.py").read_text())
     declared = {
-        call.args[0].value: {k.arg: k.value.value for k in call.keywords if isinstance(k.value, ast.Constant)}
-        for call in ast.walk(tree)
-        if isinstance(call, ast.Call)
-        and getattr(call.func, "id", "") == "DeclareLaunchArgument"
-        and isinstance(call.args[0], ast.Constant)
+        name: default for name, default, _ in load_launch_module(repo_root, "arm.launch.py").ARGUMENTS
     }
-    assert declared["dither_scale"]["default_value"] == "1.0"
-    assert "free_drive_kd_scale" in declared  # the walk finds the launch arguments
+    assert declared["dither_scale"] == "1.0"
+    assert "free_drive_kd_scale" in declared

@@ -385,11 +385,7 @@ def test_read_motor_limits_argument(repo_root):
     assert arm.motor_limit_parameters(True, False) == {"read_motor_limits": True}
     assert arm.motor_limit_parameters(True, True) == {"read_motor_limits": False}
     assert arm.motor_limit_parameters(False, False) == {"read_motor_limits": False}
-    declared = {
-        ast.literal_eval(call.args[0])
-        for call in ast.walk(ast.parse((repo_root / "launch" / "arm.launch.py").read_text()))
-        if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "DeclareLaunchArgument"
-    }
+    declared = {name for name, _, _ in arm.ARGUMENTS}  # what launch_arguments() declares
     assert {"arm", "read_motor_limits"} <= declared
     pytest.importorskip("rclpy")
     from gravity_friction_comp.nodes.mit_bridge_node import PARAMETERS

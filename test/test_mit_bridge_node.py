@@ -554,7 +554,9 @@ def test_loop_and_diagnostics_after_the_context_shut_down(tmp_path):
 
 
 def test_diagnostics_names_carry_the_namespace_and_the_bus(tmp_path):
-    """Two arms side by side: ``/left/mit_bridge: base_yaw``, the bus named by its channel."""
+    """Two arms side by side: ``/left/mit_bridge: base_yaw``, the bus named by its channel,
+    on the absolute ``/diagnostics`` (issue 32.5: ``/left/diagnostics`` before, where the
+    standard diagnostic_aggregator sees nothing)."""
     from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode
 
     client = GraphClient(fresh_domain_id())
@@ -566,7 +568,7 @@ def test_diagnostics_names_carry_the_namespace_and_the_bus(tmp_path):
     )
     try:
         client.executor.add_node(node)
-        diags = client.subscribe(DiagnosticArray, "/left/diagnostics")
+        diags = client.subscribe(DiagnosticArray, "/diagnostics")
         assert client.spin_until(lambda: len(diags) > 1, 5.0)
         names = {st.name: st for st in diags[-1].status}
         assert set(names) == {f"/left/mit_bridge: {j}" for j in JOINTS} | {"/left/mit_bridge: bus can3"}

@@ -40,7 +40,7 @@ def test_one_bridge_two_buses_routes_frames_and_reports_each_bus(tmp_path):
         assert set(node.simulation.buses) == {"can3", "can4"}
         client.executor.add_node(node)
         states = client.subscribe(JointState, "/left/joint_states")
-        diags = client.subscribe(DiagnosticArray, "/left/diagnostics")
+        diags = client.subscribe(DiagnosticArray, "/diagnostics")
         assert client.spin_until(lambda: len(states) > 20 and len(diags) > 1, 5.0)
         assert set(states[-1].name) == set(JOINTS)
         seen = {}

@@ -120,3 +120,63 @@ def test_flatten_parameters_of_a_non_mapping_top_level_is_a_config_error(tree):
         flatten_parameters(tree)
     assert err.value.key == "ros__parameters"
     assert flatten_parameters({"a": {"b": None}}) == {"a.b": None}  # values may still be anything
+
+
+def rcl_parameters(path, node_name: str, namespace: str = "") -> dict:
+    """The parameters rcl's own YAML parser gives node ``node_name`` from ``path`` (as
+    ``--params-file`` does when a node starts): the node is created, never spun."""
+    rclpy = pytest.importorskip("rclpy")
+    from rclpy.context import Context
+
+    context = Context()
+    rclpy.init(args=["--ros-args", "--params-file", str(path)], context=context)
+    try:
+        node = rclpy.create_node(node_name, namespace=namespace or None, context=context)
+        try:  # the values rcl matched to this node's name
+            return {name: p.value for name, p in node._parameter_overrides.items()}
+        finally:
+            node.destroy_node()
+    finally:
+        rclpy.shutdown(context=context)
+
+
+def test_dump_parameter_file_writes_a_shared_value_twice_so_rcl_parses_it(tmp_path):
+    """PyYAML writes one object met twice as an anchor + alias (``&id001`` / ``*id001``);
+    rcl refuses that ("Will not support aliasing") and the node does not start (issue 32.1)."""
+    from gravity_friction_comp.param_files import dump_parameter_file
+
+    kd = [0.4, 0.2, 0.08]
+    sections = {
+        "/**/mit_bridge": {"kd": kd, "can": {"channel": "vcan0"}},
+        "/**/free_drive": {"free_drive_kd": kd},
+    }
+    aliased = tmp_path / "aliased.yaml"
+    aliased.write_text(yaml.safe_dump({k: {"ros__parameters": v} for k, v in sections.items()}))
+    assert "*id001" in aliased.read_text()  # the old way: rcl fails on it
+    from rclpy._rclpy_pybind11 import RCLError
+
+    with pytest.raises(RCLError, match="aliasing"):
+        rcl_parameters(aliased, "free_drive")
+    path = tmp_path / "p.yaml"
+    path.write_text(dump_parameter_file(sections, header="# comment\n"))
+    assert "&" not in path.read_text() and path.read_text().startswith("# comment\n")
+    assert rcl_parameters(path, "free_drive") == {"free_drive_kd": kd}
+    assert rcl_parameters(path, "mit_bridge", "left") == {"kd": kd, "can.channel": "vcan0"}
+    assert node_parameters(path, "mit_bridge") == {"kd": kd, "can.channel": "vcan0"}
+
+
+def test_payload_file_of_calibrate_gravity_parses_in_rcl(tmp_path):
+    """The other parameter file a tool writes (calibrate_gravity payload): rcl reads it."""
+    import numpy as np
+
+    from gravity_friction_comp.calib.payload_fit import PayloadFit, write_payload_params
+
+    fit = PayloadFit(0.25, np.array([0.01, 0.0, 0.05]), "tool", np.zeros(3), np.zeros(3), 1.0, ("a",))
+    write_payload_params(tmp_path / "payload.yaml", fit)
+    got = rcl_parameters(tmp_path / "payload.yaml", "gravity_compensation")
+    assert got == {
+        "payload.mass": 0.25,
+        "payload.shape": "point",
+        "payload.com": [0.01, 0.0, 0.05],
+        "payload.parent": "tool",
+    }

@@ -21,7 +21,12 @@ from typing import Any
 
 from gravity_friction_comp.errors import ConfigError, DimensionError
 
-__all__ = ["MIN_FREE_DRIVE_DEADBAND", "free_drive_overrides"]
+__all__ = ["FREE_DRIVE_STALE_PERIODS", "MIN_FREE_DRIVE_DEADBAND", "free_drive_overrides"]
+
+#: Bridge periods of age after which free drive takes a measurement as stale (the free_drive
+#: node's ``stale_timeout`` = this / the bridge's ``rate_hz``: 0.05 s at the default 500 Hz,
+#: 0.025 s at 1 kHz), so the limit follows how often the bridge measures.
+FREE_DRIVE_STALE_PERIODS = 25
 
 #: [rad/s] smallest friction deadband in free drive: above the velocity quantum of every
 #: motor table entry's feedback at rest (a 12-bit field of ±45 rad/s: 0.022 rad/s per code,
@@ -44,7 +49,9 @@ def free_drive_overrides(
     """``(bridge, friction, free_drive)`` parameter overrides for free drive.
 
     Args:
-        bridge_values: The motor map's parameters (``joints``, ``kp``, ``kd``).
+        bridge_values: The motor map's parameters (``joints``, ``kp``, ``kd``, optional
+            ``rate_hz`` [Hz]: the free_drive node's ``stale_timeout`` is
+            :data:`FREE_DRIVE_STALE_PERIODS` of its periods; default the bridge's default rate).
         model_joints: Every joint of the gravity model (the setpoint must carry them all).
         fixed_positions: Position [rad] of each model joint the bridge does not measure.
         kd_scale: Free-drive kd = kd_scale × the motor map's kd (> 0, ≤ 1).
@@ -61,7 +68,8 @@ def free_drive_overrides(
             drive gets dither 0 (off) and scale 1.
 
     Raises:
-        ConfigError: kd_scale out of range (key ``free_drive_kd_scale``).
+        ConfigError: kd_scale out of range (key ``free_drive_kd_scale``); the bridge's
+            ``rate_hz`` not a number > 0.
         DimensionError: dither or friction_scale not one value per bridge joint.
     """
     if not (math.isfinite(kd_scale) and 0.0 < kd_scale <= 1.0):
@@ -94,11 +102,24 @@ def free_drive_overrides(
         # ROS cannot type an empty list: [0.0] with no fixed joint (the node ignores it)
         "fixed_positions": [float(fixed_positions.get(j, 0.0)) for j in fixed] or [0.0],
         "rate_hz": float(rate_hz),
+        "stale_timeout": FREE_DRIVE_STALE_PERIODS / _bridge_rate(bridge_values),
         "free_drive_kd": free_kd,
         "follow_kp": kp,
         "follow_kd": kd,
     }
     return bridge, friction, free_drive
+
+
+def _bridge_rate(bridge_values: Mapping[str, Any]) -> float:
+    """The bridge's ``rate_hz`` [Hz] (its default when the motor map has none).
+
+    Raises:
+        ConfigError: not a finite number > 0 (key ``rate_hz``).
+    """
+    from gravity_friction_comp.mit.bridge_config import BridgeConfig, default_of
+    from gravity_friction_comp.validation import number
+
+    return number("rate_hz", bridge_values.get("rate_hz", default_of(BridgeConfig, "rate_hz")), positive=True)
 
 
 def free_drive_launch_parts(

@@ -8,7 +8,9 @@ measured``) τ_f of the measured velocity, and the bridge runs kp = 0 with a sma
 Topics:
     joint_states (sub, sensor_msgs/JointState): the bridge's measured state.
     follow_setpoint (sub, sensor_msgs/JointState): the follow source (used in ``follow`` mode).
-    diagnostics (sub, diagnostic_msgs/DiagnosticArray): the bridge's per-motor ``stale`` flag.
+    /diagnostics (sub, diagnostic_msgs/DiagnosticArray; absolute, as the bridge publishes it):
+        the per-motor ``stale`` flag and ``missed_replies`` of ``bridge_node`` (its statuses
+        only: ``<bridge fqn>: <joint>``), its ``rate_hz`` from its bus status.
     joint_setpoint (pub, sensor_msgs/JointState): measured position, velocity 0 (free drive),
         or the follow setpoint (blended from the measured pose after a switch).
 
@@ -108,7 +110,8 @@ PARAMETERS: tuple[Param, ...] = (
     Param(
         "stale_timeout",
         0.05,
-        "measured state older than this: no free-drive setpoint",
+        "measured state (or a stale motor's last reply) older than this: no free-drive setpoint; "
+        "arm.launch.py sets 25 bridge periods",
         "s",
         low=0.0,
         read_only=True,
@@ -194,7 +197,11 @@ class FreeDriveNode(Node):
             JointState, "joint_states", self.on_state, SETPOINT_QOS
         )
         self.create_subscription(JointState, "follow_setpoint", self._on_follow, SETPOINT_QOS)
-        self.create_subscription(DiagnosticArray, "diagnostics", self._on_diagnostics, SETPOINT_QOS)
+        bridge = values["bridge_node"]
+        self._bridge_fqn = (
+            bridge if bridge.startswith("/") else f"{self.get_namespace().rstrip('/')}/{bridge}"
+        )
+        self.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, SETPOINT_QOS)
         self.add_on_set_parameters_callback(self._on_parameters)
         self.add_post_set_parameters_callback(self._after_parameters)
         self._rate = float(values["rate_hz"])
@@ -255,12 +262,24 @@ class FreeDriveNode(Node):
             self._publish()
 
     def _on_diagnostics(self, msg: DiagnosticArray) -> None:
+        """The bridge's motors flagged stale, with the age of each one's last reply [s]
+        (missed replies / the bridge's ``rate_hz``; ``None`` without a bus status)."""
+        prefix = f"{self._bridge_fqn}: "
+        ours = {
+            st.name[len(prefix) :]: {kv.key: kv.value for kv in st.values}
+            for st in msg.status
+            if st.name.startswith(prefix)
+        }
+        if not ours:
+            return  # another node's diagnostics (every node publishes on /diagnostics)
+        rates = [float(v["rate_hz"]) for k, v in ours.items() if k.startswith("bus ") and "rate_hz" in v]
+        rate = rates[0] if rates and rates[0] > 0 else None
         joints = set(self.source.config.joints)
-        stale = []
-        for status in msg.status:
-            joint = status.name.rsplit(": ", 1)[-1]
-            if joint in joints and any(kv.key == "stale" and kv.value == "True" for kv in status.values):
-                stale.append(joint)
+        stale = {
+            joint: (int(v.get("missed_replies", "0")) / rate if rate else None)
+            for joint, v in ours.items()
+            if joint in joints and v.get("stale") == "True"
+        }
         self.source.set_stale(stale)
 
     def _report(self, why: str) -> None:

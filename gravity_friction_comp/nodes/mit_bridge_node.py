@@ -17,7 +17,8 @@ Topics:
     gripper/holding (sub, std_msgs/Bool): attaches the payload in the simulated arm.
     joint_states (pub, sensor_msgs/JointState): measured position [rad], velocity [rad/s],
         effort [N·m] of the joints that have replied, at ``rate_hz``.
-    diagnostics (pub, diagnostic_msgs/DiagnosticArray): one status per motor (behaviour,
+    /diagnostics (pub, diagnostic_msgs/DiagnosticArray; absolute, where diagnostic_aggregator
+        listens, also under a namespace): one status per motor (behaviour,
         fault, stale, missed replies, temperatures) and one for the bus (load as a fraction
         of the bus time: classic frames at ``can.bitrate``, or with ``can.fd`` FD frames with
         bit-rate switch, data phase at ``can.data_bitrate``; frame rates, loop period
@@ -235,7 +236,7 @@ class MitBridgeNode(Node):
         #: friction stage's measurement, without a DDS hop).
         self.state_hand_off: Callable[[JointState], None] | None = None
         self._state_pub = self.create_publisher(JointState, "joint_states", SETPOINT_QOS)
-        self._diag_pub = self.create_publisher(DiagnosticArray, "diagnostics", SETPOINT_QOS)
+        self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", SETPOINT_QOS)
         self._command_sub = self.create_subscription(
             JointState, "joint_command", self.accept_command, SETPOINT_QOS
         )

@@ -451,7 +451,10 @@ def run_node(node_class, args=None) -> None:
     loop to stop: no ``KeyboardInterrupt`` mid-callback or mid-clean-up, no context shut
     down under a running callback. Then ``destroy_node`` (the bridge sends its disable
     frames and closes the bus there; a second signal does not interrupt it), then
-    ``rclpy.try_shutdown``; the exit code is 0. An invalid start-up configuration (a
+    ``rclpy.try_shutdown``; the exit code is 0. After a stop signal both signals stay
+    ignored until the process has exited (``ros2 launch`` sends its own SIGINT 40–60 ms
+    after the terminal's: the default handler back in place killed the exiting process,
+    exit code -2). An invalid start-up configuration (a
     refused or wrong-typed parameter, a params file rclpy cannot parse) prints a one-line
     reason (no traceback) and exits 2.
     """
@@ -509,4 +512,4 @@ def run_node(node_class, args=None) -> None:
             rclpy.try_shutdown()
         finally:
             for sig, handler in previous.items():
-                signal.signal(sig, handler)
+                signal.signal(sig, signal.SIG_IGN if requested else handler)

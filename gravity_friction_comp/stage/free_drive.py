@@ -25,7 +25,7 @@ No rclpy import.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -141,7 +141,7 @@ class FreeDriveSource:
         self._t = -math.inf  # its time [s]
         self._bad = 0  # 0: fine; else good samples still needed
         self._bad_reason = ""
-        self._stale: tuple[str, ...] = ()
+        self._stale: dict[str, float | None] = {}  # joint → age of its last reply [s] (None: unknown)
         self._follow: tuple[np.ndarray, np.ndarray] | None = None  # (p, v) in self._names order
         self._blend: tuple[float, np.ndarray] | None = None  # (t_switch, q at the switch)
         self._zeros = np.zeros(n + len(self._fixed))
@@ -164,7 +164,11 @@ class FreeDriveSource:
     def fault(self, t: float) -> str:
         """Why free drive gives no setpoint at ``t`` [s] ("" when it does)."""
         if self._stale:
-            return f"motor(s) {list(self._stale)} stale"
+            ages = [f"{j} {1e3 * a:.0f} ms" for j, a in self._stale.items() if a is not None]
+            late = (
+                f": last reply {', '.join(ages)} ago (stale_timeout {1e3 * self.config.stale_timeout:g} ms)"
+            )
+            return f"motor(s) {list(self._stale)} stale" + (late if ages else "")
         if self._bad:
             return f"{self._bad_reason} ({self._bad} good sample(s) still needed)"
         if self._q is None:
@@ -208,9 +212,20 @@ class FreeDriveSource:
         self._bad, self._bad_reason = self.config.recover_samples, reason
         return reason
 
-    def set_stale(self, joints: Sequence[str]) -> None:
-        """The measured joints whose motor the bridge reports stale (empty: none)."""
-        self._stale = tuple(j for j in self.config.joints if j in set(joints))
+    def set_stale(self, joints: Sequence[str] | Mapping[str, float | None]) -> None:
+        """The measured joints whose motor the bridge reports stale (empty: none).
+
+        Args:
+            joints: Joint names (each stale), or joint → age of the motor's last reply [s]
+                (the bridge's missed replies / its rate; ``None``: unknown, stale): stale
+                only when older than ``stale_timeout``, the same limit as the measured
+                state's age, so a bridge flag for a few missed replies under load does not
+                stop free drive.
+        """
+        ages: Mapping[str, float | None] = joints if isinstance(joints, Mapping) else dict.fromkeys(joints)
+        limit = self.config.stale_timeout + 1e-9  # float slack, as in fault()
+        found = {j: ages[j] for j in self.config.joints if j in ages}
+        self._stale = {j: a for j, a in found.items() if a is None or a > limit}
 
     def follow(
         self, names: Sequence[str], position: Sequence[float], velocity: Sequence[float] | None

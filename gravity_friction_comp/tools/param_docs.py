@@ -1,4 +1,5 @@
-"""``python -m gravity_friction_comp.tools.param_docs``: the parameter tables of docs/parameters.md.
+"""``python -m gravity_friction_comp.tools.param_docs``: the parameter tables of docs/parameters.md
+and the launch-argument table of README.md.
 
 Usage::
 
@@ -8,6 +9,9 @@ Usage::
 Each table sits between ``<!-- params:NODE -->`` and ``<!-- /params:NODE -->`` and is
 :func:`~gravity_friction_comp.nodes.parameters.markdown_table` of the node module's
 ``PARAMETERS`` declaration, so the docs and the rclpy descriptors come from one list. The
+README's table of a launch file's arguments sits between ``<!-- launch:FILE -->`` and
+``<!-- /launch:FILE -->`` and is :func:`launch_table` of the file's ``ARGUMENTS`` (what its
+``DeclareLaunchArgument`` list is built from; read without importing ``launch``). The
 text around the markers is left as written. Importing the node modules needs rclpy.
 """
 
@@ -15,15 +19,26 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import importlib.util
 import pathlib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.nodes.parameters import Param, markdown_table
 
-__all__ = ["NODES", "main", "normalise", "parameters_of", "tables", "update"]
+__all__ = [
+    "LAUNCH_FILES",
+    "NODES",
+    "launch_arguments_of",
+    "launch_table",
+    "main",
+    "normalise",
+    "parameters_of",
+    "tables",
+    "update",
+]
 
 #: Node name (as in the markers) -> module whose ``PARAMETERS`` declares its parameters.
 NODES: Mapping[str, str] = {
@@ -34,7 +49,12 @@ NODES: Mapping[str, str] = {
     "free_drive": "gravity_friction_comp.nodes.free_drive_node",
 }
 
+#: Launch files whose arguments README.md lists (name in the markers, under ``launch/``).
+LAUNCH_FILES = ("arm.launch.py",)
+
 _DOCS = pathlib.Path("docs") / "parameters.md"
+_README = pathlib.Path("README.md")
+_REPO = pathlib.Path(__file__).resolve().parents[2]
 
 
 def normalise(declared: Any) -> tuple[Param, ...]:
@@ -71,15 +91,48 @@ def tables(declarations: Mapping[str, Iterable[Param]] | None = None) -> dict[st
     return {node: markdown_table(normalise(params)) for node, params in declarations.items()}
 
 
-def update(text: str, node_tables: Mapping[str, str]) -> str:
+def launch_arguments_of(name: str, root: pathlib.Path | None = None) -> tuple[tuple[str, str, str], ...]:
+    """``(name, default, description)`` of each argument of launch file ``launch/<name>``
+    (its ``ARGUMENTS``), in declaration order; ``root``: the source tree (default this one).
+
+    Raises:
+        ConfigError: the file is missing or has no ``ARGUMENTS``.
+    """
+    path = (root or _REPO) / "launch" / name
+    spec = importlib.util.spec_from_file_location(name.replace(".", "_"), path)
+    if spec is None or spec.loader is None or not path.is_file():
+        raise ConfigError(f"launch file {str(path)!r} not found", key="launch", value=str(path))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if not hasattr(module, "ARGUMENTS"):
+        raise ConfigError(f"{path} declares no ARGUMENTS", key="launch", value=str(path))
+    return tuple((str(n), str(d), str(t)) for n, d, t in module.ARGUMENTS)
+
+
+def launch_table(arguments: Iterable[tuple[str, str, str]]) -> str:
+    """A Markdown table of launch ``arguments``: name, default (empty: ``""``), description."""
+    rows = ["| argument | default | description |", "|---|---|---|"]
+    for name, default, description in arguments:
+        shown = f"`{default}`" if default else '`""`'
+        cell = description.replace("|", r"\|")  # GFM: an escaped pipe stays in its cell
+        rows.append(f"| `{name}` | {shown} | {cell} |")
+    return "\n".join(rows) + "\n"
+
+
+def update(text: str, node_tables: Mapping[str, str], kind: str = "params") -> str:
     """``text`` with the body between each node's markers replaced by its table.
+
+    Args:
+        text: The Markdown file.
+        node_tables: Marker name (a node, or a launch file with ``kind="launch"``) -> table.
+        kind: Marker prefix: ``params`` (``<!-- params:NODE -->``) or ``launch``.
 
     Raises:
         ConfigError: a node's marker pair is missing or appears more than once.
     """
     for node, table in node_tables.items():
         pattern = re.compile(
-            rf"(<!-- params:{re.escape(node)} -->\n).*?(<!-- /params:{re.escape(node)} -->)", re.S
+            rf"(<!-- {kind}:{re.escape(node)} -->\n).*?(<!-- /{kind}:{re.escape(node)} -->)", re.S
         )
         found = len(pattern.findall(text))
         if found != 1:
@@ -88,9 +141,14 @@ def update(text: str, node_tables: Mapping[str, str]) -> str:
     return text
 
 
-def _default_docs() -> pathlib.Path:
-    repo = pathlib.Path(__file__).resolve().parents[2] / _DOCS
-    return repo if repo.exists() else _DOCS
+def _default(relative: pathlib.Path) -> pathlib.Path:
+    repo = _REPO / relative
+    return repo if repo.exists() else relative
+
+
+def readme_tables(root: pathlib.Path | None = None) -> dict[str, str]:
+    """Launch file -> :func:`launch_table` of its arguments, for every :data:`LAUNCH_FILES`."""
+    return {name: launch_table(launch_arguments_of(name, root)) for name in LAUNCH_FILES}
 
 
 def main(argv=None) -> int:
@@ -103,27 +161,34 @@ def main(argv=None) -> int:
         description="Generate the parameter tables of docs/parameters.md from the node declarations.",
     )
     p.add_argument("--docs", type=pathlib.Path, default=None, help="default: docs/parameters.md")
+    p.add_argument("--readme", type=pathlib.Path, default=None, help="default: README.md")
     p.add_argument("--check", action="store_true", help="exit 1 and print a diff if the docs differ")
     args = p.parse_args(argv)
-    path = args.docs or _default_docs()
-    try:
-        old = path.read_text(encoding="utf-8")
-        new = update(old, tables())
-    except (OSError, ConfigError) as exc:
-        print(f"param_docs: {path}: {exc}", file=sys.stderr)
-        return 2
-    if args.check:
-        if new == old:
-            return 0
-        diff = difflib.unified_diff(
-            old.splitlines(keepends=True), new.splitlines(keepends=True), str(path), "declarations"
-        )
-        sys.stdout.writelines(diff)
-        print(f"param_docs: {path} differs from the declarations; run without --check", file=sys.stderr)
-        return 1
-    if new != old:
-        path.write_text(new, encoding="utf-8")
-    return 0
+    jobs: list[tuple[pathlib.Path, Callable[[], dict[str, str]], str]] = [
+        (args.docs or _default(_DOCS), tables, "params"),
+        (args.readme or _default(_README), readme_tables, "launch"),
+    ]
+    stale = 0
+    for path, make, kind in jobs:
+        try:
+            old = path.read_text(encoding="utf-8")
+            new = update(old, make(), kind)
+        except (OSError, ConfigError) as exc:
+            print(f"param_docs: {path}: {exc}", file=sys.stderr)
+            return 2
+        if args.check:
+            if new != old:
+                diff = difflib.unified_diff(
+                    old.splitlines(keepends=True), new.splitlines(keepends=True), str(path), "declarations"
+                )
+                sys.stdout.writelines(diff)
+                print(
+                    f"param_docs: {path} differs from the declarations; run without --check", file=sys.stderr
+                )
+                stale = 1
+        elif new != old:
+            path.write_text(new, encoding="utf-8")
+    return stale
 
 
 if __name__ == "__main__":
