@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import REPO_ROOT
 
 SCRIPTS = re.findall(r'f"(\w+) = \{PACKAGE\}\.([\w.]+):main"', (REPO_ROOT / "setup.py").read_text())

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import pathlib
 from collections.abc import Mapping
 from typing import Any
