@@ -9,7 +9,8 @@ Usage::
         --parent tool --out payload.yaml
     calibrate_gravity --sim  --arm palletizer --sim-config truth.yaml --dither 0.02 --out-dir calib
 
-``--urdf`` replaces the arm profile's URDF (the model being calibrated). ``fit`` and
+``--urdf`` replaces the arm profile's URDF (the model being calibrated); without ``--arm``,
+``plan``/``fit``/``payload`` take its own joints and limits (:func:`_model`). ``fit`` and
 ``--sim`` write ``<out-dir>/calibrated.urdf``, ``report.yaml``, ``report.txt`` and
 ``report.png``; ``--sim`` also checks the result against the simulator's truth (gravity
 error over 200 random configurations, before/after, both-sides vs one-side approach) and
