@@ -56,7 +56,7 @@ from gravity_friction_comp.files import read_yaml
 from gravity_friction_comp.mit.bridge_config import BridgeConfig
 from gravity_friction_comp.mit.bridge_params import bridge_config_from_values
 from gravity_friction_comp.param_files import first_node_parameters
-from gravity_friction_comp.validation import string_keys
+from gravity_friction_comp.validation import known_keys, string_keys
 
 __all__ = [
     "PROFILE_FILE",
@@ -80,6 +80,7 @@ _FILE_KEYS = ("urdf", "motor_map", "arm_config", "sim_config")
 _OPTIONAL_FILE_KEYS = ("gravity_params", "friction_params")
 _KEYS = ("version", "description", "source", *_FILE_KEYS, *_OPTIONAL_FILE_KEYS, "demo", "free_drive")
 _DEMO_KEYS = ("proximal", "exempt")
+_FREE_DRIVE_KEYS = ("dither", "friction_scale")
 #: Pick/place offsets from home [rad] of proximal and distal motor joints (``gfc_demo``
 #: ``--amplitude`` / ``--distal-amplitude`` defaults, ``arm.launch.py arm:=NAME``).
 DEMO_AMPLITUDE = 0.3
@@ -235,18 +236,18 @@ def load_arm(name: str | os.PathLike, root: str | os.PathLike | None = None) -> 
     """
     directory = _resolve(name, root)
     label = directory.name
-    data = read_yaml(directory / PROFILE_FILE, "arm")
+    path = directory / PROFILE_FILE
+    data = read_yaml(path, "arm")
     body = data.get("arm_profile") if isinstance(data, Mapping) else None
     if not isinstance(body, Mapping):
-        raise _fail(
-            label, f"{directory / PROFILE_FILE} must hold an 'arm_profile:' mapping", "arm_profile", data
-        )
+        raise _fail(label, f"{path} must hold an 'arm_profile:' mapping", "arm_profile", data)
+    _known_keys(label, path, "", data, ("arm_profile",))
     string_keys("arm_profile", body)
-    unknown = sorted(set(body) - set(_KEYS))
-    if unknown:
-        raise _fail(
-            label, f"unknown key(s) {unknown}; valid keys: {', '.join(_KEYS)}", unknown[0], body[unknown[0]]
-        )
+    _known_keys(label, path, "arm_profile", body, _KEYS)
+    for section, valid in (("demo", _DEMO_KEYS), ("free_drive", _FREE_DRIVE_KEYS)):
+        if isinstance(body.get(section), Mapping):  # anything else: the section's reader says
+            string_keys(section, body[section])
+            _known_keys(label, path, f"arm_profile.{section}", body[section], valid)
     version = body.get("version")
     if isinstance(version, bool) or version != 1:
         raise _fail(label, f"version must be 1, got {version!r}", "version", version)
@@ -389,6 +390,17 @@ def pick_place_poses(
     return pick, place
 
 
+def _known_keys(
+    label: str, path: pathlib.Path, where: str, value: Mapping[str, Any], valid: Sequence[str]
+) -> None:
+    """:func:`~gravity_friction_comp.validation.known_keys` for ``profile.yaml``, the message
+    prefixed with the profile (as every profile error)."""
+    try:
+        known_keys(where, value, valid, f"{where}." if where else "", file=path)
+    except ConfigError as error:
+        raise _fail(label, str(error), error.key, error.value) from None
+
+
 def _fail(label: str, message: str, key: Any, value: Any) -> ConfigError:
     return ConfigError(
         f"arm profile {label!r}: {message}", key=None if key is None else str(key), value=value
@@ -438,12 +450,6 @@ def _demo_proximal(label: str, block: Any, joints: tuple[str, ...]) -> tuple[str
         return ()
     if not isinstance(block, Mapping):
         raise _fail(label, f"demo must be a mapping, got {block!r}", "demo", block)
-    string_keys("demo", block)
-    extra = sorted(set(block) - set(_DEMO_KEYS))
-    if extra:
-        raise _fail(
-            label, f"demo: unknown key(s) {extra}; valid keys: {', '.join(_DEMO_KEYS)}", "demo", block
-        )
     names = block.get("proximal") or []
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise _fail(
@@ -497,7 +503,7 @@ def _free_drive_dither(label: str, block: Any, joints: tuple[str, ...]) -> tuple
 
     if block is None:
         return ()
-    if not isinstance(block, Mapping) or set(block) - {"dither", "friction_scale"}:
+    if not isinstance(block, Mapping):
         raise _fail(label, f"free_drive takes dither, friction_scale; got {block!r}", "free_drive", block)
     dither = block.get("dither")
     if "dither" not in block and block:  # a block with friction_scale only ({} is named below)

@@ -150,9 +150,9 @@ class IdentificationError(InputError):
 class ModelWarning(UserWarning):
     """A robot description that loads but is probably not what the user meant.
 
-    Issued (via :func:`warnings.warn`) for ``<mimic>`` on a fixed joint (ignored) and for a
-    moving mass below :data:`~gravity_friction_comp.model.robot_model.MIN_TOTAL_MASS`
-    (gravity will be ~0).
+    Issued (via :func:`warnings.warn`) for ``<mimic>`` on a fixed joint (ignored), for moving
+    links without ``<inertial>`` (massless) and for a moving mass below
+    :data:`~gravity_friction_comp.model.robot_model.MIN_TOTAL_MASS` (gravity will be ~0).
     """
 
 

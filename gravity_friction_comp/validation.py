@@ -7,8 +7,10 @@ bad value fails the same way from YAML, a constructor keyword or ``ros2 param se
 
 from __future__ import annotations
 
+import difflib
 import math
 import numbers
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -24,6 +26,7 @@ __all__ = [
     "frame_bytes",
     "integer",
     "joint_names",
+    "known_keys",
     "MAX_PLAUSIBLE_VELOCITY",
     "number",
     "per_joint",
@@ -352,25 +355,50 @@ def string_keys(key: str, value: Any) -> Mapping[str, Any]:
     return value
 
 
-def known_keys(where: str, value: Mapping[str, Any], valid: Sequence[str], key_prefix: str = "") -> None:
-    """Refuse keys of ``value`` that are not in ``valid`` (a typo must not be ignored).
+def known_keys(
+    where: str,
+    value: Mapping[str, Any],
+    valid: Sequence[str],
+    key_prefix: str = "",
+    *,
+    file: str | os.PathLike | None = None,
+    ignored: Sequence[str] = (),
+) -> None:
+    """Refuse keys of ``value`` that are neither ``valid`` nor ``ignored`` (a typo such as
+    ``friction_cmp:`` must not silently switch a section off). The one rule of every file
+    reader of the package (docs/file_formats.md).
 
     Args:
-        where: Prefix of the message (``"joints.shoulder"``, a file name).
+        where: The mapping's place in the file (``"friction_comp"``, ``"joints.shoulder"``;
+            ``""`` for the top level).
         value: A mapping with string keys.
-        valid: The keys allowed.
+        valid: The keys read.
         key_prefix: Prefix of the error's ``key`` (``"links.tool."``).
+        file: The file the mapping was read from, named first in the message.
+        ignored: Keys accepted and not read (another program's sections of a file it
+            shares, e.g. i2rt's ``motor_list``), listed in the message apart.
 
     Raises:
-        ConfigError: naming the unknown keys (sorted) and the valid ones.
+        ConfigError: naming the file, the unknown keys (sorted; each with the closest valid
+            key, ``difflib``, when one is close) and the valid ones; ``key`` =
+            ``key_prefix`` + the first unknown key, ``value`` = its value.
     """
-    unknown = sorted(set(value) - set(valid))
-    if unknown:
-        raise ConfigError(
-            f"{where}: unknown key(s) {unknown}; valid keys: {', '.join(valid)}",
-            key=f"{key_prefix}{unknown[0]}",
-            value=value[unknown[0]],
-        )
+    unknown = sorted(set(value) - set(valid) - set(ignored))
+    if not unknown:
+        return
+    known = [*valid, *ignored]
+    named = []
+    for key in unknown:
+        close = difflib.get_close_matches(key, known, n=1)
+        named.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    place = f"{os.fspath(file)}: " if file is not None else ""
+    also = f"; also accepted and not read: {', '.join(ignored)}" if ignored else ""
+    raise ConfigError(
+        f"{place}{where or 'top level'}: unknown key(s) {', '.join(named)}; "
+        f"valid keys: {', '.join(valid)}{also}",
+        key=f"{key_prefix}{unknown[0]}",
+        value=value[unknown[0]],
+    )
 
 
 def short_repr(value: Any, limit: int = 40) -> str:

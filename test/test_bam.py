@@ -89,7 +89,7 @@ def test_mx64_fields_are_the_file_values():
         (
             '{"model": "m1", "actuator": "x", "friction_base": 0.1, "friction_viscous": 0.1,'
             ' "frictoin_stribeck": 0.2}',
-            "unknown keys",
+            "unknown key.*'frictoin_stribeck' \\(did you mean 'friction_stribeck'\\?\\)",
         ),
         (
             '{"model": "m1", "actuator": "x", "friction_base": 0.1, "friction_viscous": 0.1,'

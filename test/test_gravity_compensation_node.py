@@ -469,3 +469,36 @@ def test_arm_config_gravity_scale_is_the_default_of_scale(tmp_path, urdf_path, m
         setpoints.publish(_setpoint(bare.joint_names, q))
         assert client.spin_until(lambda: len(commands) > 0, 5.0, proc)
         np.testing.assert_allclose(commands[-1].effort, 2.0 * g, atol=1e-12)
+
+
+def test_massless_moving_link_is_one_warning_in_the_log(tmp_path):
+    """Issue 26 point 7: the node's log names the link without <inertial>, once."""
+    import threading
+    import xml.etree.ElementTree as ET
+
+    from conftest import REPO_ROOT
+
+    root = ET.fromstring((REPO_ROOT / "urdf" / "palletizer.urdf").read_text())
+    link = root.find("link[@name='upper_arm']")
+    link.remove(link.find("inertial"))
+    urdf = tmp_path / "no_upper_arm_inertial.urdf"
+    urdf.write_text(ET.tostring(root, encoding="unicode"))
+    path = write_params(tmp_path / "params.yaml", NODE, {"urdf_path": str(urdf)})
+    lines: list[str] = []
+    logged = threading.Event()
+    with node_process("gravity_compensation_node", fresh_domain_id(), path) as proc:
+
+        def read() -> None:
+            for line in proc.stdout:
+                lines.append(line)
+                if "[WARN]" in line and "without <inertial>" in line:
+                    logged.set()
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        assert logged.wait(60), "".join(lines)
+        time.sleep(0.5)  # anything logged twice would follow at once
+    reader.join(10)
+    warned = [s for s in lines if "[WARN]" in s and "without <inertial>" in s]
+    assert len(warned) == 1, "".join(lines)
+    assert "upper_arm (joint shoulder_pitch)" in warned[0]

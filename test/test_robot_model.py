@@ -9,6 +9,7 @@ matrix change = m·JvᵀJv + JωᵀIJω); MuJoCo ``qfrc_bias`` at zero velocity.
 from __future__ import annotations
 
 import math
+import pathlib
 import warnings
 import xml.etree.ElementTree as ET
 
@@ -21,6 +22,7 @@ from gravity_friction_comp.model.payload import Payload
 from gravity_friction_comp.model.robot_model import RobotModel
 
 G0 = 9.81
+REPO = pathlib.Path(__file__).resolve().parents[1]
 SHARED_URDF = "urdf"  # under the shared_data fixture
 ALL_SHARED = [
     "dobot_magician/magician_standalone.urdf",
@@ -371,6 +373,11 @@ def test_every_shared_urdf_loads_or_fails_as_documented(shared_data, rel):
         w for w in caught if issubclass(w.category, ModelWarning) and "total moving mass" in str(w.message)
     ]
     assert bool(mass_warnings) == (rel in EXPECTED_MASS_WARNING)
+    massless = [
+        w for w in caught if issubclass(w.category, ModelWarning) and "without <inertial>" in str(w.message)
+    ]
+    # only the Dobot Magician has moving links without <inertial> (test/data/README.md)
+    assert len(massless) == (rel == "dobot_magician/magician_standalone.urdf")
     assert model.n >= 1 and len(model.effort_limits) == model.n
     for q in random_q(model, seed=3):
         g = model.gravity(q)
@@ -433,6 +440,53 @@ def test_mimic_on_fixed_joint_warns_and_is_ignored():
     # same gravity as the file without the tag
     ref = RobotModel.from_urdf(three_links("", "", j3type="fixed"))
     np.testing.assert_array_equal(model.gravity([0.3, -0.4]), ref.gravity([0.3, -0.4]))
+
+
+def _palletizer_without_inertial(*links: str) -> str:
+    root = ET.fromstring((REPO / "urdf" / "palletizer.urdf").read_text())
+    for elem in root.findall("link"):
+        if elem.get("name") in links:
+            elem.remove(elem.find("inertial"))
+    return ET.tostring(root, encoding="unicode")
+
+
+def test_moving_link_without_inertial_warns_once_naming_it():
+    """Issue 26 point 7: upper_arm without <inertial> loaded massless without a word."""
+    xml = _palletizer_without_inertial("upper_arm")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = RobotModel.from_urdf(xml)
+    texts = [str(w.message) for w in caught if issubclass(w.category, ModelWarning)]
+    assert len(texts) == 1 and "upper_arm (joint shoulder_pitch)" in texts[0], texts
+    assert all(name not in texts[0] for name in ("turret", "elbow", "beam", "wrist", "tool"))
+    assert model.warnings == (texts[0],)
+    # the payload/gravity/copy variants share it (a node logs the bare model's)
+    assert model.with_payload(Payload.point(0.1, parent="tool")).warnings == model.warnings
+    assert model.copy().warnings == model.warnings
+    # what the warning says is true: the same torques as a zero-mass upper_arm
+    zero = ET.fromstring((REPO / "urdf" / "palletizer.urdf").read_text())
+    for elem in zero.findall("link[@name='upper_arm']/inertial"):
+        elem.find("mass").set("value", "0")
+        for key in elem.find("inertia").attrib:
+            elem.find("inertia").set(key, "0")
+    q = np.array([0.0, 0.4, 0.3])
+    ref = RobotModel.from_urdf(ET.tostring(zero, encoding="unicode"))
+    np.testing.assert_allclose(model.gravity(q), ref.gravity(q), rtol=0, atol=1e-12)
+    full = RobotModel.from_urdf(REPO / "urdf" / "palletizer.urdf")
+    assert full.warnings == ()
+    assert abs(model.gravity(q)[1] / full.gravity(q)[1] - 1) > 0.2  # the issue's 28 %
+
+
+def test_link_fixed_below_a_massive_link_needs_no_inertial():
+    """tool (fixed to wrist) without <inertial> is merged into wrist's body: not massless;
+    wrist without one is still carried by tool's (Pinocchio merges fixed children)."""
+    for missing in ("tool", "wrist"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ModelWarning)
+            model = RobotModel.from_urdf(_palletizer_without_inertial(missing))
+        assert model.warnings == ()
+    with pytest.warns(ModelWarning, match=r"massless: wrist \(joint beam_parallel\);"):
+        RobotModel.from_urdf(_palletizer_without_inertial("wrist", "tool"))
 
 
 def test_massless_robot_warns():

@@ -220,5 +220,16 @@ def test_known_keys_names_the_unknown_key_and_the_valid_ones():
     known_keys("joints.a", {"coulomb": 1.0}, ("coulomb", "viscous"))  # no error
     with pytest.raises(ConfigError) as err:
         known_keys("joints.a", {"viscuos": 2.0, "coulomb": 1.0, "b": 3}, ("coulomb", "viscous"), "joints.a.")
-    assert str(err.value) == "joints.a: unknown key(s) ['b', 'viscuos']; valid keys: coulomb, viscous"
+    assert str(err.value) == (
+        "joints.a: unknown key(s) 'b', 'viscuos' (did you mean 'viscous'?); valid keys: coulomb, viscous"
+    )
     assert err.value.key == "joints.a.b" and err.value.value == 3
+    with pytest.raises(ConfigError) as err:
+        known_keys(
+            "", {"friction_cmp": {}, "kp": 1}, ("joints", "friction_comp"), file="arm.yaml", ignored=("kp",)
+        )
+    assert str(err.value) == (
+        "arm.yaml: top level: unknown key(s) 'friction_cmp' (did you mean 'friction_comp'?); "
+        "valid keys: joints, friction_comp; also accepted and not read: kp"
+    )
+    assert err.value.key == "friction_cmp"

@@ -33,10 +33,11 @@ from gravity_friction_comp.files import read_yaml
 from gravity_friction_comp.ident.excitation import JointLimits
 from gravity_friction_comp.trajectory.base import Profile
 from gravity_friction_comp.trajectory.waypoints import Waypoint, WaypointProfile
-from gravity_friction_comp.validation import number
+from gravity_friction_comp.validation import known_keys, number, string_keys
 
 __all__ = [
     "IDENTIFIABLE_RTOL",
+    "PLAN_KEYS",
     "CalibrationPlan",
     "DitherProfile",
     "HoldWindow",
@@ -48,6 +49,22 @@ __all__ = [
 ]
 
 _VERSION = 1
+#: Keys of the ``calibration_plan:`` block (:func:`write_plan` writes them all).
+PLAN_KEYS = (
+    "version",
+    "joints",
+    "home",
+    "approach",
+    "move_time",
+    "approach_time",
+    "hold_time",
+    "settle_time",
+    "condition",
+    "dither",
+    "dither_period",
+    "dither_cycles",
+    "poses",
+)
 #: A direction of the scaled regressor is identifiable when its singular value exceeds this
 #: fraction of the largest; the condition numbers (plan and fit) are over those directions.
 IDENTIFIABLE_RTOL = 1e-3
@@ -329,12 +346,15 @@ def load_plan(path: str | os.PathLike) -> CalibrationPlan:
     """Read a plan written by :func:`write_plan` (possibly edited).
 
     Raises:
-        ConfigError: unreadable file, missing keys, poses of the wrong length or not finite.
+        ConfigError: unreadable file, missing or unknown keys (file, key and valid keys
+            named), poses of the wrong length or not finite.
     """
     data = read_yaml(path, "plan")
     body = data.get("calibration_plan") if isinstance(data, dict) else None
     if not isinstance(body, dict):
         raise ConfigError(f"{path}: no calibration_plan block", key="calibration_plan")
+    known_keys("", string_keys("plan", data), ("calibration_plan",), file=path)
+    known_keys("calibration_plan", string_keys("calibration_plan", body), PLAN_KEYS, file=path)
     try:
         joints = tuple(str(j) for j in body["joints"])
         poses = np.array(body["poses"], dtype=float)

@@ -1,9 +1,15 @@
 """Per-arm YAML: the friction part (i2rt ``friction_comp`` block, OpenArm friction tables).
 
 Readers return plain keyword dicts for :class:`gravity_friction_comp.friction.models.FrictionModel`;
-values are checked for shape and type here and for range by the model. Sections other than
-the friction ones (``motor_list``, ``kp``, ``kd``, ``actuators``, ...) belong to other
-modules and are ignored. The one non-friction reader here, :func:`gravity_scale_from_arm_yaml`,
+values are checked for shape and type here and for range by the model. Every key of the
+file, at every level, must be known (:func:`check_arm_yaml_keys`, run by
+:func:`load_arm_yaml`): a mistyped ``friction_cmp:`` is an error naming the file, the key and
+the valid keys, not a silent "no friction". Top-level keys read: :data:`ARM_YAML_KEYS`
+(``actuators`` by :meth:`~gravity_friction_comp.model.actuator.ActuatorModel.from_arm_yaml`);
+keys accepted and not read: :data:`ARM_YAML_IGNORED_KEYS` (the sections of i2rt's per-arm and
+gripper files, which are read unchanged, and ``identification``, the report
+:func:`~gravity_friction_comp.ident.report.write_results` adds); their contents are not
+checked. The one non-friction reader here, :func:`gravity_scale_from_arm_yaml`,
 reads the per-joint ``gravity_scale`` (i2rt's ``gravity_comp_factor``) of the same files, by
 the file's ``joints:`` list, for the gravity node's ``scale``.
 
@@ -44,12 +50,16 @@ import numpy as np
 from gravity_friction_comp.errors import ConfigError, DimensionError
 from gravity_friction_comp.files import read_yaml
 from gravity_friction_comp.friction.params import FRICTION_KEYWORDS
+from gravity_friction_comp.model.actuator import ACTUATOR_BLOCK_KEYS
 from gravity_friction_comp.stage.settings import MAX_SCALE
 from gravity_friction_comp.validation import joint_names as validated_names
-from gravity_friction_comp.validation import number, string_keys
+from gravity_friction_comp.validation import known_keys, number, string_keys
 
 __all__ = [
+    "ARM_YAML_IGNORED_KEYS",
+    "ARM_YAML_KEYS",
     "FRICTION_BLOCK_KEYS",
+    "check_arm_yaml_keys",
     "gravity_scale_from_arm_yaml",
     "friction_params_from_arm_yaml",
     "friction_block_enable",
@@ -66,6 +76,38 @@ FRICTION_BLOCK_KEYS = (
 )
 _NUMERIC_KEYS = FRICTION_BLOCK_KEYS[3:12]
 _OPENARM_SECTIONS = {"leader": "LeaderArmParam", "follower": "FollowerArmParam"}
+_OPENARM_KEYS = ("Fc", "k", "Fv", "Fo")
+_OPENARM_IGNORED_KEYS = ("Kp", "Kd")  # OpenArm's gains: the bridge's kp/kd, not friction
+#: Top-level keys of the per-arm YAML that the package reads.
+ARM_YAML_KEYS = (
+    "joints",
+    "gravity_scale",
+    "friction_comp",
+    "friction_comp_breakaway",
+    "actuators",
+    *_OPENARM_SECTIONS.values(),
+)
+#: Top-level keys accepted and not read: i2rt v1.2.4 / PR #37 per-arm (``motor_list`` ...
+#: ``grav_comp_kd``) and gripper (``last_joint_mount`` ... ``limiter``) sections, and the
+#: identification report of :func:`~gravity_friction_comp.ident.report.write_results`.
+ARM_YAML_IGNORED_KEYS = (
+    "motor_list",
+    "directions",
+    "kp",
+    "kd",
+    "gravity_comp_factor",
+    "coulomb_friction",
+    "grav_comp_kd",
+    "last_joint_mount",
+    "motor_type",
+    "motor_kp",
+    "motor_kd",
+    "motor_direction",
+    "gripper_limits",
+    "needs_calibration",
+    "limiter",
+    "identification",
+)
 #: OpenArm multiplies k by 0.1 inside tanh (openarm_teleop code): tanh(0.1·k·v) = tanh(v/eps).
 _OPENARM_K_SCALE = 0.1
 
@@ -77,8 +119,9 @@ def load_arm_yaml(path: str | os.PathLike) -> dict[str, Any]:
         The top-level mapping (``{}`` for an empty file).
 
     Raises:
-        ConfigError: missing/unreadable/non-UTF-8 file, YAML syntax error, or top level not
-            a mapping (``key="arm_config"``, ``value`` = path).
+        ConfigError: missing/unreadable/non-UTF-8 file, YAML syntax error, top level not
+            a mapping (``key="arm_config"``, ``value`` = path), or an unknown key at any
+            level (:func:`check_arm_yaml_keys`).
     """
     path = pathlib.Path(path)
     data = read_yaml(path, "arm_config")
@@ -90,7 +133,34 @@ def load_arm_yaml(path: str | os.PathLike) -> dict[str, Any]:
             key="arm_config",
             value=str(path),
         )
+    check_arm_yaml_keys(data, path)
     return data
+
+
+def check_arm_yaml_keys(data: Mapping[str, Any], file: str | os.PathLike | None = None) -> None:
+    """Refuse an unknown key at any level of a per-arm YAML (module docstring).
+
+    Args:
+        data: The file's top-level mapping.
+        file: Its path, named in the message.
+
+    Raises:
+        ConfigError: a non-string key, or an unknown key at the top level or in
+            ``friction_comp``, ``actuators``, ``LeaderArmParam``/``FollowerArmParam``
+            (message: file, key, closest valid key, valid keys; ``key`` = dotted path).
+    """
+    string_keys("arm_config", data)
+    known_keys("", data, ARM_YAML_KEYS, file=file, ignored=ARM_YAML_IGNORED_KEYS)
+    sections: list[tuple[str, Sequence[str], Sequence[str]]] = [
+        ("friction_comp", FRICTION_BLOCK_KEYS, ()),
+        ("actuators", ACTUATOR_BLOCK_KEYS, ()),
+    ]
+    sections += [(s, _OPENARM_KEYS, _OPENARM_IGNORED_KEYS) for s in _OPENARM_SECTIONS.values()]
+    for section, valid, ignored in sections:
+        block = data.get(section)
+        if isinstance(block, Mapping):  # anything else is the section reader's error
+            string_keys(section, block)
+            known_keys(section, block, valid, f"{section}.", file=file, ignored=ignored)
 
 
 def friction_params_from_arm_yaml(
@@ -168,13 +238,7 @@ def friction_params_from_arm_yaml(
                 )
             order = [listed.index(j) for j in wanted]
             n_joints = len(listed)
-    unknown = sorted(set(block) - set(FRICTION_BLOCK_KEYS))
-    if unknown:
-        raise ConfigError(
-            f"friction_comp: unknown keys {unknown}; valid keys: " + ", ".join(FRICTION_BLOCK_KEYS),
-            key=f"friction_comp.{unknown[0]}",
-            value=block[unknown[0]],
-        )
+    known_keys("friction_comp", block, FRICTION_BLOCK_KEYS, "friction_comp.")
     out: dict[str, Any] = {}
     if "enable" in block and "enabled" in block:
         raise ConfigError(
@@ -243,7 +307,7 @@ def friction_params_from_openarm_yaml(
     ``Fo + Fv·v + Fc·tanh(0.1·k·v)`` (the YAML comment's ``tanh(k·ω)`` omits the 0.1), which
     is our coulomb model with ``breakaway = Fc``, ``eps = 1/(0.1·k)`` [rad/s] per joint,
     ``viscous = Fv``, ``offset = Fo``. ``k = 0`` (tanh of 0) maps to ``breakaway = 0``.
-    ``Kp``/``Kd`` are ignored.
+    ``Kp``/``Kd`` are ignored; any other key is an error.
 
     Args:
         data_or_path: parsed YAML mapping or path.
@@ -281,6 +345,7 @@ def friction_params_from_openarm_yaml(
         if section not in data:
             raise ConfigError(f"OpenArm friction: section {section} not found", key=section)
     table = string_keys(section, data[section])
+    known_keys(section, table, _OPENARM_KEYS, f"{section}.", ignored=_OPENARM_IGNORED_KEYS)
     lists = {}
     for key in ("Fc", "k", "Fv", "Fo"):
         if key not in table:

@@ -64,7 +64,7 @@ import numpy as np
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.files import read_text
 from gravity_friction_comp.friction.bam_solver import BamStack
-from gravity_friction_comp.validation import number, short_repr, string_keys
+from gravity_friction_comp.validation import known_keys, number, short_repr, string_keys
 
 __all__ = [
     "BAM_MODELS",
@@ -271,13 +271,7 @@ class BamParameters:
                 value=source,
             )
         string_keys("BAM parameters", data)  # a Python dict may have non-string keys
-        unknown = sorted(set(data) - set(_VALID_KEYS))
-        if unknown:
-            raise ConfigError(
-                f"BAM parameters{where}: unknown keys {unknown}; valid keys: " + ", ".join(_VALID_KEYS),
-                key=unknown[0],
-                value=source,
-            )
+        known_keys("BAM parameters", data, _VALID_KEYS, file=source)
         for key in ("model", "actuator"):
             if key not in data:
                 raise ConfigError(f"BAM parameters{where}: missing key {key!r}", key=key, value=source)

@@ -70,7 +70,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from gravity_friction_comp.errors import ConfigError, DimensionError
-from gravity_friction_comp.validation import joint_names, string_keys
+from gravity_friction_comp.validation import joint_names, known_keys, string_keys
 from gravity_friction_comp.validation import per_joint as _per_joint
 
 __all__ = ["ACTUATOR_BLOCK_KEYS", "ACTUATOR_KEYWORDS", "ACTUATOR_LIMITS", "ActuatorModel", "ActuatorTerms"]
@@ -259,13 +259,7 @@ class ActuatorModel:
         if not isinstance(block, Mapping):
             raise ConfigError(f"actuators: expected a mapping, got {block!r}", key="actuators", value=block)
         string_keys("actuators", block)  # YAML allows `1: 2` (was a KeyError below)
-        unknown = sorted(set(block) - set(ACTUATOR_BLOCK_KEYS))
-        if unknown:
-            raise ConfigError(
-                f"actuators: unknown keys {unknown}; valid keys: " + ", ".join(ACTUATOR_BLOCK_KEYS),
-                key=f"actuators.{unknown[0]}",
-                value=block[unknown[0]],
-            )
+        known_keys("actuators", block, ACTUATOR_BLOCK_KEYS, "actuators.")
         use_urdf = block.get("urdf_dynamics", False)
         if not isinstance(use_urdf, bool):
             raise ConfigError(

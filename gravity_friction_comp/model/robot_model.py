@@ -27,6 +27,7 @@ thread. No rclpy import.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import warnings
@@ -45,7 +46,13 @@ from gravity_friction_comp.model.structure import (
     payload_placement,
     readonly,
 )
-from gravity_friction_comp.model.urdf import UrdfDescription, UrdfJoint, UrdfSource, load_description
+from gravity_friction_comp.model.urdf import (
+    UrdfDescription,
+    UrdfJoint,
+    UrdfSource,
+    load_description,
+    massless_moving_links,
+)
 
 __all__ = ["MIN_TOTAL_MASS", "MimicCoupling", "RobotModel"]
 
@@ -168,8 +175,10 @@ class RobotModel:
             xacro_args: xacro ``arg`` values, for ``.xacro`` sources only.
 
         Warns:
-            ModelWarning: ``<mimic>`` on a fixed joint (ignored); moving mass below
-                :data:`MIN_TOTAL_MASS` [kg] (gravity will be ~0).
+            ModelWarning: ``<mimic>`` on a fixed joint (ignored); moving links without
+                ``<inertial>`` (massless bodies, :func:`~gravity_friction_comp.model.urdf.massless_moving_links`;
+                one warning naming them all); moving mass below :data:`MIN_TOTAL_MASS` [kg]
+                (gravity will be ~0). The last two are also in :attr:`warnings`.
 
         Raises:
             ModelError: Missing/unreadable file, failed xacro expansion, malformed URDF, a
@@ -179,14 +188,26 @@ class RobotModel:
         """
         desc = load_description(source, xacro_args)
         model = cls(build_structure(desc), None, gravity)
+        texts = []
+        massless = massless_moving_links(desc)
+        if massless:  # one warning for the model, every link named
+            of = {j.child: j.name for j in desc.joints.values() if j.type != "fixed"}
+            named = ", ".join(f"{link} (joint {of[link]})" for link in massless)
+            texts.append(
+                f"{desc.origin}: moving link(s) without <inertial> load as massless: {named}; "
+                "their weight is missing from gravity (add the <inertial>, or a zero-mass one "
+                "if the link really weighs nothing)"
+            )
         if model.total_mass < MIN_TOTAL_MASS:
-            warnings.warn(
+            texts.append(
                 f"{desc.origin}: total moving mass is {model.total_mass:.3g} kg "
                 f"(< {MIN_TOTAL_MASS} kg): gravity torque will be ~0; the URDF probably has "
-                "placeholder or missing <inertial> elements",
-                ModelWarning,
-                stacklevel=2,
+                "placeholder or missing <inertial> elements"
             )
+        for text in texts:
+            warnings.warn(text, ModelWarning, stacklevel=2)
+        # the structure is shared by every variant (payload, gravity, copy): so are its warnings
+        model._s = dataclasses.replace(model._s, warnings=tuple(texts))
         return model
 
     def with_payload(self, payload: Payload | None) -> RobotModel:
@@ -228,6 +249,12 @@ class RobotModel:
         return RobotModel(self._s, self._payload, self._gravity_vector, self._actuators)
 
     # ---- description -------------------------------------------------------------------
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """Texts of the model warnings of :meth:`from_urdf` (massless moving links, a total
+        moving mass of ~0), for a node's log; ``()`` for a sound URDF."""
+        return self._s.warnings
+
     @property
     def name(self) -> str:
         """``<robot name>`` of the URDF."""

@@ -85,6 +85,9 @@ class Structure:
     position_lower: np.ndarray
     position_upper: np.ndarray
     velocity_limits: np.ndarray
+    #: Texts of the :class:`~gravity_friction_comp.errors.ModelWarning` s of loading (set by
+    #: :meth:`RobotModel.from_urdf`; the nodes log them).
+    warnings: tuple[str, ...] = ()
 
 
 def readonly(a: ArrayLike) -> np.ndarray:

@@ -27,6 +27,7 @@ __all__ = [
     "UrdfDescription",
     "UrdfJoint",
     "load_description",
+    "massless_moving_links",
     "parse_urdf",
     "read_source",
 ]
@@ -100,6 +101,7 @@ class UrdfDescription:
         joints: Every ``<joint>`` by name, in file order.
         links: Every ``<link>`` name, in file order.
         origin: Where the text came from (file path or ``"<URDF text>"``), for messages.
+        inertial_links: Names of the links that have an ``<inertial>``.
     """
 
     xml: str
@@ -107,6 +109,32 @@ class UrdfDescription:
     joints: Mapping[str, UrdfJoint]
     links: tuple[str, ...]
     origin: str
+    inertial_links: frozenset[str] = frozenset()
+
+
+def massless_moving_links(desc: UrdfDescription) -> tuple[str, ...]:
+    """Child links of movable joints whose body has no ``<inertial>`` anywhere: the link and
+    the links fixed to it below, which Pinocchio merges into one body. Such a body loads
+    with zero mass, silently (a ``tool0`` frame link fixed to a wrist with mass is not one).
+
+    Returns:
+        The child links, joint file order (``()`` when every moving body has an inertial).
+    """
+    below: dict[str, list[UrdfJoint]] = {}
+    for joint in desc.joints.values():
+        below.setdefault(joint.parent, []).append(joint)
+    out = []
+    for joint in desc.joints.values():
+        if joint.type == "fixed":
+            continue
+        body, todo = [joint.child], [joint.child]
+        while todo:
+            fixed = [j.child for j in below.get(todo.pop(), ()) if j.type == "fixed" and j.child not in body]
+            body += fixed
+            todo += fixed
+        if not desc.inertial_links.intersection(body):
+            out.append(joint.child)
+    return tuple(out)
 
 
 def read_source(source: UrdfSource, xacro_args: Mapping[str, str] | None = None) -> tuple[str, str]:
@@ -347,7 +375,10 @@ def parse_urdf(xml: str, origin: str = "<URDF text>") -> UrdfDescription:
     for elem in root.findall("link"):
         _check_inertial(elem, f"{origin}: link {elem.get('name', '')!r}")
     links = tuple(e.get("name", "") for e in root.findall("link"))
-    return UrdfDescription(xml=xml, name=root.get("name", ""), joints=joints, links=links, origin=origin)
+    inertial = frozenset(e.get("name", "") for e in root.findall("link") if e.find("inertial") is not None)
+    return UrdfDescription(
+        xml=xml, name=root.get("name", ""), joints=joints, links=links, origin=origin, inertial_links=inertial
+    )
 
 
 def load_description(source: UrdfSource, xacro_args: Mapping[str, str] | None = None) -> UrdfDescription:

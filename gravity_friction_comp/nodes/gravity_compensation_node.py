@@ -44,7 +44,12 @@ from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.friction.arm_yaml import gravity_scale_from_arm_yaml
 from gravity_friction_comp.model.actuator import ActuatorModel
 from gravity_friction_comp.nodes.parameters import Param
-from gravity_friction_comp.nodes.robot_params import ROBOT_PARAMETERS, RobotModels, build_robot_models
+from gravity_friction_comp.nodes.robot_params import (
+    ROBOT_PARAMETERS,
+    RobotModels,
+    build_robot_models,
+    log_model_warnings,
+)
 from gravity_friction_comp.nodes.stage_node import (
     SETPOINT_QOS,
     STAGE_PARAMETERS,
@@ -241,6 +246,7 @@ class GravityCompensationNode(FeedforwardStageNode):
             f"{model.total_mass:.3f} kg, payload "
             f"{'none' if models.loaded is models.bare else models.loaded.payload}"
         )
+        log_model_warnings(self.get_logger(), models)
 
 
 def main(args=None) -> None:

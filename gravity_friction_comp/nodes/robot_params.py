@@ -41,6 +41,7 @@ __all__ = [
     "RobotModels",
     "build_robot_models",
     "declare_robot_parameters",
+    "log_model_warnings",
     "payload_from_values",
     "robot_parameters",
 ]
@@ -221,3 +222,10 @@ def build_robot_models(
                 value=list(payload.com),
             )
     return RobotModels(bare, loaded, key)
+
+
+def log_model_warnings(logger: Any, models: RobotModels) -> None:
+    """Log each of the model's load warnings (:attr:`RobotModel.warnings`: massless moving
+    links, ~0 total mass) once, at WARN, on a node's ``logger``."""
+    for text in models.bare.warnings:
+        logger.warning(text)

@@ -211,11 +211,16 @@ class SimConfig:
         """
         if not isinstance(data, Mapping):
             raise ConfigError(f"{origin}: sim config must be a mapping", key="simulation", value=data)
-        body = data.get("simulation", data) if set(data) <= {"simulation"} else data
+        _string_keys(origin, "simulation", data)  # YAML allows `1: 2`; sorting would fail
+        if "simulation" in data:  # the wrapper, alone at the top level
+            known_keys("", data, ("simulation",), file=origin)
+            body = data["simulation"]
+        else:
+            body = data
         if not isinstance(body, Mapping):
             raise ConfigError(f"{origin}: 'simulation' must be a mapping", key="simulation", value=body)
-        _string_keys(origin, "simulation", body)  # YAML allows `1: 2`; sorting would fail
-        known_keys(origin, body, _TOP_KEYS)
+        _string_keys(origin, "simulation", body)
+        known_keys("simulation", body, _TOP_KEYS, file=origin)
         version = body.get("version", _SCHEMA_VERSION)
         if isinstance(version, (bool, np.bool_)) or version != _SCHEMA_VERSION:  # true == 1
             raise ConfigError(

@@ -40,6 +40,7 @@ __all__ = ["LINK_KEYS", "LinkTruth", "apply_link_truth", "parse_links", "true_mo
 
 #: Keys of one ``simulation.links.<link>`` entry.
 LINK_KEYS = ("mass_scale", "com_offset", "extra_mass")
+_EXTRA_KEYS = ("mass", "position")
 
 
 def _vec3(key: str, value: Any) -> tuple[float, float, float]:
@@ -101,7 +102,9 @@ def parse_links(block: Any) -> dict[str, LinkTruth]:
         kwargs: dict[str, Any] = {k: entry[k] for k in ("mass_scale", "com_offset") if k in entry}
         extra = entry.get("extra_mass")
         if extra is not None:
-            if not isinstance(extra, Mapping) or set(extra) != {"mass", "position"}:
+            if isinstance(extra, Mapping):
+                known_keys(f"links.{link}.extra_mass", extra, _EXTRA_KEYS, f"links.{link}.extra_mass.")
+            if not isinstance(extra, Mapping) or set(extra) != set(_EXTRA_KEYS):
                 raise ConfigError(
                     f"links.{link}.extra_mass must be {{mass: kg, position: [x, y, z]}}, got {extra!r}",
                     key=f"links.{link}.extra_mass",
