@@ -154,3 +154,46 @@ def test_report_says_when_nothing_is_held_out(validation):
     text = report_text(report)
     assert ("no hold-out" in text) == (validation == 0)
     assert ("held-out RMS" in text) == (validation > 0)
+
+
+YAM_URDF = "arms/yam_ultra/yam_ultra.urdf"
+
+
+def test_plan_urdf_without_arm_uses_the_urdfs_joints(tmp_path):
+    """``plan --urdf X`` without ``--arm``: every movable joint of X varies within X's limits
+    (paired with the palletizer profile, none of X's joints was a bridge joint: all fixed,
+    "all poses alike")."""
+    from gravity_friction_comp.model.robot_model import RobotModel
+
+    model = RobotModel.from_urdf(YAM_URDF)
+    out = tmp_path / "plan.yaml"
+    assert calibrate_gravity.main(["plan", "--urdf", YAM_URDF, "--poses", "4", "--out", str(out)]) == 0
+    plan = load_plan(out)
+    assert plan.joints == tuple(model.joint_names)
+    lo, hi = np.asarray(model.position_lower), np.asarray(model.position_upper)
+    wide = hi - lo > 0.3  # 2·margin: the fingers' 47 mm range is narrower and held at its middle
+    assert np.all(np.ptp(plan.poses, axis=0)[wide] > 0.0)
+    assert np.all(plan.poses >= lo - 1e-9) and np.all(plan.poses <= hi + 1e-9)
+
+
+def test_sim_urdf_without_arm_refuses_a_foreign_urdf(tmp_path, capsys):
+    out = tmp_path / "calib"
+    assert calibrate_gravity.main(["--sim", "--urdf", YAM_URDF, "--poses", "4", "--out-dir", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "joints of profile palletizer" in err and "pass --arm" in err and YAM_URDF in err
+    assert not out.exists()
+
+
+def test_help_shows_every_default(capsys):
+    """Every option with a default says it in ``--help`` (top level and each command)."""
+    parser = calibrate_gravity._parser()
+    subs = next(a for a in parser._actions if isinstance(a, __import__("argparse")._SubParsersAction))
+    for p in [parser, *subs.choices.values()]:
+        text = " ".join(p.format_help().split())
+        for action in p._actions:
+            if (
+                action.default not in (None, "==SUPPRESS==")
+                and action.option_strings
+                and action.dest != "help"
+            ):
+                assert f"(default: {action.default})" in text, (p.prog, action.dest)

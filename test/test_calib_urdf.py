@@ -21,7 +21,7 @@ def test_edit_changes_only_the_mass_and_origin_spans(repo_root):
     out = edit_inertials(xml, {"beam": {"mass": 0.5, "xyz": [0.13, 0.0, 0.01]}})
     # hand-written expectation: the same text with those two attribute values replaced
     expected = xml.replace(
-        BEAM, BEAM.replace('xyz="0.125 0 0"', 'xyz="0.13 0.0 0.01"').replace('"0.4"', '"0.5"')
+        BEAM, BEAM.replace('xyz="0.125 0 0"', 'xyz="0.13 0 0.01"').replace('"0.4"', '"0.5"')
     )
     assert xml.count(BEAM) == 1 and out == expected
     beam = read_inertials(out)["beam"]
@@ -43,11 +43,26 @@ SMALL = """<robot name="r">
 def test_comment_is_not_edited_and_a_missing_origin_is_inserted():
     out = edit_inertials(SMALL, {"a": {"mass": 2.0, "xyz": [0.0, 0.0, 0.1]}})
     assert '<mass value="9"/>' in out  # the comment kept as is
-    assert out == SMALL.replace(
-        "<inertial>\n", '<inertial><origin xyz="0.0 0.0 0.1" rpy="0 0 0"/>\n'
-    ).replace("value='1.0'", "value='2.0'")
+    assert out == SMALL.replace("<inertial>\n", '<inertial><origin xyz="0 0 0.1" rpy="0 0 0"/>\n').replace(
+        "value='1.0'", "value='2'"
+    )
     with pytest.raises(ModelError, match="link 'b'"):
         edit_inertials(SMALL, {"b": {"mass": 1.0}})
+
+
+def test_written_numbers_drop_float_noise_and_keep_real_values():
+    """A fit's rounding residue (-1.98e-32 m, 1.6312199999874157 kg for a prior of 1.63122)
+    is written as 0 / 1.63122; a real small inertia keeps its 9 significant digits."""
+    inertia = np.diag([5.44941234e-07, 0.0162876, 1.0])
+    inertia[0, 1] = inertia[1, 0] = -1.22884e-08
+    out = edit_inertials(
+        SMALL, {"a": {"mass": 1.6312199999874157, "xyz": [-1.98e-32, 0.0274792, 3e-13], "inertia": inertia}}
+    )
+    assert 'xyz="0 0.0274792 0"' in out and "value='1.63122'" in out
+    assert 'ixx="5.44941234e-07"' in out and 'ixy="-1.22884e-08"' in out and 'ixz="0"' in out
+    a = read_inertials(out)["a"]
+    assert a.mass == 1.63122 and a.xyz[0] == 0.0
+    assert abs(a.inertia[0, 0] - 5.44941234e-07) < 1e-16
 
 
 def test_link_truth_matches_pinocchio_inertia_algebra(repo_root):

@@ -97,6 +97,30 @@ def test_timing_problems_only_in_real_time():
     assert metrics.timing_problems(rec, 250.0) == ([], {})
 
 
+def test_headline_figures_are_table_cells():
+    """Two proximal joints (errors 10 and 4 mrad off, 1 and 3 on): the title names the worst
+    one with its table figures (the old root-sum-square 10.8 → 3.2 was in no table cell)."""
+    import re
+
+    from gravity_friction_comp.tools.demo.report import headline, table
+
+    setup = _setup(profile="sine", proximal=("a", "b"), distal=())
+    off = metrics.evaluate(setup, _two_errors(setup, 0.010, 0.004))
+    on = metrics.evaluate(setup, _two_errors(setup, 0.001, 0.003))
+    title = headline(setup, off, on)
+    assert title == "proximal a RMS 10.00 → 1.00 mrad"
+    row_a = next(r for r in table(setup, off, on).splitlines() if r.startswith("a "))
+    for figure in re.findall(r"\d+\.\d+", title):
+        assert figure in row_a.split()
+
+
+def _two_errors(setup: DemoSetup, err_a: float, err_b: float) -> Recording:
+    """:func:`_recording` with a constant error per joint [rad]."""
+    rec = _recording(setup, 0.0)
+    rec.state_q = [[qa + err_a, qb + err_b] for qa, qb in rec.state_q]
+    return rec
+
+
 def test_plot_layout():
     pytest.importorskip("matplotlib")
     from gravity_friction_comp.tools.demo.report import build_figure, headline
@@ -106,7 +130,7 @@ def test_plot_layout():
     on_rec = _recording(setup, 0.001)
     off, on = metrics.evaluate(setup, off_rec), metrics.evaluate(setup, on_rec)
     title = f"ACCEPTED: {headline(setup, off, on)}"
-    assert "proximal RMS 10.0 → 1.0 mrad (-90%)" in title and "distal RMS -90%" in title
+    assert "proximal a RMS 10.00 → 1.00 mrad" in title and "distal b RMS 10.00 → 1.00 mrad" in title
     fig = build_figure(setup, off_rec, on_rec, title)
     axes = np.array(fig.axes).reshape(len(JOINTS) + 2, 2)
     assert fig._suptitle.get_text() == title

@@ -580,11 +580,37 @@ def test_reversed_effort_sign_is_an_error():
         identify(flipped, model, ["base_yaw"])
 
 
-def test_no_friction_resolved_warns():
+def test_no_friction_resolved_is_not_identified():
+    """No friction under 0.5 N·m noise: no model's validation RMS is within the friction
+    level (~0): not identified (before: written as ~0 with a warning)."""
     model, log = sweep_log(lambda v: 0.0 * v, noise=0.5)
-    jf = identify(log, model, ["base_yaw"]).fits[0]
-    assert len(jf.warnings) == 1
-    assert "no friction opposing the motion resolved" in jf.warnings[0]
+    with pytest.raises(IdentificationError, match="base_yaw: not identified") as err:
+        identify(log, model, ["base_yaw"])
+    assert err.value.reason is Reason.NO_SOLUTION
+
+
+def test_poor_fit_is_not_identified_and_not_selected(monkeypatch):
+    """base_yaw: Coulomb 0.05 N·m under noise of σ 0.2 N·m (4× the friction): every model's
+    validation RMS is ~σ > the friction level ~0.05 N·m, so none is selected and base_yaw is
+    not identified; the same sweep with σ 2 mN·m is identified (breakaway 0.05)."""
+    from gravity_friction_comp.ident import identify as identify_module
+
+    model, good = sweep_log(lambda v: 0.05 * np.sign(v), noise=0.002)
+    jf = identify(good, model, ["base_yaw"]).fits[0]
+    assert jf.identified and jf.best.params["breakaway"] == pytest.approx(0.05, abs=2e-3)
+    assert jf.best.validation_rms < 0.005 and jf.friction_level == pytest.approx(0.05, abs=3e-3)
+    _, noisy = sweep_log(lambda v: 0.05 * np.sign(v), noise=0.2)
+    seen = []
+    real = identify_module.fit_joint
+    monkeypatch.setattr(identify_module, "fit_joint", lambda *a, **k: seen.append(real(*a, **k)) or seen[-1])
+    with pytest.raises(IdentificationError, match="not identified .*above its friction level") as err:
+        identify(noisy, model, ["base_yaw"])
+    assert err.value.reason is Reason.NO_SOLUTION
+    (jf,) = seen
+    assert not jf.identified and jf.selected == "" and jf.friction_level < 0.1
+    assert all(0.15 < m.validation_rms < 0.25 for m in jf.fits.values())  # the noise σ
+    assert all(any(n.startswith("not identified") for n in m.notes) for m in jf.fits.values())
+    assert any("not identified" in w for w in jf.warnings)
 
 
 def test_real_data_gives_no_warning(sim_run):

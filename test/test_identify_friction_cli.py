@@ -60,6 +60,29 @@ def test_identifies_and_writes_loadable_yaml(csv_path, tmp_path, capsys):
     assert (out / "base_yaw_m1.json").exists()
 
 
+def test_others_from_keeps_the_arm_yaml_for_joints_not_identified(csv_path, tmp_path, capsys):
+    """--others-from config/palletizer_arm.yaml: base_yaw identified (F_c + F_v·v of the
+    sweep), shoulder_pitch and beam_pitch (not moved) keep that file's values (breakaway
+    0.20/0.10, viscous 0.04/0.02, eps 0.02, read off the file), so the YAML loads for all
+    three joints (the demo's friction node takes all of them)."""
+    arm_yaml = REPO_ROOT / "config" / "palletizer_arm.yaml"
+    out = tmp_path / "out"
+    argv = ["--csv", str(csv_path), "--urdf", URDF, "--out-dir", str(out), "--no-plots"]
+    assert main([*argv, "--others-from", str(arm_yaml)]) == 0
+    assert "kept from" in capsys.readouterr().err
+    written = yaml.safe_load((out / "friction_identified.yaml").read_text())
+    joints = ["base_yaw", "shoulder_pitch", "beam_pitch"]
+    assert written["joints"] == joints
+    assert written["identification"]["kept"] == ["shoulder_pitch", "beam_pitch"]
+    model = FrictionModel.from_yaml(out / "friction_identified.yaml", joints)
+    v = np.array([0.5, 0.5, -0.5])
+    tau = model.torque(v)
+    assert tau[0] == pytest.approx(FC + FV * 0.5, abs=0.005)
+    # the kept joints: 0.20·tanh(0.5/0.02) + 0.04·0.5 and −(0.10·tanh(25) + 0.02·0.5), by hand
+    assert tau[1] == pytest.approx(0.20 * np.tanh(25.0) + 0.04 * 0.5, abs=1e-6)
+    assert tau[2] == pytest.approx(-(0.10 * np.tanh(25.0) + 0.02 * 0.5), abs=1e-6)
+
+
 def _run_err(argv, capsys):
     code = main(argv)
     err = capsys.readouterr().err

@@ -49,7 +49,7 @@ from gravity_friction_comp.ident.select import select_model
 if TYPE_CHECKING:
     from gravity_friction_comp.ident.identify import IdentificationConfig
 
-__all__ = ["EPS_NOT_IDENTIFIED", "JointFit", "ModelFit", "fit_joint"]
+__all__ = ["EPS_NOT_IDENTIFIED", "NOT_IDENTIFIED", "JointFit", "ModelFit", "fit_joint"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,7 +94,11 @@ class JointFit:
         tau_m, tau_e: BAM motor torque (effort) and external torque (−g(q)) [N·m] of the
             samples used, (k,) each.
         warnings: texts for the user (friction not resolved above the noise; identified
-            friction above the URDF effort limit: wrong units or scale of the log).
+            friction above the URDF effort limit: wrong units or scale of the log; not
+            identified).
+        friction_level: [N·m] the joint's friction along the motion, breakaway + viscous ×
+            mean |v| of the coulomb_viscous fit: a model whose validation RMS exceeds it is
+            not identified (a note) and not selected; ``selected`` is ``""`` when none is left.
     """
 
     joint: str
@@ -111,16 +115,25 @@ class JointFit:
     tau_m: np.ndarray
     tau_e: np.ndarray
     warnings: tuple[str, ...] = ()
+    friction_level: float = math.inf
+
+    @property
+    def identified(self) -> bool:
+        """Whether a model was selected (some fit's validation RMS within the friction level)."""
+        return bool(self.selected)
 
     @property
     def best(self) -> ModelFit:
-        """The selected :class:`ModelFit`."""
+        """The selected :class:`ModelFit` (KeyError when not :attr:`identified`)."""
         return self.fits[self.selected]
 
 
 def _p_cv(p, v, load, tau_m=None, tau_e=None):
     return p["breakaway"] * np.sign(v) + p["viscous"] * v + p["offset"]
 
+
+#: Note (and warning) prefix of a model whose validation RMS exceeds the joint's friction level.
+NOT_IDENTIFIED = "not identified"
 
 #: Note prefix on a fit whose ε the data cannot resolve.
 EPS_NOT_IDENTIFIED = "eps not identifiable"
@@ -317,8 +330,28 @@ def fit_joint(
         fit_bam_nls(fits, add, nls, vt, rt, tau_m[tr], tau_e[tr])
     progress(f"{joint}: bam")
 
-    selected = select_model(fits, cfg.improvement_threshold)
-    peak = float(np.max(np.abs(fits[selected].predict(v, tau_m=tau_m, tau_e=tau_e))))
+    cv = fits["coulomb_viscous"].params
+    level = max(cv["breakaway"] + cv["viscous"] * float(np.mean(np.abs(vt))), 0.0)
+    for name, m in list(fits.items()):
+        if not m.validation_rms <= level:  # NaN too
+            fits[name] = dataclasses.replace(
+                m,
+                notes=m.notes
+                + (
+                    f"{NOT_IDENTIFIED}: validation RMS {m.validation_rms:.3g} N·m above the joint's "
+                    f"friction level {level:.3g} N·m",
+                ),
+            )
+    kept = {name: m for name, m in fits.items() if m.validation_rms <= level}
+    selected = select_model(kept, cfg.improvement_threshold) if kept else ""
+    if not selected:
+        warnings.append(
+            f"joint {joint}: {NOT_IDENTIFIED}: every model's validation RMS (best "
+            f"{min(m.validation_rms for m in fits.values()):.3g} N·m) is above its friction level "
+            f"{level:.3g} N·m (breakaway + viscous × mean |v| of coulomb_viscous): the fit explains "
+            "less than the noise around it; no friction written for it"
+        )
+    peak = float(np.max(np.abs(fits[selected].predict(v, tau_m=tau_m, tau_e=tau_e)))) if selected else 0.0
     if peak > effort_limit:
         warnings.append(
             f"joint {joint}: the identified friction ({selected}) reaches {peak:.4g} N·m over "
@@ -341,6 +374,7 @@ def fit_joint(
         tau_m,
         tau_e,
         tuple(warnings),
+        level,
     )
 
 

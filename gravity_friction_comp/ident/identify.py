@@ -21,7 +21,8 @@ Pipeline per joint i (issue 7), ROS-free core of ``identify_friction``:
 5. **Candidate models** fitted (:mod:`~gravity_friction_comp.ident.fit`,
    :mod:`~gravity_friction_comp.ident.bam_fit`).
 6. **Selection** (:mod:`~gravity_friction_comp.ident.select`): smallest validation RMS, more
-   parameters only for a > 5 % gain.
+   parameters only for a > 5 % gain, among the models whose validation RMS is within the
+   joint's friction level (breakaway + viscous × mean |v|); none: the joint is not identified.
 7. **Output** (:func:`~gravity_friction_comp.ident.report.write_outputs`): the per-arm YAML,
    BAM JSON files, one PNG per joint.
 """
@@ -352,7 +353,12 @@ def identify(
             (``Reason.TOO_LITTLE_MOTION``); unknown ``joints`` (``Reason.MISSING_JOINTS``);
             time not strictly increasing, a median step below :data:`MIN_TIME_STEP` or a
             span above :data:`MAX_DURATION` (``Reason.FORMAT``); friction that pushes along the motion, i.e. a reversed effort or
-            velocity sign convention (``Reason.SIGN``).
+            velocity sign convention (``Reason.SIGN``); no joint identified because every
+            fit's validation RMS exceeds the joint's friction level (``Reason.NO_SOLUTION``).
+
+    A joint whose every fit has a validation RMS above its friction level
+    (:attr:`~gravity_friction_comp.ident.fit.JointFit.friction_level`) is not identified:
+    left out (:attr:`IdentificationResult.left_out`, a warning), requested or not.
 
     Friction not resolved above the noise, or identified friction above the joint's URDF
     effort limit over the logged velocities (wrong units or scale of the effort), are not
@@ -401,20 +407,29 @@ def identify(
             left_out[j] = f"too little motion ({n_pos} / {n_neg} training samples moving +/−)"
             first_error = first_error or error
             continue
-        fits.append(
-            fit_joint(
-                j,
-                log.time[use],
-                v[use],
-                r[use, i],
-                tau_m[use, i],
-                tau_e[use, i],
-                val_all[use],
-                cfg,
-                progress,
-                float(model.effort_limits[i]),
-            )
+        jf = fit_joint(
+            j,
+            log.time[use],
+            v[use],
+            r[use, i],
+            tau_m[use, i],
+            tau_e[use, i],
+            val_all[use],
+            cfg,
+            progress,
+            float(model.effort_limits[i]),
         )
+        if not jf.identified:
+            best = min(m.validation_rms for m in jf.fits.values())
+            left_out[j] = (
+                f"not identified (best validation RMS {best:.3g} N·m above its friction level "
+                f"{jf.friction_level:.3g} N·m)"
+            )
+            first_error = first_error or IdentificationError(
+                f"joint {j}: {left_out[j]}", reason=Reason.NO_SOLUTION
+            )
+            continue
+        fits.append(jf)
     if not fits:
         raise first_error or IdentificationError("no joint to identify", reason=Reason.TOO_LITTLE_MOTION)
     done = tuple(jf.joint for jf in fits)

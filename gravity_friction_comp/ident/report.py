@@ -20,10 +20,30 @@ import numpy as np
 
 from gravity_friction_comp.errors import ConfigError, IdentificationError, Reason
 from gravity_friction_comp.friction.models import FrictionModel
+from gravity_friction_comp.friction.params import FrictionParams
 from gravity_friction_comp.ident.bam_fit import BAM_NLS, bam_dict
 from gravity_friction_comp.ident.identify import IdentificationResult
 
 __all__ = ["write_outputs"]
+
+
+def _keep(lists: dict[str, list[float]], i: int, others: FrictionParams, joint: str) -> None:
+    """Entry ``i`` of the YAML's lists from ``others``' friction of ``joint``."""
+    names = list(others.joint_names or ())
+    if joint not in names:
+        raise ConfigError(
+            f"joint {joint} was not identified and the other friction has none for it", key=joint
+        )
+    k = names.index(joint)
+    if others.bam[k] is not None or others.breakaway_positive[k] != others.breakaway_negative[k]:
+        raise ConfigError(
+            f"joint {joint}: the other friction is BAM or direction-dependent there; only a "
+            "symmetric Coulomb/Stribeck entry can be kept",
+            key=joint,
+        )
+    lists["breakaway"][i] = float(others.breakaway_positive[k])
+    for key in ("eps", "viscous", "stribeck_breakaway", "stribeck_velocity", "stribeck_exponent", "offset"):
+        lists[key][i] = float(getattr(others, key)[k])
 
 
 def write_outputs(
@@ -32,6 +52,7 @@ def write_outputs(
     *,
     plots: bool = True,
     all_joints: Sequence[str] | None = None,
+    others: FrictionParams | None = None,
 ) -> dict[str, Any]:
     """Write the per-arm YAML, BAM JSON files and per-joint PNGs into ``out_dir``.
 
@@ -40,7 +61,9 @@ def write_outputs(
         out_dir: created if absent.
         plots: write ``<joint>_friction.png`` (matplotlib Agg).
         all_joints: joint order of the YAML's per-joint lists (default: the identified joints);
-            joints not identified get zero friction.
+            joints not identified get zero friction, or ``others``' values.
+        others: friction of the joints not identified (by name; e.g. the arm YAML's), so
+            the YAML covers every joint of ``all_joints``; named in ``identification.kept``.
 
     Returns:
         ``{"yaml": path, "bam": {joint: {model: path}}, "plots": [paths]}``.
@@ -51,6 +74,8 @@ def write_outputs(
             coefficient beyond friction.py's ±1e6 bound: the log's effort is in other
             units); the YAML is removed.
         OSError: ``out_dir`` cannot be created or written.
+        ConfigError: a joint to take from ``others`` that it lacks, or whose friction there
+            is BAM or direction-dependent (the YAML written here holds neither for it).
 
     The YAML holds ``joints``, the ``friction_comp`` block (``model: coulomb``; if a joint
     selected ``bam_m3``–``bam_m6``, ``model: bam`` with ``bam_files`` naming that model's
@@ -106,6 +131,9 @@ def write_outputs(
             "skipped": dict(jf.skipped),
             **({"warnings": list(jf.warnings)} if jf.warnings else {}),
         }
+    kept = [j for j in order if j not in result.joints] if others is not None else []
+    for j in kept:
+        _keep(lists, order.index(j), others, j)  # type: ignore[arg-type]
     block.update({k: [round(x, 6) for x in v] for k, v in lists.items()})
     # the YAML's offset carries a sign; friction.py requires the others ≥ 0
     for k in ("breakaway", "viscous", "stribeck_breakaway"):
@@ -127,6 +155,7 @@ def write_outputs(
                 f"{result.config.block_duration:g} s block held out"
             ),
             "joints": report,
+            **({"kept": kept} if kept else {}),
             **({"warnings": list(result.warnings)} if result.warnings else {}),
         },
     }

@@ -107,8 +107,15 @@ def _tag(masked: str, name: str, start: int, end: int) -> tuple[int, int] | None
     return (m.start(), m.end()) if m else None
 
 
+#: Written values below this magnitude are written as 0: a fit's rounding residue (e.g.
+#: -1.98e-32 m), far below any real mass [kg], COM [m] or inertia [kg·m²] (≥ 1e-9 in the arms).
+ZERO_BELOW = 1e-12
+
+
 def _fmt(values) -> str:
-    return " ".join(repr(float(v)) for v in np.atleast_1d(values))
+    """Space-separated numbers, 9 significant digits (a float's rounding noise dropped),
+    magnitudes below :data:`ZERO_BELOW` as ``0``."""
+    return " ".join("0" if abs(v) < ZERO_BELOW else f"{v:.9g}" for v in np.atleast_1d(values).astype(float))
 
 
 def edit_inertials(xml: str, changes: Mapping[str, Mapping[str, object]]) -> str:
@@ -145,7 +152,7 @@ def edit_inertials(xml: str, changes: Mapping[str, Mapping[str, object]]) -> str
             span = tag and _attr_span(masked, tag[0], tag[1], "value")
             if not span:
                 raise ModelError(f"link {link!r} has no <mass value> to edit")
-            edits.append((span[0], span[1], repr(float(change["mass"]))))  # type: ignore[arg-type]
+            edits.append((span[0], span[1], _fmt(change["mass"])))
         if "xyz" in change:
             xyz = _fmt(change["xyz"])
             tag = _tag(masked, "origin", inertial[1], end_inertial)
@@ -168,7 +175,7 @@ def edit_inertials(xml: str, changes: Mapping[str, Mapping[str, object]]) -> str
                 span = _attr_span(masked, tag[0], tag[1], key)
                 if span is None:
                     raise ModelError(f"link {link!r}: <inertia> has no {key} attribute")
-                edits.append((span[0], span[1], repr(float(tensor[ij]))))
+                edits.append((span[0], span[1], _fmt(tensor[ij])))
     out = xml
     for start, end, text in sorted(edits, reverse=True):
         out = out[:start] + text + out[end:]

@@ -218,18 +218,22 @@ def spin_chain(chain: ComposedChain, stop: Callable[[], bool]) -> None:
         executor.shutdown()
 
 
-def usage() -> str:
-    """The ``--help`` text of ``composed_chain``: its summary, then the parameters of each
-    of its three nodes (one ``--params-file`` section per node name)."""
+#: The nodes of ``composed_chain``, in call order.
+CHAIN_NODES = (GravityCompensationNode, FrictionFeedforwardNode, MitBridgeNode)
+
+
+def usage(executable: str = "composed_chain", summary: str | None = None, node_classes=CHAIN_NODES) -> str:
+    """The ``--help`` text of a composed executable: ``summary`` (default this module's),
+    then the parameters of each of ``node_classes`` (one ``--params-file`` section per node name)."""
     from gravity_friction_comp.nodes.parameters import text_table
 
     parts = [
-        f"usage: composed_chain {USAGE_ARGS}\n\n{__doc__.strip().splitlines()[0]}\n\n"
+        f"usage: {executable} {USAGE_ARGS}\n\n{summary or __doc__.strip().splitlines()[0]}\n\n"
         "Parameters: one --params-file section (or one file) per node name below; -p NAME:=VALUE "
         "sets NAME in every node that declares it.\n"
         "Ctrl-C (SIGINT) or SIGTERM: clean shutdown, exit code 0.\n"
     ]
-    for node_class in (GravityCompensationNode, FrictionFeedforwardNode, MitBridgeNode):
+    for node_class in node_classes:
         params = node_parameters(node_class)
         parts.append(f"\nparameters of {node_class.NODE_NAME} ({len(params)}):\n" + text_table(params))
     return "".join(parts)
@@ -238,20 +242,22 @@ def usage() -> str:
 def main(args=None) -> None:
     """Entry point of the ``composed_chain`` executable (SIGINT/SIGTERM: clean shutdown;
     ``-h`` / ``--help`` prints :func:`usage` and exits 0)."""
-    import sys
-
-    if any(a in ("-h", "--help") for a in _user_args(args)):
-        sys.stdout.write(usage())
-        raise SystemExit(0)
-    run_composed(ComposedChain, "composed_chain", args)
+    run_composed(ComposedChain, "composed_chain", args, usage)
 
 
-def run_composed(factory: Callable[[], ComposedChain], name: str, args=None) -> None:
+def run_composed(
+    factory: Callable[[], ComposedChain], name: str, args=None, help_text: Callable[[], str] = usage
+) -> None:
     """Build ``factory()`` and spin it until SIGINT/SIGTERM (clean shutdown, exit 0); a
-    :class:`ConfigError` is one line ``[name] invalid configuration: …`` and exit 2."""
+    :class:`ConfigError` is one line ``[name] invalid configuration: …`` and exit 2.
+    ``-h`` / ``--help`` before ``--ros-args`` prints ``help_text()`` and exits 0 (rclpy not started)."""
     import signal
     import sys
     import threading
+
+    if any(a in ("-h", "--help") for a in _user_args(args)):
+        sys.stdout.write(help_text())
+        raise SystemExit(0)
 
     import rclpy
     from rclpy.signals import SignalHandlerOptions

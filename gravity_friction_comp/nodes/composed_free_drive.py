@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 
 from sensor_msgs.msg import JointState
 
-from gravity_friction_comp.nodes.composed_chain import ComposedChain, run_composed
+from gravity_friction_comp.nodes.composed_chain import CHAIN_NODES, ComposedChain, run_composed, usage
 from gravity_friction_comp.nodes.free_drive_node import FreeDriveNode
 
 __all__ = ["ComposedFreeDrive", "main"]
@@ -104,8 +104,15 @@ class ComposedFreeDrive(ComposedChain):
 
 
 def main(args=None) -> None:
-    """Entry point of the ``composed_free_drive`` executable (SIGINT/SIGTERM: clean shutdown)."""
-    run_composed(ComposedFreeDrive, "composed_free_drive", args)
+    """Entry point of the ``composed_free_drive`` executable (SIGINT/SIGTERM: clean shutdown;
+    ``-h`` / ``--help`` prints the usage and the four nodes' parameters, exits 0)."""
+    summary = __doc__.strip().splitlines()[0]
+    run_composed(
+        ComposedFreeDrive,
+        "composed_free_drive",
+        args,
+        lambda: usage("composed_free_drive", summary, (FreeDriveNode, *CHAIN_NODES)),
+    )
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ Usage::
         --parent tool --out payload.yaml
     calibrate_gravity --sim  --arm palletizer --sim-config truth.yaml --dither 0.02 --out-dir calib
 
-``--urdf`` replaces the arm profile's URDF (the model being calibrated). ``fit`` and
+``--urdf`` replaces the arm profile's URDF (the model being calibrated); without ``--arm``,
+``plan``/``fit``/``payload`` take its own joints and limits (:func:`_model`). ``fit`` and
 ``--sim`` write ``<out-dir>/calibrated.urdf``, ``report.yaml``, ``report.txt`` and
 ``report.png``; ``--sim`` also checks the result against the simulator's truth (gravity
 error over 200 random configurations, before/after, both-sides vs one-side approach) and
@@ -35,15 +36,26 @@ import numpy as np
 from gravity_friction_comp.errors import ConfigError, GravityFrictionCompError
 
 _PROG = "calibrate_gravity"
+#: Profile used without ``--arm`` (and, with ``--urdf``, by ``--sim`` and ``record`` only).
+_DEFAULT_ARM = "palletizer"
+
+
+class _Help(argparse.ArgumentDefaultsHelpFormatter):
+    """``--help`` shows every default."""
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--arm", default="palletizer", help="arm profile (arms/<name>), default palletizer")
-    p.add_argument("--urdf", default=None, help="URDF to calibrate (default: the profile's)")
+    p.add_argument(
+        "--arm",
+        default=None,
+        help=f"arm profile (arms/<name>); {_DEFAULT_ARM} unless --urdf is given (then the URDF's own "
+        "joints and limits; --sim and record still need the profile's motor map)",
+    )
+    p.add_argument("--urdf", default=None, help="URDF to calibrate (None: the profile's)")
 
 
 def _plan_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--poses", type=int, default=30, help="number of poses (2..200), default 30")
+    p.add_argument("--poses", type=int, default=30, help="number of poses (2..200)")
     p.add_argument("--margin", type=float, default=0.15, help="[rad] kept from each joint limit")
     p.add_argument("--approach", type=float, default=0.1, help="[rad] approach from each side (0: one side)")
     p.add_argument("--seed", type=int, default=0, help="candidate sampling seed")
@@ -60,20 +72,24 @@ def _plan_options(p: argparse.ArgumentParser) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=_PROG, description="Gravity calibration from static poses.")
+    p = argparse.ArgumentParser(
+        prog=_PROG, description="Gravity calibration from static poses.", formatter_class=_Help
+    )
     p.add_argument("--sim", action="store_true", help="plan, record and fit on the simulated arm")
-    p.add_argument("--sim-config", default=None, help="simulator truth YAML (default: the profile's)")
+    p.add_argument("--sim-config", default=None, help="simulator truth YAML (None: the profile's)")
     p.add_argument("--out-dir", default="gravity_calibration", help="output directory")
     _common(p)
     _plan_options(p)
     sub = p.add_subparsers(dest="command")
-    plan = sub.add_parser("plan", help="write a pose plan YAML")
+    plan = sub.add_parser("plan", formatter_class=_Help, help="write a pose plan YAML")
     _common(plan)
     _plan_options(plan)
-    plan.add_argument("--out", default="calibration_plan.yaml")
-    rec = sub.add_parser("record", help="play the plan through the running chain, record joint_states")
+    plan.add_argument("--out", default="calibration_plan.yaml", help="plan YAML written")
+    rec = sub.add_parser(
+        "record", formatter_class=_Help, help="play the plan through the running chain, record joint_states"
+    )
     _common(rec)
-    rec.add_argument("--plan", required=True)
+    rec.add_argument("--plan", required=True, help="plan YAML (calibrate_gravity plan)")
     rec.add_argument(
         "--out", default="calibration_log.csv", help="joint-log .csv, else a rosbag2 folder (MCAP)"
     )
@@ -81,19 +97,23 @@ def _parser() -> argparse.ArgumentParser:
     rec.add_argument(
         "--sim-time", action="store_true", help="on /clock (use_sim_time): a lockstep simulated chain"
     )
-    fit = sub.add_parser("fit", help="fit the recording, write the calibrated URDF and report")
+    fit = sub.add_parser(
+        "fit", formatter_class=_Help, help="fit the recording, write the calibrated URDF and report"
+    )
     _common(fit)
-    fit.add_argument("--plan", required=True)
+    fit.add_argument("--plan", required=True, help="plan YAML the recording played")
     fit.add_argument("--log", required=True, help="joint-log CSV or rosbag2 folder")
-    fit.add_argument("--out-dir", default="gravity_calibration")
+    fit.add_argument("--out-dir", default="gravity_calibration", help="output directory")
     pay = sub.add_parser(
-        "payload", help="fit the held payload (arm already calibrated), write payload.* parameters"
+        "payload",
+        formatter_class=_Help,
+        help="fit the held payload (arm already calibrated), write payload.* parameters",
     )
     _common(pay)
-    pay.add_argument("--plan", required=True)
+    pay.add_argument("--plan", required=True, help="plan YAML the recording played")
     pay.add_argument("--log", required=True, help="recording with the payload held")
     pay.add_argument("--parent", required=True, help="link or joint the payload hangs from")
-    pay.add_argument("--out", default="payload.yaml")
+    pay.add_argument("--out", default="payload.yaml", help="payload.* parameters YAML written")
     p.add_argument("--payload-mass", type=float, default=0.0, help="--sim: true payload mass [kg] (0: none)")
     p.add_argument("--payload-com", type=float, nargs=3, default=(0.0, 0.0, 0.0), help="--sim: [m] in parent")
     p.add_argument("--payload-parent", default="", help="--sim: link the payload hangs from")
@@ -123,22 +143,42 @@ def _check_args(args) -> None:
         number("--rate", args.rate, positive=True, unit="[Hz]")
 
 
-def _model(args):
+def _model(args, motor_map: bool = False):
+    """(bridge joints, arm profile or None, model of ``--urdf`` or the profile's URDF).
+
+    Without ``--arm``, a ``--urdf`` is planned and fitted on its own joints and limits (no
+    profile); ``motor_map`` (``--sim``, ``record``) still needs a profile: the default one,
+    if its bridge joints are joints of the URDF.
+
+    Raises:
+        ConfigError: that profile's joints are not all in the URDF (pass ``--arm``).
+    """
     from gravity_friction_comp.arm_profiles import load_arm
     from gravity_friction_comp.model.robot_model import RobotModel
 
-    arm = load_arm(args.arm)
-    return arm, RobotModel.from_urdf(args.urdf or arm.urdf)
+    if args.arm is None and args.urdf is not None:
+        model = RobotModel.from_urdf(args.urdf)
+        if not motor_map:
+            return tuple(model.joint_names), None, model
+        arm = load_arm(_DEFAULT_ARM)
+        missing = [j for j in arm.joints if j not in model.joint_names]
+        if missing:
+            raise ConfigError(
+                f"joints of profile {_DEFAULT_ARM} {missing} are not in {args.urdf}; pass --arm", key="arm"
+            )
+        return arm.joints, arm, model
+    arm = load_arm(args.arm or _DEFAULT_ARM)
+    return arm.joints, arm, RobotModel.from_urdf(args.urdf or arm.urdf)
 
 
-def _plan(args, regressor, arm):
+def _plan(args, regressor, joints):
     from gravity_friction_comp.calib.plan import plan_poses
 
     model = regressor.model
     fixed = {  # joints the bridge does not drive: held at 0 (or the nearest limit)
         j: float(np.clip(0.0, model.position_lower[i], model.position_upper[i]))
         for i, j in enumerate(model.joint_names)
-        if j not in arm.joints
+        if j not in joints
     }
     return plan_poses(
         regressor,
@@ -220,14 +260,14 @@ def run_sim(args) -> dict:
     from gravity_friction_comp.sim.config import SimConfig
 
     check_output_dir(args.out_dir, "--out-dir")
-    arm, model = _model(args)
+    joints, arm, model = _model(args, motor_map=True)
     regressor = StaticRegressor(model)
     if args.payload_mass > 0.0:  # refuse before the (long) recording, not after it
         from gravity_friction_comp.calib.payload_fit import check_parent
 
         check_parent(regressor, args.payload_parent)
     sim_config = SimConfig.from_yaml(args.sim_config or arm.sim_config)
-    plan = _plan(args, regressor, arm)
+    plan = _plan(args, regressor, joints)
     with staged_outputs(args.out_dir) as out:  # a failed run leaves --out-dir as it was
         return _sim_run(args, arm, model, regressor, sim_config, plan, out)
 
@@ -307,7 +347,7 @@ def run_fit(args) -> dict:
     from gravity_friction_comp.ident.joint_log import load_log
 
     check_output_dir(args.out_dir, "--out-dir")
-    _, model = _model(args)
+    *_, model = _model(args)
     plan = load_plan(args.plan)
     if plan.joints != model.joint_names:
         raise ConfigError(
@@ -330,8 +370,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from gravity_friction_comp.calib.plan import write_plan
             from gravity_friction_comp.calib.regressor import StaticRegressor
 
-            arm, model = _model(args)
-            plan = _plan(args, StaticRegressor(model), arm)
+            joints, _, model = _model(args)
+            plan = _plan(args, StaticRegressor(model), joints)
             write_plan(args.out, plan)
             if (plan.move_time, plan.approach_time) != (args.move_time, args.approach_time):
                 print(
@@ -347,7 +387,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from gravity_friction_comp.tools.record import check_new_output
 
             check_new_output(args.out)  # before the recording, not after it
-            arm, model = _model(args)
+            _, arm, model = _model(args, motor_map=True)
             plan = load_plan(args.plan)
             fast = within_velocity_limits(
                 plan, model.position_lower, model.position_upper, model.velocity_limits
@@ -397,7 +437,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from gravity_friction_comp.calib.regressor import StaticRegressor
             from gravity_friction_comp.ident.joint_log import load_log
 
-            _, model = _model(args)
+            *_, model = _model(args)
             plan = load_plan(args.plan)
             holds = hold_averages(load_log(args.log), plan, model.joint_names)
             pfit = fit_payload(StaticRegressor(model), holds, args.parent)

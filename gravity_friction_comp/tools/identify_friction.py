@@ -57,6 +57,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--out-dir", default="friction_identified", help="output directory")
     p.add_argument(
+        "--others-from",
+        metavar="ARM_YAML",
+        default=None,
+        help="arm YAML whose friction the joints not identified keep, so the written YAML "
+        "lists all its joints (e.g. the arm's config/<arm>_arm.yaml; default: the identified joints only)",
+    )
+    p.add_argument(
         "--validation-fraction",
         type=float,
         default=0.25,
@@ -163,8 +170,20 @@ def _run(args) -> int:
     # before writing: write_outputs may still refuse
     for text in (*result.warnings, *(t for jf in result.fits for t in jf.warnings)):
         print(f"identify_friction: warning: {text}", file=sys.stderr)
-    # the identified joints only: a joint left out gets no entry rather than zero friction
-    paths = write_outputs(result, args.out_dir, plots=not args.no_plots)
+    # the identified joints only (a joint left out gets no entry rather than zero friction),
+    # or with --others-from every joint of that file, the others keeping its friction
+    all_joints, others = None, None
+    if args.others_from:
+        from gravity_friction_comp.friction.arm_yaml import load_arm_yaml
+        from gravity_friction_comp.friction.models import FrictionModel
+
+        listed = load_arm_yaml(args.others_from).get("joints") or list(model.joint_names)
+        all_joints = [*listed, *(j for j in result.joints if j not in listed)]
+        others = FrictionModel.from_yaml(args.others_from, [str(j) for j in listed]).params
+    paths = write_outputs(result, args.out_dir, plots=not args.no_plots, all_joints=all_joints, others=others)
+    kept = [j for j in all_joints or () if j not in result.joints]
+    if kept:
+        print(f"identify_friction: kept from {args.others_from}: {', '.join(kept)}", file=sys.stderr)
     print(f"{'joint':<20} {'model':<16} {'val RMS [N·m]':>14} {'params':>6}")
     for jf in result.fits:
         for name, m in jf.fits.items():

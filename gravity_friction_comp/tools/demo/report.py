@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import pathlib
 from collections.abc import Mapping
 from typing import Any
@@ -35,14 +34,17 @@ def table(setup: DemoSetup, off, on) -> str:
 
 
 def headline(setup: DemoSetup, off: Mapping[str, JointMetrics], on: Mapping[str, JointMetrics]) -> str:
-    """The headline figures: proximal RMS change, worst sag on, worst distal RMS change."""
-    rms = lambda run: math.sqrt(sum(run[j].rms ** 2 for j in setup.proximal))  # noqa: E731
-    parts = [f"proximal RMS {rms(off):.1f} → {rms(on):.1f} mrad ({rms(on) / rms(off) - 1.0:+.0%})"]
+    """The headline figures, each a cell of :func:`table` (same joint, same rounding): the
+    proximal joint of largest RMS off and the distal joint of largest RMS change, RMS off → on,
+    and the worst sag on (pick and place)."""
+    prox = max(setup.proximal, key=lambda j: off[j].rms)
+    parts = [f"proximal {prox} RMS {off[prox].rms:.2f} → {on[prox].rms:.2f} mrad"]
     if setup.profile == "pick_place":
-        parts.append(f"sag on {max(on[j].sag for j in setup.joints):.2f} mrad")
+        sag = max(setup.joints, key=lambda j: on[j].sag)
+        parts.append(f"sag on {on[sag].sag:.2f} mrad ({sag})")
     if setup.distal:
-        worst = max(on[j].rms / off[j].rms - 1.0 if off[j].rms > 0 else 0.0 for j in setup.distal)
-        parts.append(f"distal RMS {worst:+.0%}")
+        dist = max(setup.distal, key=lambda j: on[j].rms / off[j].rms if off[j].rms > 0 else 0.0)
+        parts.append(f"distal {dist} RMS {off[dist].rms:.2f} → {on[dist].rms:.2f} mrad")
     return ", ".join(parts)
 
 
