@@ -7,9 +7,12 @@ listened before (CI and a newcomer's run saw a 16-joint ``joint_states`` there).
 
 from __future__ import annotations
 
-import pytest
+import os
+import subprocess
+import sys
 
-pytestmark = pytest.mark.slow  # graph-level: DDS participants
+import pytest
+from conftest import REPO_ROOT
 
 pytest.importorskip("rclpy")
 from domain_helpers import TEST_DOMAINS, bound_udp_ports, domain_in_use, free_domain  # noqa: E402
@@ -25,6 +28,15 @@ from graph_helpers import (  # noqa: E402
 NAMES = ["base_yaw", "shoulder_pitch", "beam_pitch"]  # the palletizer's
 
 
+def test_the_run_never_inherits_the_shells_domain():
+    """A shell on domain 0 (or a real arm's): conftest sets a test domain instead."""
+    code = "import os, conftest; print(os.environ['ROS_DOMAIN_ID'])"
+    env = dict(os.environ, ROS_DOMAIN_ID="0", PYTHONPATH=str(REPO_ROOT / "test"))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert int(out.stdout) in TEST_DOMAINS
+
+
+@pytest.mark.slow  # DDS participants
 def test_a_domain_with_a_participant_is_in_use_and_skipped():
     domain = fresh_domain_id()
     assert domain in TEST_DOMAINS and not domain_in_use(domain)
@@ -39,6 +51,7 @@ def test_a_domain_with_a_participant_is_in_use_and_skipped():
         client.close()
 
 
+@pytest.mark.slow  # graph-level: a node process and DDS
 def test_a_stranger_on_the_domain_does_not_reach_a_namespaced_test(tmp_path):
     """A stranger keeps publishing a 16-joint ``/joint_states`` (the palletizer's joints among
     them) on the test's domain. The setpoint player in hold (latches the first joint_states
