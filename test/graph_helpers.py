@@ -86,6 +86,24 @@ def node_process(
                 proc.wait()
 
 
+@contextmanager
+def node_and_client(module: str, node_name: str, params: dict[str, Any], folder, **kwargs):
+    """The usual graph test: ``node_process(module)`` with ``params`` (written to ``folder``)
+    and a :class:`GraphClient`, on a fresh domain and both under :func:`own_namespace`, so
+    only the node is heard. ``kwargs`` go to :func:`node_process`.
+
+    Yields:
+        ``(proc, client)``.
+    """
+    domain, ns = fresh_domain_id(), own_namespace()
+    path = write_params(folder / f"{node_name}.yaml", node_name, params, namespace=ns)
+    with (
+        node_process(module, domain, path, namespace=ns, **kwargs) as proc,
+        graph_client(domain, ns) as client,
+    ):
+        yield proc, client
+
+
 class GraphClient:
     """An rclpy node in its own context, on the test's domain; under ``namespace`` if given
     (relative topic and node names in :meth:`subscribe`, :meth:`publisher` and
