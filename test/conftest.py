@@ -6,10 +6,12 @@ import os
 import pathlib
 
 import pytest
+from domain_helpers import fresh_domain_id
 
-# Every test process keeps DDS on this machine, before rclpy is ever imported.
+# Every test process keeps DDS on this machine, before rclpy is ever imported, on a domain that
+# nobody on it uses now (never the shell's: that may be a real arm's or another run's).
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-os.environ.setdefault("ROS_DOMAIN_ID", str(10 + os.getpid() % 80))
+os.environ["ROS_DOMAIN_ID"] = str(fresh_domain_id())
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 #: URDFs, arm YAMLs, BAM JSONs and codec vectors copied from the project's shared data, with

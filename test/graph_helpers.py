@@ -1,7 +1,10 @@
 """Helpers for graph-level tests: start real node executables, talk to them over DDS.
 
 Every process started here gets ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` and a domain
-of its own, so tests never reach another machine or each other.
+of its own (:func:`fresh_domain_id`: free when the test starts), so tests never reach another
+machine or each other. A stranger may still join that domain later; a test that runs its
+nodes and its :class:`GraphClient` under :func:`own_namespace` (``namespace=``) subscribes
+only to its own nodes' topics, so a stranger's ``/joint_states`` never reaches it.
 """
 
 from __future__ import annotations
@@ -16,18 +19,27 @@ from contextlib import contextmanager
 from typing import Any
 
 import yaml
+from domain_helpers import fresh_domain_id  # noqa: F401 (the tests import it from here)
 
-_DOMAINS = itertools.count()
-
-
-def fresh_domain_id() -> int:
-    """A ROS_DOMAIN_ID for one test (spread by pid so parallel runs do not collide)."""
-    return 101 - (os.getpid() * 7 + next(_DOMAINS)) % 90
+_NAMESPACES = itertools.count()
 
 
-def write_params(path, node_name: str, params: dict[str, Any]) -> str:
-    """Write a ``ros2 param dump``-format file and return its path."""
-    path.write_text(yaml.safe_dump({node_name: {"ros__parameters": params}}))
+def own_namespace() -> str:
+    """A ROS namespace nobody else uses (``/t<pid>_<n>``, a new one per call) for one test's
+    nodes, its :class:`GraphClient` and its :func:`write_params` file."""
+    return f"/t{os.getpid()}_{next(_NAMESPACES)}"
+
+
+def namespace_args(namespace: str) -> list[str]:
+    """The ROS arguments that run a process's nodes under ``namespace``."""
+    return ["--ros-args", "-r", f"__ns:={namespace}"]
+
+
+def write_params(path, node_name: str, params: dict[str, Any], namespace: str | None = None) -> str:
+    """Write a ``ros2 param dump``-format file for ``node_name`` (under ``namespace``, when the
+    node runs there) and return its path."""
+    key = f"{namespace.rstrip('/')}/{node_name}" if namespace else node_name
+    path.write_text(yaml.safe_dump({key: {"ros__parameters": params}}))
     return str(path)
 
 
@@ -39,8 +51,10 @@ def node_process(
     ros_args: list[str] | None = None,
     env: dict[str, str] | None = None,
     process_group: int | None = None,
+    namespace: str | None = None,
 ):
-    """Run ``python -m gravity_friction_comp.nodes.<module>`` for the duration of a test.
+    """Run ``python -m gravity_friction_comp.nodes.<module>`` for the duration of a test
+    (under ``namespace`` if given: its relative topics then live there).
 
     ``process_group``: 0 starts a new process group (its id is the pid), a pgid joins one
     (as ``ros2 launch`` runs its nodes: Ctrl-C signals the whole group)."""
@@ -55,6 +69,8 @@ def node_process(
     if params_file:
         cmd += ["--params-file", params_file]
     cmd += ros_args or []
+    if namespace:
+        cmd += namespace_args(namespace)[1:]
     proc = subprocess.Popen(
         cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, process_group=process_group
     )
@@ -70,10 +86,30 @@ def node_process(
                 proc.wait()
 
 
-class GraphClient:
-    """An rclpy node in its own context, on the test's domain."""
+@contextmanager
+def node_and_client(module: str, node_name: str, params: dict[str, Any], folder, **kwargs):
+    """The usual graph test: ``node_process(module)`` with ``params`` (written to ``folder``)
+    and a :class:`GraphClient`, on a fresh domain and both under :func:`own_namespace`, so
+    only the node is heard. ``kwargs`` go to :func:`node_process`.
 
-    def __init__(self, domain_id: int):
+    Yields:
+        ``(proc, client)``.
+    """
+    domain, ns = fresh_domain_id(), own_namespace()
+    path = write_params(folder / f"{node_name}.yaml", node_name, params, namespace=ns)
+    with (
+        node_process(module, domain, path, namespace=ns, **kwargs) as proc,
+        graph_client(domain, ns) as client,
+    ):
+        yield proc, client
+
+
+class GraphClient:
+    """An rclpy node in its own context, on the test's domain; under ``namespace`` if given
+    (relative topic and node names in :meth:`subscribe`, :meth:`publisher` and
+    :meth:`set_parameters` then resolve there, so only the test's own nodes are heard)."""
+
+    def __init__(self, domain_id: int, namespace: str | None = None):
         import rclpy
         from rclpy.context import Context
         from rclpy.executors import SingleThreadedExecutor
@@ -81,7 +117,7 @@ class GraphClient:
         self.rclpy = rclpy
         self.context = Context()
         rclpy.init(context=self.context, domain_id=domain_id)
-        self.node = rclpy.create_node(f"test_client_{os.getpid()}", context=self.context)
+        self.node = rclpy.create_node(f"test_client_{os.getpid()}", namespace=namespace, context=self.context)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
         self.received: dict[str, list] = {}
@@ -134,7 +170,7 @@ class GraphClient:
         from rcl_interfaces.srv import SetParameters
         from rclpy.parameter import Parameter
 
-        client = self.node.create_client(SetParameters, f"/{node_name}/set_parameters")
+        client = self.node.create_client(SetParameters, f"{node_name}/set_parameters")
         assert self.spin_until(client.service_is_ready, 10.0), "parameter service not ready"
         request = SetParameters.Request()
         request.parameters = [
@@ -147,8 +183,8 @@ class GraphClient:
 
 
 @contextmanager
-def graph_client(domain_id: int):
-    client = GraphClient(domain_id)
+def graph_client(domain_id: int, namespace: str | None = None):
+    client = GraphClient(domain_id, namespace)
     try:
         yield client
     finally:

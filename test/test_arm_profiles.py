@@ -2,7 +2,7 @@
 
 Vendor values are written out here from the vendor files (i2rt v1.2.4 config/*.yml, i2rt
 PR #37, openarm_teleop) and compared with the profiles; test/data holds copies of two of
-those files, the project's shared data (when present) the URDF originals.
+those files and of the URDFs (checked against the originals by test_data_copies.py).
 """
 
 from __future__ import annotations
@@ -26,8 +26,6 @@ from gravity_friction_comp.mit.motor_table import MOTOR_TABLE
 from gravity_friction_comp.sim.config import SimConfig
 
 ARMS = ("big_yam", "openarm_v10", "openarm_v10_bimanual", "palletizer", "yam", "yam_pro", "yam_ultra")
-_SHARED = os.environ.get("GFC_SHARED_DATA", str(REPO_ROOT.parent / "shared" / "data"))
-SHARED_DATA = pathlib.Path(_SHARED) if _SHARED else None
 
 #: i2rt v1.2.4 config/<arm>.yml: (motor types, directions, kp, kd, gravity_comp_factor).
 I2RT = {
@@ -168,13 +166,13 @@ def test_arm_and_sim_yaml_load_with_the_package_readers(name, profiles):
 
 
 def test_urdf_copies_equal_the_shared_originals(profiles):
-    if SHARED_DATA is None or not SHARED_DATA.is_dir():
-        pytest.skip(f"the project's shared data is not at {SHARED_DATA} (a user's clone)")
+    """The shipped URDFs equal test/data's copies, which test_data_copies.py holds to the
+    originals (their recorded SHA-256 on every clone): no skip without ``../shared``."""
     for p in profiles.values():
         if p.name == "palletizer":
             continue
         folder = "openarm" if p.name.startswith("openarm") else "i2rt_yam"
-        assert p.urdf.read_bytes() == (SHARED_DATA / "urdf" / folder / p.urdf.name).read_bytes(), p.name
+        assert p.urdf.read_bytes() == (TEST_DATA / "urdf" / folder / p.urdf.name).read_bytes(), p.name
 
 
 def test_profiles_load_from_the_installed_layout(tmp_path):

@@ -1,8 +1,10 @@
-"""test/data: every copied file is listed with its source and license, and (where the project's
-shared data is present) is byte-identical to the original it was copied from."""
+"""test/data: every copied file is listed with its source and license, and is byte-identical to
+the original it was copied from: on every clone by the originals' SHA-256 recorded in
+``test/data/SHA256SUMS``, and (where the project's shared data is present) by the originals."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import pathlib
 import re
@@ -21,6 +23,17 @@ RENAMED = {
 }
 COPIES = sorted(p.relative_to(TEST_DATA).as_posix() for p in TEST_DATA.rglob("*") if p.is_file())
 COPIES.remove("README.md")
+COPIES.remove("SHA256SUMS")
+#: ``sha256sum`` format, a line per copy: ``<hex digest>  <path under test/data>``.
+SUMS = TEST_DATA / "SHA256SUMS"
+
+
+def _recorded() -> dict[str, str]:
+    return {name: digest for digest, name in (line.split("  ", 1) for line in SUMS.read_text().splitlines())}
+
+
+def _sha256(path: pathlib.Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def test_every_copy_has_a_source_line():
@@ -32,10 +45,18 @@ def test_every_copy_has_a_source_line():
     assert len(COPIES) >= 70
 
 
-def test_copies_equal_the_shared_originals():
+def test_copies_equal_the_recorded_originals():
+    """Runs on a clone without ``../shared``: each copy hashes to its original's recorded digest."""
+    recorded = _recorded()
+    assert sorted(recorded) == COPIES, "test/data/SHA256SUMS must list exactly the copies"
+    differ = [c for c in COPIES if _sha256(TEST_DATA / c) != recorded[c]]
+    assert not differ, f"test/data copies differ from their originals (SHA256SUMS): {differ}"
+
+
+def test_recorded_digests_are_the_shared_originals():
+    """Where the originals are present, SHA256SUMS records their digests (not the copies')."""
     if SHARED_DATA is None or not SHARED_DATA.is_dir():
         pytest.skip(f"the project's shared data is not at {SHARED_DATA} (a user's clone)")
-    differ = [
-        c for c in COPIES if (TEST_DATA / c).read_bytes() != (SHARED_DATA / RENAMED.get(c, c)).read_bytes()
-    ]
-    assert not differ, f"test/data copies differ from {SHARED_DATA}: {differ}"
+    recorded = _recorded()
+    differ = [c for c in COPIES if recorded.get(c) != _sha256(SHARED_DATA / RENAMED.get(c, c))]
+    assert not differ, f"test/data/SHA256SUMS differs from the originals in {SHARED_DATA}: {differ}"

@@ -14,6 +14,7 @@ from graph_helpers import (
     fresh_domain_id,
     graph_client,
     node_process,
+    own_namespace,
     warm_up,  # noqa: E402
     write_params,
 )
@@ -46,11 +47,17 @@ def _js(names, q, v=(), effort=()):
 
 @pytest.fixture(scope="module")
 def friction(tmp_path_factory):
-    domain = fresh_domain_id()
+    domain, ns = fresh_domain_id(), own_namespace()  # ns: a stranger's joint_command is not heard
     path = write_params(
-        tmp_path_factory.mktemp("friction") / "p.yaml", NODE, {"joints": JOINTS, "arm_config": str(ARM_YAML)}
+        tmp_path_factory.mktemp("friction") / "p.yaml",
+        NODE,
+        {"joints": JOINTS, "arm_config": str(ARM_YAML)},
+        namespace=ns,
     )
-    with node_process("friction_feedforward_node", domain, path) as proc, graph_client(domain) as client:
+    with (
+        node_process("friction_feedforward_node", domain, path, namespace=ns) as proc,
+        graph_client(domain, ns) as client,
+    ):
         commands = client.subscribe(JointState, "joint_command")
         setpoints = client.publisher(JointState, "joint_setpoint")
         states = client.publisher(JointState, "joint_states")

@@ -15,7 +15,7 @@ import yaml
 
 pytestmark = pytest.mark.slow  # graph-level: starts node processes
 from conftest import REPO_ROOT  # noqa: E402
-from graph_helpers import fresh_domain_id, graph_client, node_process, warm_up, write_params  # noqa: E402
+from graph_helpers import fresh_domain_id, node_and_client, node_process, warm_up, write_params  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
 NODE = "friction_feedforward"
@@ -35,11 +35,9 @@ def _js(q, stamp=0.0):
 
 
 def test_stuck_follower_gets_the_error_driven_term_then_none_when_stale(tmp_path):
-    domain = fresh_domain_id()
     params = {"joints": JOINTS, "arm_config": str(ULTRA), "drive": "position_error", "eps_position": 0.005}
-    path = write_params(tmp_path / "p.yaml", NODE, params)
     q = np.linspace(-0.3, 0.4, 6)
-    with node_process("friction_feedforward_node", domain, path) as proc, graph_client(domain) as client:
+    with node_and_client("friction_feedforward_node", NODE, params, tmp_path) as (proc, client):
         commands = client.subscribe(JointState, "joint_command")
         setpoints = client.publisher(JointState, "joint_setpoint")
         states = client.publisher(JointState, "joint_states")
@@ -66,10 +64,9 @@ def test_enable_less_block_is_off_and_logged(tmp_path):
     del data["friction_comp"]["enable"]
     arm = tmp_path / "no_enable.yml"
     arm.write_text(yaml.safe_dump(data))
-    domain = fresh_domain_id()
-    path = write_params(tmp_path / "p.yaml", NODE, {"joints": JOINTS, "arm_config": str(arm)})
     q = np.zeros(6)
-    with node_process("friction_feedforward_node", domain, path) as proc, graph_client(domain) as client:
+    params = {"joints": JOINTS, "arm_config": str(arm)}
+    with node_and_client("friction_feedforward_node", NODE, params, tmp_path) as (proc, client):
         commands = client.subscribe(JointState, "joint_command")
         setpoints = client.publisher(JointState, "joint_setpoint")
         msg = _js(q)

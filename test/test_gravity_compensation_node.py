@@ -14,6 +14,7 @@ from graph_helpers import (
     fresh_domain_id,
     graph_client,
     node_process,
+    own_namespace,
     warm_up,  # noqa: E402
     write_params,
 )
@@ -49,12 +50,15 @@ def models(urdf_path):
 
 @pytest.fixture(scope="module")
 def running(tmp_path_factory, urdf_path):
-    domain = fresh_domain_id()
+    domain, ns = fresh_domain_id(), own_namespace()  # ns: a stranger's joint_command is not heard
     params = {"urdf_path": urdf_path, **{f"payload.{k}": v for k, v in PAYLOAD.items()}}
-    path = write_params(tmp_path_factory.mktemp("gravity") / "params.yaml", NODE, params)
-    with node_process("gravity_compensation_node", domain, path) as proc, graph_client(domain) as client:
+    path = write_params(tmp_path_factory.mktemp("gravity") / "params.yaml", NODE, params, namespace=ns)
+    with (
+        node_process("gravity_compensation_node", domain, path, namespace=ns) as proc,
+        graph_client(domain, ns) as client,
+    ):
         commands = client.subscribe(JointState, "joint_command")
-        terms = client.subscribe(JointState, f"/{NODE}/effort")
+        terms = client.subscribe(JointState, f"{NODE}/effort")
         setpoints = client.publisher(JointState, "joint_setpoint")
         holding = client.publisher(Bool, "gripper/holding")
         client.wait_for_subscriber(setpoints, proc=proc)
@@ -241,7 +245,7 @@ def test_hostile_parameter_changes_are_refused(running, models):
     from rcl_interfaces.msg import Parameter as ParameterMsg
     from rcl_interfaces.srv import SetParameters
 
-    cli = client.node.create_client(SetParameters, f"/{NODE}/set_parameters")
+    cli = client.node.create_client(SetParameters, f"{NODE}/set_parameters")
     assert client.spin_until(cli.service_is_ready, 10.0)
     request = SetParameters.Request()
     request.parameters = [ParameterMsg(name="effort_limit")]  # type NOT_SET: `ros2 param delete`
@@ -304,7 +308,7 @@ def test_descriptors_carry_the_declared_ranges(running):
     client = running[0]
     declared = {p.name: p for p in PARAMETERS}
     names = ["scale", "payload.mass", "acceleration_cutoff_hz", "mode"]
-    cli = client.node.create_client(DescribeParameters, f"/{NODE}/describe_parameters")
+    cli = client.node.create_client(DescribeParameters, f"{NODE}/describe_parameters")
     assert client.spin_until(cli.service_is_ready, 10.0)
     future = cli.call_async(DescribeParameters.Request(names=names))
     assert client.spin_until(future.done, 10.0)
@@ -409,7 +413,7 @@ def test_per_joint_scale_set_at_runtime(running, models):
 def _get_parameter(client, name):
     from rcl_interfaces.srv import GetParameters
 
-    cli = client.node.create_client(GetParameters, f"/{NODE}/get_parameters")
+    cli = client.node.create_client(GetParameters, f"{NODE}/get_parameters")
     assert client.spin_until(cli.service_is_ready, 10.0)
     future = cli.call_async(GetParameters.Request(names=[name]))
     assert client.spin_until(future.done, 10.0)

@@ -66,18 +66,16 @@ def _run(tmp_path, params, until, timeout=20.0, publish_states=None):
     """Start the player with ``params``; optionally publish ``publish_states`` (a list of
     (names, positions)) on joint_states, one per spin; return (setpoints, done, output)."""
     pytest.importorskip("rclpy")
-    from graph_helpers import fresh_domain_id, graph_client, node_process, write_params
+    from graph_helpers import node_and_client
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Bool
 
     from gravity_friction_comp.nodes.setpoint_player import DONE_QOS
 
-    domain = fresh_domain_id()
-    path = write_params(tmp_path / "player.yaml", "setpoint_player", params)
-    with node_process("setpoint_player", domain, path) as proc, graph_client(domain) as client:
+    with node_and_client("setpoint_player", "setpoint_player", params, tmp_path) as (proc, client):
         setpoints = client.subscribe(JointState, "joint_setpoint")
         done: list = []
-        client.node.create_subscription(Bool, "/setpoint_player/done", done.append, DONE_QOS)
+        client.node.create_subscription(Bool, "setpoint_player/done", done.append, DONE_QOS)
         if publish_states:
             pub = client.publisher(JointState, "joint_states")
             client.wait_for_subscriber(pub, 15.0, proc)

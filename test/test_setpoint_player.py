@@ -11,7 +11,7 @@ import yaml
 pytest.importorskip("rclpy")
 pytestmark = pytest.mark.slow  # graph-level: starts node processes (fast tier: -m "not slow")
 
-from graph_helpers import fresh_domain_id, graph_client, node_process, write_params  # noqa: E402
+from graph_helpers import fresh_domain_id, node_and_client, node_process, write_params  # noqa: E402
 
 NAMES = ["base_yaw", "shoulder_pitch", "beam_pitch"]
 
@@ -21,9 +21,7 @@ def _collect(tmp_path, params, topics, predicate, timeout=15.0):
     from std_msgs.msg import Bool
 
     types = {"joint_setpoint": JointState, "gripper/holding": Bool}
-    domain = fresh_domain_id()
-    params_file = write_params(tmp_path / "player.yaml", "setpoint_player", params)
-    with node_process("setpoint_player", domain, params_file) as proc, graph_client(domain) as client:
+    with node_and_client("setpoint_player", "setpoint_player", params, tmp_path) as (proc, client):
         boxes = {t: client.subscribe(types[t], t) for t in topics}
         ok = client.spin_until(lambda: predicate(boxes), timeout, proc)
         assert ok, f"not enough messages: { {t: len(b) for t, b in boxes.items()} }"

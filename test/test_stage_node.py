@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("rclpy")
 pytestmark = pytest.mark.slow  # graph-level: starts node processes (fast tier: -m "not slow")
 
-from graph_helpers import fresh_domain_id, graph_client, node_process, warm_up, write_params  # noqa: E402
+from graph_helpers import fresh_domain_id, node_and_client, node_process, warm_up, write_params  # noqa: E402
 
 from gravity_friction_comp.errors import ConfigError  # noqa: E402
 from gravity_friction_comp.nodes.stage_node import (
@@ -65,14 +65,10 @@ def test_gravity_executable_on_each_executor(tmp_path, repo_root, executor):
     from gravity_friction_comp.model.robot_model import RobotModel
 
     model = RobotModel.from_urdf(repo_root / "urdf/palletizer.urdf")
-    domain = fresh_domain_id()
-    params = write_params(
-        tmp_path / "g.yaml", "gravity_compensation", {"urdf_path": str(repo_root / "urdf/palletizer.urdf")}
-    )
-    with (
-        node_process("gravity_compensation_node", domain, params, env={EXECUTOR_ENV: executor}) as proc,
-        graph_client(domain) as client,
-    ):
+    params = {"urdf_path": str(repo_root / "urdf/palletizer.urdf")}
+    with node_and_client(
+        "gravity_compensation_node", "gravity_compensation", params, tmp_path, env={EXECUTOR_ENV: executor}
+    ) as (proc, client):
         commands = client.subscribe(JointState, "joint_command")
         setpoints = client.publisher(JointState, "joint_setpoint")
         msg = JointState()

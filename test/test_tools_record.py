@@ -20,7 +20,7 @@ from conftest import REPO_ROOT, sweep_log
 pytestmark = pytest.mark.slow  # graph-level: a recorder process and DDS
 
 pytest.importorskip("rclpy")
-from graph_helpers import GraphClient, fresh_domain_id  # noqa: E402
+from graph_helpers import GraphClient, fresh_domain_id, namespace_args, own_namespace  # noqa: E402
 
 from gravity_friction_comp.ident.joint_log import load_log  # noqa: E402
 from gravity_friction_comp.tools.identify_friction import main as identify_main  # noqa: E402
@@ -32,17 +32,18 @@ def _truth(v):
     return 0.15 * np.sign(v) + 0.05 * v
 
 
-def _recorder(domain: int, *args: str) -> subprocess.Popen:
+def _recorder(domain: int, namespace: str, *args: str) -> subprocess.Popen:
+    """The record tool under ``namespace``: it hears only this test's publishers."""
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
-    cmd = [sys.executable, "-m", "gravity_friction_comp.tools.record", *args]
+    cmd = [sys.executable, "-m", "gravity_friction_comp.tools.record", *args, *namespace_args(namespace)]
     return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
-def _publish(log, topics, count: int, recorder: subprocess.Popen, domain: int) -> str:
+def _publish(log, topics, count: int, recorder: subprocess.Popen, domain: int, namespace: str) -> str:
     from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import JointState
 
-    client = GraphClient(domain)
+    client = GraphClient(domain, namespace)
     try:
         qos = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=count, reliability=ReliabilityPolicy.RELIABLE)
         pubs = [client.node.create_publisher(JointState, t, qos) for t in topics]
@@ -79,23 +80,25 @@ def test_bag_round_trip_and_identify_friction_reads_it(tmp_path, storage, capsys
     _, log = sweep_log(_truth)
     count = log.time.size  # 3200 messages, 16 s of 5 ms samples
     bag = tmp_path / "run"
-    domain = fresh_domain_id()
+    domain, ns = fresh_domain_id(), own_namespace()
     recorder = _recorder(
-        domain, "--out", str(bag), "--storage", storage, "--count", str(count), "--duration", "60"
+        domain, ns, "--out", str(bag), "--storage", storage, "--count", str(count), "--duration", "60"
     )
-    out = _publish(log, ["joint_states"], count, recorder, domain)
-    assert f"{count} /joint_states" in out
+    out = _publish(log, ["joint_states"], count, recorder, domain, ns)
+    assert f"{count} {ns}/joint_states" in out
     assert (
         yaml.safe_load((bag / "metadata.yaml").read_text())["rosbag2_bagfile_information"][
             "storage_identifier"
         ]
         == storage
     )
-    _assert_same(load_log(bag), log, count)
+    _assert_same(load_log(bag, f"{ns}/joint_states"), log, count)
     code = identify_main(
         [
             "--bag",
             str(bag),
+            "--topic",
+            f"{ns}/joint_states",
             "--urdf",
             str(REPO_ROOT / "urdf" / "palletizer.urdf"),
             "--out-dir",
@@ -113,9 +116,11 @@ def test_csv_with_command_round_trip(tmp_path):
     _, log = sweep_log(_truth)
     count = 300
     csv = tmp_path / "run.csv"
-    domain = fresh_domain_id()
-    recorder = _recorder(domain, "--out", str(csv), "--command", "--count", str(count), "--duration", "60")
-    _publish(log, ["joint_states", "joint_command"], count, recorder, domain)
+    domain, ns = fresh_domain_id(), own_namespace()
+    recorder = _recorder(
+        domain, ns, "--out", str(csv), "--command", "--count", str(count), "--duration", "60"
+    )
+    _publish(log, ["joint_states", "joint_command"], count, recorder, domain, ns)
     _assert_same(load_log(csv), log, count)
     # the command topic is recorded once the joint_states count is reached: most of it
     command = load_log(tmp_path / "run_command.csv", require=("position",))
@@ -125,9 +130,11 @@ def test_csv_with_command_round_trip(tmp_path):
 
 def test_existing_output_and_nothing_received_exit_2(tmp_path):
     (tmp_path / "taken").mkdir()
-    proc = _recorder(fresh_domain_id(), "--out", str(tmp_path / "taken"), "--count", "1")
+    proc = _recorder(fresh_domain_id(), own_namespace(), "--out", str(tmp_path / "taken"), "--count", "1")
     out, _ = proc.communicate(timeout=30)
     assert proc.returncode == 2 and "exists" in out and "Traceback" not in out
-    proc = _recorder(fresh_domain_id(), "--out", str(tmp_path / "empty"), "--duration", "0.5")
+    proc = _recorder(
+        fresh_domain_id(), own_namespace(), "--out", str(tmp_path / "empty"), "--duration", "0.5"
+    )
     out, _ = proc.communicate(timeout=30)
     assert proc.returncode == 2 and "no message received" in out and not (tmp_path / "empty").exists()
