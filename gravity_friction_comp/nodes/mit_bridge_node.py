@@ -48,10 +48,11 @@ it publishes ``/clock`` every ``1/sim_setpoint_rate_hz`` (run every node with
 ``1/rate_hz`` of simulated time, only once the ``joint_command`` stamped with the tick has
 arrived; commands take effect ``sim_delay`` after their stamp, a gripper change at the next
 tick (:mod:`~gravity_friction_comp.sim.lockstep`,
-:mod:`~gravity_friction_comp.nodes.lockstep_clock`). A chain silent for
-``sim_stall_timeout`` [s] of wall time (before its first answer: 10 s, start-up) raises
-``LockstepStalled`` naming the topic. Every default comes
-from the core's config dataclasses (:mod:`~gravity_friction_comp.mit.bridge_config`,
+:mod:`~gravity_friction_comp.nodes.lockstep_clock`). A dead chain raises ``LockstepStalled``
+naming the silent topic: its publisher left the graph, or it was silent for
+``sim_stall_timeout`` [s] (start-up: 10 s) while the machine sat idle, or for
+``sim_stall_limit`` [s] however busy (the last resort); a slow chain is waited for.
+Every default comes from the core's config dataclasses (:mod:`~gravity_friction_comp.mit.bridge_config`,
 :class:`~gravity_friction_comp.mit.bus.CanSettings`); values are validated there too.
 """
 
@@ -251,7 +252,13 @@ class MitBridgeNode(Node):
             )
             stall = float(values["sim_stall_timeout"])
             self._lockstep = LockstepClock(
-                self, driver, SETPOINT_QOS, stall, max(10.0, stall), self._command_sub.topic_name
+                self,
+                driver,
+                SETPOINT_QOS,
+                stall,
+                max(10.0, stall),
+                self._command_sub.topic_name,
+                stall_limit=float(values["sim_stall_limit"]),
             )
             log.info(
                 f"lockstep: /clock every {schedule.tick_steps} physics step(s), frame exchange every "

@@ -242,11 +242,21 @@ BRIDGE_PARAMETERS: tuple[Param, ...] = (
     Param(
         "sim_stall_timeout",
         3.0,
-        "lockstep: wall time without an answer that ends the run with an error (start-up: ≥ 10 s)",
+        "lockstep: wall time without an answer, the machine idle (< 0.5 core busy), that ends the "
+        "run with an error (start-up: ≥ 10 s); a publisher leaving the graph ends it after 1 s",
         "s",
         low=0.0,
         read_only=True,
         validate=_positive("sim_stall_timeout"),
+    ),
+    Param(
+        "sim_stall_limit",
+        300.0,
+        "lockstep, last resort: wall time without an answer that ends the run however busy the machine",
+        "s",
+        low=0.0,
+        read_only=True,
+        validate=_positive("sim_stall_limit"),
     ),
 )
 
