@@ -99,6 +99,11 @@ __all__ = sorted(_EXPORTS, key=str.lower)
 
 def __getattr__(name: str) -> Any:
     """Import the module holding ``name`` on first access (PEP 562)."""
+    if name == "__version__":  # read on demand: a plain import reads no file
+        from gravity_friction_comp.version import package_version
+
+        globals()[name] = version = package_version()
+        return version
     try:
         module = _EXPORTS[name]
     except KeyError:
@@ -111,7 +116,8 @@ def __getattr__(name: str) -> Any:
 def __dir__() -> list[str]:
     """The public names and the module's dunders: not its imports (``Any``, ``TYPE_CHECKING``
     -- kept by name for static checkers --, ``annotations``) nor its subpackages."""
-    return sorted(set(__all__) | {n for n in globals() if n.startswith("__") and n.endswith("__")})
+    dunders = {n for n in globals() if n.startswith("__") and n.endswith("__")}
+    return sorted(set(__all__) | dunders | {"__version__"})
 
 
 if TYPE_CHECKING:  # static checkers see the eager imports

@@ -18,7 +18,14 @@ import numpy as np
 from gravity_friction_comp.errors import DimensionError, InputError, Reason
 from gravity_friction_comp.mit.bridge_config import MotorConfig
 
-__all__ = ["JointValues", "check_command", "check_gains_motor_side", "check_time", "gain_array", "joint_array"]
+__all__ = [
+    "JointValues",
+    "check_command",
+    "check_gains_motor_side",
+    "check_time",
+    "gain_array",
+    "joint_array",
+]
 
 #: A per-joint input: a sequence or array of n numbers.
 JointValues = Sequence[float] | np.ndarray
