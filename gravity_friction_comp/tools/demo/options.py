@@ -309,11 +309,11 @@ def build_setup(args, out: pathlib.Path) -> DemoSetup:
     ratios = bridge.get("gear_ratio") or [1.0] * len(joints)
     position_lsb = {}
     if len(types) == len(joints) and len(ratios) == len(joints):
+        from gravity_friction_comp.mit.codec import position_step
         from gravity_friction_comp.mit.motor_table import motor_limits
 
         position_lsb = {
-            j: 1e3 * 2.0 * motor_limits(t).p_max / 65535.0 / abs(float(r))
-            for j, t, r in zip(joints, types, ratios)
+            j: 1e3 * position_step(motor_limits(t)) / abs(float(r)) for j, t, r in zip(joints, types, ratios)
         }
     return DemoSetup(
         urdf=urdf,
