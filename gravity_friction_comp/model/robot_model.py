@@ -296,11 +296,6 @@ class RobotModel:
         return self._s.coupling
 
     @property
-    def coupling_offsets(self) -> np.ndarray:
-        """(nv_full,) [rad or m]: full joint positions ``θ_full = G·q + offsets`` (read-only)."""
-        return self._s.offsets
-
-    @property
     def full_model(self) -> pin.Model:
         """A copy of the full Pinocchio model (every joint, payload and gravity included)."""
         return pin.Model(self._full)
