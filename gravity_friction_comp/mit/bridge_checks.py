@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from gravity_friction_comp.errors import DimensionError, InputError, Reason
+from gravity_friction_comp.errors import InputError, Reason
 from gravity_friction_comp.mit.bridge_config import MotorConfig
+from gravity_friction_comp.validation import check_shape
 
 __all__ = [
     "JointValues",
@@ -56,7 +57,7 @@ def joint_array(key: str, values: JointValues | None, n: int, *, required: bool 
 
     Raises:
         InputError: ``None`` when required (``Reason.MISSING``), not numbers (``Reason.TYPE``),
-            not 1-D (``Reason.SHAPE``). DimensionError: a length other than n.
+            not of shape (n,) (``Reason.SHAPE``).
     """
     if values is None:
         if required:
@@ -68,10 +69,7 @@ def joint_array(key: str, values: JointValues | None, n: int, *, required: bool 
         arr = np.array(values, dtype=float)
     except (TypeError, ValueError, OverflowError):
         raise InputError(f"{key} must be {n} numbers, got {values!r}", reason=Reason.TYPE) from None
-    if arr.ndim != 1:  # a (3, 1) column or a scalar is not one value per joint
-        raise InputError(f"{key} must have shape ({n},), got shape {arr.shape}", reason=Reason.SHAPE)
-    if arr.shape[0] != n:
-        raise DimensionError(key, n, arr.shape[0])
+    check_shape(key, arr, n)
     return arr
 
 
@@ -97,7 +95,7 @@ def check_command(
         ``(position, velocity, effort)``, new float arrays of shape (n,).
 
     Raises:
-        DimensionError: a length other than n. InputError: see ``MitBridgeCore.set_command``.
+        InputError: see ``MitBridgeCore.set_command``.
     """
     n = len(motors)
     q = joint_array("position", position, n, required=True)

@@ -253,7 +253,7 @@ class MitBridgeCore:
             ``(position, velocity, effort)``, new float arrays of shape (n,).
 
         Raises:
-            DimensionError, InputError: as :meth:`set_command`.
+            InputError: as :meth:`set_command`.
         """
         return check_command(self.config.motors, position, velocity, effort)
 
@@ -274,9 +274,8 @@ class MitBridgeCore:
                 counts as that step's time (a future stamp never extends the command's life).
 
         Raises:
-            DimensionError: a length other than n.
             InputError: NaN/inf anywhere, ``now`` included (reason ``Reason.NOT_FINITE``),
-                not numbers (``Reason.TYPE``), not 1-D (``Reason.SHAPE``), position ``None``
+                not numbers (``Reason.TYPE``), not of shape (n,) (``Reason.SHAPE``), position ``None``
                 (``Reason.MISSING``), a finite value that overflows once mapped to the motor
                 (``Reason.RANGE``, the joint named); the previous command is kept, its age
                 keeps growing, and :attr:`rejected_commands` counts it.
@@ -305,7 +304,7 @@ class MitBridgeCore:
             ``(kp, kd)`` new arrays, shape (n,) each.
 
         Raises:
-            DimensionError: wrong length. InputError: not numbers (reason ``Reason.TYPE``).
+            InputError: not numbers (reason ``Reason.TYPE``), not of shape (n,) (``Reason.SHAPE``).
             ConfigError: negative or non-finite (key ``kp``/``kd``), or beyond the motor's
                 encodable range at the joint (kp_max·r², kd_max·r²; the joint, gain and range named).
         """
@@ -325,7 +324,8 @@ class MitBridgeCore:
         Both are validated (:meth:`checked_gains`) before either is applied.
 
         Raises:
-            DimensionError: wrong length. ConfigError: negative or non-finite (key ``kp``/``kd``).
+            InputError: not of shape (n,) (``Reason.SHAPE``). ConfigError: negative or non-finite
+                (key ``kp``/``kd``).
         """
         self._kp, self._kd = self.checked_gains(kp, kd)
 
