@@ -205,3 +205,44 @@ def test_every_shipped_parameter_file_uses_declared_names_only(path):
         values = flatten_parameters(body["ros__parameters"])
         declared = {p.name for p in DECLARED[node.rsplit("/", 1)[-1]]} | RCLPY_OWN
         assert set(values) <= declared, (node, sorted(set(values) - declared))
+
+
+#: Executable → node name (arm.launch.py starts each node by its executable).
+EXECUTABLE_NODE = {
+    "gravity_compensation_node": "gravity_compensation",
+    "friction_feedforward_node": "friction_feedforward",
+    "mit_bridge_node": "mit_bridge",
+    "setpoint_player": "setpoint_player",
+    "free_drive_node": "free_drive",
+}
+
+
+@pytest.mark.parametrize("mode", ["follow", "free_drive"])
+def test_arm_launch_gives_each_node_declared_parameters_only(mode):
+    """What ``arm.launch.py arm:=<each profile>`` hands each node (lockstep: the clock
+    parameters too) is declared by that node, so the start-up check passes on every launch."""
+    from test_launch import launched_parameters, load_launch_module, require_launch_ros
+
+    from gravity_friction_comp.arm_profiles import list_arms
+
+    require_launch_ros()
+    module = load_launch_module(REPO_ROOT, "arm.launch.py")
+    checked = set()
+    for arm in list_arms():
+        nodes = launched_parameters(module, arm=arm, mode=mode, lockstep="true", player="pick_place")
+        for executable, values in nodes.items():
+            declared = {p.name for p in DECLARED[EXECUTABLE_NODE[executable]]} | RCLPY_OWN
+            assert set(values) <= declared, (arm, executable, sorted(set(values) - declared))
+            checked.add(executable)
+    assert {"gravity_compensation_node", "friction_feedforward_node", "mit_bridge_node"} <= checked
+
+
+def test_calibration_recorder_takes_rclpys_own_and_refuses_a_typo(context):
+    from gravity_friction_comp.nodes.calibration_recorder import CalibrationRecorder
+    from gravity_friction_comp.trajectory.hold import HoldProfile
+
+    profile = HoldProfile(JOINTS, [0.0, 0.0, 0.0])
+    node = CalibrationRecorder(profile, context=context, parameter_overrides=_params({"use_sim_time": True}))
+    node.destroy_node()
+    with pytest.raises(ConfigError, match=r"'use_sim_tme' \(did you mean 'use_sim_time'\?\)"):
+        CalibrationRecorder(profile, context=context, parameter_overrides=_params({"use_sim_tme": True}))
