@@ -127,8 +127,11 @@ def test_runtime_kp_that_overflows_at_the_motor_is_refused():
     assert info.value.key == "kd"
     assert core.gains[0].tolist() == [10.0, 10.0, 10.0]
     assert core.gains[1].tolist() == [0.5, 0.5, 0.5]
-    # 1e307 / 0.25 is still finite: accepted (the codec clamps it to kp_max)
-    core.set_gains(kp=[1e307, 10.0, 10.0])
+    # 1e307 / 0.25 is finite but beyond the motor's range (issue 32 point 3: the codec
+    # would cap it at kp_max silently): refused, the range at the joint 500 · 0.5² = 125 named
+    with pytest.raises(ConfigError, match=r"kp 1e\+307 is beyond the motor's range 0\.\.125 at the joint"):
+        core.set_gains(kp=[1e307, 10.0, 10.0])
+    core.set_gains(kp=[125.0, 10.0, 10.0])  # the top of the range is accepted
 
 
 def test_config_gains_that_overflow_at_the_motor_are_refused():

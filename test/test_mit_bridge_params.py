@@ -7,6 +7,7 @@ import pytest
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.mit.bridge_params import bridge_config_from_values, split_by_bus
 from gravity_friction_comp.mit.joint_motor_map import JointMotorMap
+from gravity_friction_comp.mit.motor_table import motor_limits
 
 RATE = 500.0
 
@@ -125,5 +126,46 @@ def test_unknown_motor_type_names_the_joint_and_lists_types():
         bridge_config_from_values(values)
     assert (err.value.key, err.value.value) == ("motor_type", "RS07")
     assert "RS06" in str(err.value) and "DM4340" in str(err.value)
-    robstride = bridge_config_from_values(_bimanual(motor_type=["RS04", "RS03", "RS00"] * 2))
+    robstride = bridge_config_from_values(_bimanual(motor_type=["RS06", "RS05", "RS00"] * 2))
     assert robstride.motors[0].limits.kp_max == 5000.0 and robstride.motors[0].limits.family == "robstride"
+
+
+@pytest.mark.parametrize("motor_type", ["RS02", "RS03", "RS04"])
+def test_robstride_types_with_two_sets_of_ranges_need_them_explicitly(motor_type):
+    """Issue 26 point 3: RobStride's manuals give RS02/RS03/RS04 MIT ranges in the MIT
+    chapter that differ from the private-protocol chapter the table follows (RS04: 1 rad
+    read as 1.193 rad, kp 50 as 5). Without all five ranges for the joint the bridge refuses
+    to start, naming the joint, the conflict and both sources; with them it uses them."""
+    types = ["DM4340", motor_type, "DM4310"] * 2
+    with pytest.raises(ConfigError) as err:
+        bridge_config_from_values(_bimanual(motor_type=types))
+    text = str(err.value)
+    assert err.value.key == "motor_type" and text.startswith(f"joint left_j2: motor_type {motor_type}")
+    for needle in (
+        "private-protocol chapter",
+        "MIT-protocol chapter",
+        "RobStride_Control",
+        "Product_Information",
+    ):
+        assert needle in text, needle
+    assert "missing: p_max, v_max, t_max, kp_max, kd_max" in text
+    # four of the five are not enough
+    partial = {k: [0.0, 12.5, 0.0] * 2 for k in ("p_max", "v_max", "t_max", "kp_max")}
+    with pytest.raises(ConfigError, match="missing: kd_max"):
+        bridge_config_from_values(_bimanual(motor_type=types, **partial))
+    given = {"p_max": 15.0, "v_max": 15.0, "t_max": 120.0, "kp_max": 500.0, "kd_max": 5.0}
+    config = bridge_config_from_values(
+        _bimanual(motor_type=types, **{k: [0.0, v, 0.0] * 2 for k, v in given.items()})
+    )
+    limits = config.motors[1].limits
+    assert (limits.p_max, limits.v_max, limits.t_max, limits.kp_max, limits.kd_max) == tuple(given.values())
+    assert limits.family == "robstride"
+    assert config.motors[0].limits == motor_limits("DM4340")  # 0 = the table's
+    with pytest.raises(ConfigError) as err:  # a range must be > 0
+        bridge_config_from_values(
+            _bimanual(
+                motor_type=types,
+                **{**{k: [0.0, v, 0.0] * 2 for k, v in given.items()}, "kd_max": [0.0, -5.0, 0.0] * 2},
+            )
+        )
+    assert err.value.key == "kd_max"

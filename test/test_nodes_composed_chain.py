@@ -9,6 +9,7 @@ The separate chain is the two stage executables in subprocesses (namespace ``/se
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -76,8 +77,10 @@ def _setpoint(q, v, effort, t):
     return msg
 
 
-@pytest.fixture
-def composed(tmp_path):
+@contextmanager
+def _running_chain(tmp_path, **bridge):
+    """The composed chain on a fresh domain with its nodes on the test client's executor and
+    a spy bus on the bridge's channel; ``bridge``: values over :func:`_bridge`'s."""
     from gravity_friction_comp.nodes.composed_chain import ComposedChain
 
     sim = tmp_path / "sim.yaml"
@@ -91,28 +94,34 @@ def composed(tmp_path):
         context=client.context,
         gravity=_overrides(GRAVITY),
         friction=_overrides(FRICTION),
-        bridge=_overrides(_bridge(str(sim))),
+        bridge=_overrides({**_bridge(str(sim)), **bridge}),
     )
     for node in chain.nodes:
         client.executor.add_node(node)
     spy = open_bus(CanSettings("virtual", chain.bridge.settings.channel, 1_000_000))
-    received: list[tuple[float, np.ndarray]] = []
-    core = chain.bridge._core  # noqa: SLF001 - what the bridge stores is what it sends
-    set_command = core.set_command
-
-    def spy_set_command(q, v, tau, now):
-        received.append((now, np.array(tau)))
-        return set_command(q, v, tau, now)
-
-    core.set_command = spy_set_command
     try:
-        yield client, chain, spy, received, domain, tmp_path
+        yield client, chain, spy, domain
     finally:
         spy.shutdown()
         for node in chain.nodes:
             client.executor.remove_node(node)
         chain.destroy()
         client.close()
+
+
+@pytest.fixture
+def composed(tmp_path):
+    with _running_chain(tmp_path) as (client, chain, spy, domain):
+        received: list[tuple[float, np.ndarray]] = []
+        core = chain.bridge._core  # noqa: SLF001 - what the bridge stores is what it sends
+        set_command = core.set_command
+
+        def spy_set_command(q, v, tau, now):
+            received.append((now, np.array(tau)))
+            return set_command(q, v, tau, now)
+
+        core.set_command = spy_set_command
+        yield client, chain, spy, received, domain, tmp_path
 
 
 def test_composed_equals_separate_chain_bit_for_bit(composed):
@@ -319,3 +328,56 @@ def test_spin_chain_goes_on_after_a_callback_raises_out_of_the_executor(tmp_path
     assert chain.errors == 3 and chain.last_error == "callback: RuntimeError: injected 3"
     assert len(calls) >= 8  # ~20 in 1 s at 20 Hz: the spin went on after each raise
     assert chain.bridge.send_schedule.ticks - ticks >= 100  # the 500 Hz timer too (loaded machine: less)
+
+
+@pytest.mark.parametrize("gear", [0.5, 2.0, 10.0])
+def test_a_command_that_overflows_on_the_motor_side_is_refused_by_the_bridge_not_a_stage_error(
+    tmp_path, gear
+):
+    """Issue 26 point 1 in the composed chain. The stages drop or clamp a ±1e308 setpoint
+    field themselves (gravity: absurd position; friction: implausible velocity; effort
+    clamped to effort_limit), so what reaches the bridge is its hand-off from the friction
+    stage: a command there whose field overflows once mapped to the motor (position,
+    velocity × r; effort / r) is refused by the bridge (counted, the previous command kept
+    on the bus), not a chain error; the chain status stays OK."""
+    import math
+
+    gains = {"gear_ratio": [gear] * 3, "kp": [2.0] * 3, "kd": [0.05] * 3}
+    with _running_chain(tmp_path, **gains) as (client, chain, spy, _):
+        pub = client.publisher(JointState, "/joint_setpoint")
+        client.wait_for_subscriber(pub)
+        # through the stages: each huge field is dropped or clamped before the bridge
+        for k, field in enumerate(("position", "velocity", "effort")):
+            values = {"position": [0.1] * 3, "velocity": [0.0] * 3, "effort": [0.0] * 3}
+            values[field][1] = 1e308
+            pub.publish(_setpoint(values["position"], values["velocity"], values["effort"], 30.0 + k))
+            client.spin_for(0.05)
+        assert chain.errors == 0, chain.last_error
+        # the bridge's hand-off, as the friction stage calls it
+        good = _setpoint([0.1] * 3, [0.0] * 3, [0.0] * 3, 40.0)
+        chain.friction.hand_off(good)
+        rejected0, expected = chain.bridge._rejected, 0  # noqa: SLF001 - what the bridge counted
+        for field in ("position", "velocity", "effort"):
+            for value in (1e308, -1e308):
+                values = {"position": [0.1] * 3, "velocity": [0.0] * 3, "effort": [0.0] * 3}
+                values[field][1] = value
+                motor = value * gear if field != "effort" else value / gear  # θ = r·q, θ̇ = r·q̇, τ_θ = τ/r
+                expected += math.isinf(motor)
+                chain.friction.hand_off(
+                    _setpoint(values["position"], values["velocity"], values["effort"], 41.0)
+                )
+                assert chain.bridge._rejected - rejected0 == expected, (field, value)  # noqa: SLF001
+                if math.isinf(motor):  # refused: the good command goes out again
+                    _frames(spy, 2)
+                    sent: list = []
+                    assert client.spin_until(lambda: sent.extend(_frames(spy, 2)) or len(sent) >= 3, 5.0)
+                    assert {c.p for c in sent} == {_frames_code(gear)}
+                chain.friction.hand_off(good)
+        assert expected == (2 if gear < 1 else 4)  # effort at 0.5; position and velocity at 2, 10
+        assert chain.errors == 0, chain.last_error
+        assert chain.status().level == DiagnosticStatus.OK
+
+
+def _frames_code(gear: float) -> int:
+    """Position code of 0.1 rad at the joint on a DM4340 (P_MAX 12.5 rad, 16 bits): θ = r·0.1."""
+    return round((gear * 0.1 + 12.5) / 25.0 * 65535)

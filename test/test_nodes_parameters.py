@@ -212,3 +212,77 @@ def test_per_joint_parameter_takes_a_number_or_a_list(make_node):
     (rng,) = d.floating_point_range
     assert (rng.from_value, rng.to_value) == (-MAX_SCALE, MAX_SCALE)
     assert not node.describe_parameter("payload.mass").dynamic_typing  # others stay static
+
+
+def _array_parameters():
+    """Every array-typed (or per-joint / dynamically typed) parameter every node declares,
+    read from the declarations docs/parameters.md is made of: a new one is swept too."""
+    pytest.importorskip("rclpy")
+    from gravity_friction_comp.tools.param_docs import NODES, parameters_of
+
+    return [
+        (node, p)
+        for node in NODES
+        for p in parameters_of(node)
+        if p.type.endswith("[]") or p.per_joint or p.type == "any"
+    ]
+
+
+#: What a user types for an array: one number, an integer, a string, a list one too short.
+_SWEEP = (5.0, 5, "abc", [1.0], [1, 2], ["a", "b"], [True, False])
+
+
+def _is_element(kind: str, x) -> bool:
+    if kind == "string":
+        return isinstance(x, str)
+    if kind == "bool":
+        return isinstance(x, bool)
+    return not isinstance(x, bool) and isinstance(x, int if kind == "int" else (int, float))
+
+
+def test_every_array_parameter_of_every_node_survives_a_sweep_of_wrong_values(make_node):
+    """Issue 26 point 2: ``ros2 param set /mit_bridge kp 5.0`` reached the bridge as a float
+    (an array declared without a default has dynamic typing) and killed it. Each array
+    parameter of each node, declared on a real rclpy node, gets a scalar, an int, a string, a
+    list of the wrong length and of the wrong type: set_parameters never raises, a refusal
+    carries a reason, and what is accepted for a typed array is a list of its element type."""
+    from rclpy.parameter import Parameter
+
+    swept = _array_parameters()
+    assert {"kp", "kd", "gear_ratio", "gravity", "fixed_positions", "home"} <= {p.name for _, p in swept}
+    for node_name, p in swept:
+        node = make_node(
+            tuple(q for n, q in _array_parameters() if n == node_name), "n:\n  ros__parameters: {}\n"
+        )
+        for value in _SWEEP:
+            (result,) = node.set_parameters([Parameter(p.name, value=value)])  # never raises
+            if not result.successful:
+                assert result.reason, (node_name, p.name, value)
+                continue
+            assert not p.read_only, (node_name, p.name, value)
+            got = node.get_parameter(p.name).value
+            if p.type.endswith("[]"):
+                kind = p.type[:-2]
+                assert not isinstance(got, (str, int, float)), (node_name, p.name, value, got)
+                assert all(_is_element(kind, x) for x in got), (node_name, p.name, value, got)
+        node.destroy_node()
+    # a nested list never reaches a validator: rclpy refuses it when the Parameter is built
+    with pytest.raises(TypeError):
+        Parameter("kp", value=[[1.0, 2.0]])
+
+
+def test_a_scalar_fills_an_array_declared_to_take_one(make_node):
+    """``fill_from_scalar``: ``kp 5`` means ``[5.0] * n``; a bool stays refused."""
+    from rclpy.parameter import Parameter
+
+    from gravity_friction_comp.nodes.parameters import fill_from_scalar
+
+    node = make_node((Param("kp", None, "gains", type="double[]"),), "n:\n  ros__parameters: {}\n")
+    fill_from_scalar(node, ("kp",), 3)
+    for value in (5.0, 5):
+        (result,) = node.set_parameters([Parameter("kp", value=value)])
+        assert result.successful, result.reason
+        assert list(node.get_parameter("kp").value) == [5.0, 5.0, 5.0]
+    (result,) = node.set_parameters([Parameter("kp", value=True)])
+    assert not result.successful and "Wrong parameter type for kp" in result.reason
+    assert list(node.get_parameter("kp").value) == [5.0, 5.0, 5.0]

@@ -183,7 +183,9 @@ class MitBridgeCore:
 
     Raises:
         ConfigError: not a BridgeConfig, ``startup_behavior`` not in :data:`BEHAVIORS`
-            (key ``startup_behavior``), gains that overflow on the motor side (key ``kp``).
+            (key ``startup_behavior``), gains that overflow on the motor side or exceed its
+            encodable range kp_max·r², kd_max·r² (key ``kp``; the message names the joint,
+            the gain and the range).
     """
 
     def __init__(self, config: BridgeConfig, startup_behavior: str | None = None):
@@ -268,6 +270,40 @@ class MitBridgeCore:
             raise DimensionError(key, self.n_joints, arr.shape[0])
         return arr
 
+    def checked_command(
+        self,
+        position: Sequence[float] | np.ndarray,
+        velocity: Sequence[float] | np.ndarray | None,
+        effort: Sequence[float] | np.ndarray | None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The command :meth:`set_command` would store, validated, without storing or counting it.
+
+        The node checks a command with this before it queues it (lockstep), so a command
+        that would be refused never reaches a later :meth:`set_command`.
+
+        Args:
+            position: Joint positions [rad], shape (n,); required (``None`` is refused).
+            velocity: Joint velocities [rad/s], shape (n,), or ``None`` for zeros.
+            effort: Joint efforts (τ_ff) [N·m], shape (n,), or ``None`` for zeros.
+
+        Returns:
+            ``(position, velocity, effort)``, new float arrays of shape (n,).
+
+        Raises:
+            DimensionError, InputError: as :meth:`set_command`.
+        """
+        q = self._array("position", position, required=True)
+        qd = self._array("velocity", velocity)
+        tau = self._array("effort", effort)
+        # a sum is the cheap finiteness screen (NaN/inf propagate, ~1 µs against ~10 µs of
+        # np.isfinite); only a non-finite or overflowing total pays for the element-wise check
+        if not math.isfinite(sum(q.tolist()) + sum(qd.tolist()) + sum(tau.tolist())) and not (
+            np.isfinite(q).all() and np.isfinite(qd).all() and np.isfinite(tau).all()
+        ):
+            raise InputError("joint command contains NaN/inf; rejected", reason=Reason.NOT_FINITE)
+        self._check_motor_side(q, qd, tau)
+        return q, qd, tau
+
     def set_command(
         self,
         position: Sequence[float] | np.ndarray,
@@ -288,25 +324,13 @@ class MitBridgeCore:
             DimensionError: a length other than n.
             InputError: NaN/inf anywhere, ``now`` included (reason ``Reason.NOT_FINITE``),
                 not numbers (``Reason.TYPE``), not 1-D (``Reason.SHAPE``), position ``None``
-                (``Reason.MISSING``); the previous command is kept and its age keeps growing.
+                (``Reason.MISSING``), a finite value that overflows once mapped to the motor
+                (``Reason.RANGE``, the joint named); the previous command is kept, its age
+                keeps growing, and :attr:`rejected_commands` counts it.
         """
         try:
             now = _time(now)
-            q = self._array("position", position, required=True)
-            qd = self._array("velocity", velocity)
-            tau = self._array("effort", effort)
-        except InputError:
-            self.rejected_commands += 1
-            raise
-        # a sum is the cheap finiteness screen (NaN/inf propagate, ~1 µs against ~10 µs of
-        # np.isfinite); only a non-finite or overflowing total pays for the element-wise check
-        if not math.isfinite(sum(q.tolist()) + sum(qd.tolist()) + sum(tau.tolist())) and not (
-            np.isfinite(q).all() and np.isfinite(qd).all() and np.isfinite(tau).all()
-        ):
-            self.rejected_commands += 1
-            raise InputError("joint command contains NaN/inf; rejected", reason=Reason.NOT_FINITE)
-        try:
-            self._check_motor_side(q, qd, tau)
+            q, qd, tau = self.checked_command(position, velocity, effort)
         except InputError:
             self.rejected_commands += 1
             raise
@@ -324,14 +348,29 @@ class MitBridgeCore:
                 raise InputError(f"joint {m.name}: {error}; rejected", reason=Reason.RANGE) from None
 
     def _check_gains_motor_side(self, kp: np.ndarray, kd: np.ndarray) -> None:
-        """As :meth:`_check_motor_side` for the gains kp, kd and ``damp_kd`` (times 1/r²)."""
+        """As :meth:`_check_motor_side` for the gains kp, kd and ``damp_kd`` (times 1/r²), and
+        each within the motor's encodable range (0..kp_max, 0..kd_max motor-side): the
+        encoder would cap a larger gain silently (issue 32 point 3)."""
         for i, m in enumerate(self.config.motors):
             damp_kd = kd[i] if m.damp_kd is None else m.damp_kd
+            mp, lim = m.mapping, m.limits
             try:
-                m.mapping.command_to_motor(0.0, 0.0, float(kp[i]), float(kd[i]), 0.0)
-                m.mapping.command_to_motor(0.0, 0.0, 0.0, float(damp_kd), 0.0)
+                mp.command_to_motor(0.0, 0.0, float(kp[i]), float(kd[i]), 0.0)
+                mp.command_to_motor(0.0, 0.0, 0.0, float(damp_kd), 0.0)
             except InputError as error:
                 raise InputError(f"joint {m.name}: {error}; rejected", reason=Reason.RANGE) from None
+            for key, gain, cap in (
+                ("kp", float(kp[i]), lim.kp_max),
+                ("kd", float(kd[i]), lim.kd_max),
+                ("damp_kd", float(damp_kd), lim.kd_max),
+            ):
+                if mp.kp_to_motor(gain) > cap * (1.0 + 1e-12):  # kp and kd map alike: / r²
+                    raise InputError(
+                        f"joint {m.name}: {key} {gain:g} is beyond the motor's range 0..{mp.kp_from_motor(cap):g} "
+                        f"at the joint ({key[-2:]}_max {cap:g} on the motor, gear ratio "
+                        f"{mp.gear_ratio:g}); rejected",
+                        reason=Reason.RANGE,
+                    )
 
     def checked_gains(
         self, kp: Sequence[float] | np.ndarray | None = None, kd: Sequence[float] | np.ndarray | None = None
@@ -349,7 +388,8 @@ class MitBridgeCore:
 
         Raises:
             DimensionError: wrong length. InputError: not numbers (reason ``Reason.TYPE``).
-            ConfigError: negative or non-finite (key ``kp``/``kd``).
+            ConfigError: negative or non-finite (key ``kp``/``kd``), or beyond the motor's
+                encodable range at the joint (kp_max·r², kd_max·r²; the joint, gain and range named).
         """
         new_kp = self._kp if kp is None else check_gains("kp", self._gain_array("kp", kp))
         new_kd = self._kd if kd is None else check_gains("kd", self._gain_array("kd", kd))

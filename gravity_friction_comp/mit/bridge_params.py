@@ -20,7 +20,7 @@ __all__ = [
 
 from gravity_friction_comp.mit.bridge_config import BEHAVIORS, BridgeConfig, MotorConfig, default_of
 from gravity_friction_comp.mit.joint_motor_map import JointMotorMap
-from gravity_friction_comp.mit.motor_table import MotorLimits, motor_limits
+from gravity_friction_comp.mit.motor_table import OVERRIDE_KEYS, UNSETTLED_RANGES, MotorLimits, motor_limits
 from gravity_friction_comp.validation import integer, number
 
 # --- parameters → BridgeConfig ------------------------------------------------------------------
@@ -77,13 +77,18 @@ def bridge_config_from_values(
             ``timeout_behavior``, ``fault_behavior`` (:data:`BEHAVIORS`), ``stale_cycles``,
             ``can.bitrate`` [bit/s], ``can.fd`` (bool), ``can.data_bitrate`` [bit/s] (0 = nominal),
             and ``bus`` (per joint: the channel of the joint's bus, ``""`` = ``can.channel``;
-            CAN ids need only be unique per bus).
+            CAN ids need only be unique per bus), and the MIT ranges ``p_max`` [rad],
+            ``v_max`` [rad/s], ``t_max`` [N·m], ``kp_max``, ``kd_max`` (per joint; empty or 0 =
+            the motor table's; all five required for the types of
+            :data:`~gravity_friction_comp.mit.motor_table.UNSETTLED_RANGES`).
         limits_override: Joint name → limits replacing the table's (e.g. read from the
             motor's registers).
 
     Raises:
         ConfigError: missing/inconsistent values; the key names the parameter. Among them:
-            an unknown ``motor_type`` (names the joint and lists the valid types), a CAN id
+            an unknown ``motor_type`` (names the joint and lists the valid types), a Robstride
+            RS02/RS03/RS04 without its five ranges (names the joint, the conflict and both
+            sources; key ``motor_type``), a CAN id
             used twice on one bus (names both joints and the bus), an FD data bitrate below
             the nominal one (key ``can.data_bitrate``).
     """
@@ -98,6 +103,8 @@ def bridge_config_from_values(
         )
     n = len(joints)
     cols = {k: _per_joint(k, values, n) for k in PER_JOINT_DEFAULTS}
+    # explicit MIT ranges per joint; empty, or 0 for a joint, = the motor table's
+    ranges = {k: [None] * n if not values.get(k) else _per_joint(k, values, n) for k in OVERRIDE_KEYS}
     override = dict(limits_override or {})
     motors = []
     for i, name in enumerate(joints):
@@ -106,10 +113,21 @@ def bridge_config_from_values(
             raise ConfigError(
                 f"motor_type entries must be strings, got {mtype!r}", key="motor_type", value=mtype
             )
+        given: dict[str, Any] = {k: ranges[k][i] for k in OVERRIDE_KEYS if ranges[k][i] not in (None, 0, 0.0)}
         try:
-            limits = override.get(name) or motor_limits(mtype)
+            limits = override.get(name) or motor_limits(mtype, given)
         except ConfigError as error:
-            raise ConfigError(f"joint {name}: {error}", key="motor_type", value=mtype) from None
+            raise ConfigError(f"joint {name}: {error}", key=error.key or "motor_type", value=mtype) from None
+        unsettled = UNSETTLED_RANGES.get(mtype.strip().upper())
+        missing = [k for k in OVERRIDE_KEYS if k not in given]
+        if unsettled and missing:
+            raise ConfigError(
+                f"joint {name}: motor_type {mtype} has two sets of MIT-mode ranges in its vendor's "
+                f"documentation: {unsettled}. Until a bench check settles it, give this joint's "
+                f"ranges explicitly (missing: {', '.join(missing)}; docs/can_buses.md)",
+                key="motor_type",
+                value=mtype,
+            )
         bus = cols["bus"][i]
         if not isinstance(bus, str):
             raise ConfigError(

@@ -27,7 +27,9 @@ __all__ = [
     "FAMILIES",
     "MAX_OVERRIDE",
     "MOTOR_TABLE",
+    "OVERRIDE_KEYS",
     "ROBSTRIDE_P_MAX",
+    "UNSETTLED_RANGES",
     "MotorLimits",
     "motor_limits",
     "motor_types",
@@ -128,7 +130,39 @@ MOTOR_TABLE: Mapping[str, MotorLimits] = MappingProxyType(
     }
 )
 
-_OVERRIDE_KEYS = ("p_max", "v_max", "t_max", "kp_max", "kd_max")
+#: The ranges a joint may give explicitly (the bridge's ``p_max`` … ``kd_max`` parameters).
+OVERRIDE_KEYS = ("p_max", "v_max", "t_max", "kp_max", "kd_max")
+
+_RS_SOURCES = (
+    "this table follows the private-protocol chapter (operation-control frame, type 1/2: "
+    "P ±4π rad, {table}; as transcribed in Seeed-Projects/RobStride_Control "
+    "python/robstride_dynamics/table.py), while the MIT-protocol chapter of RobStride's "
+    "{kind} user manual (github.com/RobStride/Product_Information) gives other ranges "
+    "(issue 26 point 3: {effect})"
+)
+
+#: Motor types whose MIT-mode ranges the vendor's manual gives twice, differently: until a
+#: bench check settles them the bridge refuses these types unless every range of
+#: :data:`OVERRIDE_KEYS` is given for the joint (docs/can_buses.md, "Robstride motors").
+UNSETTLED_RANGES: Mapping[str, str] = MappingProxyType(
+    {
+        "RS02": _RS_SOURCES.format(
+            kind="RS02",
+            table="V ±44 rad/s, T ±17 N·m, KP 0–500, KD 0–5",
+            effect="the MIT chapter's ranges differ from these",
+        ),
+        "RS03": _RS_SOURCES.format(
+            kind="RS03",
+            table="V ±20 rad/s, T ±60 N·m, KP 0–5000, KD 0–100",
+            effect="the MIT chapter's ranges differ from these",
+        ),
+        "RS04": _RS_SOURCES.format(
+            kind="RS04",
+            table="V ±15 rad/s, T ±120 N·m, KP 0–5000, KD 0–100",
+            effect="with the MIT chapter's ranges a 1 rad command is read as 1.193 rad and kp 50 as 5",
+        ),
+    }
+)
 
 
 def motor_types() -> tuple[str, ...]:
@@ -166,7 +200,7 @@ def motor_limits(motor_type: str, overrides: Mapping[str, float] | None = None) 
         return limits
     if not isinstance(overrides, Mapping):
         raise ConfigError(
-            f"motor limit overrides must be a mapping of {', '.join(_OVERRIDE_KEYS)}"
+            f"motor limit overrides must be a mapping of {', '.join(OVERRIDE_KEYS)}"
             f", got {type(overrides).__name__} {overrides!r}",
             key="overrides",
             value=overrides,
@@ -174,10 +208,10 @@ def motor_limits(motor_type: str, overrides: Mapping[str, float] | None = None) 
     string_keys("overrides", overrides)
     if not overrides:
         return limits
-    unknown = sorted(set(overrides) - set(_OVERRIDE_KEYS))
+    unknown = sorted(set(overrides) - set(OVERRIDE_KEYS))
     if unknown:
         raise ConfigError(
-            f"unknown motor limit override(s) {unknown}; valid keys: {', '.join(_OVERRIDE_KEYS)}",
+            f"unknown motor limit override(s) {unknown}; valid keys: {', '.join(OVERRIDE_KEYS)}",
             key=unknown[0],
             value=overrides[unknown[0]],
         )

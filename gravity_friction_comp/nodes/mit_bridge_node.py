@@ -91,7 +91,13 @@ from gravity_friction_comp.mit.startup_check import StartupCheck
 from gravity_friction_comp.nodes.bridge_diagnostics import bus_status, motor_statuses
 from gravity_friction_comp.nodes.lockstep_clock import LockstepClock, stamp_ns
 from gravity_friction_comp.nodes.mit_bridge_parameters import BRIDGE_PARAMETERS, PARAMETERS
-from gravity_friction_comp.nodes.parameters import check, check_undeclared, declare, values_of
+from gravity_friction_comp.nodes.parameters import (
+    check,
+    check_undeclared,
+    declare,
+    fill_from_scalar,
+    values_of,
+)
 from gravity_friction_comp.nodes.robot_params import (
     build_robot_models,
     declare_robot_parameters,
@@ -145,6 +151,7 @@ class MitBridgeNode(Node):
                     "set position_lower/position_upper to bound it"
                 )
         config = bridge_config_from_values(values)
+        fill_from_scalar(self, ("kp", "kd"), len(config.motors))  # ros2 param set kp 5: every joint
         settings = can_settings_from_values(values, config)
         diag_rate = float(values["diagnostics_rate_hz"])
         buses: dict[str, Any] = {}  # opened, not yet owned by an io
@@ -334,12 +341,12 @@ class MitBridgeNode(Node):
     def _on_set_parameters(self, params) -> SetParametersResult:
         if self._declaring or not self._ready:
             return SetParametersResult(successful=True)
-        gains = {p.name: list(p.value or []) for p in params if p.name in ("kp", "kd")}
+        gains = {p.name: p.value for p in params if p.name in ("kp", "kd")}
         if not gains:
             return SetParametersResult(successful=True)
-        try:
-            kp, kd = self._core.checked_gains(**gains)  # the core's one validation
-        except (ConfigError, TypeError, ValueError) as error:
+        try:  # the core's one validation: lengths, types, signs, the motor's encodable range
+            kp, kd = self._core.checked_gains(**{k: [] if v is None else v for k, v in gains.items()})
+        except (ConfigError, InputError, TypeError, ValueError) as error:
             return SetParametersResult(successful=False, reason=str(error))
         self._pending_gains = (kp, kd)
         return SetParametersResult(successful=True)
@@ -366,17 +373,19 @@ class MitBridgeNode(Node):
         try:
             sp = parse_setpoint(msg.name, msg.position, msg.velocity, msg.effort, core.joint_names)
             command = (sp.model_position(), sp.model_velocity(), sp.model_effort())
-        except InputError as error:
+            if self._lockstep is not None:  # checked now: the queued command is set later
+                command = core.checked_command(*command)
+            else:
+                now = self._monotonic()
+                core.set_command(*command, now)
+        except InputError as error:  # also a finite value that overflows on the motor side
             self._rejected += 1
             self._warn(f"command_{error.reason}", f"joint_command rejected ({error}); previous command kept")
             return
         if self._lockstep is not None:
             self._lockstep.command_received(stamp_ns(msg.header.stamp), command)
-        else:
-            now = self._monotonic()
-            core.set_command(*command, now)
-            if self._schedule.command(now):
-                self._exchange(now)
+        elif self._schedule.command(now):
+            self._exchange(now)
 
     def _on_holding(self, msg: Bool) -> None:
         if self._lockstep is not None:
@@ -410,12 +419,16 @@ class MitBridgeNode(Node):
         # after the send (frames ~70 µs sooner over socketcand), a reply that sometimes
         # beats the read and sometimes not would count as missed.
         core = self._core
-        for bus, io in self._ios.items():
-            for frame in io.drain():
-                core.ingest_feedback(frame.arbitration_id, frame.data, frame.time, bus)
+        self._ingest_waiting()
         for bus, io in self._ios.items():
             io.send(core.step(now, bus))
         self._publish_state(self._stamp())
+
+    def _ingest_waiting(self) -> None:
+        """Feed the core every reply waiting on each bus."""
+        for bus, io in self._ios.items():
+            for frame in io.drain():
+                self._core.ingest_feedback(frame.arbitration_id, frame.data, frame.time, bus)
 
     def _stamp(self) -> TimeMsg:
         ns = clock_ns(self.get_clock())  # a third of clock.now().to_msg()
@@ -464,7 +477,7 @@ class MitBridgeNode(Node):
         array.header.stamp = self.get_clock().now().to_msg()
         fqn = self.get_fully_qualified_name()
         statuses = core.status()
-        for text in self._startup_check.poll(statuses):
+        for text in self._startup_check.poll(statuses, core.joint_state().position.tolist()):
             self.get_logger().error(text)
         for io in self._ios.values():
             for text in io.pop_events():
@@ -506,12 +519,21 @@ class MitBridgeNode(Node):
         if self._lockstep is not None:
             self._lockstep.close()
         if self._ready:
+            core = self._core
+            self._ingest_waiting()  # replies to earlier frames: not an answer to the disable
+            replies = [st.replies for st in core.status()]
             for bus, io in self._ios.items():
-                io.send(self._core.shutdown_frames(bus))
+                io.send(core.shutdown_frames(bus))
             if self._lockstep is not None and self._sim is not None:
                 self._sim.answer_frames()  # the emulated motors take the disable frames now
-            elif self._sim is not None:
-                time.sleep(0.005)  # let the simulated motors take the disable frames
+            else:
+                time.sleep(0.01)  # the replies to the disable frames (a motor answers in < 1 ms)
+            self._ingest_waiting()
+            silent = [st.name for st, n in zip(core.status(), replies) if st.replies == n]
+            self.get_logger().info(
+                f"shutdown: disable sent to {len(replies)} motors {list(core.joint_names)}; "
+                + (f"no reply after it from {silent}" if silent else "every motor replied")
+            )
         self._close_bus()
 
     def _close_bus(self) -> None:

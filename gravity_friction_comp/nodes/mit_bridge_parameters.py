@@ -105,6 +105,24 @@ BRIDGE_PARAMETERS: tuple[Param, ...] = (
         type="string[]",
         read_only=True,
     ),
+    *(
+        Param(
+            key,
+            None,
+            f"MIT-mode {what} range of each joint's motor; empty, or 0 for a joint, = the motor "
+            "table's; all five required for RS02/RS03/RS04 (docs/can_buses.md)",
+            unit,
+            type="double[]",
+            read_only=True,
+        )
+        for key, what, unit in (
+            ("p_max", "position ±", "rad"),
+            ("v_max", "velocity ±", "rad/s"),
+            ("t_max", "torque ±", "N·m"),
+            ("kp_max", "kp 0..", "N·m/rad"),
+            ("kd_max", "kd 0..", "N·m·s/rad"),
+        )
+    ),
     Param(
         "rate_hz",
         default_of(BridgeConfig, "rate_hz"),

@@ -30,6 +30,7 @@ __all__ = [
     "check_undeclared",
     "declare",
     "descriptor",
+    "fill_from_scalar",
     "is_null",
     "markdown_table",
     "sharing_arguments",
@@ -105,6 +106,8 @@ class Param:
             return
         if self.per_joint:
             _check_number_or_list(self.name, value)
+        elif self.type.endswith("[]") and self.default is None:
+            _check_array(self.name, self.type, value)
         if self.numeric and (self.low is not None or self.high is not None):
             items = value if isinstance(value, (list, tuple, array.array)) else [value]
             for x in items:
@@ -131,6 +134,27 @@ def _check_number_or_list(name: str, value: Any) -> None:
         raise ConfigError(
             f"Wrong parameter type for {name}: expected a number or a list of numbers "
             f"(double or double[]), got {value!r}",
+            key=name,
+            value=value,
+        )
+
+
+def _element_ok(kind: str, x: Any) -> bool:
+    if kind == "string":
+        return isinstance(x, str)
+    if kind == "bool" or isinstance(x, bool):
+        return kind == "bool" and isinstance(x, bool)
+    return isinstance(x, int) if kind == "int" else isinstance(x, (int, float))
+
+
+def _check_array(name: str, type_: str, value: Any) -> None:
+    # an array declared without a default has dynamic typing: rclpy takes any type for it
+    # (a scalar ``kp 5.0`` reached the bridge as a float), so the element type is checked here
+    kind = type_[:-2]
+    items = value if isinstance(value, (list, tuple, array.array)) else None
+    if items is None or not all(_element_ok(kind, x) for x in items):
+        raise ConfigError(
+            f"Wrong parameter type for {name}: expected a list ({type_}), one value per entry, got {value!r}",
             key=name,
             value=value,
         )
@@ -206,13 +230,19 @@ def as_declared_type(p: Param, value: Any) -> Any:
     return value
 
 
-def _integers_as_doubles(by_name: Mapping[str, Param], parameters: list) -> list:
-    """Pre-set callback body: :func:`as_declared_type` applied to rclpy ``Parameter`` s."""
+def _integers_as_doubles(
+    by_name: Mapping[str, Param], parameters: list, fill: Mapping[str, int] | None = None
+) -> list:
+    """Pre-set callback body: :func:`as_declared_type` applied to rclpy ``Parameter`` s, and
+    one number for an array of ``fill`` (name → length) made that many floats."""
     from rclpy.parameter import Parameter
 
     out = []
     for item in parameters:
         p = by_name.get(item.name)
+        if fill and item.name in fill and item.type_ in (Parameter.Type.INTEGER, Parameter.Type.DOUBLE):
+            out.append(Parameter(item.name, value=[float(item.value)] * fill[item.name]))
+            continue
         if p is not None and item.type_ in (Parameter.Type.INTEGER, Parameter.Type.INTEGER_ARRAY):
             value = as_declared_type(
                 p, list(item.value) if item.type_ == Parameter.Type.INTEGER_ARRAY else item.value
@@ -226,12 +256,13 @@ def _integers_as_doubles(by_name: Mapping[str, Param], parameters: list) -> list
 
 
 def _check_per_joint(by_name: Mapping[str, Param], parameters: list):
-    """On-set callback body: the checks rclpy skips for ``per_joint`` (dynamically typed) ones."""
+    """On-set callback body: the checks rclpy skips for dynamically typed parameters
+    (``per_joint`` ones, arrays declared without a default)."""
     from rcl_interfaces.msg import SetParametersResult
 
     for item in parameters:
         p = by_name.get(item.name)
-        if p is not None and p.per_joint:
+        if p is not None and (p.per_joint or (p.type.endswith("[]") and p.default is None)):
             try:
                 p.check(item.value)
             except ConfigError as error:
@@ -277,7 +308,9 @@ def declare(node, params: Sequence[Param]) -> None:
         by_name = {}
         node._gfc_parameters = by_name
         if hasattr(node, "add_pre_set_parameters_callback"):  # rclpy >= iron
-            node.add_pre_set_parameters_callback(lambda items: _integers_as_doubles(by_name, items))
+            node.add_pre_set_parameters_callback(
+                lambda items: _integers_as_doubles(by_name, items, getattr(node, "_gfc_fill", None))
+            )
         node.add_on_set_parameters_callback(lambda items: _check_per_joint(by_name, items))
     by_name.update((p.name, p) for p in params)
     _accept_start_up_values(node, params)
@@ -331,6 +364,18 @@ def check_undeclared(node) -> None:
         if name not in accepted and not name.startswith(UNDECLARED_PREFIXES)
     }
     known_keys(f"parameters of node {node.get_fully_qualified_name()}", unknown, declared)
+
+
+def fill_from_scalar(node, names: Iterable[str], length: int) -> None:
+    """Let ``ros2 param set`` give one number for each array parameter of ``names`` on
+    ``node`` (declared with :func:`declare`): ``kp 5`` means ``[5.0] * length`` (every joint).
+
+    Only runtime sets (the pre-set callback, rclpy >= iron); start-up values are taken as given.
+    """
+    fill = getattr(node, "_gfc_fill", None)
+    if fill is None:
+        fill = node._gfc_fill = {}
+    fill.update(dict.fromkeys(names, int(length)))
 
 
 def values_of(node, params: Sequence[Param]) -> dict[str, Any]:
