@@ -137,7 +137,10 @@ PARAMETERS: tuple[Param, ...] = (
         read_only=True,
     ),
     Param(
-        "bridge_node", "mit_bridge", "node whose kp/kd the switch sets (with free_drive_kd)", read_only=True
+        "bridge_node",
+        "mit_bridge",
+        "node whose kp/kd the switch sets (with free_drive_kd); a relative name is in this node's namespace",
+        read_only=True,
     ),
     Param(
         "free_drive_kd",
@@ -183,6 +186,11 @@ class FreeDriveNode(Node):
         )
         self._gains = bridge_gains(values, len(self.source.config.joints))
         self._bridge_node = values["bridge_node"]
+        # relative to this node's namespace (/left/mit_bridge for a bimanual pair), as ROS resolves names
+        bridge = self._bridge_node
+        self._bridge_fqn = (
+            bridge if bridge.startswith("/") else f"{self.get_namespace().rstrip('/')}/{bridge}"
+        )
         self._set_params: Any = None  # the bridge's set_parameters client, made once gains exist
         if self._gains:  # now, so it has found the bridge by the first setpoint
             self._bridge_client()
@@ -197,10 +205,6 @@ class FreeDriveNode(Node):
             JointState, "joint_states", self.on_state, SETPOINT_QOS
         )
         self.create_subscription(JointState, "follow_setpoint", self._on_follow, SETPOINT_QOS)
-        bridge = values["bridge_node"]
-        self._bridge_fqn = (
-            bridge if bridge.startswith("/") else f"{self.get_namespace().rstrip('/')}/{bridge}"
-        )
         self.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, SETPOINT_QOS)
         self.add_on_set_parameters_callback(self._on_parameters)
         self.add_post_set_parameters_callback(self._after_parameters)
@@ -315,7 +319,7 @@ class FreeDriveNode(Node):
 
     def _bridge_client(self) -> Any:
         if self._set_params is None:
-            self._set_params = self.create_client(SetParameters, f"/{self._bridge_node}/set_parameters")
+            self._set_params = self.create_client(SetParameters, f"{self._bridge_fqn}/set_parameters")
         return self._set_params
 
     def _apply_gains(self) -> None:
