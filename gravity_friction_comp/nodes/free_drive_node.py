@@ -51,7 +51,12 @@ from sensor_msgs.msg import JointState
 from gravity_friction_comp.errors import ConfigError, InputError
 from gravity_friction_comp.nodes.parameters import Param, check, declare, values_of
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, publish_guarded, run_node
-from gravity_friction_comp.stage.free_drive import FreeDriveConfig, FreeDriveSource, validate_mode
+from gravity_friction_comp.stage.free_drive import (
+    FreeDriveConfig,
+    FreeDriveSource,
+    stale_reply_ages,
+    validate_mode,
+)
 from gravity_friction_comp.validation import per_joint
 
 __all__ = ["GAIN_PARAMETERS", "FreeDriveNode", "PARAMETERS", "bridge_gains", "main"]
@@ -279,12 +284,12 @@ class FreeDriveNode(Node):
         rates = [float(v["rate_hz"]) for k, v in ours.items() if k.startswith("bus ") and "rate_hz" in v]
         rate = rates[0] if rates and rates[0] > 0 else None
         joints = set(self.source.config.joints)
-        stale = {
-            joint: (int(v.get("missed_replies", "0")) / rate if rate else None)
+        missed = {
+            joint: int(v.get("missed_replies", "0"))
             for joint, v in ours.items()
             if joint in joints and v.get("stale") == "True"
         }
-        self.source.set_stale(stale)
+        self.source.set_stale(stale_reply_ages(missed, rate))
 
     def _report(self, why: str) -> None:
         if why != self._fault:
