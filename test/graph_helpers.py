@@ -181,6 +181,26 @@ class GraphClient:
         self.node.destroy_client(client)
         return future.result().results
 
+    def get_parameters(self, node_name: str, *names: str) -> dict[str, Any]:
+        """Call ``<node>/get_parameters`` (the service ``ros2 param get`` uses).
+
+        Returns:
+            name → value (Python types; arrays as lists).
+        """
+        from rcl_interfaces.srv import GetParameters
+        from rclpy.parameter import parameter_value_to_python
+
+        client = self.node.create_client(GetParameters, f"{node_name}/get_parameters")
+        assert self.spin_until(client.service_is_ready, 10.0), "parameter service not ready"
+        future = client.call_async(GetParameters.Request(names=list(names)))
+        assert self.spin_until(future.done, 10.0), "get_parameters timed out"
+        self.node.destroy_client(client)
+        values = [parameter_value_to_python(v) for v in future.result().values]
+        return {
+            n: list(v) if not isinstance(v, (str, bool, int, float)) and v is not None else v
+            for n, v in zip(names, values)
+        }
+
 
 @contextmanager
 def graph_client(domain_id: int, namespace: str | None = None):

@@ -26,6 +26,15 @@ def test_overrides_kp_zero_kd_scaled_measured_friction_and_both_gain_sets():
     assert (node["follow_kp"], node["follow_kd"]) == (BRIDGE["kp"], BRIDGE["kd"])
 
 
+def test_a_number_for_the_bridges_kp_kd_means_every_joint():
+    """``kp: 5.0`` in the bridge's file (the bridge takes it for every joint) is read so here too."""
+    bridge, _, node = free_drive_overrides(
+        {**BRIDGE, "kp": 5.0, "kd": 2}, ["a", "b"], {}, kd_scale=0.5, friction_deadband=0.0, rate_hz=0.0
+    )
+    assert bridge == {"kp": [0.0, 0.0], "kd": [1.0, 1.0]}
+    assert (node["follow_kp"], node["follow_kd"]) == ([5.0, 5.0], [2.0, 2.0])
+
+
 def test_no_fixed_joint_and_a_larger_deadband_kept():
     _, friction, node = free_drive_overrides(
         BRIDGE, ["a", "b"], {}, kd_scale=1.0, friction_deadband=0.05, rate_hz=250.0

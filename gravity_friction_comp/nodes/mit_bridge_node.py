@@ -93,7 +93,13 @@ from gravity_friction_comp.mit.startup_check import StartupCheck
 from gravity_friction_comp.nodes.bridge_diagnostics import bus_status, motor_statuses
 from gravity_friction_comp.nodes.lockstep_clock import LockstepClock, stamp_ns
 from gravity_friction_comp.nodes.mit_bridge_parameters import BRIDGE_PARAMETERS, PARAMETERS
-from gravity_friction_comp.nodes.parameters import check, declare, fill_from_scalar, values_of
+from gravity_friction_comp.nodes.parameters import (
+    check,
+    check_undeclared,
+    declare,
+    fill_from_scalar,
+    values_of,
+)
 from gravity_friction_comp.nodes.robot_params import (
     build_robot_models,
     declare_robot_parameters,
@@ -129,8 +135,10 @@ class MitBridgeNode(Node):
         self._throttle = Throttle(2.0)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(self._post_set_parameters)
+        fill_from_scalar(self, ("kp", "kd"), "joints")  # kp 5 (start-up or ros2 param set): every joint
         declare(self, BRIDGE_PARAMETERS)
         declare_robot_parameters(self, read_only=True)  # read once, at start-up
+        check_undeclared(self)  # before the bus opens
         self._declaring = False
         values = self._values()
         check(BRIDGE_PARAMETERS, values)
@@ -146,7 +154,6 @@ class MitBridgeNode(Node):
                     "set position_lower/position_upper to bound it"
                 )
         config = bridge_config_from_values(values)
-        fill_from_scalar(self, ("kp", "kd"), len(config.motors))  # ros2 param set kp 5: every joint
         settings = can_settings_from_values(values, config)
         diag_rate = float(values["diagnostics_rate_hz"])
         buses: dict[str, Any] = {}  # opened, not yet owned by an io
