@@ -127,12 +127,22 @@ class GraphClient:
         self.node.destroy_node()
         self.rclpy.try_shutdown(context=self.context)
 
-    def subscribe(self, msg_type, topic: str) -> list:
+    def subscribe(self, msg_type, topic: str, nodes: list[str] | None = None) -> list:
+        """Subscribe to ``topic``; return the list its messages are appended to (only those
+        of ``nodes``, when given: see :func:`subscribe_own`)."""
         from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS
 
         box = self.received.setdefault(topic, [])
-        self.node.create_subscription(msg_type, topic, box.append, SETPOINT_QOS)
+        if nodes is None:
+            self.node.create_subscription(msg_type, topic, box.append, SETPOINT_QOS)
+        else:
+            subscribe_own(self.node, msg_type, topic, nodes, box.append)
         return box
+
+    def publishers_of(self, topic: str) -> list[str]:
+        """The fully qualified names of the nodes publishing ``topic`` on the domain."""
+        infos = self.node.get_publishers_info_by_topic(self.node.resolve_topic_name(topic))
+        return sorted(_fqn(e.node_namespace, e.node_name) for e in infos)
 
     def publisher(self, msg_type, topic: str, qos=None):
         from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS
@@ -180,6 +190,43 @@ class GraphClient:
         assert self.spin_until(future.done, 10.0), "set_parameters timed out"
         self.node.destroy_client(client)
         return future.result().results
+
+
+def _fqn(namespace: str, name: str) -> str:
+    return f"{namespace.rstrip('/')}/{name}"
+
+
+def subscribe_own(node, msg_type, topic: str, nodes: list[str], callback: Callable[[Any], None], qos=None):
+    """Subscribe ``node`` to ``topic`` and pass ``callback`` only the messages published by
+    ``nodes`` (names relative to ``node``'s namespace, or fully qualified ``/ns/name``), told
+    by the publisher's GID (``publisher_gid`` of the message info against the graph's
+    endpoints). For absolute topics (``/diagnostics``, ``/clock``) a namespace does not keep
+    a stranger out; this does. Messages of a publisher the graph cannot name yet (its node
+    info lags its first messages) wait, in order, until it can.
+
+    Returns:
+        The ``Subscription``.
+    """
+    from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS
+
+    own = {n if n.startswith("/") else _fqn(node.get_namespace(), n) for n in nodes}
+    resolved = node.resolve_topic_name(topic)
+    verdicts: dict[bytes, bool] = {}  # publisher GID -> published by one of ``own``
+    waiting: dict[bytes, list] = {}  # messages of publishers not named yet, by GID
+
+    def on_message(msg, info) -> None:
+        waiting.setdefault(bytes(info["publisher_gid"]["data"]), []).append(msg)
+        if any(g not in verdicts for g in waiting):
+            for e in node.get_publishers_info_by_topic(resolved):
+                if not e.node_name.startswith("_"):  # "_NODE_NAME_UNKNOWN_": not told yet
+                    verdicts[bytes(e.endpoint_gid)] = _fqn(e.node_namespace, e.node_name) in own
+        for gid in [g for g in waiting if g in verdicts]:
+            messages = waiting.pop(gid)
+            if verdicts[gid]:
+                for m in messages:
+                    callback(m)
+
+    return node.create_subscription(msg_type, topic, on_message, qos or SETPOINT_QOS)
 
 
 @contextmanager
