@@ -140,9 +140,7 @@ class GraphClient:
         return box
 
     def publishers_of(self, topic: str) -> list[str]:
-        """The fully qualified names of the nodes publishing ``topic`` on the domain."""
-        infos = self.node.get_publishers_info_by_topic(self.node.resolve_topic_name(topic))
-        return sorted(_fqn(e.node_namespace, e.node_name) for e in infos)
+        return publishers_of(self.node, topic)
 
     def publisher(self, msg_type, topic: str, qos=None):
         from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS
@@ -194,6 +192,13 @@ class GraphClient:
 
 def _fqn(namespace: str, name: str) -> str:
     return f"{namespace.rstrip('/')}/{name}"
+
+
+def publishers_of(node, topic: str) -> list[str]:
+    """The fully qualified names of the nodes publishing ``topic`` on ``node``'s domain, sorted
+    (a lockstep test checks it is its bridge alone on the absolute ``/clock``)."""
+    infos = node.get_publishers_info_by_topic(node.resolve_topic_name(topic))
+    return sorted(_fqn(e.node_namespace, e.node_name) for e in infos)
 
 
 def subscribe_own(node, msg_type, topic: str, nodes: list[str], callback: Callable[[Any], None], qos=None):

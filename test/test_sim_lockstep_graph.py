@@ -15,7 +15,7 @@ import pytest
 rclpy = pytest.importorskip("rclpy")
 pytestmark = pytest.mark.slow  # graph-level: real nodes, several seconds (fast tier: -m "not slow")
 import yaml  # noqa: E402
-from graph_helpers import fresh_domain_id, own_namespace, write_params  # noqa: E402
+from graph_helpers import fresh_domain_id, own_namespace, publishers_of, write_params  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
@@ -99,8 +99,7 @@ class Graph:
 
     def clock_publishers(self) -> list[str]:
         """The nodes publishing ``/clock`` on the domain (the bridge alone, unless a stranger)."""
-        infos = self.listener.get_publishers_info_by_topic("/clock")
-        return [f"{e.node_namespace}/{e.node_name}" for e in infos]
+        return publishers_of(self.listener, "/clock")
 
     def close(self):
         self.executor.shutdown(timeout_sec=1.0)
