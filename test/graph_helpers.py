@@ -4,7 +4,10 @@ Every process started here gets ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` and 
 of its own (:func:`fresh_domain_id`: free when the test starts), so tests never reach another
 machine or each other. A stranger may still join that domain later; a test that runs its
 nodes and its :class:`GraphClient` under :func:`own_namespace` (``namespace=``) subscribes
-only to its own nodes' topics, so a stranger's ``/joint_states`` never reaches it.
+only to its own nodes' topics, so a stranger's ``/joint_states`` never reaches it. On an
+absolute topic (``/diagnostics``, ``/clock``) a namespace does not help: the test reads it
+with :func:`subscribe_own` (``GraphClient.subscribe(..., nodes=)``), which keeps only its own
+nodes' messages, and checks with :func:`publishers_of` that it is the only ``/clock``.
 """
 
 from __future__ import annotations
