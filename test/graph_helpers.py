@@ -210,7 +210,9 @@ def subscribe_own(node, msg_type, topic: str, nodes: list[str], callback: Callab
     by the publisher's GID (``publisher_gid`` of the message info against the graph's
     endpoints). For absolute topics (``/diagnostics``, ``/clock``) a namespace does not keep
     a stranger out; this does. Messages of a publisher the graph cannot name yet (its node
-    info lags its first messages) wait, in order, until it can.
+    info lags its first messages) wait, in order, until it can. Spin ``node`` with a
+    SingleThreadedExecutor: rclpy 9.1.2's EventsExecutor fails on a callback that takes the
+    message info ("SystemError: null argument to internal routine").
 
     Returns:
         The ``Subscription``.
