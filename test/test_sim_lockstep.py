@@ -142,3 +142,65 @@ def test_prime_publishes_the_start_pose_and_leaves_the_physics_unchanged(repo_ro
     assert len(primed) == len(plain)
     assert all(ta == tb and np.array_equal(qa, qb) for (ta, qa), (tb, qb) in zip(plain, primed))
     assert np.array_equal(arm_plain.position, arm_primed.position)
+
+
+# ---------------------------------------------------------------- stall detection (issue 26.5)
+def _check(**kw):
+    from gravity_friction_comp.sim.lockstep import StallCheck
+
+    values = dict(
+        waited=0.0, busy_cores=2.0, publishers=1, had_publisher=True, no_publisher_for=0.0, answered=True
+    )
+    return StallCheck(**(values | kw))
+
+
+def _reason(timeout=3.0, start_timeout=10.0, limit=300.0, **kw):
+    from gravity_friction_comp.sim.lockstep import stall_reason
+
+    return stall_reason(_check(**kw), timeout, start_timeout, limit)
+
+
+def test_a_slow_chain_on_a_busy_machine_is_not_stalled_until_the_last_resort():
+    """The reported failure: a chain alive (its publisher in the graph) on a saturated
+    machine took well beyond the 3 s timeout; that is waiting, not death."""
+    assert _reason(waited=10.0, busy_cores=1.8) is None
+    assert _reason(waited=299.9, busy_cores=2.0) is None
+    assert _reason(waited=300.0, busy_cores=2.0) == "limit"
+    # one core busy (a stage computing a long answer) is not idle either
+    assert _reason(waited=60.0, busy_cores=1.0) is None
+
+
+def test_a_publisher_gone_from_the_graph_is_dead_whatever_the_load():
+    assert _reason(waited=1.2, publishers=0, no_publisher_for=1.0, busy_cores=2.0) == "gone"
+    assert _reason(waited=1.2, publishers=0, no_publisher_for=0.9, busy_cores=2.0) is None  # confirming
+    # never had one (a stage still launching on a busy machine): not "gone"
+    assert _reason(waited=60.0, publishers=0, had_publisher=False, no_publisher_for=60.0) is None
+
+
+def test_no_answer_with_the_machine_idle_is_dead_after_the_timeout():
+    assert _reason(waited=2.9, busy_cores=0.1) is None
+    assert _reason(waited=3.0, busy_cores=0.1) == "idle"
+    assert _reason(waited=3.0, busy_cores=0.5) is None  # half a core at work: someone may be answering
+    # before the first answer the start-up timeout applies (nodes launched separately)
+    first = dict(answered=False, had_publisher=False, publishers=0, no_publisher_for=9.0)
+    assert _reason(waited=9.9, busy_cores=0.1, **first) is None
+    assert _reason(waited=10.0, busy_cores=0.1, **first) == "idle"
+    # machine load unknown (no /proc/stat): only what is dead, or the last resort
+    assert _reason(waited=100.0, busy_cores=None) is None
+    assert _reason(waited=1.5, busy_cores=None, publishers=0, no_publisher_for=1.0) == "gone"
+    assert _reason(waited=300.0, busy_cores=None) == "limit"
+
+
+def test_machine_busy_seconds_from_proc_stat(tmp_path):
+    import os
+
+    from gravity_friction_comp.sim.lockstep import machine_busy_seconds
+
+    stat = tmp_path / "stat"
+    # user nice system idle iowait irq softirq steal guest guest_nice: all but idle (1000)
+    stat.write_text("cpu  100 5 50 1000 20 1 2 3 0 0\ncpu0 50 2 25 500 10 0 1 1 0 0\n")
+    hz = os.sysconf("SC_CLK_TCK")
+    assert machine_busy_seconds(str(stat)) == pytest.approx((100 + 5 + 50 + 20 + 1 + 2 + 3) / hz)
+    stat.write_text("intr 1 2 3\n")
+    assert machine_busy_seconds(str(stat)) is None
+    assert machine_busy_seconds(str(tmp_path / "absent")) is None

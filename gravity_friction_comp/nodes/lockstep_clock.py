@@ -6,10 +6,13 @@ The simulated arm owns the time: this object publishes ``/clock`` (rosgraph_msgs
 each tick of the :class:`~gravity_friction_comp.sim.lockstep.LockstepSchedule`, and runs a
 tick (:class:`~gravity_friction_comp.sim.lockstep.LockstepDriver`) when the
 ``joint_command`` stamped with that tick has arrived. It also watches ``joint_setpoint`` (to
-tell which link of the chain went silent) and runs a wall-clock watchdog: it re-publishes
-the current tick (``/clock`` is best effort) and raises
-:class:`~gravity_friction_comp.errors.LockstepStalled` naming the silent topic when no
-answer came for ``stall_timeout`` [s] (before the chain's first answer: ``start_timeout``).
+tell which link of the chain went silent) and runs a watchdog: it re-publishes the current
+tick (``/clock`` is best effort) and raises
+:class:`~gravity_friction_comp.errors.LockstepStalled` naming the silent topic when the
+chain is dead, not merely slow (:func:`~gravity_friction_comp.sim.lockstep.stall_reason`):
+the awaited topic lost its publishers (a node exited), or no answer came for
+``stall_timeout`` [s] (before the first answer ``start_timeout``) while the machine sat
+idle, or, last resort on a busy machine, for ``stall_limit`` [s].
 
 Start-up: the clock starts at the first tick once the executor spins. Until the chain has
 answered once, a setpoint that stays unanswered for :data:`IDLE_TICK_AFTER` (a stage not
@@ -30,7 +33,7 @@ from rosgraph_msgs.msg import Clock as ClockMsg  # type: ignore[import-untyped]
 from sensor_msgs.msg import JointState
 
 from gravity_friction_comp.errors import LockstepStalled
-from gravity_friction_comp.sim.lockstep import LockstepDriver
+from gravity_friction_comp.sim.lockstep import LockstepDriver, StallCheck, machine_busy_seconds, stall_reason
 
 __all__ = ["LockstepClock", "stamp_ns"]
 
@@ -54,9 +57,11 @@ class LockstepClock:
         node: The bridge node (publisher, subscription and timer are created on it).
         driver: The :class:`LockstepDriver` (its schedule is the simulated time).
         setpoint_qos: QoS of the setpoint watch.
-        stall_timeout: Wall time without an answer that ends the run [s] (> 0).
+        stall_timeout: Wall time without an answer, the machine idle, that ends the run [s] (> 0).
         start_timeout: The same before the chain's first answer [s] (≥ stall_timeout).
         command_topic: The resolved joint_command topic (for the error message).
+        stall_limit: Wall time without an answer that ends the run however busy the
+            machine [s] (the last resort: minutes).
     """
 
     def __init__(
@@ -67,9 +72,11 @@ class LockstepClock:
         stall_timeout: float,
         start_timeout: float,
         command_topic: str,
+        stall_limit: float = 300.0,
     ):
         self.node, self.driver, self.schedule = node, driver, driver.schedule
         self.stall_timeout, self.start_timeout = float(stall_timeout), float(start_timeout)
+        self.stall_limit = float(stall_limit)
         self.command_topic = command_topic
         self.setpoint_ns = -1  # newest joint_setpoint stamp seen
         self.setpoints = 0
@@ -81,6 +88,9 @@ class LockstepClock:
         self._progress = time.monotonic()
         self._published = 0.0
         self._tick_since = 0.0  # wall time the current tick was first published
+        self._busy_mark: tuple[float, float | None] = (0.0, None)  # (wall, machine busy CPU s)
+        self._had_publisher: set[str] = set()
+        self._no_publisher_since: dict[str, float] = {}
         self._watchdog = node.create_timer(
             _WATCHDOG_PERIOD, self._check, clock=Clock(clock_type=ClockType.STEADY_TIME)
         )
@@ -123,33 +133,79 @@ class LockstepClock:
         waited = now - self._progress
         first = self.setpoints == 0
         answered = self.driver.ticks > 0
-        if waited > (self.stall_timeout if answered else self.start_timeout):
+        if self._busy_mark[0] < self._progress:  # the wait's start (within one watchdog period)
+            self._busy_mark = (now, machine_busy_seconds())
+        if waited > _REPUBLISH_AFTER:
             tick = self.schedule.tick_ns * 1e-9
-            if self.setpoint_ns >= self.schedule.tick_ns:
-                why = (
-                    f"{self.command_topic} went silent: the setpoint stamped {tick:.3f} s "
-                    f"(sim time) was not answered for {waited:.1f} s (a stage crashed or a remap "
-                    "is wrong?)"
-                )
-            elif first:
-                why = (
-                    f"{self.setpoint_topic} is silent: no setpoint for {waited:.1f} s since the "
-                    "simulated clock started (is the setpoint source running with use_sim_time?)"
-                )
-            else:
-                why = (
-                    f"{self.setpoint_topic} went silent: no setpoint stamped {tick:.3f} s (sim time) "
-                    f"for {waited:.1f} s (the source must publish once per /clock tick, "
-                    "use_sim_time on, rate ≥ the bridge's sim_setpoint_rate_hz)"
-                )
-            self.node.get_logger().error(f"lockstep stalled: {why}")
-            raise LockstepStalled(why)
+            heard = self.setpoint_ns >= self.schedule.tick_ns  # the setpoint came, no command
+            topic = self.command_topic if heard else self.setpoint_topic
+            reason = stall_reason(
+                self._observe(topic, now, waited, answered if heard else not first),
+                self.stall_timeout,
+                self.start_timeout,
+                self.stall_limit,
+            )
+            if reason is not None:
+                why = self._why(reason, topic, heard, first, tick, waited, now)
+                self.node.get_logger().error(f"lockstep stalled: {why}")
+                raise LockstepStalled(why)
         if not answered and self.setpoints and now - self._tick_since > IDLE_TICK_AFTER:
             self.schedule.step += self.schedule.tick_steps  # idle tick: the arm stays frozen
             self._tick_since = now
             self.publish_clock()
         elif now - self._published > _REPUBLISH_AFTER:
             self.publish_clock()  # /clock is best effort: a lost tick must not hang the loop
+
+    def _observe(self, topic: str, now: float, waited: float, had: bool) -> StallCheck:
+        publishers = self.node.count_publishers(topic)
+        if publishers:
+            self._had_publisher.add(topic)
+            self._no_publisher_since.pop(topic, None)
+        since = self._no_publisher_since.setdefault(topic, now) if not publishers else now
+        start, busy0 = self._busy_mark
+        busy = machine_busy_seconds()
+        cores = (
+            (busy - busy0) / (now - start) if busy is not None and busy0 is not None and now > start else None
+        )
+        return StallCheck(
+            waited=waited,
+            busy_cores=cores,
+            publishers=publishers,
+            had_publisher=had or topic in self._had_publisher,
+            no_publisher_for=now - since,
+            answered=self.driver.ticks > 0,
+        )
+
+    def _why(
+        self, reason: str, topic: str, heard: bool, first: bool, tick: float, waited: float, now: float
+    ) -> str:
+        """The LockstepStalled message for ``reason`` (:func:`stall_reason`), naming ``topic``."""
+        if reason == "gone":
+            gone = now - self._no_publisher_since[topic]
+            return (
+                f"{topic} went silent: its last publisher left the graph {gone:.1f} s ago (a node "
+                f"exited or crashed) while the tick at {tick:.3f} s (sim time) waited for it"
+            )
+        if reason == "limit":
+            return (
+                f"{topic} went silent: no answer to the tick at {tick:.3f} s (sim time) for "
+                f"{waited:.0f} s wall (sim_stall_limit) although a node publishes it (a stage hung?)"
+            )
+        if heard:
+            return (
+                f"{topic} went silent: the setpoint stamped {tick:.3f} s (sim time) was not answered "
+                f"for {waited:.1f} s with the machine idle (a stage crashed or a remap is wrong?)"
+            )
+        if first:
+            return (
+                f"{topic} is silent: no setpoint for {waited:.1f} s since the simulated clock "
+                "started, the machine idle (is the setpoint source running with use_sim_time?)"
+            )
+        return (
+            f"{topic} went silent: no setpoint stamped {tick:.3f} s (sim time) for {waited:.1f} s "
+            "with the machine idle (the source must publish once per /clock tick, use_sim_time "
+            "on, rate ≥ the bridge's sim_setpoint_rate_hz)"
+        )
 
     def close(self) -> None:
         """Stop the watchdog (no further errors after shutdown)."""

@@ -48,10 +48,11 @@ it publishes ``/clock`` every ``1/sim_setpoint_rate_hz`` (run every node with
 ``1/rate_hz`` of simulated time, only once the ``joint_command`` stamped with the tick has
 arrived; commands take effect ``sim_delay`` after their stamp, a gripper change at the next
 tick (:mod:`~gravity_friction_comp.sim.lockstep`,
-:mod:`~gravity_friction_comp.nodes.lockstep_clock`). A chain silent for
-``sim_stall_timeout`` [s] of wall time (before its first answer: 10 s, start-up) raises
-``LockstepStalled`` naming the topic. Every default comes
-from the core's config dataclasses (:mod:`~gravity_friction_comp.mit.bridge_config`,
+:mod:`~gravity_friction_comp.nodes.lockstep_clock`). A dead chain raises ``LockstepStalled``
+naming the silent topic: its publisher left the graph, or it was silent for
+``sim_stall_timeout`` [s] (start-up: 10 s) while the machine sat idle, or for
+``sim_stall_limit`` [s] however busy (the last resort); a slow chain is waited for.
+Every default comes from the core's config dataclasses (:mod:`~gravity_friction_comp.mit.bridge_config`,
 :class:`~gravity_friction_comp.mit.bus.CanSettings`); values are validated there too.
 """
 
@@ -92,7 +93,13 @@ from gravity_friction_comp.mit.startup_check import StartupCheck
 from gravity_friction_comp.nodes.bridge_diagnostics import bus_status, motor_statuses
 from gravity_friction_comp.nodes.lockstep_clock import LockstepClock, stamp_ns
 from gravity_friction_comp.nodes.mit_bridge_parameters import BRIDGE_PARAMETERS, PARAMETERS
-from gravity_friction_comp.nodes.parameters import check, declare, fill_from_scalar, values_of
+from gravity_friction_comp.nodes.parameters import (
+    check,
+    check_undeclared,
+    declare,
+    fill_from_scalar,
+    values_of,
+)
 from gravity_friction_comp.nodes.robot_params import (
     build_robot_models,
     declare_robot_parameters,
@@ -128,8 +135,10 @@ class MitBridgeNode(Node):
         self._throttle = Throttle(2.0)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(self._post_set_parameters)
+        fill_from_scalar(self, ("kp", "kd"), "joints")  # kp 5 (start-up or ros2 param set): every joint
         declare(self, BRIDGE_PARAMETERS)
         declare_robot_parameters(self, read_only=True)  # read once, at start-up
+        check_undeclared(self)  # before the bus opens
         self._declaring = False
         values = self._values()
         check(BRIDGE_PARAMETERS, values)
@@ -145,7 +154,6 @@ class MitBridgeNode(Node):
                     "set position_lower/position_upper to bound it"
                 )
         config = bridge_config_from_values(values)
-        fill_from_scalar(self, ("kp", "kd"), len(config.motors))  # ros2 param set kp 5: every joint
         settings = can_settings_from_values(values, config)
         diag_rate = float(values["diagnostics_rate_hz"])
         buses: dict[str, Any] = {}  # opened, not yet owned by an io
@@ -251,7 +259,13 @@ class MitBridgeNode(Node):
             )
             stall = float(values["sim_stall_timeout"])
             self._lockstep = LockstepClock(
-                self, driver, SETPOINT_QOS, stall, max(10.0, stall), self._command_sub.topic_name
+                self,
+                driver,
+                SETPOINT_QOS,
+                stall,
+                max(10.0, stall),
+                self._command_sub.topic_name,
+                stall_limit=float(values["sim_stall_limit"]),
             )
             log.info(
                 f"lockstep: /clock every {schedule.tick_steps} physics step(s), frame exchange every "

@@ -63,10 +63,18 @@ BRIDGE_PARAMETERS: tuple[Param, ...] = (
         read_only=True,
     ),
     Param(
-        "kp", None, f"joint stiffness, runtime-settable; empty = {_JOINT['kp']:g}", "N·m/rad", type="double[]"
+        "kp",
+        None,
+        f"joint stiffness, runtime-settable; one number = every joint; empty = {_JOINT['kp']:g}",
+        "N·m/rad",
+        type="double[]",
     ),
     Param(
-        "kd", None, f"joint damping, runtime-settable; empty = {_JOINT['kd']:g}", "N·m·s/rad", type="double[]"
+        "kd",
+        None,
+        f"joint damping, runtime-settable; one number = every joint; empty = {_JOINT['kd']:g}",
+        "N·m·s/rad",
+        type="double[]",
     ),
     Param(
         "effort_limit",
@@ -242,11 +250,21 @@ BRIDGE_PARAMETERS: tuple[Param, ...] = (
     Param(
         "sim_stall_timeout",
         3.0,
-        "lockstep: wall time without an answer that ends the run with an error (start-up: ≥ 10 s)",
+        "lockstep: wall time without an answer, the machine idle (< 0.5 core busy), that ends the "
+        "run with an error (start-up: ≥ 10 s); a publisher leaving the graph ends it after 1 s",
         "s",
         low=0.0,
         read_only=True,
         validate=_positive("sim_stall_timeout"),
+    ),
+    Param(
+        "sim_stall_limit",
+        300.0,
+        "lockstep, last resort: wall time without an answer that ends the run however busy the machine",
+        "s",
+        low=0.0,
+        read_only=True,
+        validate=_positive("sim_stall_limit"),
     ),
 )
 

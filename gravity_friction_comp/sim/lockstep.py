@@ -20,6 +20,7 @@ steps ``m·tick_steps … (m+1)·tick_steps − 1`` run, then the clock shows ``
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -32,7 +33,77 @@ from gravity_friction_comp.mit.bridge_core import MitBridgeCore
 from gravity_friction_comp.mit.bus import CanFrameIO
 from gravity_friction_comp.sim.bus import SimulatedMotorBus
 
-__all__ = ["LockstepDriver", "LockstepSchedule", "whole_steps"]
+__all__ = [
+    "LockstepDriver",
+    "LockstepSchedule",
+    "StallCheck",
+    "machine_busy_seconds",
+    "stall_reason",
+    "whole_steps",
+]
+
+#: [cores] averaged over the wait: the machine did less work than this while no answer came,
+#: so nothing was computing it (a live, runnable chain would have had the idle cores).
+IDLE_BUSY_CORES = 0.5
+#: [s] wall a topic must stay without any publisher (after it had one) to count as gone.
+GONE_AFTER = 1.0
+
+
+def machine_busy_seconds(path: str = "/proc/stat") -> float | None:
+    """CPU seconds all cores spent not idle since boot (Linux ``/proc/stat``: everything but
+    ``idle``; iowait and steal count as busy, a chain waiting on them is not dead), or
+    ``None`` where it cannot be read."""
+    try:
+        with open(path, encoding="ascii") as f:
+            fields = f.readline().split()
+        ticks = [int(x) for x in fields[1:9]]  # user nice system idle iowait irq softirq steal
+    except (OSError, ValueError):
+        return None
+    if not fields or fields[0] != "cpu" or len(ticks) < 4:
+        return None
+    return (sum(ticks) - ticks[3]) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class StallCheck:
+    """What the lockstep watchdog observes while the clock waits for an answer.
+
+    Attributes:
+        waited: Wall time since the last answered tick [s].
+        busy_cores: Machine CPU use averaged over the wait [cores] (all processes), or
+            ``None`` when unknown.
+        publishers: Publishers on the awaited topic now.
+        had_publisher: The awaited topic had a publisher before (seen, or a message came).
+        no_publisher_for: Wall time the awaited topic has had no publisher [s] (0 if it has).
+        answered: The chain answered at least one tick.
+    """
+
+    waited: float
+    busy_cores: float | None
+    publishers: int
+    had_publisher: bool
+    no_publisher_for: float
+    answered: bool
+
+
+def stall_reason(check: StallCheck, timeout: float, start_timeout: float, limit: float) -> str | None:
+    """Whether a waiting lockstep chain is dead, and by what: a slow chain is not.
+
+    ``"gone"``: the awaited topic lost its last publisher (a node exited) :data:`GONE_AFTER`
+    ago, whatever the load. ``"idle"``: no answer for ``timeout`` [s] (before the first
+    answer ``start_timeout``) while the whole machine did under :data:`IDLE_BUSY_CORES` of
+    work: nothing was computing the answer. ``"limit"``: no answer for ``limit`` [s], the
+    last resort when a busy machine hides a hung stage. ``None``: keep waiting (alive, or
+    starved by other work).
+    """
+    if check.publishers == 0 and check.had_publisher and check.no_publisher_for >= GONE_AFTER:
+        return "gone"
+    if check.waited >= limit:
+        return "limit"
+    idle = check.busy_cores is not None and check.busy_cores < IDLE_BUSY_CORES
+    if idle and check.waited >= (timeout if check.answered else start_timeout):
+        return "idle"
+    return None
 
 
 def whole_steps(period_s: float, dt_s: float, key: str, *, allow_zero: bool = False) -> int:

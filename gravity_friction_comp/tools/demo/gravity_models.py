@@ -114,9 +114,6 @@ def compare(setup, urdfs: Mapping[str, str], sim_urdf: str, domain_id: int, log=
             urdf=str(urdf),
             sim_urdf=str(sim_urdf),
             gravity_scale=ones,
-            # wall-clock watchdog only (lockstep figures do not depend on it): a loaded
-            # machine can starve the run for seconds
-            bridge_overrides={**setup.bridge_overrides, "sim_stall_timeout": 30.0},
         )
         log(f"  gravity model {label}: {urdf}")
         metrics = evaluate(run, run_phase(run, True, domain_id, log=log))
