@@ -188,17 +188,15 @@ def test_launch_composed_free_drive_runs_and_removes_its_file(repo_root, tmp_pat
     from test_launch import launched, require_installed_package
 
     require_installed_package()
-    from graph_helpers import fresh_domain_id, graph_client
+    from graph_helpers import fresh_domain_id, graph_client, own_namespace
     from sensor_msgs.msg import JointState
 
     monkeypatch.setenv("TMPDIR", str(tmp_path))  # the launch's tempfile files land here
-    domain = fresh_domain_id()
-    with (
-        launched(repo_root, domain, "namespace:=fd_test", "composed:=true", "mode:=free_drive") as proc,
-        graph_client(domain) as client,
-    ):
-        states = client.subscribe(JointState, "/fd_test/joint_states")
-        setpoints = client.subscribe(JointState, "/fd_test/joint_setpoint")
+    domain, ns = fresh_domain_id(), own_namespace()
+    args = (f"namespace:={ns.lstrip('/')}", "composed:=true", "mode:=free_drive")
+    with launched(repo_root, domain, *args) as proc, graph_client(domain, ns) as client:
+        states = client.subscribe(JointState, "joint_states")
+        setpoints = client.subscribe(JointState, "joint_setpoint")
         ok = client.spin_until(lambda: len(states) > 20 and len(setpoints) > 20, 60.0, proc)
         assert list(tmp_path.glob("composed_chain_*.yaml")), "no composed parameter file written"
         os.killpg(proc.pid, signal.SIGINT)
