@@ -48,7 +48,7 @@ def test_record_refuses_bad_topics_and_ros_args_without_a_trace(
 
 def test_bag_in_a_missing_folder_is_refused_not_created(tmp_path):
     from gravity_friction_comp.errors import ConfigError
-    from gravity_friction_comp.tools.record import JointStateBag
+    from gravity_friction_comp.ident.joint_log import JointStateBag
 
     with pytest.raises(ConfigError, match="does not exist"):
         JointStateBag(tmp_path / "missing" / "bag")

@@ -48,7 +48,7 @@ from gravity_friction_comp.nodes.stage_node import (
     make_executor,
     node_parameters,
 )
-from gravity_friction_comp.stage.contract import Throttle
+from gravity_friction_comp.throttle import Throttle
 
 __all__ = [
     "ComposedChain",

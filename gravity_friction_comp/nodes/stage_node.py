@@ -26,7 +26,8 @@ from sensor_msgs.msg import JointState
 from gravity_friction_comp.errors import ConfigError, InputError
 from gravity_friction_comp.nodes.listener_count import ListenerCount
 from gravity_friction_comp.nodes.parameters import Param, check, declare
-from gravity_friction_comp.stage.contract import MAX_SCALE, FeedforwardStage, StageSettings, Throttle
+from gravity_friction_comp.stage.contract import MAX_SCALE, FeedforwardStage, StageSettings
+from gravity_friction_comp.throttle import Throttle
 
 __all__ = [
     "EXECUTOR_ENV",

@@ -382,9 +382,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         elif args.command == "record":
             from gravity_friction_comp.calib.plan import load_plan, within_velocity_limits
-            from gravity_friction_comp.ident.joint_log import write_csv
+            from gravity_friction_comp.ident.joint_log import check_new_output, write_csv
             from gravity_friction_comp.nodes.calibration_recorder import record_on_chain
-            from gravity_friction_comp.tools.record import check_new_output
 
             check_new_output(args.out)  # before the recording, not after it
             _, arm, model = _model(args, motor_map=True)

@@ -252,7 +252,7 @@ def main(args) -> int:
         print(f"gfc_demo: {error}", file=sys.stderr)
         return 2
     except LockstepStalled as error:
-        from gravity_friction_comp.tools.demo.cli import stalled
+        from gravity_friction_comp.tools.demo.exits import stalled
 
         return stalled(error)
     print(f"summary: {out / 'loaded_sine.json'}")
