@@ -396,3 +396,15 @@ def test_no_import_cycle_within_a_layer():
 def test_architecture_doc_gives_the_layer_order():
     text = (PACKAGE_DIR.parent / "docs" / "ARCHITECTURE.md").read_text()
     assert "Layer order, low to high: " + " → ".join(n or "root modules" for n in LAYER_ORDER) in text
+
+
+def test_node_runtime_and_throttle_stand_apart():
+    # issue 27.3: the executables' runtime needs no stage, the log throttle no stage contract
+    graph = import_graph()
+    assert graph[f"{ROOT}.nodes.runtime"] <= {f"{ROOT}.errors", f"{ROOT}.nodes.parameters"}
+    assert graph[f"{ROOT}.throttle"] == set()
+    users = {m for m, targets in graph.items() if f"{ROOT}.nodes.runtime" in targets}
+    # the node executables run through it
+    assert {
+        f"{ROOT}.nodes.{n}_node" for n in ("gravity_compensation", "friction_feedforward", "free_drive")
+    } <= users

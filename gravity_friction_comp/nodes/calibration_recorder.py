@@ -146,7 +146,7 @@ def record_on_chain(
             exists (from then on SIGINT/SIGTERM stop the run cleanly).
 
     Returns (the recording, whether a signal stopped it). The signals only ask the spin loop
-    to stop (as :func:`~gravity_friction_comp.nodes.stage_node.run_node`): no
+    to stop (as :func:`~gravity_friction_comp.nodes.runtime.run_node`): no
     ``KeyboardInterrupt`` or ``ExternalShutdownException`` traceback.
 
     Raises:

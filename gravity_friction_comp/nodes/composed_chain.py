@@ -39,8 +39,7 @@ from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.nodes.friction_feedforward_node import FrictionFeedforwardNode
 from gravity_friction_comp.nodes.gravity_compensation_node import GravityCompensationNode
 from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode
-from gravity_friction_comp.nodes.stage_node import (
-    SETPOINT_QOS,
+from gravity_friction_comp.nodes.runtime import (
     SPIN_WAKE,
     USAGE_ARGS,
     _user_args,
@@ -48,6 +47,7 @@ from gravity_friction_comp.nodes.stage_node import (
     make_executor,
     node_parameters,
 )
+from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS
 from gravity_friction_comp.throttle import Throttle
 
 __all__ = [

@@ -99,7 +99,8 @@ from gravity_friction_comp.nodes.robot_params import (
     declare_robot_parameters,
     log_model_warnings,
 )
-from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, clock_ns, publish_guarded, run_node
+from gravity_friction_comp.nodes.runtime import run_node
+from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, clock_ns, publish_guarded
 from gravity_friction_comp.sim.bus import SimulatedMotorBus, simulated_bus_for_bridge, virtual_bus_settings
 from gravity_friction_comp.sim.lockstep import LockstepDriver, LockstepSchedule, whole_steps
 from gravity_friction_comp.stage.contract import parse_setpoint
