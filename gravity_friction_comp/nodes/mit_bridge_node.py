@@ -93,7 +93,13 @@ from gravity_friction_comp.mit.startup_check import StartupCheck
 from gravity_friction_comp.nodes.bridge_diagnostics import bus_status, motor_statuses
 from gravity_friction_comp.nodes.lockstep_clock import LockstepClock, stamp_ns
 from gravity_friction_comp.nodes.mit_bridge_parameters import BRIDGE_PARAMETERS, PARAMETERS
-from gravity_friction_comp.nodes.parameters import check, declare, fill_from_scalar, values_of
+from gravity_friction_comp.nodes.parameters import (
+    check,
+    check_undeclared,
+    declare,
+    fill_from_scalar,
+    values_of,
+)
 from gravity_friction_comp.nodes.robot_params import (
     build_robot_models,
     declare_robot_parameters,
@@ -133,6 +139,7 @@ class MitBridgeNode(Node):
         self.add_post_set_parameters_callback(self._post_set_parameters)
         declare(self, BRIDGE_PARAMETERS)
         declare_robot_parameters(self, read_only=True)  # read once, at start-up
+        check_undeclared(self)  # before the bus opens
         self._declaring = False
         values = self._values()
         check(BRIDGE_PARAMETERS, values)

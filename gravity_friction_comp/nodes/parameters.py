@@ -11,12 +11,15 @@ generated and checked without a ROS graph.
 from __future__ import annotations
 
 import array
+import contextlib
+import contextvars
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.validation import known_keys
 
 __all__ = [
     "NULL_STRINGS",
@@ -24,11 +27,13 @@ __all__ = [
     "Param",
     "as_declared_type",
     "check",
+    "check_undeclared",
     "declare",
     "descriptor",
     "fill_from_scalar",
     "is_null",
     "markdown_table",
+    "sharing_arguments",
     "text_table",
     "values_of",
 ]
@@ -311,6 +316,54 @@ def declare(node, params: Sequence[Param]) -> None:
     _accept_start_up_values(node, params)
     for p in params:
         node.declare_parameter(p.name, p.default, descriptor(p))
+
+
+#: Start-up values rclpy reads without declaring them: QoS overrides of a topic
+#: (``qos_overrides./topic.publisher.depth``, declared only where the publisher allows them).
+UNDECLARED_PREFIXES = ("qos_overrides.",)
+
+#: Parameter names of the other nodes built in this process (:func:`sharing_arguments`).
+_SIBLINGS: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("_SIBLINGS", default=frozenset())
+
+
+@contextlib.contextmanager
+def sharing_arguments(names: Iterable[str]) -> Iterator[None]:
+    """Nodes built inside this block accept start-up values for the parameters ``names``
+    without declaring them: the nodes of one process (``composed_chain``) share its global
+    arguments, so ``-p scale:=0.5`` or a ``/**`` section reaches the bridge as well as the
+    stages that declare ``scale``. Nested blocks add up."""
+    token = _SIBLINGS.set(_SIBLINGS.get() | frozenset(names))
+    try:
+        yield
+    finally:
+        _SIBLINGS.reset(token)
+
+
+def check_undeclared(node) -> None:
+    """Refuse start-up values for parameters ``node`` (an ``rclpy.node.Node``) did not declare.
+
+    rclpy drops a ``--params-file`` / ``-p`` / launch ``parameters=`` / constructor
+    ``parameter_overrides`` value whose parameter the node never declares, so a misspelt
+    ``kpp:`` left ``kp`` at its default without a word (issue 26 point 6). Each node calls
+    this right after its last declaration, before it acts on any value (the bridge before
+    it opens the bus). rclpy's own parameters (``use_sim_time``,
+    ``start_type_description_service``) are declared by rclpy and pass, as do
+    :data:`UNDECLARED_PREFIXES` and, inside :func:`sharing_arguments`, the names it lists.
+
+    Raises:
+        ConfigError: naming the node, each undeclared parameter with the closest declared
+            one (``did you mean 'kp'?``) and the declared ones
+            (:func:`~gravity_friction_comp.validation.known_keys`).
+    """
+    declared = list(node._parameters)  # noqa: SLF001 - rclpy's declared names, declaration order
+    accepted = set(declared) | _SIBLINGS.get()
+    given = getattr(node, "_parameter_overrides", None) or {}  # rclpy: name -> Parameter
+    unknown = {
+        name: p.value
+        for name, p in given.items()
+        if name not in accepted and not name.startswith(UNDECLARED_PREFIXES)
+    }
+    known_keys(f"parameters of node {node.get_fully_qualified_name()}", unknown, declared)
 
 
 def fill_from_scalar(node, names: Iterable[str], length: int) -> None:
