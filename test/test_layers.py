@@ -30,7 +30,7 @@ PACKAGE_DIR = pathlib.Path(gravity_friction_comp.__file__).resolve().parent
 ROS_SUBPACKAGES = ("nodes", "tools")
 #: Subpackages that must import without Pinocchio or python-can (pure Python and numpy) ...
 MIT = f"{ROOT}.mit"
-PURE_SUBPACKAGES = (MIT, f"{ROOT}.friction")
+PURE_SUBPACKAGES = (MIT, f"{ROOT}.friction", f"{ROOT}.profiles")
 #: ... except the one module that opens the python-can bus (ARCHITECTURE.md: "python-can
 #: here only").
 CAN_MODULES = (f"{ROOT}.mit.bus",)

@@ -31,10 +31,10 @@ LOADED = [1, 2]  # shoulder_pitch, beam_pitch (base_yaw's axis is vertical: no g
 
 
 def _plan(path: pathlib.Path):
-    from gravity_friction_comp.arm_profiles import load_arm
     from gravity_friction_comp.calib.plan import plan_poses, write_plan
     from gravity_friction_comp.calib.regressor import StaticRegressor
     from gravity_friction_comp.model.robot_model import RobotModel
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
 
     model = RobotModel.from_urdf(load_arm("palletizer").urdf)
     fixed = {j: 0.0 for j in model.joint_names if j not in load_arm("palletizer").joints}

@@ -153,8 +153,8 @@ def _model(args, motor_map: bool = False):
     Raises:
         ConfigError: that profile's joints are not all in the URDF (pass ``--arm``).
     """
-    from gravity_friction_comp.arm_profiles import load_arm
     from gravity_friction_comp.model.robot_model import RobotModel
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
 
     if args.arm is None and args.urdf is not None:
         model = RobotModel.from_urdf(args.urdf)

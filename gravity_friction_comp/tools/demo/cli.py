@@ -25,7 +25,7 @@ __all__ = ["list_profiles", "main"]
 def list_profiles() -> int:
     """Print each arm profile (``--arm`` names) with its description; exit status 0 (2 when
     a profile does not load)."""
-    from gravity_friction_comp.arm_profiles import arms_directory, list_arms, load_arm
+    from gravity_friction_comp.profiles.arm_profiles import arms_directory, list_arms, load_arm
 
     status = 0
     print(f"arm profiles in {arms_directory()}:")

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from gravity_friction_comp.arm_profiles import motor_map_stage_values
 from gravity_friction_comp.errors import RunIncomplete
+from gravity_friction_comp.profiles.arm_profiles import motor_map_stage_values
 from gravity_friction_comp.tools.demo.scenario import DemoSetup, load_node_parameters
 
 __all__ = ["SETPOINT_RATE_HZ", "Recording", "run_phase"]
