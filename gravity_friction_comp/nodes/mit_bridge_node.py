@@ -137,6 +137,7 @@ class MitBridgeNode(Node):
         self._throttle = Throttle(2.0)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(self._post_set_parameters)
+        fill_from_scalar(self, ("kp", "kd"), "joints")  # kp 5 (start-up or ros2 param set): every joint
         declare(self, BRIDGE_PARAMETERS)
         declare_robot_parameters(self, read_only=True)  # read once, at start-up
         check_undeclared(self)  # before the bus opens
@@ -155,7 +156,6 @@ class MitBridgeNode(Node):
                     "set position_lower/position_upper to bound it"
                 )
         config = bridge_config_from_values(values)
-        fill_from_scalar(self, ("kp", "kd"), len(config.motors))  # ros2 param set kp 5: every joint
         settings = can_settings_from_values(values, config)
         diag_rate = float(values["diagnostics_rate_hz"])
         buses: dict[str, Any] = {}  # opened, not yet owned by an io
