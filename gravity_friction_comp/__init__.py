@@ -22,7 +22,7 @@ _EXPORTS: dict[str, str] = {
     "ActuatorModel": "model.actuator",
     "ActuatorTerms": "model.actuator",
     "apply_stage": "stage.contract",
-    "ArmProfile": "arm_profiles",
+    "ArmProfile": "profiles.arm_profiles",
     "BAM_MODELS": "friction.bam",
     "BamParameters": "friction.bam",
     "bridge_config_from_values": "mit.bridge_params",
@@ -61,8 +61,8 @@ _EXPORTS: dict[str, str] = {
     "JointMotorMap": "mit.joint_motor_map",
     "JointSimParams": "sim.config",
     "JointStateLog": "ident.joint_log",
-    "list_arms": "arm_profiles",
-    "load_arm": "arm_profiles",
+    "list_arms": "profiles.arm_profiles",
+    "load_arm": "profiles.arm_profiles",
     "load_arm_yaml": "friction.arm_yaml",
     "load_log": "ident.joint_log",
     "LockstepStalled": "errors",
@@ -121,7 +121,6 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # static checkers see the eager imports
-    from gravity_friction_comp.arm_profiles import ArmProfile, list_arms, load_arm
     from gravity_friction_comp.errors import (
         BusOpenError,
         ConfigError,
@@ -163,6 +162,7 @@ if TYPE_CHECKING:  # static checkers see the eager imports
     from gravity_friction_comp.model.actuator import ActuatorModel, ActuatorTerms
     from gravity_friction_comp.model.payload import Payload
     from gravity_friction_comp.model.robot_model import RobotModel
+    from gravity_friction_comp.profiles.arm_profiles import ArmProfile, list_arms, load_arm
     from gravity_friction_comp.sim.arm import SimState, SimulatedArm
     from gravity_friction_comp.sim.bus import SimulatedMotor, SimulatedMotorBus
     from gravity_friction_comp.sim.config import JointSimParams, SimConfig

@@ -29,6 +29,7 @@ __all__ = [
     "joint_names",
     "known_keys",
     "MAX_PLAUSIBLE_VELOCITY",
+    "MAX_SCALE",
     "number",
     "per_joint",
     "short_repr",
@@ -36,6 +37,11 @@ __all__ = [
     "vector",
 ]
 
+#: Largest |scale| a stage (and a per-arm ``gravity_scale``) accepts [-]. ``scale`` corrects
+#: a model (0.5–1.5 in practice); a model off by more than 100× is a wrong model or wrong
+#: units, and with such a factor every output already sits at the effort limit
+#: (``scale:=1e308`` saturated every joint).
+MAX_SCALE = 100.0
 #: Largest 11-bit (standard) CAN arbitration id.
 CAN_STANDARD_ID_MAX = 0x7FF
 #: Largest 29-bit (extended) CAN arbitration id.

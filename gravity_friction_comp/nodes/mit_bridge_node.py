@@ -105,10 +105,12 @@ from gravity_friction_comp.nodes.robot_params import (
     declare_robot_parameters,
     log_model_warnings,
 )
-from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, clock_ns, publish_guarded, run_node
+from gravity_friction_comp.nodes.runtime import run_node
+from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, clock_ns, publish_guarded
 from gravity_friction_comp.sim.bus import SimulatedMotorBus, simulated_bus_for_bridge, virtual_bus_settings
 from gravity_friction_comp.sim.lockstep import LockstepDriver, LockstepSchedule, whole_steps
-from gravity_friction_comp.stage.contract import Throttle, parse_setpoint
+from gravity_friction_comp.stage.contract import parse_setpoint
+from gravity_friction_comp.throttle import Throttle
 
 try:  # std_srvs is pinned in requirements.txt; keep the node usable without it
     from std_srvs.srv import Trigger
