@@ -3,7 +3,7 @@
 # Uses a sourced ROS 2 install when rclpy is importable, else the pip environment in .venv
 # (created from requirements.txt if missing). DDS stays on this machine.
 # Arguments go to pytest (colcon --pytest-args). The fast tier, without the graph-level
-# tests, the demo and the launch run (marked `slow`; ~30 s on the 2-core CI VM):
+# tests, the demo and the launch run (marked `slow`; ~110 s on an idle 2-core VM):
 #   bash scripts/test.sh -m "not slow"
 # or without colcon: python -m pytest -m "not slow" test
 # Static checks (ruff, mypy) are scripts/check.sh; .ci/run runs both.

@@ -32,6 +32,20 @@ def shared_data(data: pathlib.Path) -> pathlib.Path:
     return data
 
 
+@pytest.fixture
+def context():
+    """An rclpy ``Context`` of its own, initialised on a fresh free domain (for nodes built in
+    the test's process), shut down after the test."""
+    import rclpy
+    from graph_helpers import fresh_domain_id
+    from rclpy.context import Context
+
+    ctx = Context()
+    rclpy.init(args=[], context=ctx, domain_id=fresh_domain_id())
+    yield ctx
+    rclpy.try_shutdown(context=ctx)
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> pathlib.Path:
     return REPO_ROOT

@@ -5,8 +5,6 @@ message saying how late it was."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 rclpy = pytest.importorskip("rclpy")
@@ -15,17 +13,6 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue  # n
 
 from gravity_friction_comp.nodes.free_drive_launch import free_drive_overrides  # noqa: E402
 from gravity_friction_comp.stage.free_drive import FreeDriveConfig, FreeDriveSource  # noqa: E402
-
-
-@pytest.fixture
-def context():
-    from graph_helpers import fresh_domain_id
-    from rclpy.context import Context
-
-    ctx = Context()
-    rclpy.init(args=[], context=ctx, domain_id=int(os.environ.get("ROS_DOMAIN_ID") or fresh_domain_id()))
-    yield ctx
-    rclpy.try_shutdown(context=ctx)
 
 
 def _node(context, namespace: str, **values):

@@ -17,16 +17,6 @@ from gravity_friction_comp.param_files import first_node_parameters  # noqa: E40
 FREE_KD = [0.11, 0.12, 0.13]  # free drive's kd, distinct from the file's kd [0.5, 1.0, 0.3]
 
 
-@pytest.fixture
-def context():
-    from rclpy.context import Context
-
-    ctx = Context()
-    rclpy.init(args=[], context=ctx, domain_id=fresh_domain_id())
-    yield ctx
-    rclpy.try_shutdown(context=ctx)
-
-
 @pytest.mark.parametrize(
     ("namespace", "bridge_node", "service"),
     [

@@ -53,18 +53,6 @@ def test_bad_gains_name_the_parameter(given, key, error):
     assert info.value.key == key
 
 
-@pytest.fixture
-def context():
-    from graph_helpers import fresh_domain_id
-    from rclpy.context import Context
-
-    ctx = Context()
-    domain = int(os.environ.get("ROS_DOMAIN_ID") or fresh_domain_id())  # the runner's own domain
-    rclpy.init(args=[], context=ctx, domain_id=domain)
-    yield ctx
-    rclpy.try_shutdown(context=ctx)
-
-
 def _node(context, **values):
     from rclpy.parameter import Parameter
 

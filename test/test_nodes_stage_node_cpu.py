@@ -13,8 +13,6 @@ import pytest
 pytest.importorskip("rclpy")
 
 import rclpy  # noqa: E402
-from graph_helpers import fresh_domain_id  # noqa: E402
-from rclpy.context import Context  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.serialization import serialize_message  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
@@ -26,14 +24,6 @@ from gravity_friction_comp.nodes.runtime import make_executor  # noqa: E402
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS  # noqa: E402
 
 JOINTS = ["base_yaw", "shoulder_pitch", "beam_pitch"]
-
-
-@pytest.fixture
-def context():
-    ctx = Context()
-    rclpy.init(context=ctx, domain_id=fresh_domain_id())
-    yield ctx
-    rclpy.try_shutdown(context=ctx)
 
 
 def _spin_until(executor, predicate, timeout=10.0) -> bool:

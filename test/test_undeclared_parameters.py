@@ -48,14 +48,6 @@ DECLARED = {
 RCLPY_OWN = {"use_sim_time", "start_type_description_service"}
 
 
-@pytest.fixture
-def context():
-    ctx = Context()
-    rclpy.init(args=[], context=ctx, domain_id=int(os.environ.get("ROS_DOMAIN_ID") or fresh_domain_id()))
-    yield ctx
-    rclpy.try_shutdown(context=ctx)
-
-
 def _params(values: dict) -> list:
     return [Parameter(k, value=v) for k, v in values.items()]
 
