@@ -182,7 +182,7 @@ def test_gain_parameters_over_the_set_parameters_service(client):
             ("kd", 1e9, ("base_yaw", "kd 1e+09", "0..5")),
             ("kd", [0.1, 0.1, 6.0], ("beam_pitch", "kd 6", "0..5")),
             ("kp", "abc", ("Wrong parameter type for kp",)),
-            ("kp", [1.0, 2.0], ("3 values",)),
+            ("kp", [1.0, 2.0], ("kp must have shape (3,)",)),
             ("kd", [True, True, True], ("kd",)),
         ):
             (result,) = client.set_parameters(NODE, **{name: value})
