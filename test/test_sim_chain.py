@@ -208,3 +208,22 @@ def test_ident_does_not_import_the_can_stack(repo_root):
         [sys.executable, "-c", code], cwd=repo_root, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_bridge_node_loads_the_simulator_only_when_simulating(repo_root):
+    """Importing ``mit_bridge_node`` (a real arm) loads no ``sim`` module and not
+    ``nodes/sim_bridge.py``: the simulator comes with ``simulate:=true`` only."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("rclpy")
+    code = (
+        "import sys\n"
+        "import gravity_friction_comp.nodes.mit_bridge_node\n"
+        "print(sorted(k for k in sys.modules if k.startswith('gravity_friction_comp.sim')"
+        " or k.endswith(('sim_bridge', 'lockstep_clock'))))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=repo_root, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]", out.stdout

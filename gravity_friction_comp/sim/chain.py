@@ -33,7 +33,7 @@ from gravity_friction_comp.sim.bus import SimulatedMotorBus, virtual_bus_setting
 from gravity_friction_comp.sim.external_effort import ExternalEffortSchedule
 from gravity_friction_comp.sim.lockstep import LockstepDriver, LockstepSchedule, whole_steps
 
-__all__ = ["ChainArm", "SimulatedChain", "unique_channel"]
+__all__ = ["ChainArm", "SimulatedChain", "lockstep_schedule", "unique_channel"]
 
 _channels = itertools.count()
 
@@ -42,6 +42,26 @@ def unique_channel(prefix: str) -> str:
     """A ``virtual`` channel name no other chain of this process or another one uses:
     ``<prefix>/<pid>/<counter>``."""
     return f"{prefix}/{os.getpid()}/{next(_channels)}"
+
+
+def lockstep_schedule(
+    dt: float, config: BridgeConfig, setpoint_rate_hz: float | None = None, delay: float = 0.0
+) -> LockstepSchedule:
+    """The lockstep clock of a chain: physics step ``dt`` [s], a tick every
+    ``1/setpoint_rate_hz`` [s] (``None``: the bridge rate), a frame exchange every bridge
+    period, commands in force ``delay`` [s] after their stamp.
+
+    Raises:
+        ConfigError: a period or delay that is no whole number of physics steps (key
+            ``sim_setpoint_rate_hz``, ``rate_hz`` or ``sim_delay``).
+    """
+    rate = config.rate_hz if setpoint_rate_hz is None else setpoint_rate_hz
+    return LockstepSchedule(
+        int(round(dt * 1e9)),
+        whole_steps(1.0 / rate, dt, "sim_setpoint_rate_hz"),
+        whole_steps(config.period, dt, "rate_hz"),
+        whole_steps(delay, dt, "sim_delay", allow_zero=True),
+    )
 
 
 class ChainArm:
@@ -91,20 +111,13 @@ class ChainArm:
         name: str = "arm",
     ):
         self.name, self.arm, self.config = name, arm, config
-        dt = arm.dt
-        rate = config.rate_hz if setpoint_rate_hz is None else setpoint_rate_hz
-        self.schedule = LockstepSchedule(
-            int(round(dt * 1e9)),
-            whole_steps(1.0 / rate, dt, "sim_setpoint_rate_hz"),
-            whole_steps(config.period, dt, "rate_hz"),
-            whole_steps(delay, dt, "sim_delay", allow_zero=True),
-        )
+        self.schedule = lockstep_schedule(arm.dt, config, setpoint_rate_hz, delay)
         self.core = MitBridgeCore(config, startup_behavior=startup_behavior)
         settings = CanSettings("virtual", channel, config.bitrate)
         self.sim = SimulatedMotorBus.for_bridge(arm, config, settings)
+        per_bus = virtual_bus_settings(settings, config.buses)
         self.ios: dict[str | None, CanFrameIO] = {}
         try:
-            per_bus = virtual_bus_settings(settings, config.buses)
             single = len(per_bus) == 1
             for bus, bus_settings in per_bus.items():
                 self.ios[None if single else bus] = CanFrameIO(open_bus(bus_settings), self.core.reply_ids)
