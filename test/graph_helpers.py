@@ -4,7 +4,10 @@ Every process started here gets ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` and 
 of its own (:func:`fresh_domain_id`: free when the test starts), so tests never reach another
 machine or each other. A stranger may still join that domain later; a test that runs its
 nodes and its :class:`GraphClient` under :func:`own_namespace` (``namespace=``) subscribes
-only to its own nodes' topics, so a stranger's ``/joint_states`` never reaches it.
+only to its own nodes' topics, so a stranger's ``/joint_states`` never reaches it. On an
+absolute topic (``/diagnostics``, ``/clock``) a namespace does not help: the test reads it
+with :func:`subscribe_own` (``GraphClient.subscribe(..., nodes=)``), which keeps only its own
+nodes' messages, and checks with :func:`publishers_of` that it is the only ``/clock``.
 """
 
 from __future__ import annotations
@@ -127,12 +130,20 @@ class GraphClient:
         self.node.destroy_node()
         self.rclpy.try_shutdown(context=self.context)
 
-    def subscribe(self, msg_type, topic: str) -> list:
+    def subscribe(self, msg_type, topic: str, nodes: list[str] | None = None) -> list:
+        """Subscribe to ``topic``; return the list its messages are appended to (only those
+        of ``nodes``, when given: see :func:`subscribe_own`)."""
         from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS
 
         box = self.received.setdefault(topic, [])
-        self.node.create_subscription(msg_type, topic, box.append, SETPOINT_QOS)
+        if nodes is None:
+            self.node.create_subscription(msg_type, topic, box.append, SETPOINT_QOS)
+        else:
+            subscribe_own(self.node, msg_type, topic, nodes, box.append)
         return box
+
+    def publishers_of(self, topic: str) -> list[str]:
+        return publishers_of(self.node, topic)
 
     def publisher(self, msg_type, topic: str, qos=None):
         from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS
@@ -180,6 +191,72 @@ class GraphClient:
         assert self.spin_until(future.done, 10.0), "set_parameters timed out"
         self.node.destroy_client(client)
         return future.result().results
+
+    def get_parameters(self, node_name: str, *names: str) -> dict[str, Any]:
+        """Call ``<node>/get_parameters`` (the service ``ros2 param get`` uses).
+
+        Returns:
+            name → value (Python types; arrays as lists).
+        """
+        from rcl_interfaces.srv import GetParameters
+        from rclpy.parameter import parameter_value_to_python
+
+        client = self.node.create_client(GetParameters, f"{node_name}/get_parameters")
+        assert self.spin_until(client.service_is_ready, 10.0), "parameter service not ready"
+        future = client.call_async(GetParameters.Request(names=list(names)))
+        assert self.spin_until(future.done, 10.0), "get_parameters timed out"
+        self.node.destroy_client(client)
+        values = [parameter_value_to_python(v) for v in future.result().values]
+        return {
+            n: list(v) if not isinstance(v, (str, bool, int, float)) and v is not None else v
+            for n, v in zip(names, values)
+        }
+
+
+def _fqn(namespace: str, name: str) -> str:
+    return f"{namespace.rstrip('/')}/{name}"
+
+
+def publishers_of(node, topic: str) -> list[str]:
+    """The fully qualified names of the nodes publishing ``topic`` on ``node``'s domain, sorted
+    (a lockstep test checks it is its bridge alone on the absolute ``/clock``)."""
+    infos = node.get_publishers_info_by_topic(node.resolve_topic_name(topic))
+    return sorted(_fqn(e.node_namespace, e.node_name) for e in infos)
+
+
+def subscribe_own(node, msg_type, topic: str, nodes: list[str], callback: Callable[[Any], None], qos=None):
+    """Subscribe ``node`` to ``topic`` and pass ``callback`` only the messages published by
+    ``nodes`` (names relative to ``node``'s namespace, or fully qualified ``/ns/name``), told
+    by the publisher's GID (``publisher_gid`` of the message info against the graph's
+    endpoints). For absolute topics (``/diagnostics``, ``/clock``) a namespace does not keep
+    a stranger out; this does. Messages of a publisher the graph cannot name yet (its node
+    info lags its first messages) wait, in order, until it can. Spin ``node`` with a
+    SingleThreadedExecutor: rclpy 9.1.2's EventsExecutor fails on a callback that takes the
+    message info ("SystemError: null argument to internal routine").
+
+    Returns:
+        The ``Subscription``.
+    """
+    from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS
+
+    own = {n if n.startswith("/") else _fqn(node.get_namespace(), n) for n in nodes}
+    resolved = node.resolve_topic_name(topic)
+    verdicts: dict[bytes, bool] = {}  # publisher GID -> published by one of ``own``
+    waiting: dict[bytes, list] = {}  # messages of publishers not named yet, by GID
+
+    def on_message(msg, info) -> None:
+        waiting.setdefault(bytes(info["publisher_gid"]["data"]), []).append(msg)
+        if any(g not in verdicts for g in waiting):
+            for e in node.get_publishers_info_by_topic(resolved):
+                if not e.node_name.startswith("_"):  # "_NODE_NAME_UNKNOWN_": not told yet
+                    verdicts[bytes(e.endpoint_gid)] = _fqn(e.node_namespace, e.node_name) in own
+        for gid in [g for g in waiting if g in verdicts]:
+            messages = waiting.pop(gid)
+            if verdicts[gid]:
+                for m in messages:
+                    callback(m)
+
+    return node.create_subscription(msg_type, topic, on_message, qos or SETPOINT_QOS)
 
 
 @contextmanager

@@ -10,7 +10,7 @@ import pytest
 rclpy = pytest.importorskip("rclpy")
 pytestmark = pytest.mark.slow
 from free_drive_helpers import lockstep_time, publish_pushes, spin_to, state_at  # noqa: E402
-from graph_helpers import fresh_domain_id  # noqa: E402
+from graph_helpers import fresh_domain_id, own_namespace, publishers_of  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
@@ -56,13 +56,18 @@ def test_composed_free_drive_holds_the_arm_in_lockstep(repo_root):
     sim_time = {"use_sim_time": True}
     context = Context()
     rclpy.init(args=[], context=context, domain_id=fresh_domain_id())
+    ns = own_namespace()  # every node under it: a stranger's topics never reach them
     composed = probe = None
     try:
         composed = ComposedFreeDrive(
             context,
-            free_drive={"parameter_overrides": _params({**fd_node, **sim_time})},
-            gravity={"parameter_overrides": _params({**values["gravity"], "urdf_path": urdf, **sim_time})},
+            free_drive={"namespace": ns, "parameter_overrides": _params({**fd_node, **sim_time})},
+            gravity={
+                "namespace": ns,
+                "parameter_overrides": _params({**values["gravity"], "urdf_path": urdf, **sim_time}),
+            },
             friction={
+                "namespace": ns,
                 "parameter_overrides": _params(
                     {
                         **values["friction"],
@@ -70,12 +75,13 @@ def test_composed_free_drive_holds_the_arm_in_lockstep(repo_root):
                         **fd_friction,
                         **sim_time,
                     }
-                )
+                ),
             },
             bridge={
-                "cli_args": ["--ros-args", "--params-file", str(files["bridge"])],
+                "namespace": ns,
                 "parameter_overrides": _params(
                     {
+                        **values["bridge"],
                         "simulate": True,
                         "urdf_path": urdf,
                         "sim_config": str(repo_root / "config" / "sim_palletizer.yaml"),
@@ -93,7 +99,7 @@ def test_composed_free_drive_holds_the_arm_in_lockstep(repo_root):
         # the measured state is handed over, not subscribed to
         assert free.state_subscription not in free.subscriptions
         assert composed.friction.joint_states_subscription not in composed.friction.subscriptions
-        probe = rclpy.create_node("probe", context=context)
+        probe = rclpy.create_node("probe", namespace=ns, context=context)
         states = []
         probe.create_subscription(JointState, "joint_states", lambda m: states.append(m), 10)
         push = probe.create_publisher(JointState, "sim/external_effort", 10)
@@ -127,6 +133,8 @@ def test_composed_free_drive_holds_the_arm_in_lockstep(repo_root):
         # (test_free_drive_coast.py's bound), and stays
         assert abs(end - released) <= 0.15 * abs(v_release)
         assert abs(end - after) <= 2e-3
+        # /clock is absolute (no namespace keeps it ours): the bridge's alone (the free domain)
+        assert publishers_of(probe, "/clock") == [bridge.get_fully_qualified_name()]
     finally:
         if composed is not None:
             composed.destroy()

@@ -10,7 +10,7 @@ import pytest
 rclpy = pytest.importorskip("rclpy")
 pytestmark = pytest.mark.slow
 from free_drive_helpers import lockstep_time, publish_pushes, spin_to, state_at  # noqa: E402
-from graph_helpers import fresh_domain_id  # noqa: E402
+from graph_helpers import fresh_domain_id, own_namespace, publishers_of  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
@@ -50,14 +50,18 @@ def test_push_then_release_in_lockstep_through_the_nodes(repo_root, start):
     )
     context = Context()
     rclpy.init(args=[], context=context, domain_id=fresh_domain_id())
+    # every node under the test's own namespace (a stranger's topics never reach them), so the
+    # config files' sections (keyed by the bare node name) go in as values
+    ns = own_namespace()
     sim_time = {"use_sim_time": True}
     nodes = []
     try:
         bridge = MitBridgeNode(
             context=context,
-            cli_args=["--ros-args", "--params-file", str(bridge_file)],
+            namespace=ns,
             parameter_overrides=_params(
                 {
+                    **first_node_parameters(bridge_file)[1],
                     "simulate": True,
                     "urdf_path": urdf,
                     "sim_config": str(repo_root / "config" / "sim_palletizer.yaml"),
@@ -74,26 +78,24 @@ def test_push_then_release_in_lockstep_through_the_nodes(repo_root, start):
         nodes.append(
             GravityCompensationNode(
                 context=context,
-                cli_args=[
-                    "--ros-args",
-                    "--params-file",
-                    str(repo_root / "config" / "gravity_compensation.yaml"),
-                ],
-                parameter_overrides=_params({"urdf_path": urdf, **sim_time}),
+                namespace=ns,
+                parameter_overrides=_params(
+                    {
+                        **first_node_parameters(repo_root / "config" / "gravity_compensation.yaml")[1],
+                        "urdf_path": urdf,
+                        **sim_time,
+                    }
+                ),
             )
         )
         nodes.append(
             FrictionFeedforwardNode(
                 context=context,
-                cli_args=[
-                    "--ros-args",
-                    "--params-file",
-                    str(friction_file),
-                    "-r",
-                    "joint_setpoint:=gravity/joint_command",
-                ],
+                namespace=ns,
+                cli_args=["--ros-args", "-r", "joint_setpoint:=gravity/joint_command"],
                 parameter_overrides=_params(
                     {
+                        **first_node_parameters(friction_file)[1],
                         "arm_config": str(repo_root / "config" / "palletizer_arm.yaml"),
                         **fd_friction,
                         **sim_time,
@@ -102,10 +104,10 @@ def test_push_then_release_in_lockstep_through_the_nodes(repo_root, start):
             )
         )
         free = FreeDriveNode(
-            context=context, parameter_overrides=_params({**fd_node, "mode": start, **sim_time})
+            context=context, namespace=ns, parameter_overrides=_params({**fd_node, "mode": start, **sim_time})
         )
         nodes.append(free)
-        probe = rclpy.create_node("probe", context=context)
+        probe = rclpy.create_node("probe", namespace=ns, context=context)
         nodes.append(probe)
         states = []
         probe.create_subscription(JointState, "joint_states", lambda m: states.append(m), 10)
@@ -151,6 +153,8 @@ def test_push_then_release_in_lockstep_through_the_nodes(repo_root, start):
         assert abs(v_release) >= 0.3  # at a hand's speed
         assert abs(end - released) <= 0.15 * abs(v_release)  # from the release: it stops
         assert abs(end - after) <= 2e-3  # and stays
+        # /clock is absolute (no namespace keeps it ours): the bridge's alone (the free domain)
+        assert publishers_of(probe, "/clock") == [bridge.get_fully_qualified_name()]
     finally:
         for node in nodes:
             node.destroy_node()

@@ -26,6 +26,15 @@ def test_overrides_kp_zero_kd_scaled_measured_friction_and_both_gain_sets():
     assert (node["follow_kp"], node["follow_kd"]) == (BRIDGE["kp"], BRIDGE["kd"])
 
 
+def test_a_number_for_the_bridges_kp_kd_means_every_joint():
+    """``kp: 5.0`` in the bridge's file (the bridge takes it for every joint) is read so here too."""
+    bridge, _, node = free_drive_overrides(
+        {**BRIDGE, "kp": 5.0, "kd": 2}, ["a", "b"], {}, kd_scale=0.5, friction_deadband=0.0, rate_hz=0.0
+    )
+    assert bridge == {"kp": [0.0, 0.0], "kd": [1.0, 1.0]}
+    assert (node["follow_kp"], node["follow_kd"]) == ([5.0, 5.0], [2.0, 2.0])
+
+
 def test_no_fixed_joint_and_a_larger_deadband_kept():
     _, friction, node = free_drive_overrides(
         BRIDGE, ["a", "b"], {}, kd_scale=1.0, friction_deadband=0.05, rate_hz=250.0
@@ -179,17 +188,15 @@ def test_launch_composed_free_drive_runs_and_removes_its_file(repo_root, tmp_pat
     from test_launch import launched, require_installed_package
 
     require_installed_package()
-    from graph_helpers import fresh_domain_id, graph_client
+    from graph_helpers import fresh_domain_id, graph_client, own_namespace
     from sensor_msgs.msg import JointState
 
     monkeypatch.setenv("TMPDIR", str(tmp_path))  # the launch's tempfile files land here
-    domain = fresh_domain_id()
-    with (
-        launched(repo_root, domain, "namespace:=fd_test", "composed:=true", "mode:=free_drive") as proc,
-        graph_client(domain) as client,
-    ):
-        states = client.subscribe(JointState, "/fd_test/joint_states")
-        setpoints = client.subscribe(JointState, "/fd_test/joint_setpoint")
+    domain, ns = fresh_domain_id(), own_namespace()
+    args = (f"namespace:={ns.lstrip('/')}", "composed:=true", "mode:=free_drive")
+    with launched(repo_root, domain, *args) as proc, graph_client(domain, ns) as client:
+        states = client.subscribe(JointState, "joint_states")
+        setpoints = client.subscribe(JointState, "joint_setpoint")
         ok = client.spin_until(lambda: len(states) > 20 and len(setpoints) > 20, 60.0, proc)
         assert list(tmp_path.glob("composed_chain_*.yaml")), "no composed parameter file written"
         os.killpg(proc.pid, signal.SIGINT)

@@ -68,9 +68,35 @@ def test_a_stale_motor_brings_the_timeout_behaviour_never_an_old_pose_torque():
     stopped = np.flatnonzero(np.isnan(b.command[:, 0]))
     assert stopped.size, "free drive kept commanding with a stale motor"
     first = int(stopped[0])
-    # within stale_cycles exchanges of the mute, and never again while stale
-    assert first <= loop.config.stale_cycles + 2
+    # once its last reply is older than stale_timeout (as free_drive_node judges it), one tick
+    # per exchange here: 0.05 s × 500 Hz = 25 missed replies, not the bridge's stale flag at
+    # stale_cycles (10); and never again while stale
+    assert loop.schedule.tick_steps == loop.schedule.exchange_steps
+    limit = loop.source.config.stale_timeout * loop.config.rate_hz
+    assert loop.config.stale_cycles < limit < first <= limit + 3, (first, limit)
     assert np.isnan(b.command[first:]).all()
     timeout = loop.config.timeout_behavior
     assert all(s.behavior == timeout for s in status), [(s.name, s.behavior) for s in status]
     print(f"stale motor: no setpoint from tick {first} after the mute; bridge behaviour {timeout}")
+
+
+def test_a_short_reply_gap_beyond_stale_cycles_but_within_stale_timeout_keeps_free_drive():
+    """15 missed replies (30 ms at 500 Hz): the bridge flags the motor stale (stale_cycles 10)
+    but its last reply is younger than stale_timeout (50 ms), so free drive goes on, as
+    free_drive_node does (before: the lockstep loop stopped at the flag, tick 11)."""
+    pytest.importorskip("pinocchio")
+    loop = free_drive_loop("palletizer")
+    flagged = []  # per tick of the run: the bridge flags a motor stale
+
+    def gap(t):  # muted for the run's first 15 ticks (one exchange each)
+        loop.sim.set_muted("shoulder_pitch", len(flagged) < 15)
+        flagged.append(any(s.stale for s in loop.core.status()))
+
+    try:
+        a, _ = release(loop, 0.5)
+        b = loop.run(0.2, on_tick=gap)
+    finally:
+        loop.close()
+    assert any(flagged), "the gap did not reach the bridge's stale flag"
+    assert np.isfinite(b.command).all(), np.flatnonzero(np.isnan(b.command[:, 0]))
+    assert np.abs(b.q[-1] - a.q[-1]).max() <= 2e-3  # still held in free drive

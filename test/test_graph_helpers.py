@@ -90,3 +90,38 @@ def test_a_stranger_on_the_domain_does_not_reach_a_namespaced_test(tmp_path):
         states.publish(ours)
         assert client.spin_until(lambda: len(setpoints) >= 20, 15.0, proc)
     assert all(list(m.name) == NAMES and list(m.position) == list(ours.position) for m in setpoints)
+
+
+@pytest.mark.slow  # DDS participants
+def test_a_stranger_on_an_absolute_topic_is_not_heard():
+    """``/diagnostics`` is absolute: a namespace does not keep a stranger's off it. Ours (a
+    node under its own namespace) and a stranger (same node name, root namespace) both keep
+    publishing statuses; the reader keeps only ours, told by publisher GID, while a plain
+    subscription in the same reader hears both."""
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+
+    domain, ns = fresh_domain_id(), own_namespace()
+    with (
+        graph_client(domain, ns) as ours,
+        graph_client(domain) as stranger,
+        graph_client(domain, own_namespace()) as reader,
+    ):
+        kept = reader.subscribe(DiagnosticArray, "/diagnostics", nodes=[ours.node.get_fully_qualified_name()])
+        heard: list = []
+        reader.node.create_subscription(DiagnosticArray, "/diagnostics", heard.append, 10)
+        pubs = [
+            (c.publisher(DiagnosticArray, "/diagnostics"), name)
+            for c, name in ((ours, "ours"), (stranger, "x"))
+        ]
+        for pub, _ in pubs:  # both matched with the reader's two subscriptions
+            assert reader.spin_until(lambda: pub.get_subscription_count() >= 2, 15.0), pub.topic_name
+
+        def both_heard() -> bool:
+            for pub, name in pubs:
+                pub.publish(DiagnosticArray(status=[DiagnosticStatus(name=name)]))
+            reader.spin_for(0.02)
+            return {m.status[0].name for m in heard} == {"ours", "x"} and len(kept) >= 20
+
+        assert ours.node.get_name() == stranger.node.get_name()  # told apart by namespace, not name
+        assert reader.spin_until(both_heard, 20.0), f"heard {len(heard)}, kept {len(kept)}"
+    assert {m.status[0].name for m in kept} == {"ours"}

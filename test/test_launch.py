@@ -285,16 +285,16 @@ def launched(repo_root, domain: int, *arguments: str):
 def test_launch_runs_and_data_flows(repo_root):
     """Start arm.launch.py (simulated arm, sine player) and see joint_command and joint_states."""
     require_installed_package()
-    from graph_helpers import fresh_domain_id, graph_client
+    from graph_helpers import fresh_domain_id, graph_client, own_namespace
     from sensor_msgs.msg import JointState
 
-    domain = fresh_domain_id()
+    domain, ns = fresh_domain_id(), own_namespace()
     with (
-        launched(repo_root, domain, "namespace:=launch_test", "player:=sine") as proc,
-        graph_client(domain) as client,
+        launched(repo_root, domain, f"namespace:={ns.lstrip('/')}", "player:=sine") as proc,
+        graph_client(domain, ns) as client,
     ):
-        commands = client.subscribe(JointState, "/launch_test/joint_command")
-        states = client.subscribe(JointState, "/launch_test/joint_states")
+        commands = client.subscribe(JointState, "joint_command")
+        states = client.subscribe(JointState, "joint_states")
         ok = client.spin_until(lambda: len(commands) > 20 and len(states) > 20, 60.0, proc)
         assert ok, f"joint_command {len(commands)}, joint_states {len(states)}"
         assert list(commands[-1].name) == ["base_yaw", "shoulder_pitch", "beam_pitch"]
@@ -313,17 +313,17 @@ def test_launch_without_player_holds_the_arm(repo_root, lockstep):
     wall clock, over some second within 20 s more (load can stall a stage past the bridge's
     command timeout)."""
     require_installed_package()
-    from graph_helpers import fresh_domain_id, graph_client
+    from graph_helpers import fresh_domain_id, graph_client, own_namespace
     from sensor_msgs.msg import JointState
 
     q0 = np.array([0.0, 0.3, 0.2])
-    domain = fresh_domain_id()
+    domain, ns = fresh_domain_id(), own_namespace()
     with (
-        launched(repo_root, domain, "namespace:=hold_test", f"lockstep:={lockstep}") as proc,
-        graph_client(domain) as client,
+        launched(repo_root, domain, f"namespace:={ns.lstrip('/')}", f"lockstep:={lockstep}") as proc,
+        graph_client(domain, ns) as client,
     ):
-        commands = client.subscribe(JointState, "/hold_test/joint_command")
-        states = client.subscribe(JointState, "/hold_test/joint_states")
+        commands = client.subscribe(JointState, "joint_command")
+        states = client.subscribe(JointState, "joint_states")
         assert client.spin_until(lambda: len(commands) > 0, 60.0, proc), "no joint_command without a player"
         states.clear()
         # 3 s of the arm's time (sim time in lockstep: joint_states at 500 Hz)
@@ -339,6 +339,8 @@ def test_launch_without_player_holds_the_arm(repo_root, lockstep):
         last = np.array([m.position for m in states[-500:]])
         assert list(commands[-1].name) == ["base_yaw", "shoulder_pitch", "beam_pitch"]
         assert list(commands[-1].position) == list(q0) and commands[-1].effort[1] < -0.1
+        if lockstep == "true":  # the absolute /clock the nodes tick on: the bridge's alone
+            assert client.publishers_of("/clock") == [f"{ns}/mit_bridge"]
     sag = np.abs(last - q0).max(axis=0)
     log = proc.stdout.read()
     assert np.all(sag < 0.01), f"sag {sag} [rad]:\n{log}"
@@ -586,21 +588,22 @@ def test_launch_arm_profile_follows_pick_place(repo_root):
     motor joint; measured 1.2–6.2 mrad) while dof_joint1 moves > 0.2 rad toward the pick pose
     (0.3 rad). Before the fix three nodes exited 2 and nothing flowed."""
     require_installed_package()
-    from graph_helpers import fresh_domain_id, graph_client
+    from graph_helpers import fresh_domain_id, graph_client, own_namespace
     from sensor_msgs.msg import JointState
 
     want = yam_ultra_expected(repo_root)
     motors = want["friction_joints"]
-    domain = fresh_domain_id()
-    args = ("namespace:=yam_test", "arm:=yam_ultra", "player:=pick_place", "lockstep:=true")
-    with launched(repo_root, domain, *args) as proc, graph_client(domain) as client:
-        commands = client.subscribe(JointState, "/yam_test/joint_command")
-        states = client.subscribe(JointState, "/yam_test/joint_states")
+    domain, ns = fresh_domain_id(), own_namespace()
+    args = (f"namespace:={ns.lstrip('/')}", "arm:=yam_ultra", "player:=pick_place", "lockstep:=true")
+    with launched(repo_root, domain, *args) as proc, graph_client(domain, ns) as client:
+        commands = client.subscribe(JointState, "joint_command")
+        states = client.subscribe(JointState, "joint_states")
         assert client.spin_until(lambda: len(commands) > 0, 60.0, proc), proc.poll()
         # joint_states at 500 Hz of sim time: 4 s
         assert client.spin_until(lambda: len(states) >= 2000, 90.0, proc), len(states)
         command_log = list(commands)
         state_log = list(states)
+        assert client.publishers_of("/clock") == [f"{ns}/mit_bridge"]  # lockstep: the bridge's alone
     assert list(command_log[-1].name) == want["joint_names"]
     effort = dict(zip(command_log[-1].name, command_log[-1].effort))
     assert abs(effort["dof_joint2"]) > 0.1 and abs(effort["dof_joint3"]) > 0.1, effort

@@ -19,7 +19,14 @@ import yaml
 rclpy = pytest.importorskip("rclpy")
 pytestmark = pytest.mark.slow  # graph-level: starts node processes (fast tier: -m "not slow")
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
-from graph_helpers import GraphClient, fresh_domain_id, graph_client, node_process, write_params  # noqa: E402
+from graph_helpers import (  # noqa: E402
+    GraphClient,
+    fresh_domain_id,
+    graph_client,
+    node_process,
+    own_namespace,
+    write_params,
+)
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Bool  # noqa: E402
@@ -101,7 +108,7 @@ def _positions(states):
 def _motor_status(diags, joint):
     for array in reversed(diags):
         for st in array.status:
-            if st.name == f"/{NODE}: {joint}":
+            if st.name.endswith(f"/{NODE}: {joint}"):  # the test's own bridge, in its namespace
                 return st, {kv.key: kv.value for kv in st.values}
     return None, {}
 
@@ -121,11 +128,14 @@ def _stream(client, pub, msg_fn, seconds, proc=None, period=0.01):
 @pytest.fixture(scope="module")
 def running(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("bridge")
-    domain = fresh_domain_id()
-    path = write_params(tmp / "params.yaml", NODE, _params(_sim_yaml(tmp / "sim.yaml")))
-    with node_process("mit_bridge_node", domain, path) as proc, graph_client(domain) as client:
+    domain, ns = fresh_domain_id(), own_namespace()
+    path = write_params(tmp / "params.yaml", NODE, _params(_sim_yaml(tmp / "sim.yaml")), namespace=ns)
+    with (
+        node_process("mit_bridge_node", domain, path, namespace=ns) as proc,
+        graph_client(domain, ns) as client,
+    ):
         states = client.subscribe(JointState, "joint_states")
-        diags = client.subscribe(DiagnosticArray, "diagnostics")
+        diags = client.subscribe(DiagnosticArray, "/diagnostics", nodes=[NODE])
         commands = client.publisher(JointState, "joint_command")
         holding = client.publisher(Bool, "gripper/holding")
         client.wait_for_subscriber(commands, timeout=20.0, proc=proc)
@@ -196,7 +206,7 @@ def test_nan_command_rejected_and_counted(running):
     commands.publish(msg)
     n0 = len(diags)
     assert client.spin_until(lambda: len(diags) > n0 + 1, 2.0, proc)
-    bus = [st for st in diags[-1].status if st.name == f"/{NODE}: bus can0"][0]
+    bus = [st for st in diags[-1].status if st.name.endswith(f"/{NODE}: bus can0")][0]
     values = {kv.key: kv.value for kv in bus.values}
     assert int(values["rejected_commands"]) >= 1
     # 3 motors × (command + reply) × 500 Hz × 135 bit / 1 Mbit/s = 0.405
@@ -205,9 +215,12 @@ def test_nan_command_rejected_and_counted(running):
 
 
 def test_sigint_exits_cleanly(tmp_path):
-    domain = fresh_domain_id()
-    path = write_params(tmp_path / "p.yaml", NODE, _params(_sim_yaml(tmp_path / "sim.yaml")))
-    with node_process("mit_bridge_node", domain, path) as proc, graph_client(domain) as client:
+    domain, ns = fresh_domain_id(), own_namespace()
+    path = write_params(tmp_path / "p.yaml", NODE, _params(_sim_yaml(tmp_path / "sim.yaml")), namespace=ns)
+    with (
+        node_process("mit_bridge_node", domain, path, namespace=ns) as proc,
+        graph_client(domain, ns) as client,
+    ):
         states = client.subscribe(JointState, "joint_states")
         commands = client.publisher(JointState, "joint_command")
         assert client.spin_until(lambda: len(states) > 0, 20.0, proc)
@@ -238,10 +251,12 @@ def test_bad_configuration_exits_with_reason(tmp_path):
 def inproc(tmp_path):
     from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode
 
-    client = GraphClient(fresh_domain_id())
+    client = GraphClient(fresh_domain_id(), own_namespace())
     params = _params(_sim_yaml(tmp_path / "sim.yaml"), kp=[20.0, 30.0, 15.0], kd=[0.5, 1.0, 0.3])
     node = MitBridgeNode(
-        context=client.context, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]
+        context=client.context,
+        namespace=client.node.get_namespace(),
+        parameter_overrides=[Parameter(k, value=v) for k, v in params.items()],
     )
     client.executor.add_node(node)
     spy = open_bus(CanSettings("virtual", node.settings.channel, 1_000_000))
@@ -265,7 +280,7 @@ def _frames(spy, can_id=None):
 def test_fault_error_diagnostic_and_safe_output_for_that_motor_only(inproc, models):
     client, node, spy = inproc
     bare, _ = models
-    diags = client.subscribe(DiagnosticArray, "diagnostics")
+    diags = client.subscribe(DiagnosticArray, "/diagnostics", nodes=[NODE])
     commands = client.publisher(JointState, "joint_command")
     q = np.array([Q0[n] for n in JOINTS])
     _stream(client, commands, lambda: _command(q, bare.gravity(q)), 0.3)
@@ -285,7 +300,7 @@ def test_fault_error_diagnostic_and_safe_output_for_that_motor_only(inproc, mode
     # explicit clear through the service
     from std_srvs.srv import Trigger
 
-    cli = client.node.create_client(Trigger, f"/{NODE}/clear_faults")
+    cli = client.node.create_client(Trigger, f"{NODE}/clear_faults")
     assert client.spin_until(cli.service_is_ready, 5.0)
     future = cli.call_async(Trigger.Request())
     assert client.spin_until(future.done, 5.0)
@@ -297,7 +312,7 @@ def test_fault_error_diagnostic_and_safe_output_for_that_motor_only(inproc, mode
 
 def test_removed_replies_become_stale(inproc):
     client, node, spy = inproc
-    diags = client.subscribe(DiagnosticArray, "diagnostics")
+    diags = client.subscribe(DiagnosticArray, "/diagnostics", nodes=[NODE])
     node._sim.set_muted("shoulder_pitch")  # noqa: SLF001
     client.spin_for(0.3)  # > stale_cycles (10) periods of 2 ms
     st, values = _motor_status(diags, "shoulder_pitch")
@@ -362,7 +377,7 @@ def test_position_setpoints_beyond_the_urdf_limits_are_clamped(inproc, models):
             urdf[motor.name].lower,
             urdf[motor.name].upper,
         )
-    diags = client.subscribe(DiagnosticArray, "diagnostics")
+    diags = client.subscribe(DiagnosticArray, "/diagnostics", nodes=[NODE])
     commands = client.publisher(JointState, "joint_command")
     q = np.array([Q0[n] for n in JOINTS])
     beyond = q.copy()
@@ -568,7 +583,7 @@ def test_diagnostics_names_carry_the_namespace_and_the_bus(tmp_path):
     )
     try:
         client.executor.add_node(node)
-        diags = client.subscribe(DiagnosticArray, "/diagnostics")
+        diags = client.subscribe(DiagnosticArray, "/diagnostics", nodes=["/left/mit_bridge"])
         assert client.spin_until(lambda: len(diags) > 1, 5.0)
         names = {st.name: st for st in diags[-1].status}
         assert set(names) == {f"/left/mit_bridge: {j}" for j in JOINTS} | {"/left/mit_bridge: bus can3"}
@@ -591,11 +606,13 @@ def test_can_fd_simulated_arm_runs_and_frames_are_fd_with_bit_rate_switch(tmp_pa
     from gravity_friction_comp.mit.bus_load import mit_bus_load
     from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode
 
-    client = GraphClient(fresh_domain_id())
+    client = GraphClient(fresh_domain_id(), own_namespace())
     fd = {"can.fd": True, "can.data_bitrate": 5_000_000}
     params = _params(_sim_yaml(tmp_path / "sim.yaml"), **fd)
     node = MitBridgeNode(
-        context=client.context, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]
+        context=client.context,
+        namespace=client.node.get_namespace(),
+        parameter_overrides=[Parameter(k, value=v) for k, v in params.items()],
     )
     spy = open_bus(CanSettings("virtual", node.settings.channel, 1_000_000, fd=True, data_bitrate=5_000_000))
     try:
@@ -603,7 +620,7 @@ def test_can_fd_simulated_arm_runs_and_frames_are_fd_with_bit_rate_switch(tmp_pa
         assert node.simulation is not None and node.simulation.settings.fd
         client.executor.add_node(node)
         states = client.subscribe(JointState, "joint_states")
-        diags = client.subscribe(DiagnosticArray, "diagnostics")
+        diags = client.subscribe(DiagnosticArray, "/diagnostics", nodes=[NODE])
         assert client.spin_until(lambda: len(states) > 20 and len(diags) > 1, 5.0)
         assert set(states[-1].name) == set(JOINTS)
         q = _positions(states)

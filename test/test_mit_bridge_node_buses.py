@@ -39,8 +39,8 @@ def test_one_bridge_two_buses_routes_frames_and_reports_each_bus(tmp_path):
     try:
         assert set(node.simulation.buses) == {"can3", "can4"}
         client.executor.add_node(node)
-        states = client.subscribe(JointState, "/left/joint_states")
-        diags = client.subscribe(DiagnosticArray, "/diagnostics")
+        states = client.subscribe(JointState, "/left/joint_states", nodes=["/left/mit_bridge"])
+        diags = client.subscribe(DiagnosticArray, "/diagnostics", nodes=["/left/mit_bridge"])
         assert client.spin_until(lambda: len(states) > 20 and len(diags) > 1, 5.0)
         assert set(states[-1].name) == set(JOINTS)
         seen = {}

@@ -13,7 +13,7 @@ import yaml
 rclpy = pytest.importorskip("rclpy")
 pytestmark = pytest.mark.slow  # graph-level: starts a node process (fast tier: -m "not slow")
 from conftest import REPO_ROOT  # noqa: E402
-from graph_helpers import fresh_domain_id, graph_client, node_process, write_params  # noqa: E402
+from graph_helpers import fresh_domain_id, graph_client, node_process, own_namespace, write_params  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
 from gravity_friction_comp.sim.socketcand_server import SocketcandServer  # noqa: E402
@@ -34,11 +34,14 @@ def test_bridge_node_over_socketcand_reads_the_sims_positions(tmp_path):
         sim.start()
         bridge = dict(values, simulate=False, **{"can.interface": "socketcand", "can.host": "127.0.0.1"})
         bridge["can.port"] = server.port
-        path = write_params(tmp_path / "bridge.yaml", "mit_bridge", bridge)
-        domain = fresh_domain_id()
+        domain, ns = fresh_domain_id(), own_namespace()
+        path = write_params(tmp_path / "bridge.yaml", "mit_bridge", bridge, namespace=ns)
         try:
-            with node_process("mit_bridge_node", domain, path) as proc, graph_client(domain) as client:
-                states = client.subscribe(JointState, "/joint_states")
+            with (
+                node_process("mit_bridge_node", domain, path, namespace=ns) as proc,
+                graph_client(domain, ns) as client,
+            ):
+                states = client.subscribe(JointState, "joint_states")
                 assert client.spin_until(lambda: len(states) > 50, 30.0, proc), proc.stdout
                 client.spin_for(0.5)  # held (startup_behavior hold) and settled
                 states.clear()

@@ -1,7 +1,8 @@
 """composed_chain: the one-process chain equals the separate-node chain bit for bit, its
 terms stay on their topics and parameters, and a raising stage never stops the bridge.
 
-The separate chain is the two stage executables in subprocesses (namespace ``/sep``, wired as
+Both chains run under the test's own namespace (a stranger on the domain is not heard); the
+separate chain is the two stage executables in subprocesses (its ``sep``, wired as
 ``arm.launch.py`` wires them); the composed chain runs in this process (a python-can
 ``virtual`` bus is visible only inside its process, so a spy bus sees the bridge's frames).
 """
@@ -19,7 +20,7 @@ rclpy = pytest.importorskip("rclpy")
 pytestmark = pytest.mark.slow  # graph-level: starts node processes
 from conftest import REPO_ROOT  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
-from graph_helpers import GraphClient, fresh_domain_id, node_process  # noqa: E402
+from graph_helpers import GraphClient, fresh_domain_id, node_process, own_namespace  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
@@ -58,8 +59,8 @@ def _bridge(sim_yaml: str) -> dict:
     }
 
 
-def _overrides(values: dict) -> dict:
-    return {"parameter_overrides": [Parameter(k, value=v) for k, v in values.items()]}
+def _overrides(values: dict, **kwargs) -> dict:
+    return {"parameter_overrides": [Parameter(k, value=v) for k, v in values.items()], **kwargs}
 
 
 def _bits(values) -> list[str]:
@@ -88,13 +89,13 @@ def _running_chain(tmp_path, **bridge):
     sim.write_text(
         yaml.safe_dump({"simulation": {"version": 1, "physics_rate_hz": 1000.0, "joints": joints}})
     )
-    domain = fresh_domain_id()
-    client = GraphClient(domain)
+    domain, ns = fresh_domain_id(), own_namespace()
+    client = GraphClient(domain, ns)
     chain = ComposedChain(
         context=client.context,
-        gravity=_overrides(GRAVITY),
-        friction=_overrides(FRICTION),
-        bridge=_overrides({**_bridge(str(sim)), **bridge}),
+        gravity=_overrides(GRAVITY, namespace=ns),
+        friction=_overrides(FRICTION, namespace=ns),
+        bridge=_overrides({**_bridge(str(sim)), **bridge}, namespace=ns),
     )
     for node in chain.nodes:
         client.executor.add_node(node)
@@ -135,21 +136,21 @@ def test_composed_equals_separate_chain_bit_for_bit(composed):
             }
         )
     )
-    ns = ["-r", "__ns:=/sep"]
+    ns = ["-r", f"__ns:={client.node.get_namespace()}/sep"]
     gravity_args = [*ns, "-r", "joint_command:=gravity/joint_command"]
     friction_args = [*ns, "-r", "joint_setpoint:=gravity/joint_command"]
     with (
         node_process("gravity_compensation_node", domain, str(params), gravity_args) as g,
         node_process("friction_feedforward_node", domain, str(params), friction_args) as f,
     ):
-        sep_out = client.subscribe(JointState, "/sep/joint_command")
-        sep_grav = client.subscribe(JointState, "/sep/gravity/joint_command")
-        out = client.subscribe(JointState, "/joint_command")
-        grav = client.subscribe(JointState, "/gravity/joint_command")
-        terms = client.subscribe(JointState, "/friction_feedforward/effort")
+        sep_out = client.subscribe(JointState, "sep/joint_command")
+        sep_grav = client.subscribe(JointState, "sep/gravity/joint_command")
+        out = client.subscribe(JointState, "joint_command")
+        grav = client.subscribe(JointState, "gravity/joint_command")
+        terms = client.subscribe(JointState, "friction_feedforward/effort")
         pubs = [
-            client.publisher(JointState, "/sep/joint_setpoint"),
-            client.publisher(JointState, "/joint_setpoint"),
+            client.publisher(JointState, "sep/joint_setpoint"),
+            client.publisher(JointState, "joint_setpoint"),
         ]
         for pub in pubs:
             client.wait_for_subscriber(pub, timeout=20.0, proc=g)
@@ -233,8 +234,9 @@ def _stream(client, pub, seconds, period=0.004, t0=10.0, q=0.1):
 
 def test_a_raising_stage_never_stops_the_bridge(composed):
     client, chain, spy, received, domain, tmp_path = composed
-    diags = client.subscribe(DiagnosticArray, "/diagnostics")
-    pub = client.publisher(JointState, "/joint_setpoint")
+    diags = client.subscribe(DiagnosticArray, "/diagnostics", nodes=["mit_bridge"])
+    chain_name = f"{chain.bridge.get_fully_qualified_name()}: chain"
+    pub = client.publisher(JointState, "joint_setpoint")
     client.wait_for_subscriber(pub)
     _stream(client, pub, 0.3)
     assert received, "the chain delivered nothing"
@@ -262,7 +264,7 @@ def test_a_raising_stage_never_stops_the_bridge(composed):
         # the bridge kept feeding the motor (500 Hz nominal; a loaded machine gets less)
         assert len(after) >= 0.1 * TIMEOUT * 500
         client.spin_for(0.15)
-        chain_status = [s for a in diags for s in a.status if s.name == "/mit_bridge: chain"]
+        chain_status = [s for a in diags for s in a.status if s.name == chain_name]
         assert chain_status and chain_status[-1].level == DiagnosticStatus.ERROR
         assert "injected" in chain_status[-1].message
     finally:
@@ -270,7 +272,7 @@ def test_a_raising_stage_never_stops_the_bridge(composed):
     _stream(client, pub, 0.2)
     assert len(received) > n_ok and chain.errors >= errors
     client.spin_for(0.15)
-    chain_status = [s for a in diags for s in a.status if s.name == "/mit_bridge: chain"]
+    chain_status = [s for a in diags for s in a.status if s.name == chain_name]
     assert chain_status[-1].level == DiagnosticStatus.OK
     assert _frames(spy, 2)[-1].kp > 0  # commanded again
 
@@ -279,7 +281,7 @@ def test_bad_input_is_dropped_by_the_stages_own_checks(composed):
     """A NaN setpoint or a missing joint: dropped by the stage as in the separate node (no
     chain error, nothing reaches the bridge), the next good one goes through."""
     client, chain, spy, received, *_ = composed
-    pub = client.publisher(JointState, "/joint_setpoint")
+    pub = client.publisher(JointState, "joint_setpoint")
     client.wait_for_subscriber(pub)
     _stream(client, pub, 0.1)
     n = len(received)
@@ -354,7 +356,7 @@ def test_a_command_that_overflows_on_the_motor_side_is_refused_by_the_bridge_not
 
     gains = {"gear_ratio": [gear] * 3, "kp": [2.0] * 3, "kd": [0.05] * 3}
     with _running_chain(tmp_path, **gains) as (client, chain, spy, _):
-        pub = client.publisher(JointState, "/joint_setpoint")
+        pub = client.publisher(JointState, "joint_setpoint")
         client.wait_for_subscriber(pub)
         # through the stages: each huge field is dropped or clamped before the bridge
         for k, field in enumerate(("position", "velocity", "effort")):

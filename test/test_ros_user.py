@@ -15,7 +15,7 @@ pytest.importorskip("rclpy")
 pytestmark = pytest.mark.slow  # graph-level: starts node processes (fast tier: -m "not slow")
 
 from conftest import REPO_ROOT  # noqa: E402
-from graph_helpers import fresh_domain_id, graph_client, node_process, warm_up, write_params  # noqa: E402
+from graph_helpers import fresh_domain_id, graph_client, node_process, own_namespace, warm_up, write_params  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
 from gravity_friction_comp.param_files import node_parameters  # noqa: E402
@@ -34,6 +34,12 @@ GRAVITY = {
     "payload.attached": True,
 }
 FRICTION = {"joints": JOINTS, "arm_config": ARM_YAML}
+#: The simulated palletizer's bridge: config/mit_bridge.yaml, simulated.
+BRIDGE = {
+    **node_parameters(REPO_ROOT / "config" / "mit_bridge.yaml", "mit_bridge"),
+    "simulate": True,
+    "urdf_path": URDF,
+}
 BAD_OUTPUT = ("Traceback", "KeyboardInterrupt", "Failed to publish", "context is invalid", "FATAL")
 
 
@@ -54,25 +60,21 @@ FRICTION_REMAP = ["-r", "joint_setpoint:=gravity/joint_command"]
 def test_sigint_to_the_process_group_exits_cleanly(tmp_path, delay):
     """What ``ros2 launch`` does on Ctrl-C: one SIGINT to the group while setpoints flow at
     ~500 Hz; every node exits with 0 and prints no traceback."""
-    domain = fresh_domain_id()
-    g_path = write_params(tmp_path / "g.yaml", "gravity_compensation", GRAVITY)
-    f_path = write_params(tmp_path / "f.yaml", "friction_feedforward", FRICTION)
-    b_args = [
-        "--params-file",
-        str(REPO_ROOT / "config" / "mit_bridge.yaml"),
-        "-p",
-        "simulate:=true",
-        "-p",
-        f"urdf_path:={URDF}",
-    ]
-    with node_process("gravity_compensation_node", domain, g_path, GRAVITY_REMAP, process_group=0) as gravity:
+    domain, ns = fresh_domain_id(), own_namespace()
+    g_path = write_params(tmp_path / "g.yaml", "gravity_compensation", GRAVITY, namespace=ns)
+    f_path = write_params(tmp_path / "f.yaml", "friction_feedforward", FRICTION, namespace=ns)
+    b_path = write_params(tmp_path / "b.yaml", "mit_bridge", BRIDGE, namespace=ns)
+    gravity_process = node_process(
+        "gravity_compensation_node", domain, g_path, GRAVITY_REMAP, process_group=0, namespace=ns
+    )
+    with gravity_process as gravity:
         group = os.getpgid(gravity.pid)
         with (
             node_process(
-                "friction_feedforward_node", domain, f_path, FRICTION_REMAP, process_group=group
+                "friction_feedforward_node", domain, f_path, FRICTION_REMAP, process_group=group, namespace=ns
             ) as friction,
-            node_process("mit_bridge_node", domain, None, b_args, process_group=group) as bridge,
-            graph_client(domain) as client,
+            node_process("mit_bridge_node", domain, b_path, process_group=group, namespace=ns) as bridge,
+            graph_client(domain, ns) as client,
         ):
             procs = {"gravity": gravity, "friction": friction, "bridge": bridge}
             commands = client.subscribe(JointState, "joint_command")
@@ -112,7 +114,7 @@ def _dump(client, node_name: str) -> dict:
     from rcl_interfaces.srv import GetParameters, ListParameters
 
     def call(srv, name, request):
-        cli = client.node.create_client(srv, f"/{node_name}/{name}")
+        cli = client.node.create_client(srv, f"{node_name}/{name}")
         assert client.spin_until(cli.service_is_ready, 10.0), f"{name} not ready"
         future = cli.call_async(request)
         assert client.spin_until(future.done, 10.0), f"{name} timed out"
@@ -142,7 +144,7 @@ def _dump(client, node_name: str) -> dict:
         for g in groups:
             node = node.setdefault(g, {})
         node[leaf] = plain
-    return {f"/{node_name}": {"ros__parameters": tree}}
+    return {f"{client.node.get_namespace().rstrip('/')}/{node_name}": {"ros__parameters": tree}}
 
 
 def _output(client, setpoints, commands, proc, msg) -> JointState:
@@ -163,10 +165,10 @@ def test_param_dump_loads_back(tmp_path, module, node_name, params):
     """A dump written from the parameter services (unset parameters as ``null``) starts the
     node again with ``--params-file`` and gives the same output; through param_files (what
     the launch files and the demo use) no ``None`` is left."""
-    domain = fresh_domain_id()
-    path = write_params(tmp_path / "p.yaml", node_name, params)
+    domain, ns = fresh_domain_id(), own_namespace()
+    path = write_params(tmp_path / "p.yaml", node_name, params, namespace=ns)
     msg = _setpoint([0.1, 0.4, 0.3])
-    with node_process(module, domain, path) as proc, graph_client(domain) as client:
+    with node_process(module, domain, path, namespace=ns) as proc, graph_client(domain, ns) as client:
         commands = client.subscribe(JointState, "joint_command")
         setpoints = client.publisher(JointState, "joint_setpoint")
         warm_up(client, setpoints, msg, commands, proc, timeout=30.0)
@@ -179,9 +181,12 @@ def test_param_dump_loads_back(tmp_path, module, node_name, params):
     assert ": null" in text  # unset parameters are in the dump, as ros2 param dump writes them
     dump_path = tmp_path / "dump.yaml"
     dump_path.write_text(text)
-    loaded = node_parameters(dump_path, node_name)
+    loaded = node_parameters(dump_path, node_name, namespace=ns)
     assert None not in loaded.values() and loaded["scale"] == 1.0
-    with node_process(module, domain, str(dump_path)) as proc, graph_client(domain) as client:
+    with (
+        node_process(module, domain, str(dump_path), namespace=ns) as proc,
+        graph_client(domain, ns) as client,
+    ):
         commands = client.subscribe(JointState, "joint_command")
         setpoints = client.publisher(JointState, "joint_setpoint")
         warm_up(client, setpoints, msg, commands, proc, timeout=30.0)
@@ -194,12 +199,15 @@ def test_param_dump_loads_back(tmp_path, module, node_name, params):
 def test_integer_sets_and_bounds_over_dds(tmp_path):
     """`ros2 param set /gravity_compensation scale 1` and `payload.mass 2` work; absurd
     gravity and scale, bools and strings are refused with a reason."""
-    domain = fresh_domain_id()
+    domain, ns = fresh_domain_id(), own_namespace()
     path = write_params(
-        tmp_path / "p.yaml", "gravity_compensation", {**GRAVITY, "scale": 1, "payload.mass": 1}
+        tmp_path / "p.yaml", "gravity_compensation", {**GRAVITY, "scale": 1, "payload.mass": 1}, namespace=ns
     )
     msg = _setpoint([0.1, 0.4, 0.3])
-    with node_process("gravity_compensation_node", domain, path) as proc, graph_client(domain) as client:
+    with (
+        node_process("gravity_compensation_node", domain, path, namespace=ns) as proc,
+        graph_client(domain, ns) as client,
+    ):
         commands = client.subscribe(JointState, "joint_command")
         setpoints = client.publisher(JointState, "joint_setpoint")
         warm_up(client, setpoints, msg, commands, proc, timeout=30.0)
@@ -229,10 +237,12 @@ def test_integer_sets_and_bounds_over_dds(tmp_path):
 def test_bridge_param_dump_loads_back(tmp_path):
     """The bridge (simulated arm) started again from its own dump: ``damp_kd`` and the other
     unset parameters come back as unset (was: ``damp_kd has 1 values for 3 joints``)."""
-    domain = fresh_domain_id()
-    args = ["--params-file", str(REPO_ROOT / "config" / "mit_bridge.yaml"), "-p", "simulate:=true"]
-    args += ["-p", f"urdf_path:={URDF}"]
-    with node_process("mit_bridge_node", domain, None, args) as proc, graph_client(domain) as client:
+    domain, ns = fresh_domain_id(), own_namespace()
+    path = write_params(tmp_path / "b.yaml", "mit_bridge", BRIDGE, namespace=ns)
+    with (
+        node_process("mit_bridge_node", domain, path, namespace=ns) as proc,
+        graph_client(domain, ns) as client,
+    ):
         states = client.subscribe(JointState, "joint_states")
         assert client.spin_until(lambda: len(states) > 0, 30.0, proc)
         dump = _dump(client, "mit_bridge")
@@ -240,7 +250,10 @@ def test_bridge_param_dump_loads_back(tmp_path):
     assert ": null" in text
     dump_path = tmp_path / "dump.yaml"
     dump_path.write_text(text)
-    with node_process("mit_bridge_node", domain, str(dump_path)) as proc, graph_client(domain) as client:
+    with (
+        node_process("mit_bridge_node", domain, str(dump_path), namespace=ns) as proc,
+        graph_client(domain, ns) as client,
+    ):
         states = client.subscribe(JointState, "joint_states")
         assert client.spin_until(lambda: len(states) > 0, 30.0, proc)
         assert list(states[-1].name) == JOINTS

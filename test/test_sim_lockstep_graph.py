@@ -15,7 +15,8 @@ import pytest
 
 rclpy = pytest.importorskip("rclpy")
 pytestmark = pytest.mark.slow  # graph-level: real nodes, several seconds (fast tier: -m "not slow")
-from graph_helpers import fresh_domain_id  # noqa: E402
+import yaml  # noqa: E402
+from graph_helpers import fresh_domain_id, own_namespace, publishers_of, write_params  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
@@ -30,9 +31,12 @@ def _params(values):
 
 class Graph:
     """Bridge (simulate, lockstep) + setpoint player in one context; ``states`` records
-    joint_states stamps [ns]."""
+    joint_states stamps [ns]. All under :func:`own_namespace`, so a stranger's topics never
+    reach them; the absolute ``/clock`` they tick on is kept theirs by the free domain (no
+    stranger when the test starts), and a stranger who joins later and publishes ``/clock``
+    would show in the graph: :meth:`clock_publishers` (checked at start and end) names them."""
 
-    def __init__(self, repo_root, bridge_remaps=(), stall_timeout=1.0, stall_limit=20.0):
+    def __init__(self, repo_root, folder, bridge_remaps=(), stall_timeout=1.0, stall_limit=20.0):
         from rclpy.context import Context
         from rclpy.executors import SingleThreadedExecutor
 
@@ -41,11 +45,15 @@ class Graph:
 
         self.context = Context()
         rclpy.init(args=[], context=self.context, domain_id=fresh_domain_id())
-        args = ["--ros-args", "--params-file", str(repo_root / "config" / "mit_bridge.yaml")]
+        self.ns = ns = own_namespace()
+        config = yaml.safe_load((repo_root / "config" / "mit_bridge.yaml").read_text())["mit_bridge"]
+        path = write_params(folder / "mit_bridge.yaml", "mit_bridge", config["ros__parameters"], namespace=ns)
+        args = ["--ros-args", "--params-file", path]
         for remap in bridge_remaps:
             args += ["-r", remap]
         self.bridge = MitBridgeNode(
             context=self.context,
+            namespace=ns,
             cli_args=args,
             parameter_overrides=_params(
                 {
@@ -62,6 +70,7 @@ class Graph:
         )
         self.player = SetpointPlayerNode(
             context=self.context,
+            namespace=ns,
             parameter_overrides=_params(
                 {
                     "profile": "sine",
@@ -73,7 +82,7 @@ class Graph:
                 }
             ),
         )
-        self.listener = rclpy.create_node("listener", context=self.context)
+        self.listener = rclpy.create_node("listener", namespace=ns, context=self.context)
         self.states: list[int] = []
         self.listener.create_subscription(
             JointState,
@@ -101,6 +110,10 @@ class Graph:
         while time.monotonic() < end and not until():
             self.executor.spin_once(timeout_sec=0.01)
 
+    def clock_publishers(self) -> list[str]:
+        """The nodes publishing ``/clock`` on the domain (the bridge alone, unless a stranger)."""
+        return publishers_of(self.listener, "/clock")
+
     def close(self):
         self.executor.shutdown(timeout_sec=1.0)
         for node in reversed(self.nodes):
@@ -109,16 +122,19 @@ class Graph:
 
 
 @pytest.fixture
-def graph_factory(repo_root):
+def graph_factory(repo_root, tmp_path):
     made = []
 
     def make(**kwargs):
-        made.append(Graph(repo_root, **kwargs))
+        made.append(Graph(repo_root, tmp_path, **kwargs))
+        assert made[-1].clock_publishers() == [made[-1].bridge.get_fully_qualified_name()]
         return made[-1]
 
     yield make
     for g in made:
+        clock, bridge = g.clock_publishers(), g.bridge.get_fully_qualified_name()
         g.close()
+        assert clock == [bridge], "a stranger publishes /clock"
 
 
 def test_simulated_clock_advances_only_with_the_answers(graph_factory):
@@ -172,7 +188,7 @@ def test_a_slow_but_alive_stage_is_waited_for(graph_factory):
     chain is alive and working, so the run goes on (before issue 26.5: LockstepStalled
     after 1 s). The answers are the setpoints (the relay passes them through)."""
     g = graph_factory(bridge_remaps=["joint_command:=relay/joint_command"], stall_timeout=1.0)
-    relay = g.add(rclpy.create_node("relay", context=g.context))
+    relay = g.add(rclpy.create_node("relay", namespace=g.ns, context=g.context))
     relay.set_parameters([Parameter("use_sim_time", value=True)])
     pub = relay.create_publisher(JointState, "relay/joint_command", 10)
     slow = {"count": 0, "thread": None}

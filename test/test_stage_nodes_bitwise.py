@@ -14,7 +14,7 @@ import pytest
 
 rclpy = pytest.importorskip("rclpy")
 from conftest import REPO_ROOT  # noqa: E402
-from graph_helpers import fresh_domain_id, graph_client, node_process, warm_up, write_params  # noqa: E402
+from graph_helpers import node_and_client, warm_up  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Bool  # noqa: E402
 
@@ -109,15 +109,13 @@ def test_gravity_node_equals_gravity_stage_bit_for_bit(tmp_path):
     )
     stage = GravityStage(GravityConfig(bare, loaded))
     names = ["gripper", "beam_pitch", "base_yaw", "shoulder_pitch"]  # shuffled + a joint the model lacks
-    domain = fresh_domain_id()
-    params = write_params(
-        tmp_path / "g.yaml",
-        "gravity_compensation",
-        {"urdf_path": str(URDF), **{f"payload.{k}": v for k, v in PAYLOAD.items()}},
-    )
-    with node_process("gravity_compensation_node", domain, params) as proc, graph_client(domain) as client:
+    params = {"urdf_path": str(URDF), **{f"payload.{k}": v for k, v in PAYLOAD.items()}}
+    with node_and_client("gravity_compensation_node", "gravity_compensation", params, tmp_path) as (
+        proc,
+        client,
+    ):
         commands = client.subscribe(JointState, "joint_command")
-        terms = client.subscribe(JointState, "/gravity_compensation/effort")
+        terms = client.subscribe(JointState, "gravity_compensation/effort")
         setpoints = client.publisher(JointState, "joint_setpoint")
         holding = client.publisher(Bool, "gripper/holding")
         client.wait_for_subscriber(setpoints, proc=proc)
@@ -168,13 +166,13 @@ def test_friction_node_equals_friction_stage_bit_for_bit(tmp_path):
     model = FrictionModel.from_yaml(str(ARM_YAML), joints)
     stage = FrictionStage(FrictionConfig(model, joints), StageSettings())
     names = ["shoulder_pitch", "gripper", "beam_pitch", "base_yaw"]
-    domain = fresh_domain_id()
-    params = write_params(
-        tmp_path / "f.yaml", "friction_feedforward", {"joints": joints, "arm_config": str(ARM_YAML)}
-    )
-    with node_process("friction_feedforward_node", domain, params) as proc, graph_client(domain) as client:
+    params = {"joints": joints, "arm_config": str(ARM_YAML)}
+    with node_and_client("friction_feedforward_node", "friction_feedforward", params, tmp_path) as (
+        proc,
+        client,
+    ):
         commands = client.subscribe(JointState, "joint_command")
-        terms = client.subscribe(JointState, "/friction_feedforward/effort")
+        terms = client.subscribe(JointState, "friction_feedforward/effort")
         setpoints = client.publisher(JointState, "joint_setpoint")
         client.wait_for_subscriber(setpoints, proc=proc)
         warm_up(client, setpoints, _setpoint(joints, [0.0] * 3, [0.0] * 3), commands, proc)

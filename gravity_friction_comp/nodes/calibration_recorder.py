@@ -24,6 +24,7 @@ from sensor_msgs.msg import JointState
 
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.ident.joint_log import JointStateLog
+from gravity_friction_comp.nodes.parameters import check_undeclared
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS
 from gravity_friction_comp.trajectory.base import Profile
 from gravity_friction_comp.validation import number
@@ -67,6 +68,7 @@ class CalibrationRecorder(Node):
     def __init__(self, profile: Profile, rate_hz: float = 250.0, *, bag=None, **node_kwargs):
         rate_hz = check_rate(rate_hz)
         super().__init__("calibration_recorder", **node_kwargs)
+        check_undeclared(self)  # it declares none: only rclpy's own may be given
         self.profile = profile
         self._bag = bag
         self._state_topic = self.resolve_topic_name("joint_states")

@@ -39,6 +39,7 @@ from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.nodes.friction_feedforward_node import FrictionFeedforwardNode
 from gravity_friction_comp.nodes.gravity_compensation_node import GravityCompensationNode
 from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode
+from gravity_friction_comp.nodes.parameters import sharing_arguments
 from gravity_friction_comp.nodes.stage_node import (
     SETPOINT_QOS,
     SPIN_WAKE,
@@ -101,6 +102,9 @@ class ComposedChain:
         ConfigError: as each node's constructor (nodes built so far are destroyed).
     """
 
+    #: The node classes, build order (their parameters: :func:`usage`).
+    NODE_CLASSES: tuple = (GravityCompensationNode, FrictionFeedforwardNode, MitBridgeNode)
+
     def __init__(self, context=None, gravity: dict | None = None, friction: dict | None = None, bridge=None):
         self.errors = 0
         self.last_error = ""
@@ -109,16 +113,17 @@ class ComposedChain:
         self._throttle = Throttle(2.0)
         built: list = []
         try:
-            self.gravity = GravityCompensationNode(
-                context=context, cli_args=_remap(f"joint_command:={GRAVITY_TOPIC}"), **(gravity or {})
-            )
-            built.append(self.gravity)
-            self.friction = FrictionFeedforwardNode(
-                context=context, cli_args=_remap(f"joint_setpoint:={GRAVITY_TOPIC}"), **(friction or {})
-            )
-            built.append(self.friction)
-            self.bridge = MitBridgeNode(context=context, **(bridge or {}))
-            built.append(self.bridge)
+            with sharing_arguments(names_of(*self.NODE_CLASSES)):  # one process: -p reaches every node
+                self.gravity = GravityCompensationNode(
+                    context=context, cli_args=_remap(f"joint_command:={GRAVITY_TOPIC}"), **(gravity or {})
+                )
+                built.append(self.gravity)
+                self.friction = FrictionFeedforwardNode(
+                    context=context, cli_args=_remap(f"joint_setpoint:={GRAVITY_TOPIC}"), **(friction or {})
+                )
+                built.append(self.friction)
+                self.bridge = MitBridgeNode(context=context, **(bridge or {}))
+                built.append(self.bridge)
         except BaseException:
             for node in built:
                 node.destroy_node()
@@ -194,6 +199,12 @@ class ComposedChain:
             node.destroy_node()
 
 
+def names_of(*node_classes) -> list[str]:
+    """The parameter names the node classes declare (:func:`node_parameters`), for
+    :func:`~gravity_friction_comp.nodes.parameters.sharing_arguments`."""
+    return [p.name for node_class in node_classes for p in node_parameters(node_class)]
+
+
 def spin_chain(chain: ComposedChain, stop: Callable[[], bool]) -> None:
     """Spin the chain's nodes on one executor until ``stop()`` or the context ends.
 
@@ -219,7 +230,7 @@ def spin_chain(chain: ComposedChain, stop: Callable[[], bool]) -> None:
 
 
 #: The nodes of ``composed_chain``, in call order.
-CHAIN_NODES = (GravityCompensationNode, FrictionFeedforwardNode, MitBridgeNode)
+CHAIN_NODES = ComposedChain.NODE_CLASSES
 
 
 def usage(executable: str = "composed_chain", summary: str | None = None, node_classes=CHAIN_NODES) -> str:

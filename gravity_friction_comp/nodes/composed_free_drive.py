@@ -29,8 +29,15 @@ from collections.abc import Callable, Sequence
 
 from sensor_msgs.msg import JointState
 
-from gravity_friction_comp.nodes.composed_chain import CHAIN_NODES, ComposedChain, run_composed, usage
+from gravity_friction_comp.nodes.composed_chain import (
+    CHAIN_NODES,
+    ComposedChain,
+    names_of,
+    run_composed,
+    usage,
+)
 from gravity_friction_comp.nodes.free_drive_node import FreeDriveNode
+from gravity_friction_comp.nodes.parameters import sharing_arguments
 
 __all__ = ["ComposedFreeDrive", "main"]
 
@@ -81,13 +88,14 @@ class ComposedFreeDrive(ComposedChain):
         friction: dict | None = None,
         bridge: dict | None = None,
     ):
-        super().__init__(context, gravity, friction, bridge)
-        try:
-            self.free_drive = FreeDriveNode(context=context, **(free_drive or {}))
-        except BaseException:
-            for node in (self.bridge, self.friction, self.gravity):
-                node.destroy_node()
-            raise
+        with sharing_arguments(names_of(FreeDriveNode, *self.NODE_CLASSES)):  # one process: -p reaches all
+            super().__init__(context, gravity, friction, bridge)
+            try:
+                self.free_drive = FreeDriveNode(context=context, **(free_drive or {}))
+            except BaseException:
+                for node in (self.bridge, self.friction, self.gravity):
+                    node.destroy_node()
+                raise
         fd = self.free_drive
         fd.destroy_subscription(fd.state_subscription)
         # after the friction node's measurement, which ComposedChain already hands over

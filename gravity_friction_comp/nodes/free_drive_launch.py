@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gravity_friction_comp.errors import ConfigError, DimensionError
+from gravity_friction_comp.validation import per_joint
 
 __all__ = ["FREE_DRIVE_STALE_PERIODS", "MIN_FREE_DRIVE_DEADBAND", "free_drive_overrides"]
 
@@ -79,8 +80,8 @@ def free_drive_overrides(
             value=kd_scale,
         )
     joints = [j for j in bridge_values["joints"] if j]
-    kp = [float(k) for k in bridge_values["kp"]]
-    kd = [float(k) for k in bridge_values["kd"]]
+    # one number = every joint, as the bridge takes it (nodes.parameters.fill_from_scalar)
+    kp, kd = (per_joint(key, bridge_values[key], len(joints)).tolist() for key in ("kp", "kd"))
     free_kd = [kd_scale * k for k in kd]
     fixed = [j for j in model_joints if j not in joints]
     bridge = {"kp": [0.0] * len(joints), "kd": free_kd}

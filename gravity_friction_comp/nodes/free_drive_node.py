@@ -49,9 +49,14 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
 from gravity_friction_comp.errors import ConfigError, InputError
-from gravity_friction_comp.nodes.parameters import Param, check, declare, values_of
+from gravity_friction_comp.nodes.parameters import Param, check, check_undeclared, declare, values_of
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, publish_guarded, run_node
-from gravity_friction_comp.stage.free_drive import FreeDriveConfig, FreeDriveSource, validate_mode
+from gravity_friction_comp.stage.free_drive import (
+    FreeDriveConfig,
+    FreeDriveSource,
+    stale_reply_ages,
+    validate_mode,
+)
 from gravity_friction_comp.validation import per_joint
 
 __all__ = ["GAIN_PARAMETERS", "FreeDriveNode", "PARAMETERS", "bridge_gains", "main"]
@@ -137,7 +142,10 @@ PARAMETERS: tuple[Param, ...] = (
         read_only=True,
     ),
     Param(
-        "bridge_node", "mit_bridge", "node whose kp/kd the switch sets (with free_drive_kd)", read_only=True
+        "bridge_node",
+        "mit_bridge",
+        "node whose kp/kd the switch sets (with free_drive_kd); a relative name is in this node's namespace",
+        read_only=True,
     ),
     Param(
         "free_drive_kd",
@@ -165,6 +173,7 @@ class FreeDriveNode(Node):
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)
         declare(self, PARAMETERS)
+        check_undeclared(self)
         values = values_of(self, PARAMETERS)
         check(PARAMETERS, values)
         fixed = [j for j in values["fixed_joints"] if j]
@@ -183,6 +192,11 @@ class FreeDriveNode(Node):
         )
         self._gains = bridge_gains(values, len(self.source.config.joints))
         self._bridge_node = values["bridge_node"]
+        # relative to this node's namespace (/left/mit_bridge for a bimanual pair), as ROS resolves names
+        bridge = self._bridge_node
+        self._bridge_fqn = (
+            bridge if bridge.startswith("/") else f"{self.get_namespace().rstrip('/')}/{bridge}"
+        )
         self._set_params: Any = None  # the bridge's set_parameters client, made once gains exist
         if self._gains:  # now, so it has found the bridge by the first setpoint
             self._bridge_client()
@@ -197,10 +211,6 @@ class FreeDriveNode(Node):
             JointState, "joint_states", self.on_state, SETPOINT_QOS
         )
         self.create_subscription(JointState, "follow_setpoint", self._on_follow, SETPOINT_QOS)
-        bridge = values["bridge_node"]
-        self._bridge_fqn = (
-            bridge if bridge.startswith("/") else f"{self.get_namespace().rstrip('/')}/{bridge}"
-        )
         self.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, SETPOINT_QOS)
         self.add_on_set_parameters_callback(self._on_parameters)
         self.add_post_set_parameters_callback(self._after_parameters)
@@ -275,12 +285,12 @@ class FreeDriveNode(Node):
         rates = [float(v["rate_hz"]) for k, v in ours.items() if k.startswith("bus ") and "rate_hz" in v]
         rate = rates[0] if rates and rates[0] > 0 else None
         joints = set(self.source.config.joints)
-        stale = {
-            joint: (int(v.get("missed_replies", "0")) / rate if rate else None)
+        missed = {
+            joint: int(v.get("missed_replies", "0"))
             for joint, v in ours.items()
             if joint in joints and v.get("stale") == "True"
         }
-        self.source.set_stale(stale)
+        self.source.set_stale(stale_reply_ages(missed, rate))
 
     def _report(self, why: str) -> None:
         if why != self._fault:
@@ -315,7 +325,7 @@ class FreeDriveNode(Node):
 
     def _bridge_client(self) -> Any:
         if self._set_params is None:
-            self._set_params = self.create_client(SetParameters, f"/{self._bridge_node}/set_parameters")
+            self._set_params = self.create_client(SetParameters, f"{self._bridge_fqn}/set_parameters")
         return self._set_params
 
     def _apply_gains(self) -> None:

@@ -90,7 +90,13 @@ from gravity_friction_comp.mit.send_schedule import SendSchedule
 from gravity_friction_comp.mit.startup_check import StartupCheck
 from gravity_friction_comp.nodes.bridge_diagnostics import bus_status, motor_statuses
 from gravity_friction_comp.nodes.mit_bridge_parameters import BRIDGE_PARAMETERS, PARAMETERS
-from gravity_friction_comp.nodes.parameters import check, declare, fill_from_scalar, values_of
+from gravity_friction_comp.nodes.parameters import (
+    check,
+    check_undeclared,
+    declare,
+    fill_from_scalar,
+    values_of,
+)
 from gravity_friction_comp.nodes.robot_params import (
     build_robot_models,
     declare_robot_parameters,
@@ -122,7 +128,6 @@ class MitBridgeNode(Node):
         values = self._declare_parameters()
         models = self._robot_models(values)
         config = bridge_config_from_values(values)
-        fill_from_scalar(self, ("kp", "kd"), len(config.motors))  # ros2 param set kp 5: every joint
         self._open_buses(values, config, can_settings_from_values(values, config), models)
         self._log_start()
         self._create_interfaces()
@@ -148,8 +153,10 @@ class MitBridgeNode(Node):
         """Declare and check every parameter; returns their values."""
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(self._post_set_parameters)
+        fill_from_scalar(self, ("kp", "kd"), "joints")  # kp 5 (start-up or ros2 param set): every joint
         declare(self, BRIDGE_PARAMETERS)
         declare_robot_parameters(self, read_only=True)  # read once, at start-up
+        check_undeclared(self)  # before the bus opens
         self._declaring = False
         values = self._values()
         check(BRIDGE_PARAMETERS, values)

@@ -63,10 +63,18 @@ BRIDGE_PARAMETERS: tuple[Param, ...] = (
         read_only=True,
     ),
     Param(
-        "kp", None, f"joint stiffness, runtime-settable; empty = {_JOINT['kp']:g}", "N·m/rad", type="double[]"
+        "kp",
+        None,
+        f"joint stiffness, runtime-settable; one number = every joint; empty = {_JOINT['kp']:g}",
+        "N·m/rad",
+        type="double[]",
     ),
     Param(
-        "kd", None, f"joint damping, runtime-settable; empty = {_JOINT['kd']:g}", "N·m·s/rad", type="double[]"
+        "kd",
+        None,
+        f"joint damping, runtime-settable; one number = every joint; empty = {_JOINT['kd']:g}",
+        "N·m·s/rad",
+        type="double[]",
     ),
     Param(
         "effort_limit",

@@ -11,12 +11,15 @@ generated and checked without a ROS graph.
 from __future__ import annotations
 
 import array
+import contextlib
+import contextvars
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.validation import known_keys
 
 __all__ = [
     "NULL_STRINGS",
@@ -24,11 +27,13 @@ __all__ = [
     "Param",
     "as_declared_type",
     "check",
+    "check_undeclared",
     "declare",
     "descriptor",
     "fill_from_scalar",
     "is_null",
     "markdown_table",
+    "sharing_arguments",
     "text_table",
     "values_of",
 ]
@@ -225,6 +230,34 @@ def as_declared_type(p: Param, value: Any) -> Any:
     return value
 
 
+def _filled(name: str, value: Any, fill: Mapping[str, int] | None):
+    """One number for an array of ``fill`` (name → length) as that many floats (an rclpy
+    ``Parameter``); ``None`` for anything else (bools included)."""
+    from rclpy.parameter import Parameter
+
+    if not fill or name not in fill or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return Parameter(name, value=[float(value)] * fill[name])
+
+
+def _fill_lengths(node, overrides: Mapping[str, Any] | None = None) -> dict[str, int]:
+    """:func:`fill_from_scalar`'s arrays of ``node`` → their length now: a number, or the
+    entry count of the parameter named (its value, else its start-up value in ``overrides``,
+    rclpy's name → ``Parameter``); one whose length is not known yet is left out."""
+    out = {}
+    for name, length in (getattr(node, "_gfc_fill", None) or {}).items():
+        if isinstance(length, str):
+            if node.has_parameter(length):
+                value = node.get_parameter(length).value
+            else:
+                given = (overrides or {}).get(length)
+                value = None if given is None else given.value
+            length = len(value) if isinstance(value, (list, tuple, array.array)) else 0
+        if length:
+            out[name] = int(length)
+    return out
+
+
 def _integers_as_doubles(
     by_name: Mapping[str, Param], parameters: list, fill: Mapping[str, int] | None = None
 ) -> list:
@@ -235,8 +268,9 @@ def _integers_as_doubles(
     out = []
     for item in parameters:
         p = by_name.get(item.name)
-        if fill and item.name in fill and item.type_ in (Parameter.Type.INTEGER, Parameter.Type.DOUBLE):
-            out.append(Parameter(item.name, value=[float(item.value)] * fill[item.name]))
+        filled = _filled(item.name, item.value, fill)
+        if filled is not None:
+            out.append(filled)
             continue
         if p is not None and item.type_ in (Parameter.Type.INTEGER, Parameter.Type.INTEGER_ARRAY):
             value = as_declared_type(
@@ -267,12 +301,14 @@ def _check_per_joint(by_name: Mapping[str, Param], parameters: list):
 
 def _accept_start_up_values(node, params: Sequence[Param]) -> None:
     """Rewrite ``--params-file`` / ``-p`` values before declaration: integers for doubles
-    become floats, a dumped ``null`` for a parameter whose default is ``None`` means unset."""
+    become floats, a dumped ``null`` for a parameter whose default is ``None`` means unset,
+    one number for an array of :func:`fill_from_scalar` means every entry."""
     overrides = getattr(node, "_parameter_overrides", None)  # rclpy: name -> Parameter
     if not isinstance(overrides, dict):
         return
     from rclpy.parameter import Parameter
 
+    fill = _fill_lengths(node, overrides)
     for p in params:
         given = overrides.get(p.name)
         if given is None:
@@ -280,6 +316,10 @@ def _accept_start_up_values(node, params: Sequence[Param]) -> None:
         value = given.value
         if is_null(p, value):
             del overrides[p.name]  # the default (None): unset
+            continue
+        filled = _filled(p.name, value, fill)
+        if filled is not None:
+            overrides[p.name] = filled
             continue
         if isinstance(value, (list, tuple)) and not isinstance(value, str):
             value = list(value)
@@ -304,7 +344,7 @@ def declare(node, params: Sequence[Param]) -> None:
         node._gfc_parameters = by_name
         if hasattr(node, "add_pre_set_parameters_callback"):  # rclpy >= iron
             node.add_pre_set_parameters_callback(
-                lambda items: _integers_as_doubles(by_name, items, getattr(node, "_gfc_fill", None))
+                lambda items: _integers_as_doubles(by_name, items, _fill_lengths(node))
             )
         node.add_on_set_parameters_callback(lambda items: _check_per_joint(by_name, items))
     by_name.update((p.name, p) for p in params)
@@ -313,16 +353,70 @@ def declare(node, params: Sequence[Param]) -> None:
         node.declare_parameter(p.name, p.default, descriptor(p))
 
 
-def fill_from_scalar(node, names: Iterable[str], length: int) -> None:
-    """Let ``ros2 param set`` give one number for each array parameter of ``names`` on
-    ``node`` (declared with :func:`declare`): ``kp 5`` means ``[5.0] * length`` (every joint).
+#: Start-up values rclpy reads without declaring them: QoS overrides of a topic
+#: (``qos_overrides./topic.publisher.depth``, declared only where the publisher allows them).
+UNDECLARED_PREFIXES = ("qos_overrides.",)
 
-    Only runtime sets (the pre-set callback, rclpy >= iron); start-up values are taken as given.
+#: Parameter names of the other nodes built in this process (:func:`sharing_arguments`).
+_SIBLINGS: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("_SIBLINGS", default=frozenset())
+
+
+@contextlib.contextmanager
+def sharing_arguments(names: Iterable[str]) -> Iterator[None]:
+    """Nodes built inside this block accept start-up values for the parameters ``names``
+    without declaring them: the nodes of one process (``composed_chain``) share its global
+    arguments, so ``-p scale:=0.5`` or a ``/**`` section reaches the bridge as well as the
+    stages that declare ``scale``. Nested blocks add up."""
+    token = _SIBLINGS.set(_SIBLINGS.get() | frozenset(names))
+    try:
+        yield
+    finally:
+        _SIBLINGS.reset(token)
+
+
+def check_undeclared(node) -> None:
+    """Refuse start-up values for parameters ``node`` (an ``rclpy.node.Node``) did not declare.
+
+    rclpy drops a ``--params-file`` / ``-p`` / launch ``parameters=`` / constructor
+    ``parameter_overrides`` value whose parameter the node never declares, so a misspelt
+    ``kpp:`` left ``kp`` at its default without a word (issue 26 point 6). Each node calls
+    this right after its last declaration, before it acts on any value (the bridge before
+    it opens the bus). rclpy's own parameters (``use_sim_time``,
+    ``start_type_description_service``) are declared by rclpy and pass, as do
+    :data:`UNDECLARED_PREFIXES` and, inside :func:`sharing_arguments`, the names it lists.
+
+    Raises:
+        ConfigError: naming the node, each undeclared parameter with the closest declared
+            one (``did you mean 'kp'?``) and the declared ones
+            (:func:`~gravity_friction_comp.validation.known_keys`).
+    """
+    declared = list(node._parameters)  # noqa: SLF001 - rclpy's declared names, declaration order
+    accepted = set(declared) | _SIBLINGS.get()
+    given = getattr(node, "_parameter_overrides", None) or {}  # rclpy: name -> Parameter
+    unknown = {
+        name: p.value
+        for name, p in given.items()
+        if name not in accepted and not name.startswith(UNDECLARED_PREFIXES)
+    }
+    known_keys(f"parameters of node {node.get_fully_qualified_name()}", unknown, declared)
+
+
+def fill_from_scalar(node, names: Iterable[str], length: int | str) -> None:
+    """Let one number stand for every entry of each array parameter of ``names`` on ``node``
+    (declared with :func:`declare`): ``kp 5`` means ``[5.0] * length`` (every joint).
+
+    Args:
+        length: The entry count, or the name of the parameter whose entry count it is
+            (``"joints"``: one value per joint; read when a value arrives).
+
+    Runtime sets (``ros2 param set``; the pre-set callback, rclpy >= iron) and, when called
+    before :func:`declare`, start-up values (``-p kp:=5``, ``kp: 5`` in a params file; a
+    ``length`` parameter given at start-up or declared before).
     """
     fill = getattr(node, "_gfc_fill", None)
     if fill is None:
         fill = node._gfc_fill = {}
-    fill.update(dict.fromkeys(names, int(length)))
+    fill.update(dict.fromkeys(names, length if isinstance(length, str) else int(length)))
 
 
 def values_of(node, params: Sequence[Param]) -> dict[str, Any]:

@@ -41,7 +41,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool
 
 from gravity_friction_comp.errors import ConfigError
-from gravity_friction_comp.nodes.parameters import Param, check, declare, values_of
+from gravity_friction_comp.nodes.parameters import Param, check, check_undeclared, declare, values_of
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, run_node
 from gravity_friction_comp.trajectory.base import MIN_DURATION, Profile
 from gravity_friction_comp.trajectory.hold import HoldProfile
@@ -174,6 +174,7 @@ class SetpointPlayerNode(Node):
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)
         declare(self, PARAMETERS)
+        check_undeclared(self)
         values = values_of(self, PARAMETERS)
         check(PARAMETERS, values)
         rate = values["rate_hz"]

@@ -25,7 +25,7 @@ from sensor_msgs.msg import JointState
 
 from gravity_friction_comp.errors import ConfigError, InputError
 from gravity_friction_comp.nodes.listener_count import ListenerCount
-from gravity_friction_comp.nodes.parameters import Param, check, declare
+from gravity_friction_comp.nodes.parameters import Param, check, check_undeclared, declare
 from gravity_friction_comp.stage.contract import MAX_SCALE, FeedforwardStage, StageSettings, Throttle
 
 __all__ = [
@@ -95,6 +95,7 @@ class FeedforwardStageNode(Node):
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(self._post_set_parameters)
         declare(self, self.PARAMETERS)
+        check_undeclared(self)
         self._declaring = False
         self._parameter_names = tuple(p.name for p in self.PARAMETERS)
         values = self._current_values()

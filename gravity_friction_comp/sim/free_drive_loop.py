@@ -23,7 +23,7 @@ import numpy as np
 from gravity_friction_comp.mit.bridge_config import BridgeConfig
 from gravity_friction_comp.sim.arm import SimulatedArm
 from gravity_friction_comp.sim.chain import ChainArm
-from gravity_friction_comp.stage.free_drive import FreeDriveSource
+from gravity_friction_comp.stage.free_drive import FreeDriveSource, stale_reply_ages
 from gravity_friction_comp.stage.friction import FrictionStage
 from gravity_friction_comp.stage.gravity import GravityStage
 
@@ -106,8 +106,9 @@ class FreeDriveLoop:
         t = now_ns * 1e-9
         names = list(self.names)
         self.source.measured(names, state.position, t)
-        # the bridge's diagnostics ``stale`` flag, as the free_drive node reads it
-        self.source.set_stale([s.name for s in self.core.status() if s.stale])
+        # the bridge's stale motors with the age of their last reply, as the free_drive node reads them
+        missed = {s.name: s.missed_replies for s in self.core.status() if s.stale}
+        self.source.set_stale(stale_reply_ages(missed, self.config.rate_hz))
         if self.friction is not None:
             self.friction.update_measured(names, state.velocity.tolist())
 

@@ -34,7 +34,14 @@ import numpy as np
 from gravity_friction_comp.errors import ConfigError, InputError, Reason
 from gravity_friction_comp.validation import joint_names
 
-__all__ = ["FREE_DRIVE_MODES", "FreeDriveConfig", "FreeDriveSetpoint", "FreeDriveSource", "validate_mode"]
+__all__ = [
+    "FREE_DRIVE_MODES",
+    "FreeDriveConfig",
+    "FreeDriveSetpoint",
+    "FreeDriveSource",
+    "stale_reply_ages",
+    "validate_mode",
+]
 
 #: The source's modes.
 FREE_DRIVE_MODES = ("follow", "free_drive")
@@ -51,6 +58,19 @@ def validate_mode(mode: str) -> str:
             f"mode must be one of {list(FREE_DRIVE_MODES)}, got {mode!r}", key="mode", value=mode
         )
     return mode
+
+
+def stale_reply_ages(missed: Mapping[str, int], rate_hz: float | None) -> dict[str, float | None]:
+    """The age of the last reply [s] of each motor the bridge flags stale, for
+    :meth:`FreeDriveSource.set_stale` (free_drive_node from the bridge's diagnostics, the
+    lockstep loop from the core's status: one rule).
+
+    Args:
+        missed: Joint → consecutive missed replies of each motor flagged stale.
+        rate_hz: The bridge's exchange rate [Hz]; ``None`` or ≤ 0: unknown (ages ``None``).
+    """
+    rate = rate_hz if rate_hz is not None and rate_hz > 0 else None
+    return {joint: (n / rate if rate else None) for joint, n in missed.items()}
 
 
 def _positive(key: str, value: float, *, allow_zero: bool = False) -> float:
