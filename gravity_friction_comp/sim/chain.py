@@ -174,7 +174,8 @@ class SimulatedChain:
         arms: One or more arms with unique names, the same physics step and the same tick.
 
     Raises:
-        ConfigError: no arm, a repeated name, or arms whose physics step or tick differ.
+        ConfigError: no arm, a repeated name, or arms whose physics step, tick or current
+            step differ (build them together, before any tick).
     """
 
     def __init__(self, arms: Sequence[ChainArm]):
@@ -190,8 +191,9 @@ class SimulatedChain:
             s = arm.schedule
             if (s.dt_ns, s.tick_steps, s.step) != (first.dt_ns, first.tick_steps, first.step):
                 raise ConfigError(
-                    f"arm {arm.name!r}: physics step {s.dt_ns} ns, {s.tick_steps} steps per tick; "
-                    f"the chain runs {first.dt_ns} ns, {first.tick_steps} steps per tick",
+                    f"arm {arm.name!r}: physics step {s.dt_ns} ns, {s.tick_steps} steps per tick, at "
+                    f"step {s.step}; the chain runs {first.dt_ns} ns, {first.tick_steps} steps per tick, "
+                    f"at step {first.step}",
                     key="sim_setpoint_rate_hz",
                     value=arm.name,
                 )
