@@ -41,6 +41,7 @@ from __future__ import annotations
 import math
 import os
 import pathlib
+import stat
 import sys
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Mapping, Sequence
@@ -52,7 +53,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from gravity_friction_comp.errors import ConfigError
-from gravity_friction_comp.files import read_yaml
+from gravity_friction_comp.files import path_stat, read_yaml
 from gravity_friction_comp.mit.bridge_config import BridgeConfig
 from gravity_friction_comp.mit.bridge_params import bridge_config_from_values
 from gravity_friction_comp.param_files import first_node_parameters
@@ -407,17 +408,20 @@ def _fail(label: str, message: str, key: Any, value: Any) -> ConfigError:
     )
 
 
+def _is_file(path: pathlib.Path) -> bool:
+    info = path_stat(path)  # pathlib's is_file raised OSError on a name too long
+    return info is not None and stat.S_ISREG(info.st_mode)
+
+
 def _resolve(name: str | os.PathLike, root: str | os.PathLike | None) -> pathlib.Path:
     if not isinstance(name, (str, os.PathLike)) or not str(name):
         raise ConfigError(f"arm must be a profile name or directory, got {name!r}", key="arm", value=name)
     text = os.fspath(name)
     as_path = pathlib.Path(text)
-    if (as_path / PROFILE_FILE).is_file() and (
-        os.sep in text or as_path.is_absolute() or text.startswith(".")
-    ):
+    if _is_file(as_path / PROFILE_FILE) and (os.sep in text or as_path.is_absolute() or text.startswith(".")):
         return as_path.resolve()
     base = pathlib.Path(root) if root is not None else arms_directory()
-    if os.sep not in text and (base / text / PROFILE_FILE).is_file():
+    if os.sep not in text and _is_file(base / text / PROFILE_FILE):
         return (base / text).resolve()
     valid = list_arms(base)
     raise ConfigError(
@@ -432,7 +436,7 @@ def _file(label: str, directory: pathlib.Path, key: str, value: Any) -> pathlib.
     if not isinstance(value, str) or not value:
         raise _fail(label, f"{key} must name a file (relative to {directory}), got {value!r}", key, value)
     path = (directory / value).resolve()
-    if not path.is_file():
+    if not _is_file(path):
         raise _fail(label, f"{key} file {path} does not exist", key, value)
     return path
 

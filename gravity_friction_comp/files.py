@@ -21,6 +21,7 @@ __all__ = [
     "MAX_YAML_DEPTH",
     "check_output_dir",
     "check_regular_file",
+    "path_stat",
     "read_text",
     "read_yaml",
     "yaml_flow_depth",
@@ -37,6 +38,16 @@ MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_YAML_DEPTH = 100
 
 
+def path_stat(path: str | os.PathLike) -> os.stat_result | None:
+    """``os.stat`` of ``path``, or ``None`` when nothing can be there: missing, unreadable,
+    a name too long or with a NUL byte (``pathlib``'s ``exists``/``is_dir`` raise on those).
+    """
+    try:
+        return os.stat(path)
+    except (OSError, ValueError):
+        return None
+
+
 def check_regular_file(path: str | os.PathLike, key: str, max_bytes: int = MAX_FILE_BYTES) -> int:
     """Check that ``path`` is a regular file of at most ``max_bytes`` before anyone opens it
     (opening a FIFO blocks; ``/dev/zero`` never ends).
@@ -51,9 +62,11 @@ def check_regular_file(path: str | os.PathLike, key: str, max_bytes: int = MAX_F
     p = pathlib.Path(path)
     try:
         info = p.stat()
-    except OSError as error:
+    except (OSError, ValueError) as error:  # ValueError: a NUL byte in the name
         raise ConfigError(
-            f"{key} {str(p)!r}: cannot read ({error.strerror or error})", key=key, value=str(p)
+            f"{key} {str(p)!r}: cannot read ({getattr(error, 'strerror', None) or error})",
+            key=key,
+            value=str(p),
         ) from None
     if not stat.S_ISREG(info.st_mode):
         kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file (device, FIFO or socket)"

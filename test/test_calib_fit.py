@@ -51,6 +51,26 @@ def test_regressor_reproduces_gravity_on_mimic_arms(model, data):
             np.testing.assert_allclose(r.matrix(q) @ r.prior, m.gravity(q), atol=1e-12)
 
 
+PENDULUM = """<robot name="pendulum"><link name="base"/>
+<link name="arm"><inertial><mass value="1"/><origin xyz="0.1 0 0"/>
+<inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+<joint name="hinge" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 1 0"/>
+<limit lower="-1" upper="1" effort="5" velocity="1"/></joint></robot>"""
+
+
+def test_regressor_and_plan_on_a_one_joint_arm():
+    # was IndexError (Pinocchio returns a one-joint regressor as a 1-D row): calibrate_gravity
+    # plan --urdf <one joint> crashed. COM (0.1, 0, 0) turned about y: z = -0.1·sin q, so
+    # g(q) = ∂(m·9.81·z)/∂q = -0.981·cos q [N·m]
+    m = RobotModel.from_urdf(PENDULUM)
+    r = StaticRegressor(m)
+    for q in (-0.7, 0.0, 0.4):
+        assert r.matrix([q]).shape == (1, 4)
+        np.testing.assert_allclose(r.matrix([q]) @ r.prior, [-0.981 * np.cos(q)], atol=1e-12)
+    plan = plan_poses(r, 4, margin=0.15)
+    assert plan.poses.shape == (4, 1) and np.all(np.abs(plan.poses) <= 0.85 + 1e-12)
+
+
 def test_plan_is_well_conditioned_within_limits_and_round_trips(model, tmp_path):
     r = StaticRegressor(model)
     plan = plan_poses(r, 10, margin=0.15)

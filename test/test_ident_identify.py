@@ -567,6 +567,20 @@ def test_time_column_checks(sim_run, time, fragment):
     assert err.value.reason is Reason.FORMAT
 
 
+@pytest.mark.parametrize("field", ["position", "velocity", "effort"])
+def test_absurd_log_values_are_an_error(sim_run, field):
+    # velocity 1e308 in one sample gave "v contains NaN/inf ...: [nan, nan, nan]" (the
+    # Savitzky–Golay filter overflowed), naming neither the column nor the sample
+    model, log, _ = sim_run
+    arr = getattr(log, field).copy()
+    arr[7, 1] = 1e308
+    with pytest.raises(
+        IdentificationError, match=rf"{field} holds 1 value\(s\) beyond ±1e\+09 \(first 1e\+308 at sample 7"
+    ) as err:
+        identify(log._replace(**{field: arr}), model, ["base_yaw"])
+    assert err.value.reason is Reason.RANGE
+
+
 def test_reversed_effort_sign_is_an_error():
     model, log = sweep_log(lambda v: -0.15 * np.sign(v) - 0.05 * v)
     with pytest.raises(IdentificationError, match="sign convention .* reversed") as err:

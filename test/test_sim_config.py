@@ -52,11 +52,17 @@ def test_sim_yaml_actuators_errors(block, key, error):
             "plausible range",
         ),
         (b"\xff\xfesimulation: {}\n", "sim_config", "not UTF-8"),
+        (
+            b"simulation:\n  joints:\n    hinge: {initial_velocity: 1.0e+308}\n",
+            "joints.hinge.initial_velocity",
+            "within ±100 rad/s",
+        ),
     ],
 )
 def test_hostile_sim_yaml_gives_config_error(tmp_path, text, key, fragment):
     # were TypeError (sorting int and str keys), KeyError '1', UnicodeDecodeError,
-    # OverflowError, version true taken as 1, and gear ratio 1e200 → NaN q, v after step()
+    # OverflowError, version true taken as 1, gear ratio 1e200 → NaN q, v after step(), and
+    # initial_velocity 1e308, which killed the simulated bus thread at its first step()
     path = tmp_path / "sim.yaml"
     path.write_bytes(text)
     with pytest.raises(ConfigError) as err:

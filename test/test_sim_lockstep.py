@@ -18,6 +18,10 @@ def test_whole_steps():
         whole_steps(0.0025, 0.001, "sim_setpoint_rate_hz")
     with pytest.raises(ConfigError):
         whole_steps(0.0, 0.001, "rate_hz")
+    # were OverflowError / ValueError: sim_delay 1e308, a rate of 1e-308 Hz (period 1e308 s)
+    for period in (1e308, 1.0 / 1e-308, float("nan")):
+        with pytest.raises(ConfigError, match="sim_delay: .* not a finite number of physics steps"):
+            whole_steps(period, 0.001, "sim_delay", allow_zero=True)
 
 
 def test_schedule_rejects_bad_counts():

@@ -57,6 +57,16 @@ def test_demo_reports_a_non_xml_urdf_in_one_line(tmp_path, capsys):
     assert err.startswith("gfc_demo: ") and err.count("\n") == 1 and "Traceback" not in err, err
 
 
+@pytest.mark.parametrize("option", [("--home", "garbage"), ("--kp", "1,x,2")])
+def test_demo_reports_non_numeric_joint_values_in_one_line(option, tmp_path, capsys):
+    from gravity_friction_comp.tools.demo.cli import main
+
+    # was a ValueError traceback from float('garbage'); build_setup raises before rclpy
+    assert main([*option, "--output", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"gfc_demo: {option[0]} needs numbers, got {option[1]!r}\n", err
+
+
 @pytest.mark.parametrize(("path", "kind"), [("/dev/zero", "not a regular file"), ("/tmp", "a directory")])
 def test_an_existing_non_regular_urdf_is_not_reported_missing(path, kind, tmp_path, capsys):
     from gravity_friction_comp.errors import ModelError

@@ -115,6 +115,13 @@ def test_read_source_text_path_and_xacro(tmp_path, repo_root):
 def test_read_source_errors(tmp_path):
     with pytest.raises(ModelError, match="URDF file not found"):
         read_source(tmp_path / "nope.urdf")
+    # a robot_description message that is not XML is taken as a path; 600 characters were an
+    # OSError (File name too long) that killed gravity_compensation_node
+    with pytest.raises(
+        ModelError,
+        match=r"neither URDF XML .* nor a file: '\\x01\\x02.*\(\d+ characters\): File name too long$",
+    ):
+        read_source("\x01\x02<<>>" * 100)
     bad = tmp_path / "bad.urdf.xacro"
     bad.write_text(
         '<robot xmlns:xacro="http://www.ros.org/wiki/xacro"><link name="${undefined_thing}"/></robot>'

@@ -71,6 +71,7 @@ class StaticRegressor:
         """Y(q) (n, p) for joint positions q (n,) [rad]."""
         qf = self.model.full_configuration(np.asarray(q, dtype=float))
         y = pin.computeJointTorqueRegressor(self._full, self._data, qf, self._zero, self._zero)
+        y = y.reshape(self._full.nv, -1)  # one joint: Pinocchio returns the 1×10 row as 1-D
         return self._gt @ y[:, self._columns]
 
     def stack(self, poses) -> np.ndarray:

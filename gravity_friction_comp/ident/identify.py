@@ -164,6 +164,9 @@ MIN_TIME_STEP = 1e-6
 #: Longest log [s] (~116 days): longer is a time column in another unit (ns: 10 min at
 #: 1 kHz reads as 6e11 s), and the hold-out block index would overflow.
 MAX_DURATION = 1e7
+#: Largest |position| [rad], |velocity| [rad/s] and |effort| [N·m] of a log sample: beyond,
+#: the column is in other units (or garbage), and the filters overflow to NaN (1e308 did).
+MAX_MAGNITUDE = 1e9
 
 
 #: A time step longer than this many median steps is a gap worth a warning (dropped messages).
@@ -218,8 +221,8 @@ def log_warnings(log: JointStateLog, joints: Sequence[str]) -> tuple[str, ...]:
 
 
 def _check_log(log: JointStateLog) -> None:
-    """Refuse logs :func:`identify` cannot use (NaN/inf, < 10 samples, time not strictly
-    increasing, median step below :data:`MIN_TIME_STEP`, longer than
+    """Refuse logs :func:`identify` cannot use (NaN/inf, a value beyond :data:`MAX_MAGNITUDE`,
+    < 10 samples, time not strictly increasing, median step below :data:`MIN_TIME_STEP`, longer than
     :data:`MAX_DURATION`); raises IdentificationError."""
     velocity, effort = _velocity_effort(log)
     for key, arr in (
@@ -236,6 +239,15 @@ def _check_log(log: JointStateLog) -> None:
                 f"t = {log.time[rows[0]] if np.isfinite(log.time[rows[0]]) else 'nan'}); "
                 "clean or cut the log",
                 reason=Reason.NOT_FINITE,
+            )
+        big = np.abs(arr) > MAX_MAGNITUDE if key != "time" else bad
+        if np.any(big):
+            row, col = (int(x) for x in np.argwhere(big.reshape(arr.shape[0], -1))[0])
+            raise IdentificationError(
+                f"{key} holds {int(big.sum())} value(s) beyond ±{MAX_MAGNITUDE:g} (first "
+                f"{arr[row, col]:g} at sample {row}, t = {log.time[row]}): other units or "
+                "garbage; clean or cut the log",
+                reason=Reason.RANGE,
             )
     if log.time.size < 10:
         raise IdentificationError(f"log has only {log.time.size} samples", reason=Reason.TOO_LITTLE_MOTION)

@@ -25,13 +25,14 @@ import csv
 import io
 import os
 import pathlib
+import stat
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from gravity_friction_comp.errors import ConfigError, IdentificationError, Reason
-from gravity_friction_comp.files import read_text
+from gravity_friction_comp.files import path_stat, read_text
 
 __all__ = [
     "CSV_FIELDS",
@@ -371,8 +372,9 @@ def load_log(
             (``Reason.FILE``).
     """
     p = pathlib.Path(path)
-    if p.is_dir():
+    info = path_stat(p)
+    if info is not None and stat.S_ISDIR(info.st_mode):
         return load_rosbag(p, topic, require=require)
-    if not p.exists():
+    if info is None:
         raise IdentificationError(f"log {str(p)!r} does not exist", reason=Reason.FILE)
     return load_csv(p, require)

@@ -21,6 +21,7 @@ from typing import Union
 
 from gravity_friction_comp.errors import ConfigError, ModelError
 from gravity_friction_comp.files import check_regular_file
+from gravity_friction_comp.validation import short_repr
 
 __all__ = [
     "MimicTag",
@@ -167,7 +168,14 @@ def read_source(source: UrdfSource, xacro_args: Mapping[str, str] | None = None)
     if not isinstance(source, (str, os.PathLike)):
         raise ModelError(f"robot description must be a path or URDF XML text, got {type(source).__name__}")
     path = pathlib.Path(source).expanduser()
-    if not path.exists():
+    try:
+        exists = path.exists()
+    except OSError as exc:  # a name too long (a non-XML robot_description message killed the node)
+        raise ModelError(
+            f"robot description is neither URDF XML (first character '<') nor a file: "
+            f"{short_repr(str(source))}: {exc.strerror}"
+        ) from None
+    if not exists:
         raise ModelError(f"URDF file not found: {str(path)!r}")
     try:
         # a directory or device is "not a regular file", not missing; <= 16 MiB

@@ -23,7 +23,7 @@ from gravity_friction_comp.friction.bam import BamParameters
 from gravity_friction_comp.model.actuator import ActuatorModel
 from gravity_friction_comp.sim import bam_friction
 from gravity_friction_comp.sim.link_truth import LinkTruth, parse_links
-from gravity_friction_comp.validation import known_keys, number, string_keys
+from gravity_friction_comp.validation import MAX_PLAUSIBLE_VELOCITY, known_keys, number, string_keys
 
 __all__ = [
     "JOINT_KEYS",
@@ -64,7 +64,8 @@ class JointSimParams:
         armature: Reflected rotor inertia n²·J_rotor [kg·m²] (≥ 0), joint side, added to M's
             diagonal. Deprecated: prefer the ``actuators:`` block (rotor_inertia, gear_ratio),
             the schema the compensator uses; kept for existing sim YAMLs.
-        initial_position: q(0) [rad]. initial_velocity: q̇(0) [rad/s].
+        initial_position: q(0) [rad]. initial_velocity: q̇(0) [rad/s], within
+            ±:data:`~gravity_friction_comp.validation.MAX_PLAUSIBLE_VELOCITY`.
         bam: BAM friction model M1–M6 replacing coulomb/stribeck_*/viscous (which must then
             be 0): a :class:`~gravity_friction_comp.friction.bam.BamParameters`, a BAM JSON
             path or its content as a mapping (:mod:`gravity_friction_comp.sim.bam_friction`).
@@ -94,6 +95,12 @@ class JointSimParams:
             object.__setattr__(self, key, number(key, getattr(self, key), positive=True, text=True))
         for key in ("initial_position", "initial_velocity"):
             object.__setattr__(self, key, number(key, getattr(self, key), text=True))
+        if abs(self.initial_velocity) > MAX_PLAUSIBLE_VELOCITY:  # else the first step() raises
+            raise ConfigError(
+                f"initial_velocity must be within ±{MAX_PLAUSIBLE_VELOCITY:g} rad/s, got {self.initial_velocity:g}",
+                key="initial_velocity",
+                value=self.initial_velocity,
+            )
         if self.bam is not None:
             object.__setattr__(self, "bam", bam_friction.as_bam(self.bam))
             bam_friction.check_plain_friction_zero(vars(self))

@@ -19,6 +19,7 @@ steps ``m·tick_steps … (m+1)·tick_steps − 1`` run, then the clock shows ``
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -110,9 +111,15 @@ def whole_steps(period_s: float, dt_s: float, key: str, *, allow_zero: bool = Fa
 
     Raises:
         ConfigError: the period is not within 1e-6 of a whole number of steps (key ``key``),
-            or rounds to 0 steps when not allowed.
+            rounds to 0 steps when not allowed, or is no finite number of steps.
     """
     steps = period_s / dt_s
+    if not math.isfinite(steps):  # int(round(inf)) raised OverflowError (sim_delay 1e308)
+        raise ConfigError(
+            f"{key}: {period_s:g} s is not a finite number of physics steps of {dt_s:g} s",
+            key=key,
+            value=period_s,
+        )
     n = int(round(steps))
     if abs(steps - n) > 1e-6 * max(1.0, steps) or n < (0 if allow_zero else 1):
         raise ConfigError(

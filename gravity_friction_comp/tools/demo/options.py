@@ -102,7 +102,10 @@ def _output_dir(text: str) -> str:
 def _floats(text: str | None, n: int, key: str) -> list[float] | None:
     if not text:
         return None
-    values = [float(x) for x in text.replace(",", " ").split()]
+    try:
+        values = [float(x) for x in text.replace(",", " ").split()]
+    except ValueError:  # was a traceback
+        raise ConfigError(f"--{key} needs numbers, got {text!r}", key=key, value=text) from None
     if len(values) == 1:
         values *= n
     if len(values) != n:
