@@ -5,11 +5,13 @@ from glob import glob
 
 from setuptools import find_packages, setup
 
+from gravity_friction_comp.version import package_xml_version
+
 PACKAGE = "gravity_friction_comp"
 
 setup(
     name=PACKAGE,
-    version="0.1.0",
+    version=package_xml_version("package.xml"),  # the one place of the version
     packages=find_packages(exclude=["test", "test.*", "bench"]),
     package_data={PACKAGE: ["py.typed"]},
     data_files=[

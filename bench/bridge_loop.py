@@ -61,11 +61,11 @@ from rclpy.context import Context  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
-from gravity_friction_comp.arm_profiles import load_arm  # noqa: E402
 from gravity_friction_comp.mit.bus_load import bus_load_fraction, mit_bus_load  # noqa: E402
 from gravity_friction_comp.model.robot_model import RobotModel  # noqa: E402
 from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode  # noqa: E402
-from gravity_friction_comp.nodes.stage_node import make_executor  # noqa: E402
+from gravity_friction_comp.nodes.runtime import make_executor  # noqa: E402
+from gravity_friction_comp.profiles.arm_profiles import load_arm  # noqa: E402
 from gravity_friction_comp.tools.demo.scenario import load_node_parameters  # noqa: E402
 
 URDF = ROOT / "test" / "data" / "urdf" / "openarm" / "openarm_v10_single_nohand.urdf"

@@ -241,7 +241,8 @@ def run_child(kind: str, out: str, sim_arm: str = "process", frozen: bool = Fals
         from rclpy.node import Node
         from sensor_msgs.msg import JointState
 
-        from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, spin_node
+        from gravity_friction_comp.nodes.runtime import spin_node
+        from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS
 
         channel = f"e2e_baseline_{os.getpid()}"
         sender = can.Bus(interface="virtual", channel=channel, ignore_config=True)
@@ -263,7 +264,7 @@ def run_child(kind: str, out: str, sim_arm: str = "process", frozen: bool = Fals
     else:
         from gravity_friction_comp.nodes.composed_chain import ComposedChain, spin_chain
         from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode
-        from gravity_friction_comp.nodes.stage_node import spin_node
+        from gravity_friction_comp.nodes.runtime import spin_node
 
         chain = ComposedChain() if kind == "composed" else None
         bridge = chain.bridge if chain is not None else MitBridgeNode()

@@ -4,7 +4,7 @@ Every chain runs as separate processes, as launched:
 
 - pipeline: ``gravity_compensation_node`` (palletizer URDF, config/gravity_compensation.yaml)
   → ``friction_feedforward_node`` (config/friction_feedforward.yaml + palletizer_arm.yaml),
-  spun as the executables spin them (:func:`~gravity_friction_comp.nodes.stage_node.spin_node`);
+  spun as the executables spin them (:func:`~gravity_friction_comp.nodes.runtime.spin_node`);
 - baselines: two bare rclpy relays (subscribe → publish the same message, no computation),
   same message type and QoS, once with plain ``rclpy.spin`` and once on the executor the
   stages use (so the comparison holds the executor fixed too).
@@ -58,7 +58,8 @@ def relay_main(topic_in: str, topic_out: str, states: str = "-") -> None:
     from sensor_msgs.msg import JointState
 
     sys.path.insert(0, str(REPO))
-    from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, spin_node
+    from gravity_friction_comp.nodes.runtime import spin_node
+    from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS
 
     rclpy.init()
     node = rclpy.create_node(f"relay_{os.getpid()}")
@@ -178,7 +179,8 @@ def _measure(args, domain, procs) -> int:
     from sensor_msgs.msg import JointState
 
     sys.path.insert(0, str(REPO))
-    from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, executor_choice
+    from gravity_friction_comp.nodes.runtime import executor_choice
+    from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS
 
     rclpy.init()
     node = rclpy.create_node("pipeline_latency_bench")

@@ -47,7 +47,7 @@ import pinocchio as pin
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from gravity_friction_comp.arm_profiles import load_arm  # noqa: E402
+from gravity_friction_comp.profiles.arm_profiles import load_arm  # noqa: E402
 
 DT = 1e-3
 PACKAGE = "gravity_friction_comp"

@@ -39,8 +39,9 @@ from processes import process_cpu, start_sim_arm, stop_process  # noqa: E402
 from rclpy.context import Context  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
-from gravity_friction_comp.arm_profiles import load_arm  # noqa: E402
-from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, make_executor  # noqa: E402
+from gravity_friction_comp.nodes.runtime import make_executor  # noqa: E402
+from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS  # noqa: E402
+from gravity_friction_comp.profiles.arm_profiles import load_arm  # noqa: E402
 
 
 def _start(args: list[str]) -> subprocess.Popen:

@@ -7,7 +7,7 @@ The processes, as ``arm.launch.py`` starts them (the parameters of
   input);
 - ``friction_feedforward_node``: that → ``joint_command``, and ``joint_states`` at the same
   rate (the bridge publishes one per cycle; here this process does);
-- baselines on the same executor (:func:`~gravity_friction_comp.nodes.stage_node.spin_node`):
+- baselines on the same executor (:func:`~gravity_friction_comp.nodes.runtime.spin_node`):
   ``relay`` (subscribe → publish the same ``JointState``), and ``relay+states`` (the same,
   plus a ``joint_states`` subscription whose callback keeps the message: the friction
   node's inputs with no work).
@@ -57,7 +57,8 @@ def count_main(topics: list[str]) -> None:
     import rclpy
     from sensor_msgs.msg import JointState
 
-    from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, spin_node
+    from gravity_friction_comp.nodes.runtime import spin_node
+    from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS
 
     stop: list = []
     signal.signal(signal.SIGINT, lambda *a: stop.append(1))
@@ -176,7 +177,8 @@ def _measure(args, procs, process_cpu, stop_process, env) -> int:
     import rclpy
     from sensor_msgs.msg import JointState
 
-    from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, executor_choice, spin_node
+    from gravity_friction_comp.nodes.runtime import executor_choice, spin_node
+    from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS
 
     rclpy.init()
     node = rclpy.create_node("stage_node_cpu_bench")

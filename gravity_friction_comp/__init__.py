@@ -22,7 +22,7 @@ _EXPORTS: dict[str, str] = {
     "ActuatorModel": "model.actuator",
     "ActuatorTerms": "model.actuator",
     "apply_stage": "stage.contract",
-    "ArmProfile": "arm_profiles",
+    "ArmProfile": "profiles.arm_profiles",
     "BAM_MODELS": "friction.bam",
     "BamParameters": "friction.bam",
     "bridge_config_from_values": "mit.bridge_params",
@@ -61,8 +61,8 @@ _EXPORTS: dict[str, str] = {
     "JointMotorMap": "mit.joint_motor_map",
     "JointSimParams": "sim.config",
     "JointStateLog": "ident.joint_log",
-    "list_arms": "arm_profiles",
-    "load_arm": "arm_profiles",
+    "list_arms": "profiles.arm_profiles",
+    "load_arm": "profiles.arm_profiles",
     "load_arm_yaml": "friction.arm_yaml",
     "load_log": "ident.joint_log",
     "LockstepStalled": "errors",
@@ -99,6 +99,11 @@ __all__ = sorted(_EXPORTS, key=str.lower)
 
 def __getattr__(name: str) -> Any:
     """Import the module holding ``name`` on first access (PEP 562)."""
+    if name == "__version__":  # read on demand: a plain import reads no file
+        from gravity_friction_comp.version import package_version
+
+        globals()[name] = version = package_version()
+        return version
     try:
         module = _EXPORTS[name]
     except KeyError:
@@ -111,11 +116,11 @@ def __getattr__(name: str) -> Any:
 def __dir__() -> list[str]:
     """The public names and the module's dunders: not its imports (``Any``, ``TYPE_CHECKING``
     -- kept by name for static checkers --, ``annotations``) nor its subpackages."""
-    return sorted(set(__all__) | {n for n in globals() if n.startswith("__") and n.endswith("__")})
+    dunders = {n for n in globals() if n.startswith("__") and n.endswith("__")}
+    return sorted(set(__all__) | dunders | {"__version__"})
 
 
 if TYPE_CHECKING:  # static checkers see the eager imports
-    from gravity_friction_comp.arm_profiles import ArmProfile, list_arms, load_arm
     from gravity_friction_comp.errors import (
         BusOpenError,
         ConfigError,
@@ -157,6 +162,7 @@ if TYPE_CHECKING:  # static checkers see the eager imports
     from gravity_friction_comp.model.actuator import ActuatorModel, ActuatorTerms
     from gravity_friction_comp.model.payload import Payload
     from gravity_friction_comp.model.robot_model import RobotModel
+    from gravity_friction_comp.profiles.arm_profiles import ArmProfile, list_arms, load_arm
     from gravity_friction_comp.sim.arm import SimState, SimulatedArm
     from gravity_friction_comp.sim.bus import SimulatedMotor, SimulatedMotorBus
     from gravity_friction_comp.sim.config import JointSimParams, SimConfig

@@ -23,11 +23,13 @@ __all__ = [
     "can_id",
     "CAN_STANDARD_ID_MAX",
     "check_bound",
+    "check_shape",
     "frame_bytes",
     "integer",
     "joint_names",
     "known_keys",
     "MAX_PLAUSIBLE_VELOCITY",
+    "MAX_SCALE",
     "number",
     "per_joint",
     "short_repr",
@@ -35,6 +37,11 @@ __all__ = [
     "vector",
 ]
 
+#: Largest |scale| a stage (and a per-arm ``gravity_scale``) accepts [-]. ``scale`` corrects
+#: a model (0.5–1.5 in practice); a model off by more than 100× is a wrong model or wrong
+#: units, and with such a factor every output already sits at the effort limit
+#: (``scale:=1e308`` saturated every joint).
+MAX_SCALE = 100.0
 #: Largest 11-bit (standard) CAN arbitration id.
 CAN_STANDARD_ID_MAX = 0x7FF
 #: Largest 29-bit (extended) CAN arbitration id.
@@ -268,14 +275,27 @@ def vector(
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError, OverflowError):
         raise InputError(f"{what} must be {n} numbers, got {short_repr(value)}", reason=Reason.TYPE) from None
-    if arr.shape != (n,):
-        order = "" if names is None else f" in joint order {list(names)}"
-        raise InputError(f"{what} must have shape ({n},){order}, got shape {arr.shape}", reason=Reason.SHAPE)
+    check_shape(what, arr, n, names)
     if not np.isfinite(arr).all():
         raise InputError(f"{what} contains NaN/inf: {arr.tolist()}", reason=Reason.NOT_FINITE)
     if bound is not None:
         check_bound(what, arr, bound, names)
     return arr
+
+
+def check_shape(what: str, arr: np.ndarray, n: int, names: Sequence[str] | None = None) -> None:
+    """Raise InputError (``Reason.SHAPE``) unless ``arr`` has shape (n,): the one length check
+    of every runtime per-joint input (a (n, 1) column or a scalar is not one value per joint).
+
+    Args:
+        what: Name of the input for the message.
+        arr: The input as an array.
+        n: Required length.
+        names: The joint order, shown in the message when given.
+    """
+    if arr.shape != (n,):
+        order = "" if names is None else f" in joint order {list(names)}"
+        raise InputError(f"{what} must have shape ({n},){order}, got shape {arr.shape}", reason=Reason.SHAPE)
 
 
 def check_bound(what: str, arr: np.ndarray, bound: float, names: Sequence[str] | None = None) -> None:

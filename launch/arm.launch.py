@@ -132,7 +132,7 @@ def profile_arguments(arm: str, explicit: dict[str, str]) -> dict[str, str]:
     out = {key: "" for key in PROFILE_FILES} | {k: v for k, v in explicit.items()}
     if not arm:
         return out
-    from gravity_friction_comp.arm_profiles import load_arm
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
 
     profile = load_arm(arm)
     for key, attribute in PROFILE_FILES.items():
@@ -177,7 +177,7 @@ def gravity_parameters(
         from_profile: True when ``arm:=`` was given and neither the profile nor the command
             line names a gravity file (the package's generic one is used).
         payload_parent: Joint or link of the profile's arm holding the payload
-            (:func:`gravity_friction_comp.arm_profiles.profile_payload_parent`); ``""`` keeps
+            (:func:`gravity_friction_comp.profiles.arm_profiles.profile_payload_parent`); ``""`` keeps
             the file's.
     """
     if not from_profile:
@@ -189,13 +189,13 @@ def gravity_parameters(
 def effort_limit_parameters(urdf: str, motor_values: dict) -> dict:
     """The gravity node's ``effort_limit`` where the URDF's is below the motor map's (placeholder
     limits, i2rt YAM ``effort="1"``), as the lockstep demo sets it
-    (:func:`gravity_friction_comp.arm_profiles.raised_effort_limits`); ``{}`` when none is.
+    (:func:`gravity_friction_comp.profiles.arm_profiles.raised_effort_limits`); ``{}`` when none is.
 
     Raises:
         ConfigError: unreadable URDF.
     """
-    from gravity_friction_comp.arm_profiles import raised_effort_limits
     from gravity_friction_comp.model.robot_model import RobotModel
+    from gravity_friction_comp.profiles.arm_profiles import raised_effort_limits
 
     joints, effort = motor_values.get("joints") or [], motor_values.get("effort_limit") or []
     if not isinstance(effort, (list, tuple)) or len(effort) != len(joints):
@@ -207,7 +207,7 @@ def effort_limit_parameters(urdf: str, motor_values: dict) -> dict:
 
 def profile_player_parameters(arm: str, urdf: str, sim_config: str, joints: list[str]) -> dict:
     """The player's arm-specific values for ``arm:=NAME`` with the generic player file, as the
-    lockstep demo builds them (:func:`gravity_friction_comp.arm_profiles.pick_place_poses`):
+    lockstep demo builds them (:func:`gravity_friction_comp.profiles.arm_profiles.pick_place_poses`):
     ``joint_names`` = the model's joints, ``home`` = the sim config's ``initial_position``,
     ``pick``/``place`` = home ± the demo's offsets inside the limits, ``amplitude`` (sine,
     ramp) = pick − home. Timing (``move_time``, ``rate_hz``, ...) stays the file's.
@@ -215,8 +215,8 @@ def profile_player_parameters(arm: str, urdf: str, sim_config: str, joints: list
     Raises:
         ConfigError: bad profile, URDF or sim config.
     """
-    from gravity_friction_comp.arm_profiles import load_arm, pick_place_poses, proximal_joints
     from gravity_friction_comp.model.robot_model import RobotModel
+    from gravity_friction_comp.profiles.arm_profiles import load_arm, pick_place_poses, proximal_joints
     from gravity_friction_comp.sim.config import SimConfig
 
     model = RobotModel.from_urdf(urdf)
@@ -393,12 +393,12 @@ def _setup(context, *args, **kwargs):
     clock, bridge_clock = time_parameters(_bool(context, "lockstep"), simulate, player_rate)
     free_drive = None  # issue 19: mode:=free_drive, the chain on the measured joint_states
     if cfg("mode") == "free_drive":
-        from gravity_friction_comp.arm_profiles import load_arm
         from gravity_friction_comp.nodes.free_drive_launch import free_drive_launch_parts
+        from gravity_friction_comp.profiles.arm_profiles import load_arm
 
         fd_friction = params(friction_params, "friction_feedforward")
         if friction_from_profile:  # the friction node then runs on the motor map's joints (below)
-            from gravity_friction_comp.arm_profiles import motor_map_stage_values
+            from gravity_friction_comp.profiles.arm_profiles import motor_map_stage_values
 
             fd_friction |= motor_map_stage_values(params(bridge_params, "mit_bridge"))
         free_drive = free_drive_launch_parts(
@@ -418,7 +418,7 @@ def _setup(context, *args, **kwargs):
     motor_values = params(bridge_params, "mit_bridge")
     payload_parent = ""
     if gravity_from_profile:
-        from gravity_friction_comp.arm_profiles import load_arm, profile_payload_parent
+        from gravity_friction_comp.profiles.arm_profiles import load_arm, profile_payload_parent
 
         payload_parent = profile_payload_parent(load_arm(arm), motor_values.get("joints") or [], False)
     gravity_file = params(gravity_params, "gravity_compensation")
@@ -428,7 +428,7 @@ def _setup(context, *args, **kwargs):
     gravity_values |= {"urdf_path": urdf} | clock
     friction_values = params(friction_params, "friction_feedforward") | {"arm_config": arm_config}
     if friction_from_profile:
-        from gravity_friction_comp.arm_profiles import motor_map_stage_values
+        from gravity_friction_comp.profiles.arm_profiles import motor_map_stage_values
 
         friction_values |= motor_map_stage_values(motor_values)
     if free_drive:

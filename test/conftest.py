@@ -72,10 +72,10 @@ def short_plan(tmp_path):
     import dataclasses
 
     pytest.importorskip("pinocchio")
-    from gravity_friction_comp.arm_profiles import load_arm
     from gravity_friction_comp.calib.plan import plan_poses, within_velocity_limits, write_plan
     from gravity_friction_comp.calib.regressor import StaticRegressor
     from gravity_friction_comp.model.robot_model import RobotModel
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
 
     model = RobotModel.from_urdf(load_arm("palletizer").urdf)
     plan = plan_poses(StaticRegressor(model), 2, approach=0.0, candidates=50)

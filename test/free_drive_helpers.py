@@ -37,7 +37,6 @@ def free_drive_loop(
     the profile's ``free_drive.dither``, as ``arm.launch.py mode:=free_drive`` sets it) and
     friction scale ``friction_scale`` (default: the profile's ``free_drive.friction_scale``, else 1).
     """
-    from gravity_friction_comp.arm_profiles import load_arm
     from gravity_friction_comp.friction.arm_yaml import gravity_scale_from_arm_yaml
     from gravity_friction_comp.mit.bridge_params import bridge_config_from_values
     from gravity_friction_comp.model.actuator import ActuatorModel
@@ -48,6 +47,7 @@ def free_drive_loop(
     from gravity_friction_comp.nodes.gravity_compensation_node import PARAMETERS as GP
     from gravity_friction_comp.nodes.robot_params import build_robot_models
     from gravity_friction_comp.param_files import first_node_parameters
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
     from gravity_friction_comp.sim.arm import SimulatedArm
     from gravity_friction_comp.sim.config import SimConfig
     from gravity_friction_comp.sim.free_drive_loop import FreeDriveLoop
@@ -222,8 +222,8 @@ def push_and_release(loop, joint: str, torque: float, speed: float, *, at: float
 def seeded_poses(arm: str, n: int, seed: int = 19):
     """``n`` start poses of ``arm``: the home pose with each bridged joint uniform in the middle
     70 % of its range. Returns (poses (n of (nq,)), bridged mask (nq,), the loop's buses)."""
-    from gravity_friction_comp.arm_profiles import load_arm
     from gravity_friction_comp.model.robot_model import RobotModel
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
 
     profile = load_arm(arm)
     model = RobotModel.from_urdf(profile.urdf)

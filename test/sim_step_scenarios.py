@@ -26,12 +26,12 @@ REFERENCE = ROOT / "test" / "reference" / "sim_step_reference.npz"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from gravity_friction_comp.arm_profiles import load_arm  # noqa: E402
 from gravity_friction_comp.friction.bam import BamParameters  # noqa: E402
 from gravity_friction_comp.mit.codec import encode_command  # noqa: E402
 from gravity_friction_comp.mit.special_frames import DISABLE_FRAME, ENABLE_FRAME  # noqa: E402
 from gravity_friction_comp.model.payload import Payload  # noqa: E402
 from gravity_friction_comp.model.robot_model import RobotModel  # noqa: E402
+from gravity_friction_comp.profiles.arm_profiles import load_arm  # noqa: E402
 from gravity_friction_comp.sim.arm import SimulatedArm  # noqa: E402
 from gravity_friction_comp.sim.config import JointSimParams, SimConfig  # noqa: E402
 from gravity_friction_comp.tools.sim_arm import simulated_bus_from_parameters  # noqa: E402

@@ -1,4 +1,4 @@
-"""Tests of gravity_friction_comp.arm_profiles and the shipped arms/ data.
+"""Tests of gravity_friction_comp.profiles.arm_profiles and the shipped arms/ data.
 
 Vendor values are written out here from the vendor files (i2rt v1.2.4 config/*.yml, i2rt
 PR #37, openarm_teleop) and compared with the profiles; test/data holds copies of two of
@@ -16,13 +16,13 @@ import pytest
 import yaml
 from conftest import REPO_ROOT, TEST_DATA
 
-from gravity_friction_comp.arm_profiles import ArmProfile, arms_directory, list_arms, load_arm
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.friction.arm_yaml import friction_params_from_arm_yaml, load_arm_yaml
 from gravity_friction_comp.friction.models import FrictionModel
 from gravity_friction_comp.mit.bridge_params import bridge_config_from_values
 from gravity_friction_comp.mit.bus_load import mit_bus_load, mit_bus_loads
 from gravity_friction_comp.mit.motor_table import MOTOR_TABLE
+from gravity_friction_comp.profiles.arm_profiles import ArmProfile, arms_directory, list_arms, load_arm
 from gravity_friction_comp.sim.config import SimConfig
 
 ARMS = ("big_yam", "openarm_v10", "openarm_v10_bimanual", "palletizer", "yam", "yam_pro", "yam_ultra")

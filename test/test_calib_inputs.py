@@ -89,8 +89,8 @@ def _peak_speeds(plan, model):
 
 @pytest.mark.parametrize("dither", [0.0, 0.02])
 def test_plan_respects_velocity_limits(dither, tmp_path, capsys):
-    from gravity_friction_comp.arm_profiles import load_arm
     from gravity_friction_comp.model.robot_model import RobotModel
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
 
     model = RobotModel.from_urdf(load_arm("palletizer").urdf)
     out = tmp_path / "plan.yaml"
@@ -118,11 +118,11 @@ def test_plan_with_all_poses_alike_is_refused(tmp_path, capsys):
 def test_fit_alike_check_uses_the_commanded_poses():
     """One commanded pose, measured 5 mrad apart by side (stuck joints), efforts of the wrong
     sign: the diagnosis is 'alike', not the sign contradiction."""
-    from gravity_friction_comp.arm_profiles import load_arm
     from gravity_friction_comp.calib.fit import Holds, fit_gravity
     from gravity_friction_comp.calib.regressor import StaticRegressor
     from gravity_friction_comp.errors import IdentificationError
     from gravity_friction_comp.model.robot_model import RobotModel
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
 
     model = RobotModel.from_urdf(load_arm("palletizer").urdf)
     q0 = 0.5 * (np.asarray(model.position_lower) + np.asarray(model.position_upper)) + 0.3

@@ -18,12 +18,12 @@ pytestmark = pytest.mark.slow
 pytest.importorskip("pinocchio")
 pytest.importorskip("can")
 
-from gravity_friction_comp.arm_profiles import load_arm  # noqa: E402
 from gravity_friction_comp.calib.fit import hold_averages  # noqa: E402
 from gravity_friction_comp.calib.plan import plan_poses  # noqa: E402
 from gravity_friction_comp.calib.regressor import StaticRegressor  # noqa: E402
 from gravity_friction_comp.calib.sim_record import record_in_simulation  # noqa: E402
 from gravity_friction_comp.model.robot_model import RobotModel  # noqa: E402
+from gravity_friction_comp.profiles.arm_profiles import load_arm  # noqa: E402
 from gravity_friction_comp.sim.arm import SimulatedArm  # noqa: E402
 from gravity_friction_comp.sim.config import SimConfig  # noqa: E402
 from gravity_friction_comp.sim.link_truth import true_model  # noqa: E402

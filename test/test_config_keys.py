@@ -9,13 +9,13 @@ import shutil
 import pytest
 import yaml
 
-from gravity_friction_comp.arm_profiles import load_arm
 from gravity_friction_comp.calib.plan import load_plan
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.friction.arm_yaml import gravity_scale_from_arm_yaml, load_arm_yaml
 from gravity_friction_comp.friction.bam import BamParameters
 from gravity_friction_comp.friction.models import FrictionModel
 from gravity_friction_comp.model.actuator import ActuatorModel
+from gravity_friction_comp.profiles.arm_profiles import load_arm
 from gravity_friction_comp.sim.config import SimConfig
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]

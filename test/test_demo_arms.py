@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow  # one lockstep demo run per profile
 
 from demo_helpers import check_acceptance, run_demo  # noqa: E402
 
-from gravity_friction_comp.arm_profiles import load_arm  # noqa: E402
+from gravity_friction_comp.profiles.arm_profiles import load_arm  # noqa: E402
 
 #: Profiles on one bus.
 SINGLE_BUS = ("palletizer", "yam", "yam_pro", "yam_ultra", "big_yam", "openarm_v10")

@@ -98,9 +98,9 @@ def test_urdf_path_dev_zero_and_huge_urdf_are_refused(tmp_path):
 def test_impossible_path_names_are_errors_not_oserrors(name):
     # a name too long for the file system (an OSError from pathlib's is_dir/is_file) or with
     # a NUL byte (ValueError from stat) was a traceback from these readers
-    from gravity_friction_comp.arm_profiles import load_arm
     from gravity_friction_comp.errors import IdentificationError
     from gravity_friction_comp.ident.joint_log import load_log
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
 
     with pytest.raises(ConfigError, match="cannot read") as info:
         read_yaml(name, "arm_config")

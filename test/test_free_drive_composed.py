@@ -39,7 +39,7 @@ def test_composed_free_drive_holds_the_arm_in_lockstep(repo_root):
     }
     values = {k: first_node_parameters(f)[1] for k, f in files.items()}
     rate = 250.0
-    from gravity_friction_comp.arm_profiles import load_arm
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
 
     profile = load_arm(
         "palletizer"

@@ -27,13 +27,13 @@ def test_push_then_release_in_lockstep_through_the_nodes(repo_root, start):
     from rclpy.context import Context
     from rclpy.executors import SingleThreadedExecutor
 
-    from gravity_friction_comp.arm_profiles import load_arm
     from gravity_friction_comp.nodes.free_drive_launch import free_drive_launch_parts
     from gravity_friction_comp.nodes.free_drive_node import FreeDriveNode
     from gravity_friction_comp.nodes.friction_feedforward_node import FrictionFeedforwardNode
     from gravity_friction_comp.nodes.gravity_compensation_node import GravityCompensationNode
     from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode
     from gravity_friction_comp.param_files import first_node_parameters
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
 
     urdf = str(repo_root / "urdf" / "palletizer.urdf")
     bridge_file = repo_root / "config" / "mit_bridge.yaml"

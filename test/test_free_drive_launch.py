@@ -60,7 +60,7 @@ def test_the_profiles_dither_goes_to_the_friction_stage():
 def test_profile_free_drive_dither_by_joint_others_off(tmp_path):
     import shutil
 
-    from gravity_friction_comp.arm_profiles import load_arm
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
 
     assert load_arm("yam_ultra").free_drive_dither == (0.7, 0.5, 0.6, 0.0, 0.0, 0.0)
     arm = tmp_path / "arm"
@@ -124,7 +124,7 @@ def test_launch_free_drive_composed_runs_composed_free_drive_with_a_free_drive_s
 def test_launch_free_drive_bimanual_is_one_bridge_on_both_buses(repo_root):
     """Follow mode starts one bridge per bus; free drive one bridge serving both buses, so one
     joint_states carries both arms to the one free-drive source."""
-    from gravity_friction_comp.arm_profiles import load_arm
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
 
     profile = load_arm("openarm_v10_bimanual")
     nodes = _launched(repo_root, arm="openarm_v10_bimanual", mode="free_drive")
@@ -220,7 +220,7 @@ def test_the_profiles_friction_scale_goes_to_the_friction_stage():
 def test_profile_free_drive_friction_scale_by_joint_others_1(tmp_path):
     import shutil
 
-    from gravity_friction_comp.arm_profiles import load_arm
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
 
     assert load_arm("palletizer").free_drive_friction_scale == (0.5, 0.5, 0.3)
     assert load_arm("yam_ultra").free_drive_friction_scale == (0.5, 0.5, 0.5, 0.0, 1.0, 1.0)
@@ -252,7 +252,7 @@ def _reordered_yam_ultra(tmp_path):
 
     import yaml
 
-    from gravity_friction_comp.arm_profiles import load_arm
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
 
     arm = tmp_path / "arm"
     shutil.copytree(load_arm("yam_ultra").directory, arm)
@@ -341,7 +341,7 @@ def test_dither_scale_multiplies_the_profiles_dither_default_unchanged(repo_root
     profile's free_drive.dither; out of 0..1 or not a finite number is refused by name."""
     from test_launch import load_launch_module
 
-    from gravity_friction_comp.arm_profiles import load_arm
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
 
     arm = load_launch_module(repo_root, "arm.launch.py")
     profile = load_arm("palletizer").free_drive_dither

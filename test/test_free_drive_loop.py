@@ -99,7 +99,7 @@ def _start_torque(arm, joint, friction_on, repo_root):
     """The smallest constant external torque (bisection to 1/128 of the range 0 … 1.5 × the
     simulated joint's breakaway F_c + F_s) that moves ``joint`` more than 5 mrad within 1 s
     of being applied at rest."""
-    from gravity_friction_comp.arm_profiles import load_arm
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
     from gravity_friction_comp.sim.config import SimConfig
 
     true = SimConfig.from_yaml(load_arm(arm).sim_config).joint(joint)
@@ -129,7 +129,7 @@ def test_friction_compensation_halves_the_start_torque(arm, joint, repo_root):
     measured velocity alone cannot lower it (q̇ = 0 at rest: 0.148 N·m with and without on
     palletizer base_yaw, before the dither)."""
     pytest.importorskip("pinocchio")
-    from gravity_friction_comp.arm_profiles import load_arm
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
     from gravity_friction_comp.sim.config import SimConfig
     from gravity_friction_comp.stage.dither import breakaway_at_rest
 

@@ -14,7 +14,7 @@ SWITCH_JUMP = 0.05
 
 
 def _gains(loop):
-    from gravity_friction_comp.arm_profiles import load_arm
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
 
     config = load_arm("palletizer").bridge_config()
     return [m.kp for m in config.motors], [m.kd for m in config.motors]

@@ -231,6 +231,22 @@ def test_keywords_constant_lists_constructor_arguments():
     assert set(FRICTION_KEYWORDS) == set(params) - {"self", "n_joints_or_joint_names"}
 
 
+def test_coefficient_keywords_are_the_parameter_arrays_and_what_identification_writes():
+    # issue 27.4: the keyword list was written five times; each use now reads the one list
+    import dataclasses
+
+    from gravity_friction_comp.friction.params import COEFFICIENT_KEYWORDS, SYMMETRIC_KEYWORDS, FrictionParams
+
+    arrays = tuple(f.name for f in dataclasses.fields(FrictionParams) if f.type == "np.ndarray")
+    assert COEFFICIENT_KEYWORDS == arrays
+    p = FrictionModel(2, breakaway_positive=[0.5, 0.2], breakaway_negative=[0.4, 0.2]).params
+    assert tuple(p.as_dict()) == ("enabled", "model", *arrays, "bam")
+    assert set(SYMMETRIC_KEYWORDS) == set(arrays) - {"breakaway_positive", "breakaway_negative"} | {
+        "breakaway"
+    }
+    assert set(SYMMETRIC_KEYWORDS) <= set(FRICTION_KEYWORDS)
+
+
 # -- from_yaml -------------------------------------------------------------------------------
 def _write(tmp_path, data, name="arm.yml"):
     path = tmp_path / name

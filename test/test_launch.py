@@ -349,8 +349,8 @@ def test_launch_without_player_holds_the_arm(repo_root, lockstep):
 
 def test_arm_profile_supplies_the_file_arguments(repo_root):
     """arm:=NAME fills the file arguments from arms/NAME; an explicit one wins; none: as given."""
-    from gravity_friction_comp.arm_profiles import load_arm
     from gravity_friction_comp.errors import ConfigError
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
 
     arm = load_launch_module(repo_root, "arm.launch.py")
     profile = load_arm("yam_ultra")
@@ -399,7 +399,7 @@ def test_bimanual_profile_gets_one_bridge_per_bus(repo_root):
     """openarm_v10_bimanual: two bridges, left on can1 and right on can0, each with its own
     7 joints and their motor-map columns (cut from the profile, compared column by column);
     a single-bus map is one bridge, unchanged."""
-    from gravity_friction_comp.arm_profiles import load_arm
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
 
     arm = load_launch_module(repo_root, "arm.launch.py")
     profile = load_arm("openarm_v10_bimanual")
@@ -422,7 +422,7 @@ def test_bimanual_profile_gets_one_bridge_per_bus(repo_root):
 def test_bimanual_profile_simulated_is_one_bridge_on_both_buses(repo_root):
     """simulate:=true with a multi-bus map: one bridge with the whole map (its ``bus`` column
     kept: the node serves each bus on its own simulated channel); a real arm: one per bus."""
-    from gravity_friction_comp.arm_profiles import load_arm
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
 
     arm = load_launch_module(repo_root, "arm.launch.py")
     values = load_arm("openarm_v10_bimanual").bridge_values()
@@ -491,7 +491,11 @@ def test_profile_values_replace_the_palletizers(repo_root, tmp_path):
     """arm:=yam_ultra (issue 15 point 1): the helpers give the profile's payload parent,
     gravity effort limits and player poses, not the palletizer's (``tool``, [base_yaw, ...]);
     the demo's --arm yam_ultra resolves to the same values (one place for each fact)."""
-    from gravity_friction_comp.arm_profiles import load_arm, motor_map_stage_values, profile_payload_parent
+    from gravity_friction_comp.profiles.arm_profiles import (
+        load_arm,
+        motor_map_stage_values,
+        profile_payload_parent,
+    )
     from gravity_friction_comp.tools.demo.options import build_setup, parse_args
 
     arm = load_launch_module(repo_root, "arm.launch.py")

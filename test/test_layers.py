@@ -30,7 +30,7 @@ PACKAGE_DIR = pathlib.Path(gravity_friction_comp.__file__).resolve().parent
 ROS_SUBPACKAGES = ("nodes", "tools")
 #: Subpackages that must import without Pinocchio or python-can (pure Python and numpy) ...
 MIT = f"{ROOT}.mit"
-PURE_SUBPACKAGES = (MIT, f"{ROOT}.friction")
+PURE_SUBPACKAGES = (MIT, f"{ROOT}.friction", f"{ROOT}.profiles")
 #: ... except the one module that opens the python-can bus (ARCHITECTURE.md: "python-can
 #: here only").
 CAN_MODULES = (f"{ROOT}.mit.bus",)
@@ -196,3 +196,215 @@ def test_dir_of_the_root_is_the_public_names_and_dunders():
     extra = [n for n in listed if n not in gravity_friction_comp.__all__ and not n.startswith("__")]
     assert extra == []  # no Any, TYPE_CHECKING, annotations, importlib, subpackages
     assert set(gravity_friction_comp.__all__) <= set(listed) and "__version__" not in extra
+
+
+# --- import directions between the package's own subpackages (issue 27, point 2) ----------
+
+#: The layers, low to high (docs/ARCHITECTURE.md "Layers"): a module may import modules of its
+#: own layer and of the layers below, never above. ``""`` is the root's own modules (errors,
+#: validation, ...); the root ``__init__`` is the lazy facade over every layer and is exempt.
+LAYER_ORDER = (
+    "",
+    "model",
+    "friction",
+    "stage",
+    "mit",
+    "profiles",
+    "sim",
+    "ident",
+    "trajectory",
+    "calib",
+    "nodes",
+    "tools",
+)
+#: Upward edges tolerated today, each with its reason: the test fails on any other one and
+#: when one of these is gone (then drop it here).
+KNOWN_UPWARD = {
+    (f"{ROOT}.model.actuator", f"{ROOT}.friction.arm_yaml"): (
+        "ActuatorModel.from_arm_yaml(path) reads the file with the per-arm YAML reader, which "
+        "checks every section's keys (friction's and the actuators block's) in one place"
+    ),
+}
+
+
+def package_modules() -> dict[str, pathlib.Path]:
+    """Every module of the package (dotted name -> file), from the source tree."""
+    out = {}
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        parts = path.relative_to(PACKAGE_DIR.parent).with_suffix("").parts
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return out
+
+
+def imports_of(module: str, source: str, is_package: bool, modules, typing: bool = True) -> set[str]:
+    """The package's modules that ``module`` imports anywhere (module level, in a function,
+    under ``TYPE_CHECKING`` unless ``typing`` is false), relative imports resolved;
+    ``from a import b`` counts as ``a.b`` when that is a module, else as ``a``."""
+    package = module if is_package else module.rpartition(".")[0]
+    tree = ast.parse(source)
+    annotation_only = set()
+    if not typing:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                annotation_only |= {id(sub) for stmt in node.body for sub in ast.walk(stmt)}
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in annotation_only:
+            continue
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            stem = node.module or ""
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                stem = ".".join(base + ([stem] if stem else []))
+            names = [f"{stem}.{a.name}" if f"{stem}.{a.name}" in modules else stem for a in node.names]
+        else:
+            continue
+        for name in names:
+            while name and name not in modules:  # ``import a.b.Name``-like: the module it is in
+                name = name.rpartition(".")[0]
+            if name.split(".")[0] == ROOT and name != module:
+                found.add(name)
+    return found
+
+
+def layer_of(module: str, modules) -> str:
+    """The subpackage ``module`` belongs to (``tools.demo`` is ``tools``), ``""`` for the
+    root's own modules."""
+    parts = module.split(".")
+    if len(parts) > 2 or (len(parts) == 2 and modules[module].name == "__init__.py"):
+        return parts[1]
+    return ""
+
+
+def import_graph(typing: bool = True) -> dict[str, set[str]]:
+    modules = package_modules()
+    return {
+        m: imports_of(m, path.read_text(), path.name == "__init__.py", modules, typing)
+        for m, path in modules.items()
+    }
+
+
+def upward_edges(graph: dict[str, set[str]], modules) -> set[tuple[str, str]]:
+    """The edges ``(importer, imported)`` from a layer to one above it (or to the facade)."""
+    rank = {name: i for i, name in enumerate(LAYER_ORDER)}
+    out = set()
+    for importer, targets in graph.items():
+        if importer == ROOT:
+            continue
+        for target in targets:
+            if target == ROOT or rank[layer_of(target, modules)] > rank[layer_of(importer, modules)]:
+                out.add((importer, target))
+    return out
+
+
+def cycles_within_layers(graph: dict[str, set[str]], modules) -> list[list[str]]:
+    """Import cycles among the modules of one layer (strongly connected components of more
+    than one module, Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+
+    def visit(m: str) -> None:
+        index[m] = low[m] = len(index)
+        stack.append(m)
+        for t in sorted(graph[m]):
+            if layer_of(t, modules) != layer_of(m, modules) or t == ROOT:
+                continue
+            if t not in index:
+                visit(t)
+                low[m] = min(low[m], low[t])
+            elif t in stack:
+                low[m] = min(low[m], index[t])
+        if low[m] == index[m]:
+            component = []
+            while True:
+                t = stack.pop()
+                component.append(t)
+                if t == m:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for m in sorted(graph):
+        if m not in index and m != ROOT:
+            visit(m)
+    return found
+
+
+def test_every_subpackage_has_a_layer():
+    modules = package_modules()
+    subpackages = {layer_of(m, modules) for m in modules if m != ROOT}
+    assert subpackages == set(LAYER_ORDER)
+
+
+def test_the_import_reader_resolves_every_form():
+    # the route itself, on a made-up module of stage/: function-local and relative imports
+    modules = package_modules()
+    source = (
+        "import gravity_friction_comp.mit.codec\n"
+        "from gravity_friction_comp.friction.params import FRICTION_KEYWORDS\n"
+        "def f():\n"
+        "    from ..sim import bus\n"
+        "    from . import settings\n"
+        "    from .contract import JointMap\n"
+        "    import numpy\n"
+        "if TYPE_CHECKING:\n"
+        "    from gravity_friction_comp.model.urdf import load_urdf\n"
+    )
+    found = imports_of(f"{ROOT}.stage.made_up", source, False, modules)
+    assert found == {
+        f"{ROOT}.mit.codec",
+        f"{ROOT}.friction.params",
+        f"{ROOT}.sim.bus",
+        f"{ROOT}.stage.settings",
+        f"{ROOT}.stage.contract",
+        f"{ROOT}.model.urdf",
+    }
+    assert f"{ROOT}.model.urdf" not in imports_of(
+        f"{ROOT}.stage.made_up", source, False, modules, typing=False
+    )
+    graph = {f"{ROOT}.stage.made_up": found}
+    assert upward_edges(
+        graph, {**modules, f"{ROOT}.stage.made_up": PACKAGE_DIR / "stage" / "made_up.py"}
+    ) == {
+        (f"{ROOT}.stage.made_up", f"{ROOT}.mit.codec"),
+        (f"{ROOT}.stage.made_up", f"{ROOT}.sim.bus"),
+    }
+    cyclic = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    names = {f"{ROOT}.stage.{k}": {f"{ROOT}.stage.{v}" for v in vs} for k, vs in cyclic.items()}
+    files = {m: PACKAGE_DIR / "stage" / f"{m.rsplit('.', 1)[1]}.py" for m in names}
+    assert cycles_within_layers(names, files) == [sorted(f"{ROOT}.stage.{k}" for k in "abc")]
+
+
+def test_no_upward_import_between_layers():
+    modules = package_modules()
+    graph = import_graph()
+    assert graph[f"{ROOT}.sim.bus"] >= {f"{ROOT}.mit.bus", f"{ROOT}.sim.arm"}  # it sees the edges
+    upward = upward_edges(graph, modules)
+    assert sorted(upward - set(KNOWN_UPWARD)) == []
+    assert sorted(set(KNOWN_UPWARD) - upward) == []  # fixed: drop it from KNOWN_UPWARD
+
+
+def test_no_import_cycle_within_a_layer():
+    # annotation-only imports (TYPE_CHECKING: friction.bam <-> bam_solver) never run
+    assert cycles_within_layers(import_graph(typing=False), package_modules()) == []
+
+
+def test_architecture_doc_gives_the_layer_order():
+    text = (PACKAGE_DIR.parent / "docs" / "ARCHITECTURE.md").read_text()
+    assert "Layer order, low to high: " + " → ".join(n or "root modules" for n in LAYER_ORDER) in text
+
+
+def test_node_runtime_and_throttle_stand_apart():
+    # issue 27.3: the executables' runtime needs no stage, the log throttle no stage contract
+    graph = import_graph()
+    assert graph[f"{ROOT}.nodes.runtime"] <= {f"{ROOT}.errors", f"{ROOT}.nodes.parameters"}
+    assert graph[f"{ROOT}.throttle"] == set()
+    users = {m for m, targets in graph.items() if f"{ROOT}.nodes.runtime" in targets}
+    # the node executables run through it
+    assert {
+        f"{ROOT}.nodes.{n}_node" for n in ("gravity_compensation", "friction_feedforward", "free_drive")
+    } <= users

@@ -255,8 +255,9 @@ def test_nan_rejected_and_previous_command_kept():
     assert _decoded(core, frames, 0).position == pytest.approx(0.7, abs=4e-4)
     core.step(0.0 + TIMEOUT + 2 * T)  # rejected commands do not refresh the timeout
     assert core.status()[0].behavior == "damp"
-    with pytest.raises(DimensionError):
+    with pytest.raises(InputError) as err:  # the one length check (issue 27.4), counted
         core.set_command([0, 0], None, None, 0.1)
+    assert err.value.reason is Reason.SHAPE and core.rejected_commands == 4
 
 
 def test_shutdown_disables_every_motor():
@@ -277,8 +278,9 @@ def test_gains_runtime_and_validation():
     assert _decoded(core, frames, 1).kp == pytest.approx(1.0, abs=0.07)  # 4 / 2²
     with pytest.raises(ConfigError):
         core.set_gains(kd=[1.0, -1.0, 1.0])
-    with pytest.raises(DimensionError):
+    with pytest.raises(InputError) as err:
         core.set_gains(kp=[1.0])
+    assert err.value.reason is Reason.SHAPE
     assert core.gains[1].tolist() == [1.0, 2.0, 0.5]
 
 
@@ -410,7 +412,7 @@ def test_checked_gains_validates_without_applying():
     assert core.gains[0].tolist() == [40.0, 40.0, 10.0]
     with pytest.raises(ConfigError, match=">= 0"):
         core.checked_gains(kd=[1.0, math.nan, 1.0])
-    with pytest.raises(DimensionError, match="3 values"):
+    with pytest.raises(InputError, match=r"shape \(3,\)"):
         core.checked_gains(kp=[])
     # set_gains validates both before applying either
     with pytest.raises(ConfigError):

@@ -17,7 +17,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from gravity_friction_comp.errors import InputError, Reason
+from gravity_friction_comp.errors import ConfigError, InputError, Reason
 from gravity_friction_comp.mit.codec import (
     P_CODE_MAX,
     MitCommandCodes,
@@ -25,6 +25,7 @@ from gravity_friction_comp.mit.codec import (
     decode_command,
     encode_command,
     pack_command_codes,
+    position_step,
     unpack_command_codes,
 )
 from gravity_friction_comp.mit.motor_table import MOTOR_TABLE, motor_limits
@@ -252,3 +253,16 @@ def test_limits_that_are_not_motor_limits_are_config_errors(limits):
     assert err.value.key == "limits"
     with pytest.raises(ConfigError):
         decode_command(bytes(8), limits)
+
+
+@pytest.mark.parametrize("motor_type", ["DM4340", "AK80-64", "RS03"])
+def test_position_step_is_one_code_of_a_decoded_command(motor_type):
+    # issue 27.4: the demo read the step off its own formula; now the codec states it
+    limits = motor_limits(motor_type)
+    step = position_step(limits)
+    assert step == pytest.approx(2 * limits.p_max / 65535, rel=1e-15)
+    codes = [MitCommandCodes(k, 2048, 0, 0, 2048) for k in (1000, 1001)]
+    a, b = (decode_command(pack_command_codes(c), limits).position for c in codes)
+    assert b - a == pytest.approx(step, rel=1e-9)
+    with pytest.raises(ConfigError):
+        position_step(12.5)

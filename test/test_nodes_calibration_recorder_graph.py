@@ -5,7 +5,7 @@ them without the friction stage (gravity_compensation_node → joint_command →
 mit_bridge_node with the simulated palletizer in lockstep, its truth
 ``config/sim_palletizer_calib_truth.yaml``: links 20–25 % heavier or lighter, COMs moved
 1–1.5 cm, stiction on); ``calibrate_gravity record --sim-time`` plays a short dithered plan
-through it into a rosbag2 folder (the bag writer of tools/record.py) and ``calibrate_gravity
+through it into a rosbag2 folder (the bag writer of ident/joint_log.py) and ``calibrate_gravity
 fit`` reads that bag. The independent route: the truth's gravity (``SimulatedArm``, the
 simulator's own model) over 200 random configurations, before vs after.
 """
@@ -31,10 +31,10 @@ LOADED = [1, 2]  # shoulder_pitch, beam_pitch (base_yaw's axis is vertical: no g
 
 
 def _plan(path: pathlib.Path):
-    from gravity_friction_comp.arm_profiles import load_arm
     from gravity_friction_comp.calib.plan import plan_poses, write_plan
     from gravity_friction_comp.calib.regressor import StaticRegressor
     from gravity_friction_comp.model.robot_model import RobotModel
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
 
     model = RobotModel.from_urdf(load_arm("palletizer").urdf)
     fixed = {j: 0.0 for j in model.joint_names if j not in load_arm("palletizer").joints}

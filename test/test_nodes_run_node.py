@@ -11,7 +11,8 @@ import pytest
 rclpy = pytest.importorskip("rclpy")
 
 from gravity_friction_comp.nodes import friction_feedforward_node, gravity_compensation_node  # noqa: E402
-from gravity_friction_comp.nodes.stage_node import publish_guarded, run_node  # noqa: E402
+from gravity_friction_comp.nodes.runtime import run_node  # noqa: E402
+from gravity_friction_comp.nodes.stage_node import publish_guarded  # noqa: E402
 
 
 @pytest.mark.parametrize(

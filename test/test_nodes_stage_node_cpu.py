@@ -22,7 +22,8 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from gravity_friction_comp.nodes import friction_feedforward_node  # noqa: E402
 from gravity_friction_comp.nodes.friction_feedforward_node import FrictionFeedforwardNode  # noqa: E402
 from gravity_friction_comp.nodes.listener_count import ListenerCount
-from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, make_executor  # noqa: E402
+from gravity_friction_comp.nodes.runtime import make_executor  # noqa: E402
+from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS  # noqa: E402
 
 JOINTS = ["base_yaw", "shoulder_pitch", "beam_pitch"]
 

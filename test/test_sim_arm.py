@@ -8,7 +8,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from gravity_friction_comp.errors import ConfigError, DimensionError, InputError
+from gravity_friction_comp.errors import ConfigError, InputError
 from gravity_friction_comp.model.actuator import ActuatorModel
 from gravity_friction_comp.model.payload import Payload
 from gravity_friction_comp.model.robot_model import RobotModel
@@ -403,7 +403,7 @@ def test_step_input_errors_keep_state(pendulum):
     arm = SimulatedArm(pendulum, SimConfig(joints={"hinge": {"initial_position": 0.3}}))
     with pytest.raises(InputError):
         arm.step([math.nan])
-    with pytest.raises(DimensionError):
+    with pytest.raises(InputError, match=r"shape \(1,\)"):
         arm.step([0.0, 0.0])
     with pytest.raises(InputError):
         arm.step([0.0], dt=0.01)

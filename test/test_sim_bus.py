@@ -327,7 +327,7 @@ def test_simulated_bus_rejects_unknown_joint(palletizer):
 
 
 def _bimanual():
-    from gravity_friction_comp.arm_profiles import load_arm
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
     from gravity_friction_comp.tools.demo.scenario import load_node_parameters
 
     profile = load_arm("openarm_v10_bimanual")

@@ -11,11 +11,11 @@ import pytest
 pytest.importorskip("pinocchio")
 pytest.importorskip("can")
 
-from gravity_friction_comp.arm_profiles import load_arm  # noqa: E402
 from gravity_friction_comp.errors import ConfigError  # noqa: E402
 from gravity_friction_comp.mit.bridge_core import MitBridgeCore  # noqa: E402
 from gravity_friction_comp.mit.bus import CanFrameIO, CanSettings, open_bus  # noqa: E402
 from gravity_friction_comp.model.robot_model import RobotModel  # noqa: E402
+from gravity_friction_comp.profiles.arm_profiles import load_arm  # noqa: E402
 from gravity_friction_comp.sim.arm import SimulatedArm  # noqa: E402
 from gravity_friction_comp.sim.bus import SimulatedMotorBus  # noqa: E402
 from gravity_friction_comp.sim.chain import ChainArm, SimulatedChain, unique_channel  # noqa: E402

@@ -9,10 +9,10 @@ from gravity_friction_comp.errors import ConfigError, InputError, Reason
 from gravity_friction_comp.stage.contract import (
     JointMap,
     StageSettings,
-    Throttle,
     apply_stage,
     parse_setpoint,
 )
+from gravity_friction_comp.throttle import Throttle
 
 MODEL = ("a", "b", "c")
 

@@ -11,11 +11,7 @@ pytestmark = pytest.mark.slow  # graph-level: starts node processes (fast tier: 
 from graph_helpers import fresh_domain_id, node_and_client, node_process, warm_up, write_params  # noqa: E402
 
 from gravity_friction_comp.errors import ConfigError  # noqa: E402
-from gravity_friction_comp.nodes.stage_node import (
-    EXECUTOR_ENV,
-    executor_choice,  # noqa: E402
-    make_executor,
-)
+from gravity_friction_comp.nodes.runtime import EXECUTOR_ENV, executor_choice, make_executor  # noqa: E402
 
 
 def _has_events_executor() -> bool:

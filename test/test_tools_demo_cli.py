@@ -11,7 +11,7 @@ pytest.importorskip("pinocchio")
 from demo_helpers import short_recording  # noqa: E402
 
 from gravity_friction_comp.errors import RunIncomplete  # noqa: E402
-from gravity_friction_comp.tools.demo import cli  # noqa: E402
+from gravity_friction_comp.tools.demo import cli, exits  # noqa: E402
 from gravity_friction_comp.tools.demo.metrics import tracking_error  # noqa: E402
 from gravity_friction_comp.tools.demo.options import build_setup, parse_args  # noqa: E402
 
@@ -31,10 +31,10 @@ def test_tracking_error_with_too_little_data_is_run_incomplete(tmp_path, samples
     [
         (
             ["--realtime"],
-            cli.EXIT_INCONCLUSIVE,
+            exits.EXIT_INCONCLUSIVE,
             "gfc_demo: inconclusive: the machine could not keep real time (",
         ),
-        ([], cli.EXIT_STALLED, "gfc_demo: the chain stopped answering: "),
+        ([], exits.EXIT_STALLED, "gfc_demo: the chain stopped answering: "),
     ],
 )
 def test_main_with_too_little_data_is_one_line_and_the_documented_exit(
@@ -68,7 +68,7 @@ def test_loaded_sine_with_too_little_data_is_one_line_too(tmp_path, monkeypatch,
     for name in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE"):
         monkeypatch.setenv(name, "79" if name == "ROS_DOMAIN_ID" else "LOCALHOST")
     status = cli.main(["--profile", "loaded_sine", "--realtime", "--output", str(tmp_path)])
-    assert status == cli.EXIT_INCONCLUSIVE
+    assert status == exits.EXIT_INCONCLUSIVE
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "too little data recorded: 3 setpoints, 3 joint_states" in err[0], err
 
@@ -87,6 +87,6 @@ def test_a_stalled_lockstep_chain_is_one_line_and_exit_4_in_both_demo_profiles(t
     for name in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE"):
         monkeypatch.setenv(name, "79" if name == "ROS_DOMAIN_ID" else "LOCALHOST")
     for flags in ([], ["--profile", "loaded_sine"]):
-        assert cli.main([*flags, "--output", str(tmp_path)]) == cli.EXIT_STALLED == 4
+        assert cli.main([*flags, "--output", str(tmp_path)]) == exits.EXIT_STALLED == 4
         err = capsys.readouterr().err.strip().splitlines()
         assert err == ["gfc_demo: the chain stopped answering: no joint_states for 10 s at sim time 1.234 s"]

@@ -28,8 +28,8 @@ TRUTHS = (
 
 @pytest.mark.parametrize(("arm", "truth"), TRUTHS)
 def test_true_urdf_is_the_simulated_arms_model(repo_root, arm, truth):
-    from gravity_friction_comp.arm_profiles import load_arm
     from gravity_friction_comp.model.robot_model import RobotModel
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
     from gravity_friction_comp.sim.arm import SimulatedArm
     from gravity_friction_comp.sim.config import SimConfig
     from gravity_friction_comp.tools.demo.gravity_models import true_urdf
@@ -73,7 +73,7 @@ def test_run_that_recorded_too_little_is_one_line_and_the_demos_exit(
     line on stderr, exit 3 (real time) or 4 (lockstep), no RunIncomplete traceback."""
     from demo_helpers import short_recording
 
-    from gravity_friction_comp.arm_profiles import load_arm
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
     from gravity_friction_comp.tools.demo import gravity_models, phase
 
     calls = []

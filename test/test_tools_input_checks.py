@@ -132,8 +132,8 @@ def test_excite_names_itself_and_warns_about_a_clipped_start(tmp_path, capsys):
 
 def test_setpoint_player_help_names_its_executable(capsys):
     pytest.importorskip("rclpy")
+    from gravity_friction_comp.nodes.runtime import run_node
     from gravity_friction_comp.nodes.setpoint_player import SetpointPlayerNode
-    from gravity_friction_comp.nodes.stage_node import run_node
 
     with pytest.raises(SystemExit) as info:
         run_node(SetpointPlayerNode, ["setpoint_player", "--help"])
@@ -149,7 +149,7 @@ def test_composed_chain_help_lists_its_three_nodes_parameters(capsys):
         mit_bridge_node,
     )
     from gravity_friction_comp.nodes.composed_chain import main
-    from gravity_friction_comp.nodes.stage_node import node_parameters
+    from gravity_friction_comp.nodes.runtime import node_parameters
 
     with pytest.raises(SystemExit) as info:
         main(["composed_chain", "--help"])  # without the flag check: rclpy starts, no urdf_path -> 2
@@ -175,7 +175,7 @@ def test_docs_give_the_demo_private_domain_range_of_the_code():
     assert PRIVATE_DOMAINS[0] <= demo_domain_id(parse_args([])) <= PRIVATE_DOMAINS[-1]
     assert demo_domain_id(parse_args(["--domain-id", "7"])) == 7
     text = f"{PRIVATE_DOMAINS[0]}–{PRIVATE_DOMAINS[-1]}"
-    for doc in ("README.md", "docs/demo.md"):
+    for doc in ("docs/testing.md", "docs/demo.md"):  # the README links docs/testing.md
         assert text in (REPO_ROOT / doc).read_text(), doc
 
 

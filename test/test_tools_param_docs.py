@@ -96,42 +96,40 @@ def test_a_pipe_in_a_description_stays_in_its_cell():
     assert len(row.replace(r"\|", "").split("|")) == 9  # 7 cells
 
 
-README = DOCS.parents[1] / "README.md"
-
-
-def _readme_arguments() -> list[str]:
-    text = README.read_text(encoding="utf-8")
+def _listed_launch_arguments() -> list[str]:
+    text = DOCS.read_text(encoding="utf-8")
     body = text.split("<!-- launch:arm.launch.py -->")[1].split("<!-- /launch:arm.launch.py -->")[0]
     return [line.split("|")[1].strip().strip("`") for line in body.splitlines() if line.startswith("| `")]
 
 
-def test_readme_launch_arguments_match_the_declarations():
+def test_launch_arguments_match_the_declarations():
     """Issue 32.8: README's launch-argument list was prose and lacked free_drive_kd_scale
-    and dither_scale; now a table generated from arm.launch.py's ARGUMENTS."""
-    text = README.read_text(encoding="utf-8")
-    assert param_docs.update(text, param_docs.readme_tables(), "launch") == text, (
-        "README.md launch arguments are stale: run python -m gravity_friction_comp.tools.param_docs"
+    and dither_scale; now a table generated from arm.launch.py's ARGUMENTS, in
+    docs/parameters.md since issue 27.4 (README <= 12 kB)."""
+    text = DOCS.read_text(encoding="utf-8")
+    assert param_docs.update(text, param_docs.launch_tables(), "launch") == text, (
+        "docs/parameters.md launch arguments are stale: run python -m gravity_friction_comp.tools.param_docs"
     )
-    assert {"free_drive_kd_scale", "dither_scale"} <= set(_readme_arguments())
+    assert {"free_drive_kd_scale", "dither_scale"} <= set(_listed_launch_arguments())
 
 
-def test_readme_lists_every_argument_the_launch_file_reads(repo_root):
+def test_docs_list_every_argument_the_launch_file_reads(repo_root):
     """Independent of ARGUMENTS: every launch configuration ``_setup`` reads (``cfg("x")``,
-    ``given("x")``, ``_bool(context, "x")`` in the source) is in the README table, once."""
+    ``given("x")``, ``_bool(context, "x")`` in the source) is in the docs table, once."""
     import re
 
     source = (repo_root / "launch" / "arm.launch.py").read_text(encoding="utf-8")
     read = set(re.findall(r'(?:cfg|given)\("(\w+)"\)', source))
     read |= set(re.findall(r'_bool\(context, "(\w+)"\)', source))
     read |= set(re.findall(r"PROFILE_FILES = \{(.*?)\}", source, re.S)[0].split('"')[1::4])
-    listed = _readme_arguments()
+    listed = _listed_launch_arguments()
     assert len(listed) == len(set(listed))
     assert read <= set(listed), sorted(read - set(listed))
     assert {"free_drive_kd_scale", "dither_scale", "mode", "composed"} <= read
 
 
-def test_readme_table_is_the_real_launch_description(repo_root):
-    """Where launch is importable: the README names are the DeclareLaunchArgument names of
+def test_docs_launch_table_is_the_real_launch_description(repo_root):
+    """Where launch is importable: the docs table names are the DeclareLaunchArgument names of
     generate_launch_description(), defaults included."""
     from test_launch import load_launch_module, require_launch_ros
 
@@ -144,7 +142,7 @@ def test_readme_table_is_the_real_launch_description(repo_root):
         for a in description.entities
         if isinstance(a, DeclareLaunchArgument)
     ]
-    assert [n for n, _ in declared] == _readme_arguments()
+    assert [n for n, _ in declared] == _listed_launch_arguments()
     assert declared == [(n, d) for n, d, _ in param_docs.launch_arguments_of("arm.launch.py")]
 
 

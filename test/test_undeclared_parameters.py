@@ -223,7 +223,7 @@ def test_arm_launch_gives_each_node_declared_parameters_only(mode):
     parameters too) is declared by that node, so the start-up check passes on every launch."""
     from test_launch import launched_parameters, load_launch_module, require_launch_ros
 
-    from gravity_friction_comp.arm_profiles import list_arms
+    from gravity_friction_comp.profiles.arm_profiles import list_arms
 
     require_launch_ros()
     module = load_launch_module(REPO_ROOT, "arm.launch.py")

@@ -11,8 +11,8 @@ import shutil
 
 import pytest
 
-from gravity_friction_comp.arm_profiles import load_arm
 from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.profiles.arm_profiles import load_arm
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 

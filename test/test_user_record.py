@@ -48,7 +48,7 @@ def test_record_refuses_bad_topics_and_ros_args_without_a_trace(
 
 def test_bag_in_a_missing_folder_is_refused_not_created(tmp_path):
     from gravity_friction_comp.errors import ConfigError
-    from gravity_friction_comp.tools.record import JointStateBag
+    from gravity_friction_comp.ident.joint_log import JointStateBag
 
     with pytest.raises(ConfigError, match="does not exist"):
         JointStateBag(tmp_path / "missing" / "bag")
@@ -79,11 +79,11 @@ def test_calibrate_record_bag_in_a_missing_folder_is_refused(tmp_path, short_pla
 
 def test_sim_time_without_a_clock_gives_up_and_leaves_no_bag(tmp_path, short_plan, quiet_domain):
     pytest.importorskip("pinocchio")
-    from gravity_friction_comp.arm_profiles import load_arm
     from gravity_friction_comp.calib.plan import load_plan
     from gravity_friction_comp.errors import ConfigError
     from gravity_friction_comp.model.robot_model import RobotModel
     from gravity_friction_comp.nodes.calibration_recorder import record_on_chain
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
 
     arm = load_arm("palletizer")
     model = RobotModel.from_urdf(arm.urdf)

@@ -233,3 +233,39 @@ def test_known_keys_names_the_unknown_key_and_the_valid_ones():
         "valid keys: joints, friction_comp; also accepted and not read: kp"
     )
     assert err.value.key == "friction_cmp"
+
+
+def test_one_length_check_for_every_runtime_joint_vector(repo_root):
+    """Issue 27.4: vector(), RobotModel, MitBridgeCore and SimulatedArm raised three kinds of
+    error for the same fault (a wrong length); all now raise InputError(Reason.SHAPE) from
+    check_shape, with the same message."""
+    from gravity_friction_comp.mit.bridge_config import BridgeConfig, MotorConfig
+    from gravity_friction_comp.mit.bridge_core import MitBridgeCore
+    from gravity_friction_comp.mit.motor_table import motor_limits
+    from gravity_friction_comp.model.robot_model import RobotModel
+    from gravity_friction_comp.sim.arm import SimulatedArm
+    from gravity_friction_comp.sim.config import SimConfig
+
+    model = RobotModel.from_urdf(repo_root / "urdf" / "palletizer.urdf")
+    names = model.joint_names
+    limits = motor_limits("DM4340")
+    core = MitBridgeCore(
+        BridgeConfig(motors=tuple(MotorConfig(j, i + 1, 0x10 + i, limits) for i, j in enumerate(names)))
+    )
+    arm = SimulatedArm(model, SimConfig())
+    short = [0.0, 0.0]  # 2 values for 3 joints
+    calls = {
+        "vector": lambda: vector("q", short, 3),
+        "RobotModel.gravity": lambda: model.gravity(short),
+        "MitBridgeCore.set_command": lambda: core.set_command(short, None, None, 0.0),
+        "MitBridgeCore.set_gains": lambda: core.set_gains(kp=short),
+        "SimulatedArm.reset": lambda: arm.reset(short),
+        "SimulatedArm.step": lambda: arm.step(short),
+    }
+    for where, call in calls.items():
+        with pytest.raises(InputError) as info:
+            call()
+        assert info.value.reason is Reason.SHAPE, where
+        assert not isinstance(info.value, DimensionError), where
+        assert "must have shape (3,)" in str(info.value) and "got shape (2,)" in str(info.value), where
+    assert core.rejected_commands == 1

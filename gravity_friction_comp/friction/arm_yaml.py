@@ -51,9 +51,8 @@ from gravity_friction_comp.errors import ConfigError, DimensionError
 from gravity_friction_comp.files import read_yaml
 from gravity_friction_comp.friction.params import FRICTION_KEYWORDS
 from gravity_friction_comp.model.actuator import ACTUATOR_BLOCK_KEYS
-from gravity_friction_comp.stage.settings import MAX_SCALE
+from gravity_friction_comp.validation import MAX_SCALE, known_keys, number, string_keys
 from gravity_friction_comp.validation import joint_names as validated_names
-from gravity_friction_comp.validation import known_keys, number, string_keys
 
 __all__ = [
     "ARM_YAML_IGNORED_KEYS",
@@ -403,7 +402,7 @@ def gravity_scale_from_arm_yaml(
     Raises:
         ConfigError: ``joints:`` not a list of distinct strings, a joint of the file that
             ``joint_names`` lacks (valid names listed), an entry that is not a finite number
-            or beyond :data:`~gravity_friction_comp.stage.settings.MAX_SCALE` in magnitude.
+            or beyond :data:`~gravity_friction_comp.validation.MAX_SCALE` in magnitude.
         DimensionError: ``gravity_scale`` whose length is not that of ``joints:`` (or n).
     """
     data = data_or_path if isinstance(data_or_path, Mapping) else load_arm_yaml(data_or_path)

@@ -23,6 +23,8 @@ from gravity_friction_comp.validation import joint_names, per_joint
 
 __all__ = [
     "DEFAULT_EPS",
+    "COEFFICIENT_KEYWORDS",
+    "SYMMETRIC_KEYWORDS",
     "FRICTION_KEYWORDS",
     "FRICTION_MODELS",
     "MAX_COEFFICIENT",
@@ -34,12 +36,8 @@ __all__ = [
 #: Valid values of ``model``.
 FRICTION_MODELS = ("coulomb", "bam")
 
-#: Keyword names accepted by :class:`FrictionModel`, :meth:`FrictionModel.with_updates` and
-#: :meth:`FrictionModel.from_yaml` (the node can declare one ROS parameter per name).
-FRICTION_KEYWORDS = (
-    "enabled",
-    "model",
-    "breakaway",
+#: The per-joint coefficient arrays of :class:`FrictionParams`, (n,) each, in keyword order.
+COEFFICIENT_KEYWORDS = (
     "breakaway_positive",
     "breakaway_negative",
     "eps",
@@ -48,9 +46,14 @@ FRICTION_KEYWORDS = (
     "stribeck_velocity",
     "stribeck_exponent",
     "offset",
-    "bam",
-    "bam_files",
 )
+
+#: A direction-symmetric entry (one ``breakaway`` for both signs): what identification writes.
+SYMMETRIC_KEYWORDS = ("breakaway", *COEFFICIENT_KEYWORDS[2:])
+
+#: Keyword names accepted by :class:`FrictionModel`, :meth:`FrictionModel.with_updates` and
+#: :meth:`FrictionModel.from_yaml` (the node can declare one ROS parameter per name).
+FRICTION_KEYWORDS = ("enabled", "model", "breakaway", *COEFFICIENT_KEYWORDS, "bam", "bam_files")
 
 DEFAULT_EPS = 0.01  # [rad/s], i2rt PR #37 default
 #: Plausibility limit of every torque-like friction coefficient [N·m or N·m·s/rad].
@@ -101,16 +104,7 @@ class FrictionParams:
     def as_dict(self) -> dict[str, Any]:
         """Keyword dict that rebuilds these parameters (arrays as lists of float)."""
         out: dict[str, Any] = {"enabled": self.enabled, "model": self.model}
-        for key in (
-            "breakaway_positive",
-            "breakaway_negative",
-            "eps",
-            "viscous",
-            "stribeck_breakaway",
-            "stribeck_velocity",
-            "stribeck_exponent",
-            "offset",
-        ):
+        for key in COEFFICIENT_KEYWORDS:
             out[key] = getattr(self, key).tolist()
         out["bam"] = list(self.bam)
         return out

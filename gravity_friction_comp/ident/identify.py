@@ -36,7 +36,12 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from gravity_friction_comp.errors import ConfigError, IdentificationError, Reason
-from gravity_friction_comp.friction.params import DEFAULT_EPS
+from gravity_friction_comp.friction.params import (
+    DEFAULT_EPS,
+    DEFAULT_STRIBECK_EXPONENT,
+    DEFAULT_STRIBECK_VELOCITY,
+    SYMMETRIC_KEYWORDS,
+)
 from gravity_friction_comp.ident.fit import EPS_NOT_IDENTIFIED, JointFit, fit_joint
 from gravity_friction_comp.ident.joint_log import JointStateLog
 from gravity_friction_comp.validation import number
@@ -131,18 +136,7 @@ class IdentificationResult:
         ``eps`` is the selected model's fitted ε when it is identified (see
         :data:`~gravity_friction_comp.ident.fit.EPS_NOT_IDENTIFIED`), else the friction
         model's default 0.01 rad/s (a smoothing choice, not a measured value)."""
-        out: dict[str, list[float]] = {
-            k: []
-            for k in (
-                "breakaway",
-                "eps",
-                "viscous",
-                "stribeck_breakaway",
-                "stribeck_velocity",
-                "stribeck_exponent",
-                "offset",
-            )
-        }
+        out: dict[str, list[float]] = {k: [] for k in SYMMETRIC_KEYWORDS}
         for jf in self.fits:
             name = "coulomb_viscous" if jf.selected.startswith("bam_") else jf.selected
             p = jf.fits[name].params
@@ -151,8 +145,8 @@ class IdentificationResult:
             out["eps"].append(p["eps"] if identified else DEFAULT_EPS)
             out["viscous"].append(p["viscous"])
             out["stribeck_breakaway"].append(p.get("stribeck_breakaway", 0.0))
-            out["stribeck_velocity"].append(p.get("stribeck_velocity", 0.1))
-            out["stribeck_exponent"].append(p.get("stribeck_exponent", 2.0))
+            out["stribeck_velocity"].append(p.get("stribeck_velocity", DEFAULT_STRIBECK_VELOCITY))
+            out["stribeck_exponent"].append(p.get("stribeck_exponent", DEFAULT_STRIBECK_EXPONENT))
             out["offset"].append(p["offset"])
         return {k: [float(x) for x in v] for k, v in out.items()}
 

@@ -1,4 +1,4 @@
-"""Joint-state logs: the one record type, CSV layout and rosbag2 reader of the package.
+"""Joint-state logs: the one record type, CSV layout, rosbag2 reader and writer of the package.
 
 The setpoint player's replay profiles, the excitation recorder and the friction
 identification all read and write joint logs through this module.
@@ -16,7 +16,8 @@ The older setpoint-player layout ``position.<joint>``, ``velocity.<joint>``,
 never written.
 
 Bags: ``sensor_msgs/msg/JointState`` on one topic of a rosbag2 folder (sqlite3 or MCAP), read
-with ``rosbags`` (imported on use). No rclpy import.
+with ``rosbags`` (imported on use) and written by :class:`JointStateBag` (``record``,
+``calibrate_gravity record``). No rclpy import.
 """
 
 from __future__ import annotations
@@ -36,7 +37,9 @@ from gravity_friction_comp.files import path_stat, read_text
 
 __all__ = [
     "CSV_FIELDS",
+    "JointStateBag",
     "JointStateLog",
+    "check_new_output",
     "load_csv",
     "load_log",
     "load_rosbag",
@@ -45,6 +48,7 @@ __all__ = [
 
 #: Per-joint quantities of a log, in column order.
 CSV_FIELDS = ("position", "velocity", "effort")
+_JOINT_STATE = "sensor_msgs/msg/JointState"
 
 
 class JointStateLog(NamedTuple):
@@ -378,3 +382,70 @@ def load_log(
     if info is None:
         raise IdentificationError(f"log {str(p)!r} does not exist", reason=Reason.FILE)
     return load_csv(p, require)
+
+
+def check_new_output(out: str | os.PathLike) -> None:
+    """Check that ``out`` (a bag folder or file to create) does not exist and its folder
+    exists and is writable.
+
+    Raises:
+        ConfigError: otherwise (key ``out``), naming the path and the reason.
+    """
+    out = pathlib.Path(out)
+    parent = out.absolute().parent
+    if not parent.is_dir():
+        what = "is not a directory" if parent.exists() else "does not exist"
+        raise ConfigError(f"--out {str(out)!r}: folder {str(parent)!r} {what}", key="out")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ConfigError(f"--out {str(out)!r}: folder {str(parent)!r} is not writable", key="out")
+    if out.exists() or out.is_symlink():
+        raise ConfigError(f"--out {str(out)!r} exists; choose a new name (nothing is overwritten)", key="out")
+
+
+class JointStateBag:
+    """A new rosbag2 folder of ``sensor_msgs/msg/JointState`` topics, written as messages arrive.
+
+    The one bag writer of the package (``record`` and ``calibrate_gravity record``): each
+    message is written serialized as received (CDR, no re-encoding) with its receive time
+    on the recording node's clock [ns], as ``ros2 bag record`` does.
+
+    Args:
+        bag: folder to create (must not exist). storage: ``"mcap"`` or ``"sqlite3"``.
+
+    Raises:
+        ConfigError: ``bag`` exists, its folder does not exist (rosbags would create the
+            missing folders) or cannot be written (:func:`check_new_output`, rosbags' reason).
+    """
+
+    def __init__(self, bag: str | os.PathLike, storage: str = "mcap"):
+        from rosbags.rosbag2 import StoragePlugin, Writer, WriterError
+        from rosbags.typesys import Stores, get_typestore
+
+        check_new_output(bag)
+
+        plugin = StoragePlugin.MCAP if storage == "mcap" else StoragePlugin.SQLITE3
+        self._typestore = get_typestore(Stores.ROS2_HUMBLE)  # JointState is the same in every distro
+        self._writer = Writer(pathlib.Path(bag), version=8, storage_plugin=plugin)
+        self._connections: dict[str, Any] = {}
+        #: Messages written per topic.
+        self.counts: dict[str, int] = {}
+        try:
+            self._writer.open()
+        except (WriterError, OSError) as exc:
+            raise ConfigError(f"cannot create bag {str(bag)!r}: {exc}", key="out") from None
+
+    def add_topic(self, name: str) -> None:
+        """Declare the JointState topic ``name`` (a resolved name, e.g. ``/joint_states``)."""
+        self._connections[name] = self._writer.add_connection(name, _JOINT_STATE, typestore=self._typestore)
+        self.counts[name] = 0
+
+    def write(self, name: str, time_ns: int, raw: bytes) -> None:
+        """Write one serialized message of topic ``name`` received at ``time_ns``."""
+        self._writer.write(self._connections[name], int(time_ns), raw)
+        self.counts[name] += 1
+
+    def close(self) -> None:
+        """Finish the bag (metadata.yaml); idempotent."""
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None  # type: ignore[assignment]

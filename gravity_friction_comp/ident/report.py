@@ -20,7 +20,13 @@ import numpy as np
 
 from gravity_friction_comp.errors import ConfigError, IdentificationError, Reason
 from gravity_friction_comp.friction.models import FrictionModel
-from gravity_friction_comp.friction.params import FrictionParams
+from gravity_friction_comp.friction.params import (
+    DEFAULT_EPS,
+    DEFAULT_STRIBECK_EXPONENT,
+    DEFAULT_STRIBECK_VELOCITY,
+    SYMMETRIC_KEYWORDS,
+    FrictionParams,
+)
 from gravity_friction_comp.ident.bam_fit import BAM_NLS, bam_dict
 from gravity_friction_comp.ident.identify import IdentificationResult
 
@@ -42,7 +48,7 @@ def _keep(lists: dict[str, list[float]], i: int, others: FrictionParams, joint: 
             key=joint,
         )
     lists["breakaway"][i] = float(others.breakaway_positive[k])
-    for key in ("eps", "viscous", "stribeck_breakaway", "stribeck_velocity", "stribeck_exponent", "offset"):
+    for key in SYMMETRIC_KEYWORDS[1:]:  # breakaway: set above
         lists[key][i] = float(getattr(others, key)[k])
 
 
@@ -93,9 +99,9 @@ def write_outputs(
     n = len(order)
     block: dict[str, Any] = {"enabled": True, "model": "coulomb"}
     lists = {k: [0.0] * n for k in kw}
-    lists["eps"] = [0.01] * n
-    lists["stribeck_velocity"] = [0.1] * n
-    lists["stribeck_exponent"] = [2.0] * n
+    lists["eps"] = [DEFAULT_EPS] * n
+    lists["stribeck_velocity"] = [DEFAULT_STRIBECK_VELOCITY] * n
+    lists["stribeck_exponent"] = [DEFAULT_STRIBECK_EXPONENT] * n
     bam_paths: dict[str, dict[str, str]] = {}
     bam_files: list[str | None] = [None] * n
     report: dict[str, Any] = {}

@@ -41,15 +41,20 @@ No wall clock, no rclpy, no I/O: deterministic and testable with a fake clock.
 
 from __future__ import annotations
 
-import math
 import operator
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 
-from gravity_friction_comp.errors import ConfigError, DimensionError, InputError, Reason
+from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.mit.bridge_checks import (
+    JointValues,
+    check_command,
+    check_gains_motor_side,
+    check_time,
+    gain_array,
+)
 from gravity_friction_comp.mit.bridge_config import BEHAVIORS, BridgeConfig, check_gains
 from gravity_friction_comp.mit.codec import encode_command
 from gravity_friction_comp.mit.damiao_feedback import DamiaoFeedback
@@ -67,22 +72,6 @@ __all__ = [
 #: [s] Clock-reading slack of the command timeout (see :meth:`MitBridgeCore.step`): the
 #: switch happens on the first tick with elapsed > timeout + min(1 µs, period / 100).
 TIME_TOLERANCE = 1e-6
-
-
-def _time(now: object) -> float:
-    """``now`` [s] as a finite float: a NaN stamp would never time out (every comparison is
-    false), an inf one never age."""
-    if type(now) is float and math.isfinite(now):  # the common case: every step and reply
-        return now
-    if isinstance(now, (bool, np.bool_)) or not isinstance(now, (int, float, np.integer, np.floating)):
-        raise InputError(f"now must be a time in seconds, got {now!r}", reason=Reason.TYPE)
-    try:
-        out = float(now)
-    except OverflowError:  # an int beyond the float range
-        raise InputError(f"now must be finite, got {now!r}", reason=Reason.NOT_FINITE) from None
-    if not math.isfinite(out):
-        raise InputError(f"now must be finite, got {now!r}", reason=Reason.NOT_FINITE)
-    return out
 
 
 # --- results ----------------------------------------------------------------------------------
@@ -207,7 +196,7 @@ class MitBridgeCore:
         self._kp = np.array([m.kp for m in config.motors], dtype=float)
         self._kd = np.array([m.kd for m in config.motors], dtype=float)
         try:  # gains that overflow on the motor side (kp 1e308 at gear 0.5) never reach step()
-            self._check_gains_motor_side(self._kp, self._kd)
+            check_gains_motor_side(config.motors, self._kp, self._kd)
         except InputError as error:
             raise ConfigError(str(error), key="kp", value=self._kp.tolist()) from None
         self._cmd_q = np.zeros(n)
@@ -244,37 +233,11 @@ class MitBridgeCore:
 
     # --- inputs ---------------------------------------------------------------------------
 
-    def _array(
-        self, key: str, values: Sequence[float] | np.ndarray | None, *, required: bool = False
-    ) -> np.ndarray:
-        """``values`` as a new (n,) float array; ``None`` is zeros unless ``required``."""
-        if values is None:
-            if required:
-                raise InputError(
-                    f"{key} is required ({self.n_joints} numbers), got None", reason=Reason.MISSING
-                )
-            return np.zeros(self.n_joints)
-        if isinstance(values, (str, bytes)):
-            raise InputError(f"{key} must be {self.n_joints} numbers, got {values!r}", reason=Reason.TYPE)
-        try:
-            arr = np.array(values, dtype=float)
-        except (TypeError, ValueError, OverflowError):
-            raise InputError(
-                f"{key} must be {self.n_joints} numbers, got {values!r}", reason=Reason.TYPE
-            ) from None
-        if arr.ndim != 1:  # a (3, 1) column or a scalar is not one value per joint
-            raise InputError(
-                f"{key} must have shape ({self.n_joints},), got shape {arr.shape}", reason=Reason.SHAPE
-            )
-        if arr.shape[0] != self.n_joints:
-            raise DimensionError(key, self.n_joints, arr.shape[0])
-        return arr
-
     def checked_command(
         self,
-        position: Sequence[float] | np.ndarray,
-        velocity: Sequence[float] | np.ndarray | None,
-        effort: Sequence[float] | np.ndarray | None,
+        position: JointValues,
+        velocity: JointValues | None,
+        effort: JointValues | None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The command :meth:`set_command` would store, validated, without storing or counting it.
 
@@ -290,25 +253,15 @@ class MitBridgeCore:
             ``(position, velocity, effort)``, new float arrays of shape (n,).
 
         Raises:
-            DimensionError, InputError: as :meth:`set_command`.
+            InputError: as :meth:`set_command`.
         """
-        q = self._array("position", position, required=True)
-        qd = self._array("velocity", velocity)
-        tau = self._array("effort", effort)
-        # a sum is the cheap finiteness screen (NaN/inf propagate, ~1 µs against ~10 µs of
-        # np.isfinite); only a non-finite or overflowing total pays for the element-wise check
-        if not math.isfinite(sum(q.tolist()) + sum(qd.tolist()) + sum(tau.tolist())) and not (
-            np.isfinite(q).all() and np.isfinite(qd).all() and np.isfinite(tau).all()
-        ):
-            raise InputError("joint command contains NaN/inf; rejected", reason=Reason.NOT_FINITE)
-        self._check_motor_side(q, qd, tau)
-        return q, qd, tau
+        return check_command(self.config.motors, position, velocity, effort)
 
     def set_command(
         self,
-        position: Sequence[float] | np.ndarray,
-        velocity: Sequence[float] | np.ndarray | None,
-        effort: Sequence[float] | np.ndarray | None,
+        position: JointValues,
+        velocity: JointValues | None,
+        effort: JointValues | None,
         now: float,
     ) -> None:
         """Store the newest joint command (copied; the caller's arrays are not kept).
@@ -321,15 +274,14 @@ class MitBridgeCore:
                 counts as that step's time (a future stamp never extends the command's life).
 
         Raises:
-            DimensionError: a length other than n.
             InputError: NaN/inf anywhere, ``now`` included (reason ``Reason.NOT_FINITE``),
-                not numbers (``Reason.TYPE``), not 1-D (``Reason.SHAPE``), position ``None``
+                not numbers (``Reason.TYPE``), not of shape (n,) (``Reason.SHAPE``), position ``None``
                 (``Reason.MISSING``), a finite value that overflows once mapped to the motor
                 (``Reason.RANGE``, the joint named); the previous command is kept, its age
                 keeps growing, and :attr:`rejected_commands` counts it.
         """
         try:
-            now = _time(now)
+            now = check_time(now)
             q, qd, tau = self.checked_command(position, velocity, effort)
         except InputError:
             self.rejected_commands += 1
@@ -337,43 +289,8 @@ class MitBridgeCore:
         self._cmd_q, self._cmd_qd, self._cmd_tau = q, qd, tau
         self._cmd_time = now
 
-    def _check_motor_side(self, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> None:
-        """Raise InputError (reason ``"range"``, joint named) if a joint's command overflows
-        once mapped to its motor (finite joint values times the gear ratio). The gains were
-        checked when they were set (:meth:`_check_gains_motor_side`)."""
-        for i, m in enumerate(self.config.motors):
-            try:
-                m.mapping.command_to_motor(float(q[i]), float(qd[i]), 0.0, 0.0, float(tau[i]))
-            except InputError as error:
-                raise InputError(f"joint {m.name}: {error}; rejected", reason=Reason.RANGE) from None
-
-    def _check_gains_motor_side(self, kp: np.ndarray, kd: np.ndarray) -> None:
-        """As :meth:`_check_motor_side` for the gains kp, kd and ``damp_kd`` (times 1/r²), and
-        each within the motor's encodable range (0..kp_max, 0..kd_max motor-side): the
-        encoder would cap a larger gain silently (issue 32 point 3)."""
-        for i, m in enumerate(self.config.motors):
-            damp_kd = kd[i] if m.damp_kd is None else m.damp_kd
-            mp, lim = m.mapping, m.limits
-            try:
-                mp.command_to_motor(0.0, 0.0, float(kp[i]), float(kd[i]), 0.0)
-                mp.command_to_motor(0.0, 0.0, 0.0, float(damp_kd), 0.0)
-            except InputError as error:
-                raise InputError(f"joint {m.name}: {error}; rejected", reason=Reason.RANGE) from None
-            for key, gain, cap in (
-                ("kp", float(kp[i]), lim.kp_max),
-                ("kd", float(kd[i]), lim.kd_max),
-                ("damp_kd", float(damp_kd), lim.kd_max),
-            ):
-                if mp.kp_to_motor(gain) > cap * (1.0 + 1e-12):  # kp and kd map alike: / r²
-                    raise InputError(
-                        f"joint {m.name}: {key} {gain:g} is beyond the motor's range 0..{mp.kp_from_motor(cap):g} "
-                        f"at the joint ({key[-2:]}_max {cap:g} on the motor, gear ratio "
-                        f"{mp.gear_ratio:g}); rejected",
-                        reason=Reason.RANGE,
-                    )
-
     def checked_gains(
-        self, kp: Sequence[float] | np.ndarray | None = None, kd: Sequence[float] | np.ndarray | None = None
+        self, kp: JointValues | None = None, kd: JointValues | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
         """The gains :meth:`set_gains` would apply, validated, without applying them.
 
@@ -387,39 +304,28 @@ class MitBridgeCore:
             ``(kp, kd)`` new arrays, shape (n,) each.
 
         Raises:
-            DimensionError: wrong length. InputError: not numbers (reason ``Reason.TYPE``).
+            InputError: not numbers (reason ``Reason.TYPE``), not of shape (n,) (``Reason.SHAPE``).
             ConfigError: negative or non-finite (key ``kp``/``kd``), or beyond the motor's
                 encodable range at the joint (kp_max·r², kd_max·r²; the joint, gain and range named).
         """
-        new_kp = self._kp if kp is None else check_gains("kp", self._gain_array("kp", kp))
-        new_kd = self._kd if kd is None else check_gains("kd", self._gain_array("kd", kd))
+        n = self.n_joints
+        new_kp = self._kp if kp is None else check_gains("kp", gain_array("kp", kp, n))
+        new_kd = self._kd if kd is None else check_gains("kd", gain_array("kd", kd, n))
         for key, gains in (("kp", (new_kp, self._kd)), ("kd", (new_kp, new_kd))):
             try:
-                self._check_gains_motor_side(*gains)
+                check_gains_motor_side(self.config.motors, *gains)
             except InputError as error:
                 raise ConfigError(str(error), key=key, value=gains[key == "kd"].tolist()) from None
         return new_kp.copy(), new_kd.copy()
 
-    def _gain_array(self, key: str, values) -> np.ndarray:
-        """:meth:`_array`, refusing bools (``kp: [true, true, true]`` is not a stiffness)."""
-        raw = values.tolist() if isinstance(values, np.ndarray) else values
-        if isinstance(raw, (bool, np.bool_)) or (
-            isinstance(raw, Sequence) and any(isinstance(x, (bool, np.bool_)) for x in raw)
-        ):
-            raise InputError(
-                f"{key} must be {self.n_joints} numbers, not booleans, got {values!r}", reason=Reason.TYPE
-            )
-        return self._array(key, values)
-
-    def set_gains(
-        self, kp: Sequence[float] | np.ndarray | None = None, kd: Sequence[float] | np.ndarray | None = None
-    ) -> None:
+    def set_gains(self, kp: JointValues | None = None, kd: JointValues | None = None) -> None:
         """Set joint-space gains (runtime parameters), shape (n,) each; ``None`` keeps them.
 
         Both are validated (:meth:`checked_gains`) before either is applied.
 
         Raises:
-            DimensionError: wrong length. ConfigError: negative or non-finite (key ``kp``/``kd``).
+            InputError: not of shape (n,) (``Reason.SHAPE``). ConfigError: negative or non-finite
+                (key ``kp``/``kd``).
         """
         self._kp, self._kd = self.checked_gains(kp, kd)
 
@@ -504,7 +410,7 @@ class MitBridgeCore:
             InputError: ``now`` not a number (``Reason.TYPE``) or NaN/inf
                 (``Reason.NOT_FINITE``); nothing is sent or counted.
         """
-        now = _time(now)
+        now = check_time(now)
         cfg = self.config
         if self._cmd_time is not None and self._cmd_time > now:
             # stamped after this step (a clock ahead, a bogus stamp): its age counts from here
@@ -599,7 +505,7 @@ class MitBridgeCore:
         Raises:
             InputError: ``now`` not a number (``Reason.TYPE``) or NaN/inf (``Reason.NOT_FINITE``).
         """
-        now = _time(now)
+        now = check_time(now)
         try:
             raw = frame_bytes(data)
             candidates = self._by_master.get(operator.index(arbitration_id))

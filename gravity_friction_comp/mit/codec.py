@@ -54,11 +54,25 @@ __all__ = [
     "decode_command",
     "encode_command",
     "pack_command_codes",
+    "position_step",
     "unpack_command_codes",
 ]
 
 #: Largest position code a command frame may carry (see the module docstring).
 P_CODE_MAX = (1 << P_BITS) - 2
+
+
+def position_step(limits: MotorLimits) -> float:
+    """[rad] One code of the 16-bit position field (command and feedback), motor side:
+    2·P_MAX / (2^16 − 1), 0.38 mrad at ±12.5 rad; divide by the gear ratio for the joint.
+
+    Raises:
+        ConfigError: ``limits`` not a :class:`MotorLimits` (key ``limits``).
+    """
+    p_max = check_limits(limits).p_max
+    return 2.0 * p_max / ((1 << P_BITS) - 1)  # the span [-P_MAX, P_MAX] over the codes
+
+
 #: Field widths of a command frame, most significant first.
 _FIELD_BITS = (P_BITS, V_BITS, KP_BITS, KD_BITS, T_BITS)
 

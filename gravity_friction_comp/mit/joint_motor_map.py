@@ -119,10 +119,6 @@ class JointMotorMap:
         """Joint kp [N·m/rad] for motor kp: kp_q = r² kp_θ."""
         return kp_motor * self.gear_ratio * self.gear_ratio
 
-    def kd_from_motor(self, kd_motor: float) -> float:
-        """Joint kd [N·m·s/rad] for motor kd: kd_q = r² kd_θ."""
-        return kd_motor * self.gear_ratio * self.gear_ratio
-
     def command_to_motor(
         self, q: float, qd: float, kp: float, kd: float, tau: float
     ) -> tuple[float, float, float, float, float]:

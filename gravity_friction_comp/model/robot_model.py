@@ -53,6 +53,7 @@ from gravity_friction_comp.model.urdf import (
     load_description,
     massless_moving_links,
 )
+from gravity_friction_comp.validation import check_shape
 
 __all__ = ["MIN_TOTAL_MASS", "MimicCoupling", "RobotModel"]
 
@@ -296,11 +297,6 @@ class RobotModel:
         return self._s.coupling
 
     @property
-    def coupling_offsets(self) -> np.ndarray:
-        """(nv_full,) [rad or m]: full joint positions ``θ_full = G·q + offsets`` (read-only)."""
-        return self._s.offsets
-
-    @property
     def full_model(self) -> pin.Model:
         """A copy of the full Pinocchio model (every joint, payload and gravity included)."""
         return pin.Model(self._full)
@@ -367,11 +363,7 @@ class RobotModel:
         except (TypeError, ValueError):
             raise InputError(f"{what} must be {self._n} numbers, got {x!r}", reason=Reason.SHAPE) from None
         if x.shape != self._shape:
-            raise InputError(
-                f"{what} must have shape ({self._n},) in joint_names order {list(self._s.joint_names)}, "
-                f"got shape {x.shape}",
-                reason=Reason.SHAPE,
-            )
+            check_shape(what, x, self._n, self._s.joint_names)
         # one dot product checks every entry (NaN/inf propagate); also rejects |x| > ~1e154
         if not math.isfinite(x.dot(x)):
             raise InputError(

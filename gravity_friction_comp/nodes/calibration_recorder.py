@@ -8,7 +8,7 @@ bridge's gains low). Works with rclpy from a ROS 2 install or the pip environmen
 
 Optionally the same messages (those recorded: from the first setpoint to the profile's
 end) also go to a rosbag2 folder, through the package's one bag writer
-(:class:`~gravity_friction_comp.tools.record.JointStateBag`); ``use_sim_time`` puts the
+(:class:`~gravity_friction_comp.ident.joint_log.JointStateBag`); ``use_sim_time`` puts the
 recorder on ``/clock`` (a lockstep simulated chain).
 """
 
@@ -60,7 +60,7 @@ def check_rate(rate_hz: float) -> float:
 class CalibrationRecorder(Node):
     """Publishes ``profile`` on ``joint_setpoint`` and records ``joint_states``.
 
-    ``bag``: a :class:`~gravity_friction_comp.tools.record.JointStateBag` that also gets
+    ``bag``: a :class:`~gravity_friction_comp.ident.joint_log.JointStateBag` that also gets
     every recorded message (topic ``joint_states`` as resolved), or ``None``. Other
     keywords go to :class:`rclpy.node.Node` (``context``, ``parameter_overrides``).
     """
@@ -148,7 +148,7 @@ def record_on_chain(
             exists (from then on SIGINT/SIGTERM stop the run cleanly).
 
     Returns (the recording, whether a signal stopped it). The signals only ask the spin loop
-    to stop (as :func:`~gravity_friction_comp.nodes.stage_node.run_node`): no
+    to stop (as :func:`~gravity_friction_comp.nodes.runtime.run_node`): no
     ``KeyboardInterrupt`` or ``ExternalShutdownException`` traceback.
 
     Raises:
@@ -163,7 +163,7 @@ def record_on_chain(
     from rclpy.parameter import Parameter
     from rclpy.signals import SignalHandlerOptions
 
-    from gravity_friction_comp.tools.record import JointStateBag
+    from gravity_friction_comp.ident.joint_log import JointStateBag
 
     check_rate(rate_hz)  # before the bag folder is created
     writer = JointStateBag(bag, storage) if bag is not None else None

@@ -40,8 +40,7 @@ from gravity_friction_comp.nodes.friction_feedforward_node import FrictionFeedfo
 from gravity_friction_comp.nodes.gravity_compensation_node import GravityCompensationNode
 from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode
 from gravity_friction_comp.nodes.parameters import sharing_arguments
-from gravity_friction_comp.nodes.stage_node import (
-    SETPOINT_QOS,
+from gravity_friction_comp.nodes.runtime import (
     SPIN_WAKE,
     USAGE_ARGS,
     _user_args,
@@ -49,7 +48,8 @@ from gravity_friction_comp.nodes.stage_node import (
     make_executor,
     node_parameters,
 )
-from gravity_friction_comp.stage.contract import Throttle
+from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS
+from gravity_friction_comp.throttle import Throttle
 
 __all__ = [
     "ComposedChain",

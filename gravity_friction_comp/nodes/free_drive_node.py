@@ -50,7 +50,8 @@ from sensor_msgs.msg import JointState
 
 from gravity_friction_comp.errors import ConfigError, InputError
 from gravity_friction_comp.nodes.parameters import Param, check, check_undeclared, declare, values_of
-from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, publish_guarded, run_node
+from gravity_friction_comp.nodes.runtime import run_node
+from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, publish_guarded
 from gravity_friction_comp.stage.free_drive import (
     FreeDriveConfig,
     FreeDriveSource,

@@ -47,12 +47,8 @@ from gravity_friction_comp.errors import InputError
 from gravity_friction_comp.friction.arm_yaml import friction_block_enable
 from gravity_friction_comp.friction.models import FRICTION_KEYWORDS, FrictionModel
 from gravity_friction_comp.nodes.parameters import Param
-from gravity_friction_comp.nodes.stage_node import (
-    SETPOINT_QOS,
-    STAGE_PARAMETERS,
-    FeedforwardStageNode,
-    run_node,
-)
+from gravity_friction_comp.nodes.runtime import run_node
+from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, STAGE_PARAMETERS, FeedforwardStageNode
 from gravity_friction_comp.stage.friction import FrictionConfig, FrictionStage, validate_joints
 from gravity_friction_comp.stage.velocity import MAX_PLAUSIBLE_VELOCITY, MIN_JUMP
 

@@ -50,12 +50,8 @@ from gravity_friction_comp.nodes.robot_params import (
     build_robot_models,
     log_model_warnings,
 )
-from gravity_friction_comp.nodes.stage_node import (
-    SETPOINT_QOS,
-    STAGE_PARAMETERS,
-    FeedforwardStageNode,
-    run_node,
-)
+from gravity_friction_comp.nodes.runtime import run_node
+from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, STAGE_PARAMETERS, FeedforwardStageNode
 from gravity_friction_comp.stage.gravity import GravityConfig, GravityStage, validate_mode
 from gravity_friction_comp.stage.inverse_dynamics import validate_acceleration_cutoff
 

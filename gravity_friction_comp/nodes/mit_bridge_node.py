@@ -102,8 +102,10 @@ from gravity_friction_comp.nodes.robot_params import (
     declare_robot_parameters,
     log_model_warnings,
 )
-from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, clock_ns, publish_guarded, run_node
-from gravity_friction_comp.stage.contract import Throttle, parse_setpoint
+from gravity_friction_comp.nodes.runtime import run_node
+from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, clock_ns, publish_guarded
+from gravity_friction_comp.stage.contract import parse_setpoint
+from gravity_friction_comp.throttle import Throttle
 
 if TYPE_CHECKING:  # the simulator is loaded with simulate:=true only (nodes/sim_bridge.py)
     from gravity_friction_comp.nodes.lockstep_clock import LockstepClock

@@ -42,7 +42,8 @@ from std_msgs.msg import Bool
 
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.nodes.parameters import Param, check, check_undeclared, declare, values_of
-from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, run_node
+from gravity_friction_comp.nodes.runtime import run_node
+from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS
 from gravity_friction_comp.trajectory.base import MIN_DURATION, Profile
 from gravity_friction_comp.trajectory.hold import HoldProfile
 from gravity_friction_comp.trajectory.profiles import PROFILE_NAMES, profile_from_options

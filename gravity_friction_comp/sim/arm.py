@@ -69,13 +69,14 @@ from typing import NamedTuple
 
 import numpy as np
 
-from gravity_friction_comp.errors import ConfigError, DimensionError, InputError, Reason
+from gravity_friction_comp.errors import ConfigError, InputError, Reason
 from gravity_friction_comp.model.actuator import ActuatorModel
 from gravity_friction_comp.model.payload import Payload
 from gravity_friction_comp.model.robot_model import RobotModel
 from gravity_friction_comp.sim import bam_friction
 from gravity_friction_comp.sim.config import MIN_PHYSICS_RATE_HZ, SimConfig
 from gravity_friction_comp.sim.link_truth import true_model
+from gravity_friction_comp.validation import check_shape
 
 __all__ = [
     "SimState",
@@ -279,7 +280,7 @@ class SimulatedArm:
         pushing the arm; :mod:`gravity_friction_comp.sim.external_effort`).
 
         Raises:
-            DimensionError: wrong length. InputError: non-finite (reason ``Reason.NOT_FINITE``).
+            InputError: not of shape (n,) (reason ``Reason.SHAPE``), non-finite (``Reason.NOT_FINITE``).
         """
         self._external = self._vector("external_effort", effort)
 
@@ -292,16 +293,15 @@ class SimulatedArm:
         """Set q (n,) [rad] and q̇ (n,) [rad/s] (zeros when ``None``); time is kept.
 
         Raises:
-            DimensionError: wrong length. InputError: non-finite (reason ``Reason.NOT_FINITE``).
+            InputError: not of shape (n,) (reason ``Reason.SHAPE``), non-finite (``Reason.NOT_FINITE``).
         """
         q = self._vector("position", position)
         v = np.zeros(self.n) if velocity is None else self._vector("velocity", velocity)
         self._q, self._v = np.clip(q, self._lower, self._upper), v
 
     def _vector(self, key: str, values) -> np.ndarray:
-        arr = np.array(values, dtype=float).reshape(-1)
-        if arr.shape[0] != self.n:
-            raise DimensionError(key, self.n, arr.shape[0])
+        arr = np.array(values, dtype=float)
+        check_shape(key, arr, self.n)
         if not np.isfinite(arr).all():
             raise InputError(f"{key} contains NaN/inf: {arr.tolist()}", reason=Reason.NOT_FINITE)
         return arr
@@ -343,7 +343,7 @@ class SimulatedArm:
             New ``(q, q̇)``, copies, (n,) each [rad], [rad/s].
 
         Raises:
-            DimensionError: wrong length. InputError: non-finite torque (reason ``Reason.NOT_FINITE``)
+            InputError: not of shape (n,) (``Reason.SHAPE``), non-finite torque (``Reason.NOT_FINITE``)
             or a bad dt (reason ``Reason.RANGE``); the state is unchanged.
         """
         tau = self._vector("tau_motor", tau_motor)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 import os
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -263,7 +262,6 @@ class LockstepDriver:
         self._on_state = on_state
         self._dt = schedule.dt_ns * 1e-9
         self.ticks = 0
-        self.wall_started: float | None = None
         self.external: Any = None  # ExternalEffortSchedule: the simulated hand
         self._primed_ns = -1  # step time [ns] whose state prime() published
 
@@ -285,8 +283,6 @@ class LockstepDriver:
 
     def run_tick(self) -> None:
         """Run the physics steps of the current tick (call once it is answered)."""
-        if self.wall_started is None:
-            self.wall_started = time.monotonic()
         s, core = self.schedule, self.core
         for _ in range(s.tick_steps):
             now = s.now_ns * 1e-9
@@ -312,10 +308,3 @@ class LockstepDriver:
                     self._on_state(s.now_ns)
             s.step += 1
         self.ticks += 1
-
-    def real_time_factor(self) -> float:
-        """Simulated seconds run per wall second so far (0 before the first tick)."""
-        if self.wall_started is None:
-            return 0.0
-        wall = time.monotonic() - self.wall_started
-        return self.ticks * self.schedule.tick_steps * self._dt / wall if wall > 0 else 0.0

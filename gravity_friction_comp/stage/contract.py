@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import array
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, NamedTuple, cast
@@ -35,7 +35,6 @@ __all__ = [
     "Setpoint",
     "StageResult",
     "StageSettings",
-    "Throttle",
     "apply_stage",
     "effort_limits_from",
     "parse_setpoint",
@@ -376,31 +375,6 @@ def apply_stage(
     if has_effort:
         return StageResult(out, None, clamped, incoming)
     return StageResult(out, out, clamped)
-
-
-class Throttle:
-    """Lets a message through once per ``period`` seconds per key (for log throttling).
-
-    Args:
-        period: Minimum time between two passes of the same key [s].
-        clock: Callable returning the current time [s] (monotonic by default).
-    """
-
-    def __init__(self, period: float = 2.0, clock: Callable[[], float] | None = None):
-        import time
-
-        self._period = period
-        self._clock = clock or time.monotonic
-        self._last: dict[str, float] = {}
-
-    def ready(self, key: str) -> bool:
-        """True when ``key`` has not passed within the last ``period`` seconds."""
-        now = self._clock()
-        last = self._last.get(key, -math.inf)
-        if now - last >= self._period:
-            self._last[key] = now
-            return True
-        return False
 
 
 class FeedforwardStage:

@@ -13,13 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gravity_friction_comp.validation import MAX_SCALE
+
 __all__ = ["MAX_SCALE", "StageSettings"]
-
-
-#: Largest |scale| a stage accepts [-]. ``scale`` corrects a model (0.5–1.5 in practice); a
-#: model off by more than 100× is a wrong model or wrong units, and with such a factor every
-#: output already sits at the effort limit (``scale:=1e308`` saturated every joint).
-MAX_SCALE = 100.0
 
 
 @dataclass(frozen=True, eq=False)

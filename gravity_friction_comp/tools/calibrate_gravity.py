@@ -153,8 +153,8 @@ def _model(args, motor_map: bool = False):
     Raises:
         ConfigError: that profile's joints are not all in the URDF (pass ``--arm``).
     """
-    from gravity_friction_comp.arm_profiles import load_arm
     from gravity_friction_comp.model.robot_model import RobotModel
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
 
     if args.arm is None and args.urdf is not None:
         model = RobotModel.from_urdf(args.urdf)
@@ -382,9 +382,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         elif args.command == "record":
             from gravity_friction_comp.calib.plan import load_plan, within_velocity_limits
-            from gravity_friction_comp.ident.joint_log import write_csv
+            from gravity_friction_comp.ident.joint_log import check_new_output, write_csv
             from gravity_friction_comp.nodes.calibration_recorder import record_on_chain
-            from gravity_friction_comp.tools.record import check_new_output
 
             check_new_output(args.out)  # before the recording, not after it
             _, arm, model = _model(args, motor_map=True)

@@ -1,5 +1,5 @@
-"""``python -m gravity_friction_comp.tools.param_docs``: the parameter tables of docs/parameters.md
-and the launch-argument table of README.md.
+"""``python -m gravity_friction_comp.tools.param_docs``: the parameter and launch-argument tables
+of docs/parameters.md.
 
 Usage::
 
@@ -9,7 +9,7 @@ Usage::
 Each table sits between ``<!-- params:NODE -->`` and ``<!-- /params:NODE -->`` and is
 :func:`~gravity_friction_comp.nodes.parameters.markdown_table` of the node module's
 ``PARAMETERS`` declaration, so the docs and the rclpy descriptors come from one list. The
-README's table of a launch file's arguments sits between ``<!-- launch:FILE -->`` and
+table of a launch file's arguments sits between ``<!-- launch:FILE -->`` and
 ``<!-- /launch:FILE -->`` and is :func:`launch_table` of the file's ``ARGUMENTS`` (what its
 ``DeclareLaunchArgument`` list is built from; read without importing ``launch``). The
 text around the markers is left as written. Importing the node modules needs rclpy.
@@ -22,7 +22,7 @@ import importlib
 import importlib.util
 import pathlib
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gravity_friction_comp.errors import ConfigError
@@ -33,6 +33,7 @@ __all__ = [
     "NODES",
     "launch_arguments_of",
     "launch_table",
+    "launch_tables",
     "main",
     "normalise",
     "parameters_of",
@@ -49,11 +50,10 @@ NODES: Mapping[str, str] = {
     "free_drive": "gravity_friction_comp.nodes.free_drive_node",
 }
 
-#: Launch files whose arguments README.md lists (name in the markers, under ``launch/``).
+#: Launch files whose arguments docs/parameters.md lists (name in the markers, under ``launch/``).
 LAUNCH_FILES = ("arm.launch.py",)
 
 _DOCS = pathlib.Path("docs") / "parameters.md"
-_README = pathlib.Path("README.md")
 _REPO = pathlib.Path(__file__).resolve().parents[2]
 
 
@@ -146,7 +146,7 @@ def _default(relative: pathlib.Path) -> pathlib.Path:
     return repo if repo.exists() else relative
 
 
-def readme_tables(root: pathlib.Path | None = None) -> dict[str, str]:
+def launch_tables(root: pathlib.Path | None = None) -> dict[str, str]:
     """Launch file -> :func:`launch_table` of its arguments, for every :data:`LAUNCH_FILES`."""
     return {name: launch_table(launch_arguments_of(name, root)) for name in LAUNCH_FILES}
 
@@ -158,37 +158,30 @@ def main(argv=None) -> int:
 
     p = argparse.ArgumentParser(
         prog="python -m gravity_friction_comp.tools.param_docs",
-        description="Generate the parameter tables of docs/parameters.md from the node declarations.",
+        description="Generate the parameter and launch-argument tables of docs/parameters.md from the "
+        "node and launch-file declarations.",
     )
     p.add_argument("--docs", type=pathlib.Path, default=None, help="default: docs/parameters.md")
-    p.add_argument("--readme", type=pathlib.Path, default=None, help="default: README.md")
     p.add_argument("--check", action="store_true", help="exit 1 and print a diff if the docs differ")
     args = p.parse_args(argv)
-    jobs: list[tuple[pathlib.Path, Callable[[], dict[str, str]], str]] = [
-        (args.docs or _default(_DOCS), tables, "params"),
-        (args.readme or _default(_README), readme_tables, "launch"),
-    ]
-    stale = 0
-    for path, make, kind in jobs:
-        try:
-            old = path.read_text(encoding="utf-8")
-            new = update(old, make(), kind)
-        except (OSError, ConfigError) as exc:
-            print(f"param_docs: {path}: {exc}", file=sys.stderr)
-            return 2
-        if args.check:
-            if new != old:
-                diff = difflib.unified_diff(
-                    old.splitlines(keepends=True), new.splitlines(keepends=True), str(path), "declarations"
-                )
-                sys.stdout.writelines(diff)
-                print(
-                    f"param_docs: {path} differs from the declarations; run without --check", file=sys.stderr
-                )
-                stale = 1
-        elif new != old:
-            path.write_text(new, encoding="utf-8")
-    return stale
+    path = args.docs or _default(_DOCS)
+    try:
+        old = path.read_text(encoding="utf-8")
+        new = update(update(old, tables(), "params"), launch_tables(), "launch")
+    except (OSError, ConfigError) as exc:
+        print(f"param_docs: {path}: {exc}", file=sys.stderr)
+        return 2
+    if new == old:
+        return 0
+    if not args.check:
+        path.write_text(new, encoding="utf-8")
+        return 0
+    diff = difflib.unified_diff(
+        old.splitlines(keepends=True), new.splitlines(keepends=True), str(path), "declarations"
+    )
+    sys.stdout.writelines(diff)
+    print(f"param_docs: {path} differs from the declarations; run without --check", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":

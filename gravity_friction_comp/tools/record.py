@@ -25,7 +25,6 @@ passes remappings and ``use_sim_time`` to the recorder node.
 from __future__ import annotations
 
 import argparse
-import os
 import pathlib
 import shutil
 import signal
@@ -33,16 +32,15 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from typing import Any
 
 from gravity_friction_comp.errors import ConfigError, GravityFrictionCompError
+from gravity_friction_comp.ident.joint_log import JointStateBag, check_new_output
 
-__all__ = ["RECORD_QOS_DEPTH", "JointStateBag", "check_new_output", "main", "record_bag"]
+__all__ = ["RECORD_QOS_DEPTH", "main", "record_bag"]
 
 #: Subscription history [messages]: a recorder must not drop what a 1 kHz chain publishes
 #: while the writer is busy.
 RECORD_QOS_DEPTH = 10000
-_JOINT_STATE = "sensor_msgs/msg/JointState"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -77,24 +75,6 @@ def _check(args) -> None:
         raise ConfigError(f"{str(_command_csv(out))!r} exists; choose a new name", key="out")
 
 
-def check_new_output(out: str | os.PathLike) -> None:
-    """Check that ``out`` (a bag folder or file to create) does not exist and its folder
-    exists and is writable.
-
-    Raises:
-        ConfigError: otherwise (key ``out``), naming the path and the reason.
-    """
-    out = pathlib.Path(out)
-    parent = out.absolute().parent
-    if not parent.is_dir():
-        what = "is not a directory" if parent.exists() else "does not exist"
-        raise ConfigError(f"--out {str(out)!r}: folder {str(parent)!r} {what}", key="out")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise ConfigError(f"--out {str(out)!r}: folder {str(parent)!r} is not writable", key="out")
-    if out.exists() or out.is_symlink():
-        raise ConfigError(f"--out {str(out)!r} exists; choose a new name (nothing is overwritten)", key="out")
-
-
 def _rcl_reason(error: Exception) -> str:
     """rclpy's message without the C source location (", at /.../file.c:73")."""
     return str(error).split(", at /")[0]
@@ -102,55 +82,6 @@ def _rcl_reason(error: Exception) -> str:
 
 def _command_csv(out: pathlib.Path) -> pathlib.Path:
     return out.with_name(f"{out.stem}_command.csv")
-
-
-class JointStateBag:
-    """A new rosbag2 folder of ``sensor_msgs/msg/JointState`` topics, written as messages arrive.
-
-    The one bag writer of the package (``record`` and ``calibrate_gravity record``): each
-    message is written serialized as received (CDR, no re-encoding) with its receive time
-    on the recording node's clock [ns], as ``ros2 bag record`` does.
-
-    Args:
-        bag: folder to create (must not exist). storage: ``"mcap"`` or ``"sqlite3"``.
-
-    Raises:
-        ConfigError: ``bag`` exists, its folder does not exist (rosbags would create the
-            missing folders) or cannot be written (:func:`check_new_output`, rosbags' reason).
-    """
-
-    def __init__(self, bag: str | os.PathLike, storage: str = "mcap"):
-        from rosbags.rosbag2 import StoragePlugin, Writer, WriterError
-        from rosbags.typesys import Stores, get_typestore
-
-        check_new_output(bag)
-
-        plugin = StoragePlugin.MCAP if storage == "mcap" else StoragePlugin.SQLITE3
-        self._typestore = get_typestore(Stores.ROS2_HUMBLE)  # JointState is the same in every distro
-        self._writer = Writer(pathlib.Path(bag), version=8, storage_plugin=plugin)
-        self._connections: dict[str, Any] = {}
-        #: Messages written per topic.
-        self.counts: dict[str, int] = {}
-        try:
-            self._writer.open()
-        except (WriterError, OSError) as exc:
-            raise ConfigError(f"cannot create bag {str(bag)!r}: {exc}", key="out") from None
-
-    def add_topic(self, name: str) -> None:
-        """Declare the JointState topic ``name`` (a resolved name, e.g. ``/joint_states``)."""
-        self._connections[name] = self._writer.add_connection(name, _JOINT_STATE, typestore=self._typestore)
-        self.counts[name] = 0
-
-    def write(self, name: str, time_ns: int, raw: bytes) -> None:
-        """Write one serialized message of topic ``name`` received at ``time_ns``."""
-        self._writer.write(self._connections[name], int(time_ns), raw)
-        self.counts[name] += 1
-
-    def close(self) -> None:
-        """Finish the bag (metadata.yaml); idempotent."""
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None  # type: ignore[assignment]
 
 
 def record_bag(

@@ -13,22 +13,19 @@ import sys
 import time
 
 from gravity_friction_comp.errors import ConfigError, LockstepStalled, ModelError, RunIncomplete
+from gravity_friction_comp.tools.demo.exits import EXIT_INCONCLUSIVE, incomplete_run, stalled
 from gravity_friction_comp.tools.demo.metrics import acceptance, evaluate, timing_problems
 from gravity_friction_comp.tools.demo.options import build_setup, demo_domain_id, parse_args
 from gravity_friction_comp.tools.demo.phase import SETPOINT_RATE_HZ, run_phase
 from gravity_friction_comp.tools.demo.report import headline, plot, table, write_recordings, write_summary
 
-#: Exit status of an inconclusive real-time run and of a stalled lockstep chain.
-EXIT_INCONCLUSIVE = 3
-EXIT_STALLED = 4
-
-__all__ = ["EXIT_INCONCLUSIVE", "EXIT_STALLED", "incomplete_run", "list_profiles", "main", "stalled"]
+__all__ = ["list_profiles", "main"]
 
 
 def list_profiles() -> int:
     """Print each arm profile (``--arm`` names) with its description; exit status 0 (2 when
     a profile does not load)."""
-    from gravity_friction_comp.arm_profiles import arms_directory, list_arms, load_arm
+    from gravity_friction_comp.profiles.arm_profiles import arms_directory, list_arms, load_arm
 
     status = 0
     print(f"arm profiles in {arms_directory()}:")
@@ -42,22 +39,6 @@ def list_profiles() -> int:
         buses = ", ".join(f"{b}: {len(p.joints_on(b))} motors" for b in p.buses)
         print(f"  {name:22s} {p.description} [{buses}]")
     return status
-
-
-def stalled(error: Exception, prog: str = "gfc_demo") -> int:
-    """One line on stderr (``prog: the chain stopped answering: …``) and :data:`EXIT_STALLED`:
-    the lockstep clock waited for the chain and it went silent (LockstepStalled)."""
-    print(f"{prog}: the chain stopped answering: {error}", file=sys.stderr)
-    return EXIT_STALLED
-
-
-def incomplete_run(error: RunIncomplete, lockstep: bool, prog: str = "gfc_demo") -> int:
-    """One line on stderr (starting ``prog:``) and the exit status of a run that recorded
-    too little to judge: :data:`EXIT_STALLED` in lockstep, else :data:`EXIT_INCONCLUSIVE`."""
-    if lockstep:  # the clock waits for the chain: too little data means it went silent
-        return stalled(error, prog)
-    print(f"{prog}: inconclusive: the machine could not keep real time ({error})", file=sys.stderr)
-    return EXIT_INCONCLUSIVE
 
 
 def main(argv=None) -> int:

@@ -171,7 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from gravity_friction_comp.files import check_regular_file
     from gravity_friction_comp.model.urdf import read_source
     from gravity_friction_comp.sim.config import SimConfig
-    from gravity_friction_comp.tools.demo.cli import incomplete_run, stalled
+    from gravity_friction_comp.tools.demo.exits import incomplete_run, stalled
     from gravity_friction_comp.tools.demo.options import (
         build_setup,
         check_same_joints,

@@ -149,8 +149,8 @@ class LoadedSine:
 def loaded_setup(args, out: pathlib.Path) -> LoadedSine:
     """Resolve the options into a :class:`LoadedSine` (module docstring); writes the sim and
     friction YAMLs into ``out``. Raises ConfigError (another ``--arm``, bad files)."""
-    from gravity_friction_comp.arm_profiles import load_arm
     from gravity_friction_comp.friction.bam import BamParameters
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
     from gravity_friction_comp.sim.config import SimConfig
     from gravity_friction_comp.tools.demo.options import build_setup, demo_domain_id
 
@@ -252,7 +252,7 @@ def main(args) -> int:
         print(f"gfc_demo: {error}", file=sys.stderr)
         return 2
     except LockstepStalled as error:
-        from gravity_friction_comp.tools.demo.cli import stalled
+        from gravity_friction_comp.tools.demo.exits import stalled
 
         return stalled(error)
     print(f"summary: {out / 'loaded_sine.json'}")

@@ -1,7 +1,7 @@
 """The demo's command line: options, and their resolution into a :class:`DemoSetup`.
 
 Defaults are the bundled palletizer; ``--arm NAME`` takes every file from a shipped arm
-profile (:mod:`gravity_friction_comp.arm_profiles`), any explicit file argument overriding
+profile (:mod:`gravity_friction_comp.profiles.arm_profiles`), any explicit file argument overriding
 the profile's; another robot needs ``--urdf``, ``--arm-config`` and ``--motor-map`` (a sim
 YAML is derived from the arm YAML when ``--sim-config`` is absent).
 """
@@ -16,7 +16,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import yaml
 
-from gravity_friction_comp.arm_profiles import (
+from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.files import check_output_dir, check_regular_file
+from gravity_friction_comp.profiles.arm_profiles import (
     DEMO_AMPLITUDE,
     DEMO_DISTAL_AMPLITUDE,
     load_arm,
@@ -25,8 +27,6 @@ from gravity_friction_comp.arm_profiles import (
     proximal_joints,
     raised_effort_limits,
 )
-from gravity_friction_comp.errors import ConfigError
-from gravity_friction_comp.files import check_output_dir, check_regular_file
 from gravity_friction_comp.tools.demo.scenario import DemoSetup, load_node_parameters, share_directory
 from gravity_friction_comp.trajectory.base import MIN_DURATION
 
@@ -162,7 +162,7 @@ def _derived_sim_config(
 
 
 def _gravity_effort_limits(model, limits: Mapping[str, float], log=print) -> tuple[float, ...]:
-    """The gravity node's ``effort_limit`` (:func:`~gravity_friction_comp.arm_profiles.raised_effort_limits`),
+    """The gravity node's ``effort_limit`` (:func:`~gravity_friction_comp.profiles.arm_profiles.raised_effort_limits`),
     logging the raised joints; ``()`` when nothing is raised."""
     out, raised = raised_effort_limits(model.joint_names, model.effort_limits, limits)
     if not out:
@@ -312,11 +312,11 @@ def build_setup(args, out: pathlib.Path) -> DemoSetup:
     ratios = bridge.get("gear_ratio") or [1.0] * len(joints)
     position_lsb = {}
     if len(types) == len(joints) and len(ratios) == len(joints):
+        from gravity_friction_comp.mit.codec import position_step
         from gravity_friction_comp.mit.motor_table import motor_limits
 
         position_lsb = {
-            j: 1e3 * 2.0 * motor_limits(t).p_max / 65535.0 / abs(float(r))
-            for j, t, r in zip(joints, types, ratios)
+            j: 1e3 * position_step(motor_limits(t)) / abs(float(r)) for j, t, r in zip(joints, types, ratios)
         }
     return DemoSetup(
         urdf=urdf,

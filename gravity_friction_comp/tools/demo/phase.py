@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from gravity_friction_comp.arm_profiles import motor_map_stage_values
 from gravity_friction_comp.errors import RunIncomplete
+from gravity_friction_comp.profiles.arm_profiles import motor_map_stage_values
 from gravity_friction_comp.tools.demo.scenario import DemoSetup, load_node_parameters
 
 __all__ = ["SETPOINT_RATE_HZ", "Recording", "run_phase"]
@@ -123,8 +123,9 @@ def run_phase(
     from gravity_friction_comp.nodes.friction_feedforward_node import FrictionFeedforwardNode
     from gravity_friction_comp.nodes.gravity_compensation_node import GravityCompensationNode
     from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode
+    from gravity_friction_comp.nodes.runtime import make_executor
     from gravity_friction_comp.nodes.setpoint_player import SetpointPlayerNode
-    from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, make_executor
+    from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS
 
     context = Context()
     rclpy.init(args=[], context=context, domain_id=domain_id)

@@ -76,7 +76,7 @@ __all__ = [
 #: File that makes a directory an arm profile.
 PROFILE_FILE = "profile.yaml"
 _PACKAGE = "gravity_friction_comp"
-_SOURCE_ARMS = pathlib.Path(__file__).resolve().parents[1] / "arms"
+_SOURCE_ARMS = pathlib.Path(__file__).resolve().parents[2] / "arms"
 _FILE_KEYS = ("urdf", "motor_map", "arm_config", "sim_config")
 _OPTIONAL_FILE_KEYS = ("gravity_params", "friction_params")
 _KEYS = ("version", "description", "source", *_FILE_KEYS, *_OPTIONAL_FILE_KEYS, "demo", "free_drive")

@@ -1,0 +1,1 @@
+"""Arm profiles: the shipped arms (``arms/<name>/``) and the node values derived from them."""
