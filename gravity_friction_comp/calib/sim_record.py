@@ -13,8 +13,6 @@ joint states the bridge decodes after each frame exchange are the recording, as
 
 from __future__ import annotations
 
-import itertools
-import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,20 +20,16 @@ import numpy as np
 
 from gravity_friction_comp.calib.plan import CalibrationPlan
 from gravity_friction_comp.ident.joint_log import JointStateLog
-from gravity_friction_comp.mit.bridge_core import MitBridgeCore
 from gravity_friction_comp.mit.bridge_params import bridge_config_from_values
-from gravity_friction_comp.mit.bus import CanFrameIO, CanSettings, open_bus
 from gravity_friction_comp.model.payload import Payload
 from gravity_friction_comp.model.robot_model import RobotModel
 from gravity_friction_comp.sim.arm import SimulatedArm
-from gravity_friction_comp.sim.bus import SimulatedMotorBus
+from gravity_friction_comp.sim.chain import ChainArm, unique_channel
 from gravity_friction_comp.sim.config import SimConfig
-from gravity_friction_comp.sim.lockstep import LockstepDriver, LockstepSchedule, whole_steps
 from gravity_friction_comp.stage.gravity import GravityConfig, GravityStage
 
 __all__ = ["record_in_simulation"]
 
-_channels = itertools.count()
 #: PD of the held undriven joints [N·m/rad or N/m], [N·m·s/rad or N·s/m].
 _HOLD_KP, _HOLD_KD = 20.0, 0.2
 
@@ -76,41 +70,32 @@ def record_in_simulation(
     arm = SimulatedArm(sim_model or model, sim_config, payload=payload, holding=holding)
     stage = GravityStage(GravityConfig(model))  # the believed arm; a held payload is not compensated
     profile = plan.profile(model.position_lower, model.position_upper)
-    settings = CanSettings("virtual", f"calib/{os.getpid()}/{next(_channels)}", 1_000_000)
-    sim = SimulatedMotorBus.for_bridge(arm, config, settings)
-    core = MitBridgeCore(config)
-    io = CanFrameIO(open_bus(settings), core.reply_ids)
-    dt = arm.dt
     rate = float(bridge_values.get("sim_setpoint_rate_hz", 250.0))
-    schedule = LockstepSchedule(
-        dt_ns=int(round(dt * 1e9)),
-        tick_steps=whole_steps(1.0 / rate, dt, "sim_setpoint_rate_hz"),
-        exchange_steps=whole_steps(config.period, dt, "rate_hz"),
-        delay_steps=whole_steps(delay, dt, "sim_delay", allow_zero=True),
-    )
     names = list(model.joint_names)
-    order = [names.index(j) for j in core.joint_names]
     times: list[float] = []
     rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
     def on_state(now_ns: int) -> None:
-        state = core.joint_state()
+        state = chain.core.joint_state()
         if state.valid.all():
             times.append(now_ns * 1e-9)
             rows.append((state.position.copy(), state.velocity.copy(), state.effort.copy()))
 
-    driver = LockstepDriver(schedule, core, io, sim, on_state)
+    chain = ChainArm(
+        arm, config, channel=unique_channel("calib"), setpoint_rate_hz=rate, delay=delay, on_state=on_state
+    )
+    core, schedule = chain.core, chain.schedule
+    order = [names.index(j) for j in core.joint_names]
     undriven = [i for i, j in enumerate(names) if j not in core.joint_names] if hold_undriven else []
     hold = np.zeros(len(names))
     t0 = schedule.tick_ns * 1e-9
     try:
-        io.send(core.enable_frames())
-        sim.answer_frames()
+        chain.enable()
         while (t := schedule.tick_ns * 1e-9 - t0) <= profile.period:
             sample = profile.sample(t)
             out = stage.update(names, sample.position, sample.velocity, [], t)
             command = (sample.position[order], sample.velocity[order], np.asarray(out.effort)[order])
-            schedule.add_command(schedule.tick_ns, command)
+            chain.command(*command)
             if undriven:  # their motor: static torque + soft PD (stable at the tick rate)
                 q, v = arm.position, arm.velocity
                 hold[undriven] = (
@@ -119,9 +104,8 @@ def record_in_simulation(
                     - _HOLD_KD * v[undriven]
                 )
                 arm.set_external_effort(hold)
-            driver.run_tick()
+            chain.driver.run_tick()
     finally:
-        io.close()
-        sim.stop()
+        chain.close()
     data = [np.array([r[k] for r in rows]) for k in range(3)]
     return JointStateLog(tuple(core.joint_names), np.array(times) - t0, *data)

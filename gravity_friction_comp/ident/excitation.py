@@ -333,7 +333,8 @@ def record_simulated(
     interpolation of the profile) goes to
     :meth:`~gravity_friction_comp.mit.bridge_core.MitBridgeCore.set_command` with ``tau_ff =
     feedforward(q_setpoint, v_setpoint)``; the core's MIT frames go over a python-can
-    ``virtual`` bus to :class:`~gravity_friction_comp.sim.bus.SimulatedMotorBus` (emulated
+    ``virtual`` bus to :class:`~gravity_friction_comp.sim.bus.SimulatedMotorBus` (the
+    :class:`~gravity_friction_comp.sim.chain.ChainArm` of the arm, one tick per cycle; emulated
     motors answer with quantized feedback frames, then the arm is stepped at its physics
     rate until the next cycle); the replies are decoded by the core, and its joint state is
     one log sample. So the log carries exactly the MIT feedback quantization (16-bit
@@ -360,12 +361,8 @@ def record_simulated(
         ConfigError: a bridge joint missing from the profile (lists the profile's joints),
             or a physics rate that is not a multiple of the bridge rate.
     """
-    import can
-
     from gravity_friction_comp.ident.joint_log import JointStateLog
-    from gravity_friction_comp.mit.bridge_core import MitBridgeCore
-    from gravity_friction_comp.mit.bus import CanSettings, open_bus
-    from gravity_friction_comp.sim.bus import SimulatedMotorBus
+    from gravity_friction_comp.sim.chain import ChainArm  # the CAN stack: only when simulating
 
     names = list(profile.joint_names)
     joints = [m.name for m in bridge_config.motors]
@@ -377,36 +374,20 @@ def record_simulated(
             value=missing,
         )
     idx = [names.index(j) for j in joints]
-    ratio = arm.config.physics_rate_hz / bridge_config.rate_hz
-    steps = int(round(ratio))
-    if steps < 1 or abs(ratio - steps) > 1e-9:
-        raise ConfigError(
-            f"physics rate {arm.config.physics_rate_hz:g} Hz is not a multiple of the "
-            f"bridge rate {bridge_config.rate_hz:g} Hz",
-            key="rate_hz",
-            value=bridge_config.rate_hz,
-        )
-    settings = CanSettings("virtual", channel, bridge_config.bitrate)
-    sim = SimulatedMotorBus.for_bridge(arm, bridge_config, settings)
-    bus = open_bus(settings)
-    core = MitBridgeCore(bridge_config)
+    chain = ChainArm(arm, bridge_config, channel=channel)  # one tick per bridge cycle, no delay
     period = 1.0 / bridge_config.rate_hz
     times = np.arange(0.0, float(profile.time[-1]) + 0.5 * period, period)
     t_log, q_log, v_log, e_log = [], [], [], []
+    core = chain.core
 
-    def exchange(frames, now):
-        # a virtual bus delivers synchronously: the motors answer in run_once, the replies
-        # are waiting on the bridge's bus object right after
-        for can_id, data in frames:
-            bus.send(can.Message(arbitration_id=can_id, data=data, is_extended_id=False))
-        sim.run_once()
-        while (msg := bus.recv(timeout=0.0)) is not None:
-            core.ingest_feedback(msg.arbitration_id, bytes(msg.data), now)
-        for _ in range(steps - 1):
-            sim.run_once()
+    def settle() -> None:  # one bridge cycle of physics, no frame exchange
+        for _ in range(chain.schedule.exchange_steps):
+            chain.sim.run_once()
 
     try:
-        exchange(core.enable_frames(), 0.0)
+        chain.enable()  # the motors answer with the start pose, then give no torque for a cycle
+        chain.ingest()
+        settle()
         for now in times:
             q_set = np.array(
                 [np.interp(now, profile.time, profile.position[:, i]) for i in range(len(names))]
@@ -419,16 +400,16 @@ def record_simulated(
                 if feedforward is None
                 else np.asarray(feedforward(q_set, v_set), dtype=float)
             )
-            core.set_command(q_set[idx], v_set[idx], tau[idx], now)
-            exchange(core.step(now), now)
+            chain.command(q_set[idx], v_set[idx], tau[idx])
+            chain.driver.run_tick()
             state = core.joint_state()
             if state.valid.all():
                 t_log.append(now)
                 q_log.append(state.position)
                 v_log.append(state.velocity)
                 e_log.append(state.effort)
-        exchange(core.shutdown_frames(), float(times[-1]) + period)
+        chain.disable()
+        settle()
     finally:
-        bus.shutdown()
-        sim.stop()
+        chain.close()
     return JointStateLog(tuple(joints), np.asarray(t_log), np.array(q_log), np.array(v_log), np.array(e_log))

@@ -59,11 +59,9 @@ Every default comes from the core's config dataclasses (:mod:`~gravity_friction_
 from __future__ import annotations
 
 import collections
-import dataclasses
-import os
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from builtin_interfaces.msg import Time as TimeMsg
@@ -91,7 +89,6 @@ from gravity_friction_comp.mit.bus_load import mit_bus_load
 from gravity_friction_comp.mit.send_schedule import SendSchedule
 from gravity_friction_comp.mit.startup_check import StartupCheck
 from gravity_friction_comp.nodes.bridge_diagnostics import bus_status, motor_statuses
-from gravity_friction_comp.nodes.lockstep_clock import LockstepClock, stamp_ns
 from gravity_friction_comp.nodes.mit_bridge_parameters import BRIDGE_PARAMETERS, PARAMETERS
 from gravity_friction_comp.nodes.parameters import (
     check,
@@ -107,10 +104,12 @@ from gravity_friction_comp.nodes.robot_params import (
 )
 from gravity_friction_comp.nodes.runtime import run_node
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, clock_ns, publish_guarded
-from gravity_friction_comp.sim.bus import SimulatedMotorBus, simulated_bus_for_bridge, virtual_bus_settings
-from gravity_friction_comp.sim.lockstep import LockstepDriver, LockstepSchedule, whole_steps
 from gravity_friction_comp.stage.contract import parse_setpoint
 from gravity_friction_comp.throttle import Throttle
+
+if TYPE_CHECKING:  # the simulator is loaded with simulate:=true only (nodes/sim_bridge.py)
+    from gravity_friction_comp.nodes.lockstep_clock import LockstepClock
+    from gravity_friction_comp.sim.bus import SimulatedMotorBus
 
 try:  # std_srvs is pinned in requirements.txt; keep the node usable without it
     from std_srvs.srv import Trigger
@@ -127,14 +126,33 @@ class MitBridgeNode(Node):
 
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)
+        self._init_attributes()
+        values = self._declare_parameters()
+        models = self._robot_models(values)
+        config = bridge_config_from_values(values)
+        self._open_buses(values, config, can_settings_from_values(values, config), models)
+        self._log_start()
+        self._create_interfaces()
+        self._start_loop()
+        self._diag_timer = self.create_timer(
+            1.0 / float(values["diagnostics_rate_hz"]), self._publish_diagnostics
+        )
+        self._ready = True
+
+    # ------------------------------------------------------------------ start-up steps
+    def _init_attributes(self) -> None:
         self._declaring = True
         self._pending_gains: tuple[np.ndarray, np.ndarray] | None = None
         self._ready = False
+        self._simulated: Any = None  # nodes.sim_bridge.SimBridge (simulate:=true)
         self._sim: SimulatedMotorBus | None = None
         self._ios_opened: list[CanFrameIO] = []
         self._lockstep: LockstepClock | None = None
         self._closed = False
         self._throttle = Throttle(2.0)
+
+    def _declare_parameters(self) -> dict[str, Any]:
+        """Declare and check every parameter; returns their values."""
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(self._post_set_parameters)
         fill_from_scalar(self, ("kp", "kd"), "joints")  # kp 5 (start-up or ros2 param set): every joint
@@ -146,6 +164,10 @@ class MitBridgeNode(Node):
         check(BRIDGE_PARAMETERS, values)
         if values["sim_lockstep"] and not values["simulate"]:
             raise ConfigError("sim_lockstep:=true needs simulate:=true", key="sim_lockstep", value=True)
+        return values
+
+    def _robot_models(self, values: dict[str, Any]):
+        """The URDF models (``None`` without a robot); empty position limits filled from it."""
         models = build_robot_models(values)
         if models is not None:
             log_model_warnings(self.get_logger(), models)
@@ -155,15 +177,22 @@ class MitBridgeNode(Node):
                     f"{joint}: commanded position not bounded ({why}); "
                     "set position_lower/position_upper to bound it"
                 )
-        config = bridge_config_from_values(values)
-        settings = can_settings_from_values(values, config)
-        diag_rate = float(values["diagnostics_rate_hz"])
+        return models
+
+    def _open_buses(self, values, config: BridgeConfig, settings: CanSettings, models) -> None:
+        """The simulator (``simulate:=true``), one bus per motor-map bus name (a bimanual arm:
+        one per arm), the motor limits read from the motors, the core; sends enable."""
         buses: dict[str, Any] = {}  # opened, not yet owned by an io
         try:
             if values["simulate"]:
-                settings = self._start_simulation(values, config, settings, models)
-            # one bus per motor-map bus name (a bimanual arm: one per arm); the key None = the only bus
-            per_bus = (virtual_bus_settings if values["simulate"] else bus_settings)(settings, config.buses)
+                from gravity_friction_comp.nodes.sim_bridge import SimBridge
+
+                self._simulated = SimBridge(self, values, config, settings, models)
+                self._sim = self._simulated.sim
+                settings = self._simulated.settings
+                per_bus = self._simulated.per_bus
+            else:
+                per_bus = bus_settings(settings, config.buses)
             for name, bus_cfg in per_bus.items():
                 buses[name] = open_bus(bus_cfg)
             if values["read_motor_limits"]:
@@ -181,7 +210,6 @@ class MitBridgeNode(Node):
                     io = CanFrameIO(buses.pop(name), core.reply_ids, fd=settings.fd)
                 ios[None if single else name] = io
                 self._ios_opened.append(io)
-            schedule = self._lockstep_schedule(values, config) if values["sim_lockstep"] else None
         except BaseException:
             for bus in buses.values():
                 bus.shutdown()
@@ -189,7 +217,7 @@ class MitBridgeNode(Node):
             raise
         self._core: MitBridgeCore = core
         self._ios = ios
-        io = self._io = next(iter(ios.values()))
+        self._io = next(iter(ios.values()))
         self.settings = settings
         self._bus_settings = {name: per_bus[config.buses[0] if name is None else name] for name in ios}
         self._bus_name = str(values["can.channel"])  # the configured bus, also when simulated
@@ -197,6 +225,9 @@ class MitBridgeNode(Node):
         self.config = config
         for key, one in ios.items():
             one.send(core.enable_frames(key))
+
+    def _log_start(self) -> None:
+        config, settings, core = self.config, self.settings, self._core
         load = mit_bus_load(
             len(config.motors),
             config.rate_hz,
@@ -208,7 +239,7 @@ class MitBridgeNode(Node):
             f" (CAN-FD, data {settings.effective_data_bitrate} bit/s)" if settings.fd else ""
         )
         log = self.get_logger()
-        if len(ios) == 1:
+        if len(self._ios) == 1:
             where = f"on {settings.interface}:{settings.channel}"
         else:
             load = max(config.bus_loads().values())
@@ -231,15 +262,18 @@ class MitBridgeNode(Node):
                 f"expected bus load {load:.0%}: {len(config.motors)} motors at {config.rate_hz:g} Hz "
                 "do not fit this bus; lower rate_hz or split the motors over buses"
             )
+
+    def _create_interfaces(self) -> None:
+        """Loop state, publishers, subscriptions, the clear-faults service."""
         self._periods: collections.deque[float] = collections.deque(maxlen=4096)
         self._last_loop: float | None = None
         self._rejected = 0
-        self._diag_prev = {bus: (time.monotonic(), 0, 0) for bus in ios}
-        self._schedule = SendSchedule(config.period)
+        self._diag_prev = {bus: (time.monotonic(), 0, 0) for bus in self._ios}
+        self._schedule = SendSchedule(self.config.period)
         self._monotonic = time.monotonic  # the send schedule's clock (a test steps its own)
         #: Reused for every ``joint_states`` (publish serialises at once); typed fields only.
         self._state_msg = JointState(check_fields=False)
-        self._joint_names = list(core.joint_names)
+        self._joint_names = list(self._core.joint_names)
         #: More diagnostics statuses, each call one status (the composed chain's stages).
         self.diagnostic_sources: list[Callable[[], DiagnosticStatus]] = []
         #: Composed chain: called with each ``joint_states`` after it is published (the
@@ -254,33 +288,16 @@ class MitBridgeNode(Node):
         if Trigger is not None:
             self.create_service(Trigger, "~/clear_faults", self._on_clear_faults)
         else:  # pragma: no cover
-            log.warning("std_srvs not installed: ~/clear_faults service unavailable")
-        if schedule is not None and self._sim is not None:
-            driver = LockstepDriver(
-                schedule, core, ios if len(ios) > 1 else io, self._sim, self._publish_state_at
-            )
-            stall = float(values["sim_stall_timeout"])
-            self._lockstep = LockstepClock(
-                self,
-                driver,
-                SETPOINT_QOS,
-                stall,
-                max(10.0, stall),
-                self._command_sub.topic_name,
-                stall_limit=float(values["sim_stall_limit"]),
-            )
-            log.info(
-                f"lockstep: /clock every {schedule.tick_steps} physics step(s), frame exchange every "
-                f"{schedule.exchange_steps}, command delay {schedule.delay_steps} step(s)"
-            )
-        else:
-            self._loop_timer = self.create_timer(config.period, self._loop)
-        if self._sim is not None:  # the simulated hand (issue 19)
-            from gravity_friction_comp.nodes.sim_external_effort import subscribe_external_effort
+            self.get_logger().warning("std_srvs not installed: ~/clear_faults service unavailable")
 
-            subscribe_external_effort(self, self._sim, getattr(self._lockstep, "driver", None))
-        self._diag_timer = self.create_timer(1.0 / diag_rate, self._publish_diagnostics)
-        self._ready = True
+    def _start_loop(self) -> None:
+        """The lockstep clock (``sim_lockstep:=true``) or the ``rate_hz`` timer; the simulated hand."""
+        if self._simulated is not None:
+            self._lockstep = self._simulated.attach(
+                self._core, self._ios, self._publish_state_at, SETPOINT_QOS, self._command_sub.topic_name
+            )
+        if self._lockstep is None:
+            self._loop_timer = self.create_timer(self.config.period, self._loop)
 
     # ------------------------------------------------------------------ setup helpers
     def _values(self) -> dict[str, Any]:
@@ -295,43 +312,6 @@ class MitBridgeNode(Node):
     def lockstep(self) -> LockstepClock | None:
         """The lockstep clock (``sim_lockstep:=true``), else ``None``."""
         return self._lockstep
-
-    def _lockstep_schedule(self, values, config: BridgeConfig) -> LockstepSchedule:
-        if self._sim is None:
-            raise ConfigError("sim_lockstep:=true needs simulate:=true", key="sim_lockstep", value=True)
-        dt = self._sim.arm.dt
-        return LockstepSchedule(
-            dt_ns=int(round(dt * 1e9)),
-            tick_steps=whole_steps(1.0 / values["sim_setpoint_rate_hz"], dt, "sim_setpoint_rate_hz"),
-            exchange_steps=whole_steps(config.period, dt, "rate_hz"),
-            delay_steps=whole_steps(values["sim_delay"], dt, "sim_delay", allow_zero=True),
-        )
-
-    def _start_simulation(self, values, config, settings: CanSettings, models) -> CanSettings:
-        if models is None:
-            raise ConfigError(
-                "simulate:=true needs the robot: set urdf_path or robot_description", key="urdf_path"
-            )
-        path = values["sim_config"]
-        channel = f"{settings.channel}/sim{self.get_fully_qualified_name()}/{os.getpid()}"
-        sim_settings = dataclasses.replace(settings, interface="virtual", channel=channel)  # FD kept
-        self._sim = simulated_bus_for_bridge(
-            models.bare,
-            config,
-            sim_settings,
-            sim_config=path,
-            payload=models.loaded.payload,
-            holding=bool(values["payload.attached"]),
-        )
-        arm, sim_cfg = self._sim.arm, self._sim.arm.config
-        if not values["sim_lockstep"]:
-            self._sim.start()  # real time; in lockstep the LockstepDriver steps it
-        self.get_logger().info(
-            f"simulated arm {list(arm.joint_names)} at {sim_cfg.physics_rate_hz:g} Hz "
-            f"({'lockstep on /clock' if values['sim_lockstep'] else 'real time'}; sim config "
-            f"{path or 'defaults'}), virtual channel {channel!r}"
-        )
-        return sim_settings
 
     def _read_limits(self, buses, config, values):
         results = {}
@@ -393,6 +373,8 @@ class MitBridgeNode(Node):
             self._warn(f"command_{error.reason}", f"joint_command rejected ({error}); previous command kept")
             return
         if self._lockstep is not None:
+            from gravity_friction_comp.nodes.lockstep_clock import stamp_ns  # loaded with the simulator
+
             self._lockstep.command_received(stamp_ns(msg.header.stamp), command)
         elif self._schedule.command(now):
             self._exchange(now)

@@ -21,12 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from gravity_friction_comp.mit.bridge_config import BridgeConfig
-from gravity_friction_comp.mit.bridge_core import MitBridgeCore
-from gravity_friction_comp.mit.bus import CanFrameIO, CanSettings, open_bus
 from gravity_friction_comp.sim.arm import SimulatedArm
-from gravity_friction_comp.sim.bus import SimulatedMotorBus, virtual_bus_settings
-from gravity_friction_comp.sim.external_effort import ExternalEffortSchedule
-from gravity_friction_comp.sim.lockstep import LockstepDriver, LockstepSchedule, whole_steps
+from gravity_friction_comp.sim.chain import ChainArm
 from gravity_friction_comp.stage.free_drive import FreeDriveSource, stale_reply_ages
 from gravity_friction_comp.stage.friction import FrictionStage
 from gravity_friction_comp.stage.gravity import GravityStage
@@ -85,34 +81,22 @@ class FreeDriveLoop:
     ):
         self.arm, self.config, self.source = arm, config, source
         self.gravity, self.friction = gravity, friction
-        dt = arm.dt
-        rate = config.rate_hz if setpoint_rate_hz is None else setpoint_rate_hz
-        self.schedule = LockstepSchedule(
-            int(round(dt * 1e9)),
-            whole_steps(1.0 / rate, dt, "sim_setpoint_rate_hz"),
-            whole_steps(config.period, dt, "rate_hz"),
-            whole_steps(delay, dt, "sim_delay", allow_zero=True),
+        chain = ChainArm(
+            arm,
+            config,
+            channel=channel,
+            setpoint_rate_hz=setpoint_rate_hz,
+            delay=delay,
+            startup_behavior=startup_behavior,
+            on_state=self._on_state,
+            external_effort=True,
         )
-        self.core = MitBridgeCore(config, startup_behavior=startup_behavior)
-        settings = CanSettings("virtual", channel, 1_000_000)
-        # one virtual channel per bus (a bimanual arm: one per arm), as the bridge node opens them
-        self.sim = SimulatedMotorBus.for_bridge(arm, config, settings)
-        self.ios = {
-            name: CanFrameIO(open_bus(bus), self.core.reply_ids)
-            for name, bus in virtual_bus_settings(settings, config.buses).items()
-        }
-        single = len(self.ios) == 1
-        self.io = next(iter(self.ios.values()))
-        self.external = ExternalEffortSchedule(arm.joint_names)
-        self.driver = LockstepDriver(
-            self.schedule, self.core, self.io if single else self.ios, self.sim, self._on_state
-        )
-        self.driver.external = self.external
+        self.chain = chain
+        self.schedule, self.core, self.sim, self.driver = chain.schedule, chain.core, chain.sim, chain.driver
+        self.ios, self.io, self.external = chain.ios, chain.io, chain.external
         self.names = self.core.joint_names
         self._last_effort = np.full(len(self.names), np.nan)
-        for name, io in self.ios.items():
-            io.send(self.core.enable_frames(None if single else name))
-        self.sim.answer_frames()
+        chain.enable()
 
     def _on_state(self, now_ns: int) -> None:
         # what the bridge node publishes as joint_states, delivered to its subscribers
@@ -148,7 +132,7 @@ class FreeDriveLoop:
         index = {n: i for i, n in enumerate(names)}
         k = [index[n] for n in self.names]
         self._last_effort = np.asarray(effort)[k]
-        self.schedule.add_command(self.schedule.tick_ns, (position[k], velocity[k], self._last_effort.copy()))
+        self.chain.command(position[k], velocity[k], self._last_effort.copy())
 
     def run(self, duration: float, on_tick: Callable[[float], None] | None = None) -> LoopRecord:
         """Run ``duration`` [s] of simulated time; ``on_tick(t)`` before each tick's command.
@@ -173,6 +157,4 @@ class FreeDriveLoop:
 
     def close(self) -> None:
         """Close both ends of the virtual buses (idempotent)."""
-        for io in self.ios.values():
-            io.close()
-        self.sim.stop()
+        self.chain.close()

@@ -247,7 +247,7 @@ class LockstepDriver:
         self,
         schedule: LockstepSchedule,
         core: MitBridgeCore,
-        io: CanFrameIO | Mapping[str, CanFrameIO],
+        io: CanFrameIO | Mapping[str | None, CanFrameIO],
         sim: SimulatedMotorBus,
         on_state: Callable[[int], None],
     ):
