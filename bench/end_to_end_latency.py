@@ -61,11 +61,14 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import cProfile
 import gc
 import importlib.util
+import io
 import json
 import os
 import pathlib
+import pstats
 import signal
 import struct
 import subprocess
@@ -101,10 +104,22 @@ class CpuSpan:
         self._count = count
         self.start: tuple[float, int] | None = None
         self.end: tuple[float, int] | None = None
+        #: ``E2E_PROFILE=1``: a cProfile on the thread's CPU clock over the span
+        self.profiler = cProfile.Profile(time.thread_time) if os.environ.get("E2E_PROFILE") else None
         signal.signal(signal.SIGUSR2, lambda *a: self.mark("end"))
 
     def mark(self, which: str) -> None:
         setattr(self, which, (time.thread_time(), int(self._count())))
+        if self.profiler is not None:
+            self.profiler.enable() if which == "start" else self.profiler.disable()
+
+    def profile_text(self, top: int = 30) -> str:
+        """The span's profile, by own time (empty without ``E2E_PROFILE``)."""
+        if self.profiler is None or self.end is None:
+            return ""
+        out = io.StringIO()
+        pstats.Stats(self.profiler, stream=out).sort_stats("tottime").print_stats(top)
+        return out.getvalue()
 
     def figures(self) -> dict[str, float]:
         """``span_cpu`` [s] and ``span_n`` (setpoints); empty without both marks."""
@@ -293,7 +308,7 @@ def run_child(kind: str, out: str, sim_arm: str = "process", frozen: bool = Fals
         span = CpuSpan(lambda: received[0])
         signal.signal(signal.SIGUSR1, lambda *a: span.mark("start"))
         spin_node(node, stop=lambda: bool(stop))
-        counters = {"received": received[0], **span.figures()}
+        counters = {"received": received[0], **span.figures(), "profile": span.profile_text()}
         sender.shutdown()
         nodes = [node]
     else:
@@ -335,6 +350,7 @@ def run_child(kind: str, out: str, sim_arm: str = "process", frozen: bool = Fals
         counters["stage_errors"] = chain.errors if chain is not None else 0
         counters["entry_times"], counters["entry_codes"] = arrivals.times, arrivals.codes
         counters |= span.figures()
+        counters["profile"] = span.profile_text()
     if tap is not None:
         tap.close()
         np.savez(out, times=tap.times, codes=tap.codes.astype(np.int64), **counters)
@@ -473,6 +489,9 @@ def run_chain(
         pub.publish(msg)
     procs[-1].send_signal(signal.SIGUSR2)  # the measured span ends
     time.sleep(0.5)
+    gone = [p.args for p in procs if p.poll() is not None]
+    if gone:
+        raise RuntimeError(f"{kind}: a chain process ended early: {gone} (logs in {env['E2E_LOG_DIR']})")
     rss1 = [_rss_mb(p.pid) for p in procs]
     sim_share = float("nan")
     if sim_proc is not None and sim_cpu0 is not None:
@@ -565,6 +584,7 @@ def match(kind: str, sent: np.ndarray, tap, first: int, rss0, rss1, period: floa
         "period_ms": period * 1e3,
         "split": split,
         # main-thread CPU per setpoint in the measured span [us] (the executor's thread)
+        "profile": str(tap["profile"]) if "profile" in tap else "",
         "cpu_per_setpoint_us": (
             1e6 * float(tap["span_cpu"]) / max(int(tap["span_n"]), 1) if "span_cpu" in tap else float("nan")
         ),
@@ -673,6 +693,8 @@ def _print_chain(kind: str, r: dict) -> None:
         print(describe(r["probe"]), flush=True)
     if r.get("sim_cpu") == r.get("sim_cpu"):  # not NaN: the arm had its own process
         print(f"  simulated arm's process CPU: {r['sim_cpu']:.0f}% of one core", flush=True)
+    if r["profile"]:
+        print(r["profile"], flush=True)
 
 
 def _goals(rate: float, duration: float, results: dict) -> list[tuple[str, bool]]:

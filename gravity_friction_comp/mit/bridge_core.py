@@ -204,6 +204,7 @@ class MitBridgeCore:
         self._cmd_time: float | None = None
         self._rt = [_MotorRuntime() for _ in range(n)]
         self._codecs = [MotorCodec(m.limits, m.mapping) for m in config.motors]
+        self._damiao = [m.limits.family == "damiao" for m in config.motors]
         self._by_master: dict[int, list[int]] = {}
         for i, m in enumerate(config.motors):
             self._by_master.setdefault(m.master_id, []).append(i)
@@ -525,7 +526,7 @@ class MitBridgeCore:
             m = self.config.motors[i]
             if (bus is not None and m.bus != bus) or not m.reply_matches(raw):
                 continue
-            if m.limits.family == "damiao" and parse_damiao_register_reply(raw, m.can_id) is not None:
+            if self._damiao[i] and parse_damiao_register_reply(raw, m.can_id) is not None:
                 # a register read reply on the master id, not feedback (see damiao_registers)
                 self.register_frames += 1
                 return None

@@ -97,10 +97,8 @@ class MotorCodec:
         kp_m = kp / self._rr
         kd_m = kd / self._rr
         tau_m = self._d * tau / r
-        isfinite = math.isfinite
-        if not (
-            isfinite(theta) and isfinite(theta_dot) and isfinite(kp_m) and isfinite(kd_m) and isfinite(tau_m)
-        ):
+        total = theta + theta_dot + kp_m + kd_m + tau_m  # NaN/inf anywhere: total - total is NaN
+        if total - total != 0.0:  # (or finite values summing past the float range: encoded there)
             return encode_command(theta, theta_dot, kp_m, kd_m, tau_m, self._limits)  # raises, naming it
         floor = math.floor
         lo, hi, span = self._p
