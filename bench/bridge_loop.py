@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import io as io_module
 import logging
 import os
@@ -269,6 +270,8 @@ def bridge(
     warm = time.monotonic() + 0.5
     while time.monotonic() < warm:
         ex.spin_once(timeout_sec=0.01)
+    gc.collect()
+    gc.freeze()  # as the executable's spin (nodes/runtime.spin_node): start-up objects out of the collector's walk
     ios = node._ios  # noqa: SLF001
     n_periods0 = len(node.loop_periods())
     node.exchange_cpu.clear()

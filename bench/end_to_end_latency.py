@@ -660,9 +660,11 @@ def main() -> None:
         for rate in rates:
             print(f"\n== {rate:g} Hz ==")
             results = {}
+            here = pathlib.Path(tmp) / f"{rate:g}Hz"  # each rate's files apart (the sim's port file)
+            here.mkdir()
             for kind in args.chains.split(","):
                 r = results[kind] = run_chain(
-                    kind, duration, rate, args.warmup, env, pathlib.Path(tmp), args.sim_arm, args.frozen
+                    kind, duration, rate, args.warmup, env, here, args.sim_arm, args.frozen
                 )
                 _print_chain(kind, r)
             goals += _goals(rate, duration, results)
