@@ -51,7 +51,9 @@ def test_demo_accepts_arm_profile(repo_root, tmp_path, name):
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert summary["arm"] == name and summary["joints"] == list(profile.joints)
     if name in MULTI_BUS:  # issue 28.3: a bridge process per bus, each phase
-        assert proc.stdout.count("2 bridge processes, one per bus: /left/joint_states, /right/joint_states") == 2
+        assert (
+            proc.stdout.count("2 bridge processes, one per bus: /left/joint_states, /right/joint_states") == 2
+        )
     if profile.demo_proximal:
         assert summary["proximal"] == list(profile.demo_proximal)
     assert summary["exempt"] == dict(profile.demo_exempt)

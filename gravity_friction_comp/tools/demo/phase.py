@@ -240,7 +240,7 @@ def run_phase(
             from gravity_friction_comp.tools.demo.bridges import StateMerge
 
             def on_whole(ns: int, q: list[float]) -> None:
-                rec.state_t.append(ns * 1e-9)
+                rec.state_t.append(ns // 1_000_000_000 + 1e-9 * (ns % 1_000_000_000))  # as _stamp
                 rec.state_q.append(q)
 
             merge = StateMerge(joints, on_whole)
