@@ -16,7 +16,7 @@ import pytest
 
 rclpy = pytest.importorskip("rclpy")
 pytestmark = pytest.mark.slow  # graph-level: real nodes, several seconds (fast tier: -m "not slow")
-from graph_helpers import fresh_domain_id, own_namespace, publishers_of, write_params  # noqa: E402
+from graph_helpers import InProcessGraph, fresh_domain_id, own_namespace, write_params  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
@@ -27,7 +27,7 @@ from gravity_friction_comp.sim.chain import bus_bridge_wiring  # noqa: E402
 TICK_NS = 4_000_000  # 250 Hz setpoints
 
 
-class Pair:
+class Pair(InProcessGraph):
     """Left and right bridges (simulate, lockstep, one per bus) + a sine player, one context."""
 
     def __init__(self, folder, stall_timeout=30.0):
@@ -96,20 +96,6 @@ class Pair:
         for node in self.nodes:
             self.executor.add_node(node)
 
-    def spin(self, seconds, until=lambda: False):
-        end = time.monotonic() + seconds
-        while time.monotonic() < end and not until():
-            self.executor.spin_once(timeout_sec=0.01)
-
-    def clock_publishers(self) -> list[str]:
-        return publishers_of(self.listener, "/clock")
-
-    def close(self):
-        self.executor.shutdown(timeout_sec=1.0)
-        for node in reversed(self.nodes):
-            node.destroy_node()
-        rclpy.try_shutdown(context=self.context)
-
 
 @pytest.fixture
 def pair_factory(tmp_path):
@@ -163,10 +149,7 @@ def test_a_bridge_gone_from_the_graph_ends_the_run_naming_its_topic(pair_factory
     p = pair_factory()
     p.spin(60.0, until=lambda: p.player.elapsed() >= 0.1)
     assert p.player.elapsed() >= 0.1
-    right = p.bridges["right"]
-    p.executor.remove_node(right)
-    p.nodes.remove(right)
-    right.destroy_node()
+    p.destroy(p.bridges["right"])
     started = time.monotonic()
     with pytest.raises(
         LockstepStalled, match=f"{p.ns}/right/joint_states went silent: its last publisher left"

@@ -90,7 +90,7 @@ class BridgeProcesses:
         )
         self.state_topics = [f"/{ns}/joint_states" for ns, _, _ in parts]
         self.names = [ns for ns, _, _ in parts]
-        self._procs: list[subprocess.Popen] = []
+        self._procs: list[subprocess.Popen[str]] = []
         self._logs: list[pathlib.Path] = []
         try:
             for (ns, _, part), (lockstep, remaps) in zip(parts, wiring):
