@@ -37,3 +37,56 @@ def test_one_bridge_process_per_bus_in_lockstep_unless_asked_otherwise():
     assert not per_bus(_setup(one_bridge=True), bimanual, lockstep=True)
     assert not per_bus(_setup(), bimanual, lockstep=False)  # real time: one bridge node
     assert not per_bus(_setup(), single, lockstep=True)
+
+
+def _children(pid: int) -> list[int]:
+    import pathlib
+
+    path = pathlib.Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(c) for c in path.read_text().split()] if path.exists() else []
+
+
+@pytest.mark.slow  # a bimanual demo run up to its first ticks (~20-60 s)
+def test_a_bridge_process_that_exits_ends_the_demo_naming_it(repo_root, tmp_path):
+    """The right arm's bridge process is stopped mid-run (SIGTERM, as a crash's exit would
+    leave the graph): the demo ends with exit 4 and one line naming that bridge, no hang
+    (the left bridge's clock would wait for it forever, the demo's own wall limit is off in
+    lockstep)."""
+    pytest.importorskip("rclpy")
+    import os
+    import pathlib
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from domain_helpers import fresh_domain_id
+
+    env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST", PYTHONUNBUFFERED="1")
+    cmd = [sys.executable, "-m", "gravity_friction_comp.tools.demo", "--arm", "openarm_v10_bimanual"]
+    cmd += ["--output", str(tmp_path), "--domain-id", str(fresh_domain_id())]
+    log = tmp_path / "demo.log"
+    with open(log, "w") as out:
+        demo = subprocess.Popen(cmd, cwd=repo_root, env=env, stdout=out, stderr=subprocess.STDOUT, text=True)
+    try:
+        right = None
+        deadline = time.monotonic() + 120.0
+        while right is None and time.monotonic() < deadline and demo.poll() is None:
+            for pid in _children(demo.pid):
+                if "__ns:=/right" in pathlib.Path(f"/proc/{pid}/cmdline").read_text(errors="replace"):
+                    right = pid
+            time.sleep(0.2)
+        assert right is not None, log.read_text()[-3000:]
+        # the chain runs (simulated time goes on) before the bridge goes
+        deadline = time.monotonic() + 120.0
+        while "payload attached" not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        os.kill(right, signal.SIGTERM)
+        assert demo.wait(timeout=60.0) == 4, log.read_text()[-3000:]
+    finally:
+        if demo.poll() is None:
+            demo.kill()
+            demo.wait()
+    text = log.read_text()
+    assert "gfc_demo: the chain stopped answering: bridge right" in text, text[-3000:]
+    assert not (tmp_path / "summary.json").exists()
