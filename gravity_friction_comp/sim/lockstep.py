@@ -251,6 +251,10 @@ class TickWait:
     published a state stamped :meth:`LockstepSchedule.last_exchange_ns` (or later): it then
     ran the tick. Before the first tick each peer publishes its start state once it is ready
     (its ``joint_command`` subscription matched), and the clock starts only after all did.
+    With one exchange per tick (``exchange_steps == tick_steps``) that start state, stamped
+    at the first tick, stands for the first tick's (the same measured state: the tick's
+    exchange reports the state before its physics step; the peer runs that tick on the
+    answer it has queued).
 
     Args:
         schedule: The owning bridge's schedule (the same rates as every peer's).
