@@ -6,13 +6,17 @@ Topics:
     shaped/joint_setpoint (pub, sensor_msgs/JointState): position and velocity of the shaped
         joints at ``rate_hz``, stamped with the node clock (remap it to the gravity stage's
         ``joint_setpoint``); no effort.
+    joint_states (sub, sensor_msgs/JointState): the measured position, read until the first
+        output: the shaped stream starts from it (at rest), so a follower whose leader is
+        elsewhere moves there within the limits instead of jumping.
 
 The numbers are :class:`~gravity_friction_comp.stage.shaper.SetpointShaper`'s (Ruckig,
 jerk-limited; velocity, acceleration and jerk limits per joint from ``max_velocity`` /
 ``max_acceleration`` / ``max_jerk``, else the per-arm YAML's ``setpoint_shaper:`` block,
 the velocity never above the URDF's ``<limit velocity>``; targets clipped to the URDF's
 position limits). Joints: ``joints``, or every joint of the first setpoint. The state starts
-at rest on the first setpoint; a source that goes silent is followed to rest on its last
+at rest on the measured position (``joint_states`` with every shaped joint), else on the
+first setpoint (the log says so); a source that goes silent is followed to rest on its last
 sample. Bad setpoints are dropped with a throttled warning. Parameters: :data:`PARAMETERS`
 (all read at start).
 """
@@ -165,6 +169,11 @@ class SetpointShaperNode(Node):
         self.setpoint_subscription = self.create_subscription(
             JointState, "joint_setpoint", self.on_setpoint, SETPOINT_QOS
         )
+        self._measured: dict[str, float] = {}
+        self._started = False
+        self._state_sub = self.create_subscription(
+            JointState, "joint_states", self._on_joint_states, SETPOINT_QOS
+        )
         self.create_timer(1.0 / self._values["rate_hz"], self._tick)
         self.get_logger().info(
             f"shaping {self._joints or 'the first setpoint’s joints'} at {self._values['rate_hz']:g} Hz"
@@ -196,9 +205,29 @@ class SetpointShaperNode(Node):
             stamp if stamp > 0.0 else None,
         )
 
+    def _on_joint_states(self, msg) -> None:
+        """The measured state (until the first output): where the shaped stream starts."""
+        if not self._started:
+            self._measured.update(
+                (str(n), float(q)) for n, q in zip(msg.name, msg.position) if math.isfinite(q)
+            )
+
+    def _start(self, shaper: SetpointShaper) -> None:
+        self._started = True
+        self.destroy_subscription(self._state_sub)
+        if all(n in self._measured for n in shaper.joint_names):
+            shaper.reset([self._measured[n] for n in shaper.joint_names])
+            self.get_logger().info("shaped stream starts at rest on the measured position (joint_states)")
+        else:
+            self.get_logger().warning(
+                "no joint_states with every shaped joint yet: the shaped stream starts on the first setpoint"
+            )
+
     def _tick(self) -> None:
         if self._target is None or self.shaper is None:
             return
+        if not self._started:
+            self._start(self.shaper)
         now_ns = clock_ns(self.get_clock())
         position, velocity, stamp = self._target
         try:
