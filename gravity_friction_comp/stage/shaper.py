@@ -44,7 +44,7 @@ import numpy as np
 from gravity_friction_comp.errors import ConfigError, InputError, Reason
 from gravity_friction_comp.friction.arm_yaml import SHAPER_BLOCK_KEYS, load_arm_yaml
 from gravity_friction_comp.validation import joint_names as validated_names
-from gravity_friction_comp.validation import known_keys, number, per_joint, string_keys
+from gravity_friction_comp.validation import known_keys, number, per_joint, string_keys, vector
 
 __all__ = [
     "STALE_INTERVALS",
@@ -311,16 +311,7 @@ class SetpointShaper:
         return self.state  # type: ignore[return-value]  # set just above
 
     def _vector(self, what: str, value) -> np.ndarray:
-        try:
-            arr = np.array(value, dtype=float).reshape(-1)
-        except (TypeError, ValueError, OverflowError):
-            raise InputError(f"{what} must be {self.n} numbers, got {value!r}", reason=Reason.TYPE) from None
-        if arr.size != self.n:
-            raise InputError(f"{what} has {arr.size} values for {self.n} joints", reason=Reason.SHAPE)
-        if not np.isfinite(arr).all():
-            bad = [self.joint_names[i] for i in np.flatnonzero(~np.isfinite(arr))]
-            raise InputError(f"non-finite {what} for joints {bad}", reason=Reason.NOT_FINITE)
-        return arr
+        return np.array(vector(what, value, self.n, names=self.joint_names))  # a copy: kept as state
 
     @staticmethod
     def _time(what: str, t) -> float:
