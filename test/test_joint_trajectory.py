@@ -66,6 +66,11 @@ def test_quintic_matches_end_accelerations_and_linear_has_none():
     )
     lin = interpolate(0.0, (np.array([0.0]), None, None), 2.0, (np.array([1.0]), np.array([0.0]), None), 0.5)
     assert (lin.position[0], lin.velocity[0], lin.acceleration[0]) == (0.25, 0.5, 0.0)
+    # accelerations without velocities: linear (JTC's output stays at zero there)
+    acc_only = interpolate(
+        0.0, (np.array([0.0]), None, np.array([1.0])), 2.0, (np.array([1.0]), None, np.array([1.0])), 1.0
+    )
+    assert (acc_only.position[0], acc_only.velocity[0], acc_only.acceleration[0]) == (0.5, 0.5, 0.0)
 
 
 def test_stamp_zero_starts_now_and_the_last_point_is_held():
