@@ -77,3 +77,25 @@ def test_a_50_hz_stream_is_shaped_at_1_khz_within_the_limits(context, repo_root)
 def test_a_missing_limit_is_refused_with_its_name(context, repo_root):
     with pytest.raises(ConfigError, match="no max_acceleration"):
         _node(context, repo_root, joints=NAMES, arm_config="")
+
+
+def test_stamps_on_another_clock_are_timed_on_arrival(context, repo_root):
+    """A leader stamping with its wall clock, the shaper on simulated time: 1000 s apart.
+    Timed on arrival the ramp is followed at its speed (on the stamps the stream would look
+    stopped for ever: a stop-and-go at every sample)."""
+    from rclpy.time import Time
+
+    node = _node(context, repo_root, joints=NAMES)
+    try:
+        sent = []
+        node._pub.publish = lambda msg: sent.append(list(msg.velocity))
+        for k in range(1, 1501):
+            t = k * 1e-3
+            node.get_clock().set_ros_time_override(Time(nanoseconds=k * 1_000_000))
+            if k % 20 == 0:  # 50 Hz ramp, 0.5 rad/s on base_yaw
+                node.on_setpoint(_setpoint(t - 1000.0, [0.5 * t, 0.3, 0.2]))
+            node._tick()
+        v = np.array(sent)[-200:, 0]
+        np.testing.assert_allclose(v, 0.5, atol=1e-3)
+    finally:
+        node.destroy_node()

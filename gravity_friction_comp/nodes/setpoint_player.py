@@ -278,9 +278,10 @@ class SetpointPlayerNode(Node):
     # ------------------------------------------------------------------ trajectories
     def _on_trajectory(self, msg: JointTrajectory) -> None:
         if not self._pose_set or self.profile is None:
-            self.get_logger().warning(
-                "joint_trajectory refused: no current setpoint yet (profile hold waiting)"
-            )
+            if self._throttle.ready("no setpoint"):
+                self.get_logger().warning(
+                    "joint_trajectory refused: no current setpoint yet (profile hold waiting)"
+                )
             return
         now_ns = self.get_clock().now().nanoseconds
         now = now_ns * 1e-9
@@ -301,7 +302,8 @@ class SetpointPlayerNode(Node):
         try:
             follower.set_trajectory(list(msg.joint_names), points, stamp, now)
         except InputError as error:
-            self.get_logger().warning(f"{error}; the current motion goes on")
+            if self._throttle.ready(error.reason):  # a flood of bad trajectories stays readable
+                self.get_logger().warning(f"{error}; the current motion goes on")
             return
         if self._follower is None:
             self.get_logger().info(

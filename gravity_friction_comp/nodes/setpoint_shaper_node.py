@@ -2,7 +2,8 @@
 
 Topics:
     joint_setpoint (sub, sensor_msgs/JointState): the source's stream (leader arm, script,
-        player) at any rate; its stamp is the sample's time (unstamped: the arrival).
+        player) at any rate; its stamp is the sample's time (unstamped, or more than 1 s off
+        this node's clock: the arrival, with a throttled warning for the latter).
     shaped/joint_setpoint (pub, sensor_msgs/JointState): position and velocity of the shaped
         joints at ``rate_hz``, stamped with the node clock (remap it to the gravity stage's
         ``joint_setpoint``); no effort.
@@ -45,6 +46,9 @@ __all__ = ["PARAMETERS", "SHAPED_TOPIC", "SetpointShaperNode", "main", "shaper_f
 
 #: The shaped stream's topic (the gravity stage's input when the shaper is in the chain).
 SHAPED_TOPIC = "shaped/joint_setpoint"
+#: [s] a setpoint stamp further than this from the node's clock is on another clock (wall vs
+#: simulated time) and is replaced by the arrival time.
+_CLOCK_MISMATCH = 1.0
 #: Highest output rate accepted [Hz].
 MAX_RATE_HZ = 5000.0
 
@@ -197,12 +201,22 @@ class SetpointShaperNode(Node):
         except InputError as error:
             self._warn(error.reason, f"setpoint dropped: {error}")
             return
-        stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        stamped = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        now = clock_ns(self.get_clock()) * 1e-9
+        stamp: float | None = stamped
+        if stamped == 0.0:
+            stamp = None  # unstamped: timed on arrival
+        elif abs(now - stamped) > _CLOCK_MISMATCH:  # stamped on another clock: timed on arrival
+            self._warn(
+                "clock",
+                f"setpoint stamp {stamped:.3f} s is {now - stamped:+.3f} s off this clock: timed on arrival",
+            )
+            stamp = None
         velocity = sp.model_velocity() if self._values["stream_velocity"] else None
         self._target = (
             np.array(sp.model_position()),
             None if velocity is None else np.array(velocity),
-            stamp if stamp > 0.0 else None,
+            stamp,
         )
 
     def _on_joint_states(self, msg) -> None:

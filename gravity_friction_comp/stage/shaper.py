@@ -257,8 +257,11 @@ class SetpointShaper:
     # ------------------------------------------------------------------ internals
     def _take_sample(self, q: np.ndarray, v: np.ndarray | None, t: float, implicit: bool) -> None:
         last = self._sample
-        if last is not None and (t <= last[1] or (implicit and np.array_equal(q, last[0]))):
+        if last is not None and (t < last[1] or (implicit and np.array_equal(q, last[0]))):
             return  # the same sample again (or an older one)
+        if last is not None and t == last[1]:  # a new position on the same stamp: the newer one
+            self._sample = (q, t)
+            return
         if v is not None:
             self._sample_velocity = v
         elif last is not None:
