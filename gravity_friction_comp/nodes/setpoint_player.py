@@ -13,7 +13,8 @@ Topics:
         of exactly the player's joints; accepted, it replaces the profile (or the running
         trajectory) from the current setpoint and is followed at ``rate_hz`` with
         ``joint_trajectory_controller``'s interpolation, its last point then held
-        (:mod:`gravity_friction_comp.trajectory.joint_trajectory`). A refused one (the log
+        (:mod:`gravity_friction_comp.trajectory.joint_trajectory`; the profile's gripper
+        state and ``~/done`` stop with it). A refused one (the log
         says why) leaves the current motion running. The velocity-limit check uses the URDF
         of ``robot_description`` / ``urdf_path`` (none given: no check; the log says so).
 
@@ -213,6 +214,10 @@ class SetpointPlayerNode(Node):
         self._missed_tick = False
         self._follower: TrajectoryFollower | None = None
         self._velocity_limits = _urdf_velocity_limits(values)
+        if self._velocity_limits is None:
+            self.get_logger().info(
+                "joint_trajectory: no robot_description / urdf_path, so no velocity-limit check"
+            )
         self._throttle = Throttle(2.0)
         self.create_subscription(JointTrajectory, "joint_trajectory", self._on_trajectory, SETPOINT_QOS)
         self.create_timer(1.0 / rate, self._tick)
@@ -338,6 +343,10 @@ class SetpointPlayerNode(Node):
         now = self.get_clock().now()
         if self._start_ns is None:
             self._start_ns = now.nanoseconds
+        if self._follower is not None:  # a joint_trajectory took over: the profile is done with
+            followed = self._follower.sample(now.nanoseconds * 1e-9)
+            self._publish(now, followed.position, followed.velocity)
+            return
         t = (now.nanoseconds - self._start_ns) * 1e-9 - self.start_delay
         sample = self._sample(now.nanoseconds)
         if not self.profile.loop and t >= self.profile.period and not self._done:
@@ -353,10 +362,10 @@ class SetpointPlayerNode(Node):
             self._holding = sample.holding
             self._last_holding_ns = now.nanoseconds
             self._holding_pub.publish(Bool(data=bool(sample.holding)))
-        position, velocity = sample.position, sample.velocity
-        if self._follower is not None:  # a joint_trajectory took over
-            followed = self._follower.sample(now.nanoseconds * 1e-9)
-            position, velocity = followed.position, followed.velocity
+        self._publish(now, sample.position, sample.velocity)
+
+    def _publish(self, now, position: np.ndarray, velocity: np.ndarray) -> None:
+        assert self.profile is not None
         msg = JointState()
         msg.header.stamp = now.to_msg()
         msg.name = list(self.profile.joint_names)
