@@ -44,8 +44,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from gravity_friction_comp.errors import InputError, Reason
-from gravity_friction_comp.trajectory.base import checked_names
+from gravity_friction_comp.errors import ConfigError, InputError, Reason
+from gravity_friction_comp.trajectory.base import checked_names, vector
 
 __all__ = ["TrajectoryFollower", "TrajectoryPoint", "TrajectorySample", "interpolate"]
 
@@ -137,8 +137,6 @@ class TrajectoryFollower:
     """
 
     def __init__(self, joint_names: Sequence[str], hold_position, velocity_limits=None):
-        from gravity_friction_comp.trajectory.base import vector
-
         self.joint_names = checked_names(joint_names)
         self.n = len(self.joint_names)
         q = vector("hold_position", hold_position, self.n)
@@ -147,8 +145,6 @@ class TrajectoryFollower:
         else:
             limits = np.array(velocity_limits, dtype=float).reshape(-1)
             if limits.size != self.n or np.isnan(limits).any() or np.any(limits <= 0.0):
-                from gravity_friction_comp.errors import ConfigError
-
                 raise ConfigError(
                     f"velocity_limits must be {self.n} numbers > 0 (inf: none), got {velocity_limits!r}",
                     key="velocity_limits",
