@@ -280,7 +280,7 @@ class SetpointShaper:
             line_q, line_v = q_sample.copy(), np.zeros(self.n)
         else:  # where the stream is: its last sample moved on at its velocity
             line_v = np.clip(self._sample_velocity, -self._v_target_max, self._v_target_max)
-            line_q = q_sample + line_v * max(t0 - t_sample, 0.0)
+            line_q = q_sample + line_v * (t0 - t_sample)  # before t_sample too: the same line
         outside = (line_q < self.limits.lower) | (line_q > self.limits.upper)
         line_q = np.clip(line_q, self.limits.lower, self.limits.upper)
         line_v[outside] = 0.0  # a stream beyond a position limit: stop at the limit
