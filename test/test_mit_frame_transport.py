@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import pathlib
 import socket
+import time
+from collections import deque
 
 import can
 import numpy as np
@@ -101,6 +103,30 @@ def test_socketcand_read_parses_as_python_can_in_one_pass_and_keeps_a_partial_me
         peer.sendall(b"< frame 013 1.0< frame 013 2.0 00 >")  # a garbled frame: python-can fails on it too
         with pytest.raises(can.CanError, match=r"1\.0<"):
             transport.read(out)
+    finally:
+        ours.close()
+        peer.close()
+
+
+def test_socketcand_read_takes_over_what_python_cans_own_reads_buffered():
+    """read_damiao_limits reads the bus through python-can before the bridge owns it: the
+    frames python-can parsed and the partial message it kept are not lost."""
+    ours, peer = socket.socketpair()
+    try:
+        ours.settimeout(2.0)
+        bus = _FakeSocketcandBus(ours)
+        bus._SocketCanDaemonBus__message_buffer = deque(
+            [convert_ascii_message_to_can_message("< frame 011 1.000000 0A0B >")]
+        )
+        bus._SocketCanDaemonBus__receive_buffer = "< frame 012 2.0000"
+        transport = SocketcandTransport(bus)
+        peer.sendall(b"00 0C0D >")
+        out: list = []
+        deadline = time.monotonic() + 1.0
+        while len(out) < 2 and time.monotonic() < deadline:
+            transport.read(out)
+        assert out == [(0x011, b"\x0a\x0b"), (0x012, b"\x0c\x0d")]
+        assert not bus._SocketCanDaemonBus__message_buffer  # taken, not read twice
     finally:
         ours.close()
         peer.close()

@@ -201,7 +201,13 @@ class SocketcandTransport:
         self._quickack = getattr(bus, "_SocketCanDaemonBus__tcp_tune", False) and hasattr(
             socket, "TCP_QUICKACK"
         )
-        self._buffer = ""
+        # what python-can's own reads (read_damiao_limits before the bridge owns the bus) left
+        # in its buffers: its parsed frames come first, its partial text is parsed on
+        queued = getattr(bus, "_SocketCanDaemonBus__message_buffer", None) or ()
+        self._pending = [(m.arbitration_id, bytes(m.data)) for m in queued if not m.is_error_frame]
+        self._buffer: str = getattr(bus, "_SocketCanDaemonBus__receive_buffer", "") or ""
+        if queued:
+            queued.clear()
         self._ids: dict[int, str] = {}
 
     def _ack(self) -> None:
@@ -228,6 +234,9 @@ class SocketcandTransport:
         return len(frames), None
 
     def read(self, out: list[tuple[int, bytes]]) -> int:
+        if self._pending:
+            out.extend(self._pending)
+            self._pending = []
         chunks = []
         while True:
             try:
