@@ -4,7 +4,7 @@ One arm (:class:`~gravity_friction_comp.sim.chain.ChainArm`: bridge core, virtua
 emulated motors whose replies carry the codec's quantized position, velocity and torque,
 the simulated arm with its "true" sim YAML) driven by a setpoint
 :class:`~gravity_friction_comp.trajectory.base.Profile` with the model's gravity as
-feedforward (the payload model while the profile holds), the simulated hand
+feedforward (the payload model while the arm holds), the simulated hand
 (:class:`~gravity_friction_comp.sim.external_effort.ExternalEffortSchedule`) as the truth, and
 after every frame exchange the bridge core's measured state through a
 :class:`~gravity_friction_comp.observer.guard.ContactGuard`, exactly where the bridge node
@@ -29,7 +29,7 @@ import numpy as np
 from gravity_friction_comp.friction.models import FrictionModel
 from gravity_friction_comp.model.payload import Payload
 from gravity_friction_comp.model.robot_model import RobotModel
-from gravity_friction_comp.observer.contact import Contact, ContactDetector
+from gravity_friction_comp.observer.contact import DEFAULT_REST_VELOCITY, Contact, ContactDetector
 from gravity_friction_comp.observer.guard import ContactGuard, feedback_deadband
 from gravity_friction_comp.observer.momentum import MomentumObserver
 from gravity_friction_comp.profiles.arm_profiles import (
@@ -88,12 +88,14 @@ class ObserverLoop:
     Args:
         arm: Profile name (``arms/<name>``) or an :class:`ArmProfile`.
         gain: Observer gain K [1/s] (one or one per model joint).
-        threshold, speed_band, reaction: The contact detector's (:class:`ContactDetector`).
+        threshold, speed_band, reaction, rest_band, rest_velocity: The contact detector's
+            (:class:`ContactDetector`).
         sim: The simulated arm's truth; ``None``: the profile's sim YAML.
         payload: What the gripper holds (attached to the sim while the profile holds);
             ``None``: nothing.
         observer_payload: The payload the observer's loaded model has; default ``payload``
-            (a different one, or ``None`` with ``payload`` set, is a wrong model).
+            (a different one, or ``None`` with ``payload`` set, is a wrong model; the gravity
+            feedforward keeps the true one, as a compensator that knows it).
         friction: Subtract the per-arm YAML's friction model (``False``: none).
         velocity_deadband: The observer's deadband [rad/s] per bridge joint; ``None``:
             :func:`~gravity_friction_comp.observer.guard.feedback_deadband` of the motors.
@@ -117,6 +119,8 @@ class ObserverLoop:
         friction: bool = True,
         velocity_deadband=None,
         react: bool = True,
+        rest_band=0.0,
+        rest_velocity: float = DEFAULT_REST_VELOCITY,
     ):
         self.profile = arm if isinstance(arm, ArmProfile) else load_arm(arm)
         self.sim_config = sim if sim is not None else SimConfig.from_yaml(self.profile.sim_config)
@@ -145,7 +149,9 @@ class ObserverLoop:
             else velocity_deadband,
             loaded=self.loaded,
         )
-        detector = ContactDetector(self.model.joint_names, threshold, speed_band, reaction)
+        detector = ContactDetector(
+            self.model.joint_names, threshold, speed_band, reaction, rest_band, rest_velocity
+        )
         self.guard = ContactGuard(observer, detector, self.core if react else None)
         self.names = self.core.joint_names
         self._rows: list[tuple] = []
@@ -223,7 +229,7 @@ class ObserverLoop:
                 schedule.set_holding(holding)  # the sim (and the observer) at the next tick
             q = sample.position[index]
             v = sample.velocity[index]
-            g = (self.loaded if holding else self.model).gravity(q)
+            g = (self.true_loaded if self.arm.holding else self.model).gravity(q)
             self.chain.command(q[bridge], v[bridge], g[bridge])
             self.chain.driver.run_tick()
         rows = self._rows
