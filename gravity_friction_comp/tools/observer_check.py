@@ -41,7 +41,8 @@ import numpy as np
 
 from gravity_friction_comp.model.payload import Payload
 from gravity_friction_comp.profiles.arm_profiles import load_arm, proximal_joints
-from gravity_friction_comp.sim.config import SimConfig
+from gravity_friction_comp.sim.bam_friction import as_bam
+from gravity_friction_comp.sim.config import JointSimParams, SimConfig
 from gravity_friction_comp.sim.observer_loop import ObserverLoop, ObserverRecord
 from gravity_friction_comp.trajectory.hold import HoldProfile
 from gravity_friction_comp.trajectory.periodic import RampProfile
@@ -98,7 +99,9 @@ def bam_truth(arm: str, bam_dir: pathlib.Path) -> SimConfig:
     base = SimConfig.from_yaml(profile.sim_config)
     files = {"base_yaw": "mx64/m4.json", "shoulder_pitch": "mx106/m2.json", "beam_pitch": "mx64/m2.json"}
     joints = {
-        name: {"initial_position": base.joint(name).initial_position, "bam": str(bam_dir / files[name])}
+        name: JointSimParams(
+            initial_position=base.joint(name).initial_position, bam=as_bam(bam_dir / files[name])
+        )
         for name in profile.joints
     }
     return SimConfig(
@@ -183,8 +186,12 @@ def contact_case(arm: str, joint: str | None = None, *, duration: float = 1.6) -
         "reaction_held": reacting,
         "early": bool(first is not None and first.time < CONTACT_AT),
         "accepted": bool(
-            first is not None and first.joint == joint and 0.0 <= latency <= MAX_LATENCY and reacting
-        ),
+            latency is not None
+            and first is not None
+            and first.joint == joint
+            and 0.0 <= latency <= MAX_LATENCY
+        )
+        and reacting,
         "record": rec,
     }
 
