@@ -42,6 +42,7 @@ setup(
             f"composed_free_drive = {PACKAGE}.nodes.composed_free_drive:main",
             f"setpoint_player = {PACKAGE}.nodes.setpoint_player:main",
             f"free_drive_node = {PACKAGE}.nodes.free_drive_node:main",
+            f"momentum_observer = {PACKAGE}.nodes.observer_node:main",
             f"gfc_demo = {PACKAGE}.tools.demo:main",
             f"identify_friction = {PACKAGE}.tools.identify_friction:main",
             f"excite = {PACKAGE}.tools.excite:main",

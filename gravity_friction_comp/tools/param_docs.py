@@ -48,6 +48,7 @@ NODES: Mapping[str, str] = {
     "mit_bridge": "gravity_friction_comp.nodes.mit_bridge_node",
     "setpoint_player": "gravity_friction_comp.nodes.setpoint_player",
     "free_drive": "gravity_friction_comp.nodes.free_drive_node",
+    "momentum_observer": "gravity_friction_comp.nodes.observer_node",
 }
 
 #: Launch files whose arguments docs/parameters.md lists (name in the markers, under ``launch/``).
