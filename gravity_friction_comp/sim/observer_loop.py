@@ -14,7 +14,7 @@ reaction acts on the same core.
 What the observer believes: the URDF (masses as written, the sim may scale them), the
 per-arm YAML's friction block (the compensator's friction model; the sim's truth differs),
 and the rotor inertia of the sim YAML's ``actuators:`` block (a datasheet value, taken as
-known). The tests and ``bench/observer_acceptance.py`` run it (docs/observer.md).
+known). ``python -m gravity_friction_comp.tools.observer_check`` and its tests run it (docs/observer.md).
 
 No rclpy import.
 """
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -32,19 +33,22 @@ from gravity_friction_comp.model.robot_model import RobotModel
 from gravity_friction_comp.observer.contact import DEFAULT_REST_VELOCITY, Contact, ContactDetector
 from gravity_friction_comp.observer.guard import ContactGuard, feedback_deadband
 from gravity_friction_comp.observer.momentum import MomentumObserver
-from gravity_friction_comp.profiles.arm_profiles import (
-    ArmProfile,
-    load_arm,
-    pick_place_poses,
-    proximal_joints,
-)
+from gravity_friction_comp.profiles.arm_profiles import ArmProfile, load_arm
 from gravity_friction_comp.sim.arm import SimulatedArm
 from gravity_friction_comp.sim.chain import ChainArm, unique_channel
 from gravity_friction_comp.sim.config import SimConfig
-from gravity_friction_comp.trajectory.base import Profile
-from gravity_friction_comp.trajectory.waypoints import WaypointProfile, pick_place_profile
 
-__all__ = ["ObserverLoop", "ObserverRecord", "arm_models"]
+__all__ = ["ObserverLoop", "ObserverRecord", "SetpointProfile", "arm_models"]
+
+
+class SetpointProfile(Protocol):
+    """What :meth:`ObserverLoop.run` follows: a trajectory profile
+    (:class:`~gravity_friction_comp.trajectory.base.Profile`, a layer above this one)."""
+
+    joint_names: tuple[str, ...]
+
+    def sample(self, t: float) -> Any:
+        """``(position (n,), velocity (n,), holding)`` at time ``t`` [s]."""
 
 
 @dataclass
@@ -190,29 +194,13 @@ class ObserverLoop:
         """(n,) [rad] the sim's initial pose, model joint order."""
         return np.array([self.sim_config.joint(n).initial_position for n in self.model.joint_names])
 
-    def pick_place(self, **timing) -> WaypointProfile:
-        """The demo's pick-and-place cycle of this arm (:func:`pick_place_poses`: proximal
-        joints ±0.3 rad, distal ±0.1 rad about :attr:`home`), model joint order; ``timing``:
-        :func:`pick_place_profile`'s ``move_time``, ``dwell_time``, ``grip_time``."""
-        names = self.model.joint_names
-        proximal = proximal_joints(self.profile, self.profile.joints)
-        pick, place = pick_place_poses(
-            names,
-            self.profile.joints,
-            proximal,
-            self.home,
-            self.model.position_lower,
-            self.model.position_upper,
-        )
-        return pick_place_profile(names, self.home, pick, place, **timing)
-
     def push(self, t: float, names: Sequence[str], effort: Sequence[float]) -> None:
         """From simulated time ``t`` [s] on, the hand's τ_ext = ``effort`` [N·m] on ``names``."""
         external = self.chain.external
         assert external is not None
         external.add(t, names, effort)
 
-    def run(self, profile: Profile, duration: float) -> ObserverRecord:
+    def run(self, profile: SetpointProfile, duration: float) -> ObserverRecord:
         """Follow ``profile`` for ``duration`` [s] of simulated time (its holding state drives
         the gripper: the sim's payload and the observer's model, at the next tick as a
         node chain does); returns the :class:`ObserverRecord` of this run."""

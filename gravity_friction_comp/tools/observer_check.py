@@ -40,12 +40,13 @@ from typing import Any
 import numpy as np
 
 from gravity_friction_comp.model.payload import Payload
-from gravity_friction_comp.profiles.arm_profiles import load_arm, proximal_joints
+from gravity_friction_comp.profiles.arm_profiles import load_arm, pick_place_poses, proximal_joints
 from gravity_friction_comp.sim.bam_friction import as_bam
 from gravity_friction_comp.sim.config import JointSimParams, SimConfig
 from gravity_friction_comp.sim.observer_loop import ObserverLoop, ObserverRecord
 from gravity_friction_comp.trajectory.hold import HoldProfile
 from gravity_friction_comp.trajectory.periodic import RampProfile
+from gravity_friction_comp.trajectory.waypoints import WaypointProfile, pick_place_profile
 
 __all__ = [
     "ARMS",
@@ -55,6 +56,7 @@ __all__ = [
     "contact_case",
     "main",
     "payload_case",
+    "pick_place",
     "quiet_case",
     "step_case",
     "held_payload",
@@ -122,6 +124,17 @@ def _loop(arm: str, **kwargs: Any) -> ObserverLoop:
     return ObserverLoop(arm, gain=kwargs.pop("gain", GAIN), **kwargs)
 
 
+def pick_place(loop: ObserverLoop) -> WaypointProfile:
+    """The demo's pick-and-place cycle of the loop's arm (:func:`pick_place_poses`: proximal
+    joints ±0.3 rad, distal ±0.1 rad about the sim's initial pose), model joint order."""
+    names = loop.model.joint_names
+    proximal = proximal_joints(loop.profile, loop.profile.joints)
+    pick, place = pick_place_poses(
+        names, loop.profile.joints, proximal, loop.home, loop.model.position_lower, loop.model.position_upper
+    )
+    return pick_place_profile(names, loop.home, pick, place)
+
+
 def _ramp(loop: ObserverLoop, joint: str) -> RampProfile:
     names = loop.model.joint_names
     amplitude = [RAMP_AMPLITUDE if n == joint else 0.0 for n in names]
@@ -165,7 +178,7 @@ def contact_case(arm: str, joint: str | None = None, *, duration: float = 1.6) -
     loop = _loop(arm, reaction="hold", payload=held_payload(arm))
     try:
         joint = joint or proximal_joints(loop.profile, loop.profile.joints)[0]
-        profile = loop.pick_place()
+        profile = pick_place(loop)
         i = profile.joint_names.index(joint)
         direction = -float(np.sign(profile.sample(CONTACT_AT).velocity[i]) or 1.0)
         loop.push(CONTACT_AT, [joint], [CONTACT_TORQUE * direction])
@@ -200,7 +213,7 @@ def quiet_case(arm: str, duration: float, sim: SimConfig | None = None, label: s
     """The quiet case (module docstring): detections and the largest |estimate|/threshold."""
     loop = _loop(arm, payload=held_payload(arm), sim=sim, react=False)
     try:
-        rec = loop.run(loop.pick_place(), duration)
+        rec = loop.run(pick_place(loop), duration)
         detector = loop.guard.detector
         columns = [loop.model.joint_names.index(n) for n in rec.joints]
         limits = np.array(
