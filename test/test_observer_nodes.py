@@ -196,3 +196,61 @@ def test_observer_node_estimates_from_joint_states(client):
         assert not result.successful and "contact.speed_band" in result.reason
     finally:
         node.destroy_node()
+
+
+def test_composed_chain_bridge_publishes_the_estimate(client, tmp_path):
+    """``composed_chain``: the bridge's observer runs there too; with the chain holding the
+    arm (setpoints at the start pose, gravity feedforward) the estimate settles near 0."""
+    from gravity_friction_comp.nodes.composed_chain import ComposedChain
+
+    sim = tmp_path / "sim.yaml"
+    q0 = (0.0, 0.3, 0.2)
+    joints = {n: {"initial_position": q} for n, q in zip(JOINTS, q0)}
+    sim.write_text(
+        yaml.safe_dump({"simulation": {"version": 1, "physics_rate_hz": 1000.0, "joints": joints}})
+    )
+    bridge = {
+        "joints": JOINTS,
+        "can_id": [1, 2, 3],
+        "master_id": [17, 18, 19],
+        "motor_type": ["DM4310", "DM4340", "DM4310"],
+        "kp": [20.0, 30.0, 15.0],
+        "kd": [0.5, 1.0, 0.3],
+        "rate_hz": 500.0,
+        "simulate": True,
+        "read_motor_limits": False,
+        "sim_config": str(sim),
+        "urdf_path": URDF,
+        "observer.enable": True,
+    }
+    overrides = {
+        k: [Parameter(n, value=v) for n, v in values.items()]
+        for k, values in (
+            ("gravity", {"urdf_path": URDF}),
+            ("friction", {"joints": JOINTS, "arm_config": str(REPO_ROOT / "config" / "palletizer_arm.yaml")}),
+            ("bridge", bridge),
+        )
+    }
+    chain = ComposedChain(
+        context=client.context, **{k: {"parameter_overrides": v} for k, v in overrides.items()}
+    )
+    for node in chain.nodes:
+        client.executor.add_node(node)
+    try:
+        efforts = client.subscribe(JointState, "/mit_bridge/external_effort")
+        setpoints = client.publisher(JointState, "/joint_setpoint")
+        client.wait_for_subscriber(setpoints)
+
+        def hold() -> bool:
+            msg = JointState()
+            msg.name, msg.position = list(JOINTS), list(q0)
+            setpoints.publish(msg)
+            client.spin_for(0.02)
+            return len(efforts) > 50 and max(map(abs, efforts[-1].effort)) < 0.3
+
+        assert client.spin_until(hold, 20.0), efforts[-1:] or "no external_effort"
+        assert list(efforts[-1].name) == JOINTS
+    finally:
+        for node in chain.nodes:
+            client.executor.remove_node(node)
+        chain.destroy()
