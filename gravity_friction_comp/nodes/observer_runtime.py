@@ -296,16 +296,16 @@ def external_effort_message(stamp: Any, joints: Sequence[str], estimate: np.ndar
 
 def contact_status(name: str, runtime: ObserverRuntime | None, reason: str = ""):
     """``diagnostic_msgs/DiagnosticStatus`` ``name``: ERROR with the latched contact (joint,
-    estimate, threshold, time, reaction), OK otherwise; STALE with ``reason`` when the
-    observer is not running."""
+    estimate, threshold, time, reaction), OK otherwise (message ``reason`` or "observer off"
+    when the observer is not running: off is a choice, not a fault)."""
     from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 
     st = DiagnosticStatus()
     st.name = name
     st.hardware_id = "momentum_observer"
     if runtime is None:
-        st.level = DiagnosticStatus.STALE
-        st.message = reason or "observer off"
+        st.level = DiagnosticStatus.OK
+        st.message = reason or "observer off (observer.enable false)"
         return st
     contact = runtime.detector.latched
     values = {
