@@ -50,9 +50,10 @@ semi-implicit Euler over the same steps (the simulator) and a constant M, τ̂_k
 the applied τ_ext, so a constant τ_ext gives r_k = τ_ext(1 − e^{−K·t_k}), the continuous
 closed form at every sample.
 
-A sample that arrives with a time step ≤ 0, or after a gap longer than ``max_gap``, restarts
-the observer (p₀ = p, r = 0; counted in :attr:`MomentumObserver.restarts`): integrating a
-stale torque over a gap would report a torque that was never there.
+A sample whose time goes back, or that comes after a gap longer than ``max_gap``, restarts
+the observer (r = 0 from that sample on; counted in :attr:`MomentumObserver.restarts`):
+integrating a stale torque over a gap would report a torque that was never there. A sample
+with the previous one's time is skipped (the estimate is returned unchanged).
 
 No rclpy import.
 """
