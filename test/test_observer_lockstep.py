@@ -71,6 +71,23 @@ def test_two_newton_metre_contact_detected_within_20_ms_then_held():
     assert not rec.reacting[rec.t < oc.CONTACT_AT].any()
 
 
+def test_the_observer_reads_the_codecs_quantized_feedback():
+    """Point 5: what the observer reads is the motors' quantized feedback: every measured
+    velocity of the palletizer's DM4310/DM4340 joints is a code of the 12-bit field
+    (−V_MAX + code·2V_MAX/4095), not the simulator's exact velocity."""
+    from gravity_friction_comp.mit.codec import velocity_step
+    from gravity_friction_comp.mit.motor_table import motor_limits
+
+    case = oc.contact_case("palletizer", duration=1.1)
+    rec = case["record"]
+    assert np.abs(rec.velocity).max() > 0.1  # moving: many codes visited
+    for j, motor in enumerate(("DM4310", "DM4340", "DM4310")):
+        limits = motor_limits(motor)
+        codes = (rec.velocity[:, j] + limits.v_max) / velocity_step(limits)
+        np.testing.assert_allclose(codes, np.round(codes), atol=1e-6)
+        assert len(np.unique(np.round(codes))) > 20
+
+
 def test_no_false_detection_in_a_pick_and_place_cycle_with_the_payload():
     """The palletizer's pick-and-place with its payload picked up (the observer's model
     switches with it) for 6 s: no detection with the acceptance thresholds (60 s and the

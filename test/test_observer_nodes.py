@@ -50,9 +50,9 @@ def _bridge(client, tmp_path, **extra):
         "urdf_path": URDF,
         "observer.enable": True,
         "observer.gain": 50.0,
-        "contact.threshold": 0.8,
+        "contact.threshold": 1.2,
         "contact.rest_band": 0.0,
-        "contact.reaction": "damp",
+        "contact.reaction": "damp",  # every test sets its own
         "diagnostics_rate_hz": 20.0,
     } | extra
     node = MitBridgeNode(
@@ -91,22 +91,27 @@ def test_bridge_observer_publishes_reacts_and_clears(client, tmp_path):
         # external torque: detected, reaction none); once it rests the estimate is ~0
         assert client.spin_until(lambda: max(map(abs, efforts[-1].effort)) < 0.3, 10.0)
         assert node._core.reaction is None  # noqa: SLF001 - reaction none: reported only
-        (result,) = _set(node, contact__reaction="damp")
+        (result,) = _set(node, contact__reaction="hold")  # (damp would drop the arm onto its stops)
         assert result.successful
-        _clear(client)
-        client.spin_for(0.2)
-        assert node.observer.detector.latched is None and node._core.reaction is None  # noqa: SLF001
-        assert [s.behavior for s in node._core.status()] == ["hold"] * 3  # noqa: SLF001
-        # a hand pushes base_yaw (no gravity on it) with 1.5 N·m: a contact, every motor damps
-        node.simulation.set_external_effort([1.5, 0.0, 0.0])
+
+        def cleared() -> bool:  # a loaded machine jitters the real-time arm: clear until it stays
+            _clear(client)
+            client.spin_for(0.3)
+            return node.observer.detector.latched is None
+
+        assert client.spin_until(cleared, 30.0)
+        assert node._core.reaction is None  # noqa: SLF001
+        # a hand pushes base_yaw (no gravity on it) with 2.5 N·m: a contact, every motor holds
+        node.simulation.set_external_effort([2.5, 0.0, 0.0])
         assert client.spin_until(lambda: node._core.reaction is not None, 10.0)  # noqa: SLF001
         behavior, reason = node._core.reaction  # noqa: SLF001
-        assert behavior == "damp" and "base_yaw" in reason
-        assert client.spin_until(lambda: all(s.behavior == "damp" for s in node._core.status()), 5.0)  # noqa: SLF001
+        assert behavior == "hold" and "base_yaw" in reason
+        assert client.spin_until(lambda: all(s.reason == reason for s in node._core.status()), 5.0)  # noqa: SLF001
+        assert all(s.behavior == "hold" for s in node._core.status())  # noqa: SLF001
         status = node.diagnostic_sources[-1]()
         values = {kv.key: kv.value for kv in status.values}
         assert status.level == status.ERROR and values["joint"] == "base_yaw"
-        assert float(values["estimate"]) > 0.8
+        assert float(values["estimate"]) > 1.2
         node.simulation.set_external_effort([0.0, 0.0, 0.0])
         client.spin_for(0.5)  # the push gone, the estimate decays (1/K = 20 ms)
         message = _clear(client)
