@@ -41,6 +41,7 @@ setup(
             f"composed_chain = {PACKAGE}.nodes.composed_chain:main",
             f"composed_free_drive = {PACKAGE}.nodes.composed_free_drive:main",
             f"setpoint_player = {PACKAGE}.nodes.setpoint_player:main",
+            f"setpoint_shaper = {PACKAGE}.nodes.setpoint_shaper_node:main",
             f"free_drive_node = {PACKAGE}.nodes.free_drive_node:main",
             f"momentum_observer = {PACKAGE}.nodes.observer_node:main",
             f"gfc_demo = {PACKAGE}.tools.demo:main",

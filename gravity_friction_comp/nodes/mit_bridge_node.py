@@ -67,6 +67,7 @@ Every default comes from the core's config dataclasses (:mod:`~gravity_friction_
 from __future__ import annotations
 
 import collections
+import struct
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -76,7 +77,6 @@ from builtin_interfaces.msg import Time as TimeMsg
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
-from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool
 
@@ -97,6 +97,7 @@ from gravity_friction_comp.mit.bus_load import mit_bus_load
 from gravity_friction_comp.mit.send_schedule import SendSchedule
 from gravity_friction_comp.mit.startup_check import StartupCheck
 from gravity_friction_comp.nodes.bridge_diagnostics import bus_status, motor_statuses
+from gravity_friction_comp.nodes.joint_state_bytes import JointStateBytes
 from gravity_friction_comp.nodes.mit_bridge_parameters import (
     BRIDGE_OBSERVER_PARAMETERS,
     BRIDGE_PARAMETERS,
@@ -187,6 +188,9 @@ class MitBridgeNode(Node):
         check(BRIDGE_PARAMETERS + BRIDGE_OBSERVER_PARAMETERS, values)
         if values["sim_lockstep"] and not values["simulate"]:
             raise ConfigError("sim_lockstep:=true needs simulate:=true", key="sim_lockstep", value=True)
+        for key in ("sim_lockstep_peers", "sim_lockstep_follow"):
+            if values[key] and not values["sim_lockstep"]:
+                raise ConfigError(f"{key} needs sim_lockstep:=true", key=key, value=values[key])
         return values
 
     def _robot_models(self, values: dict[str, Any]):
@@ -298,6 +302,10 @@ class MitBridgeNode(Node):
         #: Reused for every ``joint_states`` (publish serialises at once); typed fields only.
         self._state_msg = JointState(check_fields=False)
         self._joint_names = list(self._core.joint_names)
+        try:  # joint_states as serialized bytes, refilled in place
+            self._state_bytes: JointStateBytes | None = JointStateBytes(self._joint_names)
+        except ValueError:  # pragma: no cover - an encoding without the slots: messages
+            self._state_bytes = None
         #: More diagnostics statuses, each call one status (the composed chain's stages).
         self.diagnostic_sources: list[Callable[[], DiagnosticStatus]] = []
         #: Composed chain: called with each ``joint_states`` after it is published (the
@@ -318,7 +326,7 @@ class MitBridgeNode(Node):
         """The lockstep clock (``sim_lockstep:=true``) or the ``rate_hz`` timer; the simulated hand."""
         if self._simulated is not None:
             self._lockstep = self._simulated.attach(
-                self._core, self._ios, self._publish_state_at, SETPOINT_QOS, self._command_sub.topic_name
+                self._core, self._ios, self._publish_state_at, SETPOINT_QOS, self._command_sub
             )
         if self._lockstep is None:
             self._loop_timer = self.create_timer(self.config.period, self._loop)
@@ -496,17 +504,14 @@ class MitBridgeNode(Node):
         self._ingest_waiting()
         for bus, io in self._ios.items():
             io.send(core.step(now, bus))
-        self._publish_state(self._stamp())
+        self._publish_state(clock_ns(self.get_clock()))  # a third of clock.now()
 
     def _ingest_waiting(self) -> None:
-        """Feed the core every reply waiting on each bus."""
+        """Feed the core every reply waiting on each bus (read in one pass, stamped at the read)."""
         for bus, io in self._ios.items():
-            for frame in io.drain():
-                self._core.ingest_feedback(frame.arbitration_id, frame.data, frame.time, bus)
-
-    def _stamp(self) -> TimeMsg:
-        ns = clock_ns(self.get_clock())  # a third of clock.now().to_msg()
-        return TimeMsg(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+            frames = io.read()
+            if frames:
+                self._core.ingest_replies(frames, time.monotonic(), bus)
 
     @property
     def send_schedule(self) -> SendSchedule:
@@ -514,31 +519,60 @@ class MitBridgeNode(Node):
         return self._schedule
 
     def _publish_state_at(self, now_ns: int) -> None:
-        self._publish_state(Time(nanoseconds=now_ns).to_msg())
+        self._publish_state(now_ns)
 
-    def _publish_state(self, stamp) -> None:
-        state = self._core.joint_state()
-        valid = state.valid
-        if not valid.any():
+    def _publish_state(self, stamp_ns: int) -> None:
+        """Publish ``joint_states`` stamped ``stamp_ns`` [ns]: every joint measured, as the
+        serialized bytes refilled in place (:class:`JointStateBytes`); before that, the
+        joints measured so far in a ``JointState``. Then the hand-off (composed chain)."""
+        position, velocity, effort, every = self._core.measured()
+        if every and self._state_bytes is not None:
+            try:
+                data = self._state_bytes.fill(stamp_ns, position, velocity, effort)
+            except struct.error:  # a stamp beyond int32 seconds: the message route below
+                data = None
+            if data is not None:
+                publish_guarded(self, self._state_pub, data)  # SIGINT may end the context mid-tick
+                if self.state_hand_off is not None or self._observer is not None:
+                    msg = self._state_msg
+                    msg.header.stamp = TimeMsg(
+                        sec=stamp_ns // 1_000_000_000, nanosec=stamp_ns % 1_000_000_000
+                    )
+                    msg.name, msg.position, msg.velocity, msg.effort = (
+                        self._joint_names,
+                        position,
+                        velocity,
+                        effort,
+                    )
+                    if self._observer is not None:
+                        self._observe(msg)
+                    if self.state_hand_off is not None:
+                        self.state_hand_off(msg)
+                return
+        msg = self.state_message(stamp_ns)
+        if msg is None:
             return
-        msg = self._state_msg
-        msg.header.stamp = stamp
-        if valid.all():  # the usual case: no index copies
-            msg.name = self._joint_names
-            msg.position = state.position.tolist()
-            msg.velocity = state.velocity.tolist()
-            msg.effort = state.effort.tolist()
-        else:
-            idx = np.flatnonzero(valid)
-            msg.name = [self._joint_names[i] for i in idx]
-            msg.position = state.position[idx].tolist()
-            msg.velocity = state.velocity[idx].tolist()
-            msg.effort = state.effort[idx].tolist()
-        publish_guarded(self, self._state_pub, msg)  # SIGINT may end the context mid-tick
+        publish_guarded(self, self._state_pub, msg)
         if self._observer is not None:
             self._observe(msg)
         if self.state_hand_off is not None:
             self.state_hand_off(msg)
+
+    def state_message(self, stamp_ns: int) -> JointState | None:
+        """``joint_states`` as a message (the joints measured so far; ``None`` before any),
+        stamped ``stamp_ns`` [ns]; the reused message object, typed fields only."""
+        state = self._core.joint_state()
+        valid = state.valid
+        if not valid.any():
+            return None
+        msg = self._state_msg
+        msg.header.stamp = TimeMsg(sec=stamp_ns // 1_000_000_000, nanosec=stamp_ns % 1_000_000_000)
+        idx = np.flatnonzero(valid)
+        msg.name = [self._joint_names[i] for i in idx]
+        msg.position = state.position[idx].tolist()
+        msg.velocity = state.velocity[idx].tolist()
+        msg.effort = state.effort[idx].tolist()
+        return msg
 
     def _observe(self, msg: JointState) -> None:
         """The observer on this ``joint_states``: ``~/external_effort``, a contact's reaction."""
