@@ -187,10 +187,11 @@ class ObserverRuntime:
         else:
             friction_joints, deadband = bare.joint_names, NODE_DEADBAND
         if arm_config:
-            actuators = ActuatorModel.from_arm_yaml(arm_config, robot=bare)
+            data = load_arm_yaml(pathlib.Path(arm_config))
+            actuators = ActuatorModel.from_arm_yaml(data, robot=bare)
             bare, loaded = bare.with_actuators(actuators), loaded.with_actuators(actuators)
             if core is None:
-                listed = load_arm_yaml(pathlib.Path(arm_config)).get("joints")
+                listed = data.get("joints")
                 friction_joints = tuple(listed) if listed else bare.joint_names
             friction = FrictionModel.from_yaml(arm_config, list(friction_joints))
         given = values.get("observer.velocity_deadband")
