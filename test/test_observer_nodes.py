@@ -152,6 +152,25 @@ def test_bridge_observer_parameters_validated(client, tmp_path):
         node.destroy_node()
 
 
+def test_bridge_observer_values_of_a_refused_set_never_apply(client, tmp_path):
+    node = _bridge(client, tmp_path)
+    try:
+        kd = list(node.get_parameter("kd").value)
+        refused = node.set_parameters_atomically(
+            [Parameter("observer.gain", value=80.0), Parameter("kp", value=[-1.0] * 3)]
+        )
+        assert not refused.successful  # kp refused: the whole set is
+        (result,) = _set(node, kd=kd)  # a later set of something else
+        assert result.successful
+        assert node.observer.observer.gain.tolist() == [50.0] * 3  # not the refused set's 80
+        (result,) = _set(node, observer__enable=False)
+        assert result.successful and node.observer is None
+        (result,) = _set(node, observer__gain=[50.0, 60.0])  # checked while off too (3 joints)
+        assert not result.successful and "gain" in result.reason
+    finally:
+        node.destroy_node()
+
+
 def test_bridge_refuses_the_observer_without_a_robot(client, tmp_path):
     from gravity_friction_comp.errors import ConfigError
 
