@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import pathlib
 import sys
 import warnings
@@ -327,15 +328,43 @@ def plot(path: pathlib.Path, steps: list[dict], contacts: list[dict]) -> None:
     plt.close(fig)
 
 
+#: The BAM parameter files of the repository's tests (a source checkout; absent in a wheel).
+BAM_DIR = pathlib.Path(__file__).resolve().parents[2] / "test" / "data" / "bam"
+
+
+def _positive(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value) or value <= 0.0:
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+    return value
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the cases (module docstring); exit status 0 when all are accepted."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--arms", nargs="+", default=list(ARMS))
-    parser.add_argument("--duration", type=float, default=60.0, help="quiet case length [s]")
-    parser.add_argument("--output", type=pathlib.Path, default=pathlib.Path("observer_output"))
+    parser = argparse.ArgumentParser(
+        prog="observer_check",
+        description="The momentum observer's acceptance in lockstep per arm: step, contact, quiet run, payload.",
+    )
+    parser.add_argument(
+        "--arms",
+        nargs="+",
+        default=list(ARMS),
+        choices=list(THRESHOLDS),
+        help="arms (thresholds known for these)",
+    )
+    parser.add_argument("--duration", type=_positive, default=60.0, help="quiet case length [s] (> 0)")
+    parser.add_argument(
+        "--output",
+        type=pathlib.Path,
+        default=pathlib.Path("observer_output"),
+        help="folder of observer_check.json",
+    )
     parser.add_argument("--plot", type=pathlib.Path, default=None, help="PNG of estimate vs truth")
     parser.add_argument(
-        "--bam-dir", type=pathlib.Path, default=pathlib.Path("test/data/bam"), help="Rhoban/bam params folder"
+        "--bam-dir",
+        type=pathlib.Path,
+        default=BAM_DIR,
+        help="Rhoban/bam params folder: the palletizer's quiet run also with BAM friction truth (skipped if absent)",
     )
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")  # URDF mesh/inertia warnings of the shipped models
@@ -359,6 +388,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         truths: list[tuple[SimConfig | None, str]] = [(None, "sim.yaml")]
         if arm == "palletizer" and args.bam_dir.is_dir():
             truths.append((bam_truth(arm, args.bam_dir), "BAM"))
+        elif arm == "palletizer":
+            print(f"quiet   {arm:12s} BAM truth skipped: no folder {args.bam_dir}")
         for sim, label in truths:
             quiet.append(quiet_case(arm, args.duration, sim, label))
             q = quiet[-1]
