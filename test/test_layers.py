@@ -214,6 +214,7 @@ LAYER_ORDER = (
     "ident",
     "trajectory",
     "calib",
+    "teleop",
     "nodes",
     "tools",
 )
