@@ -15,6 +15,8 @@ Per-motor behaviour, evaluated in :meth:`step` in this order:
 1. shut down (after :meth:`shutdown_frames`): disable frames.
 2. fault latched (feedback reported a fault state; sticky until :meth:`request_clear_fault`):
    ``fault_behavior``.
+   Then a reaction in force (:meth:`MitBridgeCore.react`, a detected contact; until
+   :meth:`MitBridgeCore.clear_reaction`): its behaviour on every motor.
 3. no valid command yet: ``startup_behavior`` (default ``timeout_behavior``; ``hold``
    keeps the arm at its first measured position until a setpoint source appears, a joint
    with kp 0 is damped instead: a hold without stiffness would not hold). None for longer
@@ -208,6 +210,7 @@ class MitBridgeCore:
         for i, m in enumerate(config.motors):
             self._by_master.setdefault(m.master_id, []).append(i)
         self._shut_down = False
+        self._reaction: tuple[str, str] | None = None  # (behaviour, reason) of react()
         self.frames_sent = 0
         self.frames_received = 0
         self.rejected_commands = 0
@@ -355,6 +358,37 @@ class MitBridgeCore:
             )
         return int(index)
 
+    # --- reaction (a detected contact) -------------------------------------------------------
+
+    def react(self, behavior: str, reason: str) -> None:
+        """From the next :meth:`step` on, every motor gets the safe behaviour ``behavior``
+        (:data:`BEHAVIORS`: damp, hold, disable) whatever the commands, until
+        :meth:`clear_reaction`; shutdown and latched faults still come first. ``reason`` is
+        the motors' :attr:`MotorStatus.reason` meanwhile (e.g. the contact's joint and torque).
+        A second call replaces the first (``hold`` keeps the position it latched).
+
+        Raises:
+            ConfigError: ``behavior`` not in :data:`BEHAVIORS` (key ``behavior``).
+        """
+        if not isinstance(behavior, str) or behavior not in BEHAVIORS:
+            raise ConfigError(
+                f"behavior must be one of {', '.join(BEHAVIORS)}; got {behavior!r}",
+                key="behavior",
+                value=behavior,
+            )
+        self._reaction = (behavior, str(reason))
+
+    def clear_reaction(self) -> bool:
+        """End :meth:`react`'s behaviour: commands are obeyed again from the next step.
+        Returns whether one was in force."""
+        active, self._reaction = self._reaction is not None, None
+        return active
+
+    @property
+    def reaction(self) -> tuple[str, str] | None:
+        """``(behavior, reason)`` of :meth:`react` in force, or ``None``."""
+        return self._reaction
+
     # --- frames out -----------------------------------------------------------------------
 
     def enable_frames(self, bus: str | None = None) -> list[tuple[int, bytes]]:
@@ -446,6 +480,9 @@ class MitBridgeCore:
             elif rt.fault:
                 behavior, frame = self._behavior_frame(i, cfg.fault_behavior)
                 reason, out = f"fault: {rt.fault_reason}", [frame]
+            elif self._reaction is not None:
+                behavior, frame = self._behavior_frame(i, self._reaction[0])
+                reason, out = self._reaction[1], [frame]
             elif self._cmd_time is None:
                 wanted = self.startup_behavior
                 if wanted == "hold" and self._kp[i] == 0.0:
