@@ -58,6 +58,7 @@ __all__ = [
     "ARM_YAML_IGNORED_KEYS",
     "ARM_YAML_KEYS",
     "FRICTION_BLOCK_KEYS",
+    "SHAPER_BLOCK_KEYS",
     "check_arm_yaml_keys",
     "gravity_scale_from_arm_yaml",
     "friction_params_from_arm_yaml",
@@ -74,6 +75,10 @@ FRICTION_BLOCK_KEYS = (
     *(k for k in FRICTION_KEYWORDS if k not in ("enabled", "bam")),
 )
 _NUMERIC_KEYS = FRICTION_BLOCK_KEYS[3:12]
+#: Keys of the ``setpoint_shaper`` block (read by
+#: :func:`~gravity_friction_comp.stage.shaper.shaper_limits_from_arm_yaml`): listed here so
+#: that this module checks every section's keys in one place.
+SHAPER_BLOCK_KEYS = ("max_velocity", "max_acceleration", "max_jerk")
 _OPENARM_SECTIONS = {"leader": "LeaderArmParam", "follower": "FollowerArmParam"}
 _OPENARM_KEYS = ("Fc", "k", "Fv", "Fo")
 _OPENARM_IGNORED_KEYS = ("Kp", "Kd")  # OpenArm's gains: the bridge's kp/kd, not friction
@@ -84,6 +89,7 @@ ARM_YAML_KEYS = (
     "friction_comp",
     "friction_comp_breakaway",
     "actuators",
+    "setpoint_shaper",
     *_OPENARM_SECTIONS.values(),
 )
 #: Top-level keys accepted and not read: i2rt v1.2.4 / PR #37 per-arm (``motor_list`` ...
@@ -145,7 +151,7 @@ def check_arm_yaml_keys(data: Mapping[str, Any], file: str | os.PathLike | None 
 
     Raises:
         ConfigError: a non-string key, or an unknown key at the top level or in
-            ``friction_comp``, ``actuators``, ``LeaderArmParam``/``FollowerArmParam``
+            ``friction_comp``, ``actuators``, ``setpoint_shaper``, ``LeaderArmParam``/``FollowerArmParam``
             (message: file, key, closest valid key, valid keys; ``key`` = dotted path).
     """
     string_keys("arm_config", data)
@@ -153,6 +159,7 @@ def check_arm_yaml_keys(data: Mapping[str, Any], file: str | os.PathLike | None 
     sections: list[tuple[str, Sequence[str], Sequence[str]]] = [
         ("friction_comp", FRICTION_BLOCK_KEYS, ()),
         ("actuators", ACTUATOR_BLOCK_KEYS, ()),
+        ("setpoint_shaper", SHAPER_BLOCK_KEYS, ()),
     ]
     sections += [(s, _OPENARM_KEYS, _OPENARM_IGNORED_KEYS) for s in _OPENARM_SECTIONS.values()]
     for section, valid, ignored in sections:
