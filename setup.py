@@ -42,6 +42,8 @@ setup(
             f"composed_free_drive = {PACKAGE}.nodes.composed_free_drive:main",
             f"setpoint_player = {PACKAGE}.nodes.setpoint_player:main",
             f"free_drive_node = {PACKAGE}.nodes.free_drive_node:main",
+            f"teleop_node = {PACKAGE}.nodes.teleop_node:main",
+            f"composed_teleop = {PACKAGE}.nodes.composed_teleop:main",
             f"gfc_demo = {PACKAGE}.tools.demo:main",
             f"identify_friction = {PACKAGE}.tools.identify_friction:main",
             f"excite = {PACKAGE}.tools.excite:main",

@@ -58,12 +58,14 @@ def test_soft_engage_from_the_measured_pose_then_follow():
         if link.state == "following":
             break
     steps = np.abs(np.diff(np.array(targets), axis=0))
-    # engage speed 0.5 x (1 rad/s, fallback, 0.1 m/s) per 10 ms
-    assert np.all(steps <= np.array([0.5, 0.5 * FALLBACK_VELOCITY, 0.05]) * dt + 1e-12)
+    # engage speed 0.5 x (1 rad/s, fallback, 0.1 m/s) per 10 ms; the last step, into
+    # following, is what was left: at most the tolerance (the shaper smooths it)
+    assert np.all(steps[:-1] <= np.array([0.5, 0.5 * FALLBACK_VELOCITY, 0.05]) * dt + 1e-12)
+    assert np.all(steps[-1] <= 0.01 + 1e-12)
     # within tol 0.01: f1 0.29 rad at 0.5 rad/s = 0.58 s, f2 0.09 at 0.25 = 0.36 s, gripper
     # 0.03 m at 0.05 m/s = 0.6 s: following from the tick at 0.6 s
     assert link.state == "following"
-    assert k == 60
+    assert k in (60, 61)  # 0.6 s (the sum of 60 steps rounds either side of the tolerance)
     np.testing.assert_allclose(targets[-1], [0.3, 0.1, 0.04])
 
 

@@ -13,6 +13,7 @@ One file per leader → follower pair (``config/teleop/*.yaml``, docs/teleop.md)
         follower_range: [0.0, 0.04]    # follower open, closed
       engage: {speed: 0.2, tolerance: 0.02}
       stale_timeout: 0.05
+      shaper: {max_acceleration: 100.0, max_jerk: 5000.0}   # optional, over the arm YAML's
       feedback: {enable: false, gain: 0.5, cap: 2.0}
 
 The follower joint is ``offset + sign·scale·q_leader``; the torque fed back to the leader is
@@ -33,7 +34,8 @@ from typing import Any
 
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.files import read_yaml
-from gravity_friction_comp.validation import joint_names, known_keys, number, string_keys
+from gravity_friction_comp.friction.arm_yaml import SHAPER_BLOCK_KEYS
+from gravity_friction_comp.validation import joint_names, known_keys, number, per_joint, string_keys
 
 __all__ = [
     "MAX_FEEDBACK_GAIN",
@@ -183,6 +185,9 @@ class TeleopPairConfig:
         engage_tolerance: Following starts once every mapped joint is within this of the
             leader's mapped pose [rad or m] (> 0).
         stale_timeout: A leader (or follower) state older than this makes the follower hold [s].
+        shaper: {``max_velocity``|``max_acceleration``|``max_jerk``: value} over the
+            follower arm YAML's ``setpoint_shaper`` block (a hand's stream needs more jerk
+            than a planned trajectory; each a number or one per follower joint, > 0).
         feedback: :class:`FeedbackSettings`.
         source: The file it was read from ("" when built in code).
 
@@ -197,6 +202,7 @@ class TeleopPairConfig:
     engage_tolerance: float = 0.02
     stale_timeout: float = 0.05
     feedback: FeedbackSettings | None = None
+    shaper: Mapping[str, Any] = field(default_factory=dict)
     source: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -217,6 +223,11 @@ class TeleopPairConfig:
         object.__setattr__(self, "stale_timeout", number("stale_timeout", self.stale_timeout, positive=True))
         if self.feedback is None:
             object.__setattr__(self, "feedback", FeedbackSettings.build(tuple(self.joints)))
+        shaper = string_keys("shaper", self.shaper)
+        known_keys("shaper", shaper, SHAPER_BLOCK_KEYS, "shaper.")
+        for key, value in shaper.items():
+            per_joint(f"shaper.{key}", value, len(self.follower_joints), positive=True)
+        object.__setattr__(self, "shaper", dict(shaper))
 
     @property
     def follower_joints(self) -> tuple[str, ...]:
@@ -238,7 +249,7 @@ class TeleopPairConfig:
 
 
 _TOP = ("teleop_pair",)
-_PAIR = ("version", "joints", "gripper", "engage", "stale_timeout", "feedback")
+_PAIR = ("version", "joints", "gripper", "engage", "stale_timeout", "shaper", "feedback")
 _JOINT = ("leader", "sign", "scale", "offset")
 _GRIPPER = ("leader", "follower", "leader_range", "follower_range")
 _ENGAGE = ("speed", "tolerance")
@@ -287,6 +298,7 @@ def load_pair_config(path: str | os.PathLike) -> TeleopPairConfig:
             engage_tolerance=engage.get("tolerance", 0.02),
             stale_timeout=pair.get("stale_timeout", 0.05),
             feedback=FeedbackSettings.build(tuple(joints), **fb),
+            shaper=pair.get("shaper") or {},
             source=os.fspath(path),
         )
     except (ConfigError, TypeError) as error:

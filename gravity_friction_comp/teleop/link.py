@@ -83,6 +83,8 @@ class TeleopLink:
         self._gain = np.array([jm.gain for jm in maps])
         self._offset = np.array([jm.offset for jm in maps])
         self._leader: np.ndarray | None = None  # (m,) last good leader sample, leader_joints order
+        self._leader_v = np.zeros(m)  # its velocity
+        self._velocity = np.zeros(m)  # the target's velocity
         self._t_leader = -math.inf
         self._follower: np.ndarray | None = None  # (m,) last follower measurement
         self._t_follower = -math.inf
@@ -109,12 +111,17 @@ class TeleopLink:
             return None, f"{who} position not finite: {q.tolist()}"
         return q, ""
 
-    def leader(self, names: Sequence[str], position, t: float) -> str:
-        """A leader ``joint_states`` sample at ``t`` [s]; "" when taken, else why not (ignored:
-        a leader that only sends bad samples goes stale)."""
+    def leader(self, names: Sequence[str], position, t: float, velocity=None) -> str:
+        """A leader ``joint_states`` sample at ``t`` [s] (``velocity`` [rad/s]: its measured
+        velocity, optional; a bad or missing one counts 0); "" when taken, else why not
+        (ignored: a leader that only sends bad samples goes stale)."""
         q, why = self._pick(names, position, self._leader_names, "leader")
         if q is not None:
+            v = None
+            if velocity is not None and len(velocity) == len(names):
+                v, _ = self._pick(names, velocity, self._leader_names, "leader")
             self._leader, self._t_leader = q, float(t)
+            self._leader_v = np.zeros(len(q)) if v is None else v
         return why
 
     def follower(self, names: Sequence[str], position, t: float) -> str:
@@ -150,12 +157,38 @@ class TeleopLink:
         limits (``None`` before the first leader sample)."""
         if self._leader is None:
             return None
+        return self.map(self._leader)
+
+    def _unclipped(self, leader: np.ndarray) -> np.ndarray:
         n = len(self.config.joints)
         out = np.empty(len(self.names))
-        out[:n] = self._offset + self._gain * self._leader[:n]
+        out[:n] = self._offset + self._gain * leader[:n]
         if self.config.gripper is not None:
-            out[n] = self.config.gripper.command(float(self._leader[n]))
-        return np.clip(out, self.lower, self.upper)
+            out[n] = self.config.gripper.command(float(leader[n]))
+        return out
+
+    def map(self, leader_position) -> np.ndarray:
+        """(m,) a leader pose ((m,) in ``config.leader_joints`` order [rad]) mapped onto the
+        follower and clipped to its URDF limits."""
+        return np.clip(self._unclipped(np.asarray(leader_position, dtype=float)), self.lower, self.upper)
+
+    def mapped_velocity(self) -> np.ndarray:
+        """(m,) the leader's last velocity mapped onto the follower [rad/s] (0 on a joint whose
+        mapped pose is clipped at a URDF limit or its gripper range, and before the first
+        leader sample)."""
+        if self._leader is None:
+            return np.zeros(len(self.names))
+        n = len(self.config.joints)
+        out = np.zeros(len(self.names))
+        out[:n] = self._gain * self._leader_v[:n]
+        g = self.config.gripper
+        if g is not None:
+            (l0, l1), (f0, f1) = g.leader_range, g.follower_range
+            inside = min(l0, l1) < self._leader[n] < max(l0, l1)
+            out[n] = (f1 - f0) / (l1 - l0) * self._leader_v[n] if inside else 0.0
+        q = self._unclipped(self._leader)
+        out[(q <= self.lower) | (q >= self.upper)] = 0.0
+        return out
 
     def _hold_reason(self, t: float) -> str:
         limit = self.config.stale_timeout + 1e-9  # float slack of two stamps
@@ -185,6 +218,7 @@ class TeleopLink:
                 self._target = self._follower.copy()
             self._state, self._why = "holding", why
             self._t_target = float(t)
+            self._velocity = np.zeros(len(self.names))
             return self._target.copy()
         goal = self.mapped()
         assert goal is not None  # _hold_reason: a leader sample exists
@@ -195,17 +229,25 @@ class TeleopLink:
             dt = min(max(float(t) - self._t_target, 0.0), _MAX_STEP)
             step = np.clip(goal - self._target, -self.engage_velocity * dt, self.engage_velocity * dt)
             self._target = self._target + step
+            self._velocity = step / dt if dt > 0 else np.zeros(len(self.names))
             left = np.abs(goal - self._target)
             if np.all(left <= self.config.engage_tolerance):
                 self._state, self._target = "following", goal
-                self._why = ""
+                self._why, self._velocity = "", self.mapped_velocity()
             else:
                 k = int(np.argmax(left))
                 self._why = f"engaging: {self.names[k]} {left[k]:.3f} from the leader's pose"
         else:
-            self._target, self._why = goal, ""
+            self._target, self._why, self._velocity = goal, "", self.mapped_velocity()
         self._t_target = float(t)
         return self._target.copy()
+
+    @property
+    def velocity(self) -> np.ndarray:
+        """(m,) the last target's velocity [rad/s]: the leader's mapped velocity while
+        following, the engage move's while engaging, 0 while holding (the shaper's
+        ``target_velocity``: no lag from differentiating a quantized position)."""
+        return self._velocity.copy()
 
     @property
     def state(self) -> str:

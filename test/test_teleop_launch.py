@@ -1,0 +1,54 @@
+"""launch/teleop.launch.py (issue 31.3): the teleop node's values per pair of profiles; the
+launch description itself needs launch_ros (skipped in the pip environment)."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+from test_launch import require_launch_ros
+
+
+def _module(repo_root):
+    spec = importlib.util.spec_from_file_location("teleop_launch", repo_root / "launch" / "teleop.launch.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_one_pair_from_the_followers_pair_file_and_the_leaders_effort_limits(repo_root):
+    m = _module(repo_root)
+    values = m.teleop_parameters("palletizer", "palletizer", "")
+    assert values["pair_config"] == str(repo_root / "arms" / "palletizer" / "teleop.yaml")
+    assert values["joints"] == [""]  # the file maps them
+    assert values["leader_effort_limit"] == [10.0, 28.0, 10.0]  # config/mit_bridge.yaml
+    assert values["fixed_joints"] == [""]  # mimic joints are the model's, not the setpoint's
+    assert values["rate_hz"] == 500.0 and values["follower_bridge"] == "/follower/mit_bridge"
+    topics = dict(m.teleop_remappings("/follower/external_effort"))
+    assert topics["follower_setpoint"] == "/follower/joint_setpoint"
+    assert topics["leader_feedback_effort"] == "/leader/feedback_effort"
+
+
+def test_bimanual_pairs_are_one_node_over_both_arms_fingers_fixed(repo_root):
+    m = _module(repo_root)
+    values = m.teleop_parameters("openarm_v10_bimanual", "openarm_v10_bimanual", "")
+    assert len(values["joints"]) == 14 and values["joints"][0] == "openarm_left_joint1"
+    # the model's independent joints no bridge drives (finger_joint2 mimics finger_joint1)
+    assert values["fixed_joints"] == ["openarm_left_finger_joint1", "openarm_right_finger_joint1"]
+    assert len(values["fixed_positions"]) == 2 and values["rate_hz"] == 1000.0
+
+
+def test_profiles_without_a_common_joint_are_refused(repo_root):
+    from gravity_friction_comp.errors import ConfigError
+
+    m = _module(repo_root)
+    with pytest.raises(ConfigError, match="share no joint"):
+        m.teleop_parameters("palletizer", "yam_ultra", "")
+
+
+def test_launch_description_builds(repo_root):
+    require_launch_ros()
+    m = _module(repo_root)
+    description = m.generate_launch_description()
+    names = [a.name for a in description.entities if hasattr(a, "name")]
+    assert {"leader", "follower", "pair_config", "feedback"} <= set(names)
