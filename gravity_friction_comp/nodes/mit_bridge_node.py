@@ -31,11 +31,19 @@ Several buses: ``bus`` names each joint's CAN channel; the node opens one bus pe
 routes frames by bus (CAN ids repeat across buses). Simulated: one private ``virtual``
 channel per bus (``<sim channel>/<bus>``, :func:`~gravity_friction_comp.sim.bus.virtual_bus_settings`).
 
+    ~/external_effort (pub, sensor_msgs/JointState; ``observer.enable:=true``): the momentum
+        observer's external torque estimate per joint [N·m] (effort), stamped with the
+        ``joint_states`` it comes from (docs/observer.md). A contact (``contact.threshold``,
+        ``contact.speed_band``) latches ``contact.reaction`` (none | damp | hold | disable,
+        every motor) until ``~/clear_faults``, reported in the status ``<node fqn>: contact``.
+
 Service:
-    ~/clear_faults (std_srvs/Trigger): clear latched motor faults (explicit request only).
+    ~/clear_faults (std_srvs/Trigger): clear latched motor faults and a latched contact
+        (explicit request only).
 
 Parameters: :data:`PARAMETERS` (name, type, default, unit, range, description); read-only
-after start except ``kp``/``kd``. Per-joint arrays are in ``joints`` order; an empty array
+after start except ``kp``/``kd`` and the observer's (``observer.*`` but ``observer.arm_config``,
+``contact.*``). Per-joint arrays are in ``joints`` order; an empty array
 takes :data:`~gravity_friction_comp.mit.bridge_params.PER_JOINT_DEFAULTS`. Empty
 ``position_lower``/``position_upper`` take the URDF's ``<limit lower/upper>`` of each joint
 when ``urdf_path``/``robot_description`` is set. ``simulate:=true`` runs emulated motors and
@@ -89,7 +97,18 @@ from gravity_friction_comp.mit.bus_load import mit_bus_load
 from gravity_friction_comp.mit.send_schedule import SendSchedule
 from gravity_friction_comp.mit.startup_check import StartupCheck
 from gravity_friction_comp.nodes.bridge_diagnostics import bus_status, motor_statuses
-from gravity_friction_comp.nodes.mit_bridge_parameters import BRIDGE_PARAMETERS, PARAMETERS
+from gravity_friction_comp.nodes.mit_bridge_parameters import (
+    BRIDGE_OBSERVER_PARAMETERS,
+    BRIDGE_PARAMETERS,
+    PARAMETERS,
+)
+from gravity_friction_comp.nodes.observer_runtime import (
+    RUNTIME_KEYS,
+    ObserverRuntime,
+    check_enabled,
+    contact_status,
+    external_effort_message,
+)
 from gravity_friction_comp.nodes.parameters import (
     check,
     check_undeclared,
@@ -133,6 +152,7 @@ class MitBridgeNode(Node):
         self._open_buses(values, config, can_settings_from_values(values, config), models)
         self._log_start()
         self._create_interfaces()
+        self._start_observer(values, models)
         self._start_loop()
         self._diag_timer = self.create_timer(
             1.0 / float(values["diagnostics_rate_hz"]), self._publish_diagnostics
@@ -150,6 +170,8 @@ class MitBridgeNode(Node):
         self._lockstep: LockstepClock | None = None
         self._closed = False
         self._throttle = Throttle(2.0)
+        self._observer: ObserverRuntime | None = None  # observer.enable:=true
+        self._pending_observer: dict[str, Any] | None = None
 
     def _declare_parameters(self) -> dict[str, Any]:
         """Declare and check every parameter; returns their values."""
@@ -157,11 +179,12 @@ class MitBridgeNode(Node):
         self.add_post_set_parameters_callback(self._post_set_parameters)
         fill_from_scalar(self, ("kp", "kd"), "joints")  # kp 5 (start-up or ros2 param set): every joint
         declare(self, BRIDGE_PARAMETERS)
+        declare(self, BRIDGE_OBSERVER_PARAMETERS)
         declare_robot_parameters(self, read_only=True)  # read once, at start-up
         check_undeclared(self)  # before the bus opens
         self._declaring = False
         values = self._values()
-        check(BRIDGE_PARAMETERS, values)
+        check(BRIDGE_PARAMETERS + BRIDGE_OBSERVER_PARAMETERS, values)
         if values["sim_lockstep"] and not values["simulate"]:
             raise ConfigError("sim_lockstep:=true needs simulate:=true", key="sim_lockstep", value=True)
         return values
@@ -169,6 +192,7 @@ class MitBridgeNode(Node):
     def _robot_models(self, values: dict[str, Any]):
         """The URDF models (``None`` without a robot); empty position limits filled from it."""
         models = build_robot_models(values)
+        check_enabled(values, models)  # before the bus opens
         if models is not None:
             log_model_warnings(self.get_logger(), models)
             unbounded = fill_position_limits_from_urdf(values, models.bare.urdf_joints)
@@ -299,6 +323,25 @@ class MitBridgeNode(Node):
         if self._lockstep is None:
             self._loop_timer = self.create_timer(self.config.period, self._loop)
 
+    def _start_observer(self, values: dict[str, Any], models) -> None:
+        """The momentum observer (``observer.enable:=true``; docs/observer.md), its topic and
+        its diagnostics status."""
+        self._models = models
+        self._values_now = values
+        self._holding = bool(values["payload.attached"])
+        if models is None:
+            return
+        self._effort_pub = self.create_publisher(JointState, "~/external_effort", SETPOINT_QOS)
+        if values["observer.enable"]:
+            self._observer = ObserverRuntime(values, models, self._holding, self._core)
+            self.get_logger().info(
+                f"momentum observer on {list(models.bare.joint_names)} (per-joint observer/contact "
+                f"values in this order), contact reaction {values['contact.reaction']}"
+            )
+        self.diagnostic_sources.append(
+            lambda: contact_status(f"{self.get_fully_qualified_name()}: contact", self._observer)
+        )
+
     # ------------------------------------------------------------------ setup helpers
     def _values(self) -> dict[str, Any]:
         return values_of(self, PARAMETERS)
@@ -331,6 +374,9 @@ class MitBridgeNode(Node):
     def _on_set_parameters(self, params) -> SetParametersResult:
         if self._declaring or not self._ready:
             return SetParametersResult(successful=True)
+        reason = self._check_observer_parameters(params)
+        if reason is not None:
+            return SetParametersResult(successful=False, reason=reason)
         gains = {p.name: p.value for p in params if p.name in ("kp", "kd")}
         if not gains:
             return SetParametersResult(successful=True)
@@ -341,7 +387,36 @@ class MitBridgeNode(Node):
         self._pending_gains = (kp, kd)
         return SetParametersResult(successful=True)
 
+    def _check_observer_parameters(self, params) -> str | None:
+        """Validate the observer's parameters among ``params``; keep what to apply. Returns
+        the reason to refuse them, or ``None``."""
+        names = {p.name for p in params}
+        if "observer.enable" not in names and not names & set(RUNTIME_KEYS):
+            return None
+        values = {**self._values_now, **{p.name: p.value for p in params}}
+        try:
+            if not values["observer.enable"]:
+                self._pending_observer = {"runtime": None, "values": values}
+            elif self._models is None:
+                check_enabled(values, None)
+            elif self._observer is None:  # switched on: a fresh observer with these values
+                runtime = ObserverRuntime(values, self._models, self._holding, self._core)
+                self._pending_observer = {"runtime": runtime, "values": values}
+            else:
+                checked = self._observer.checked({k: v for k, v in values.items() if k in names})
+                self._pending_observer = {"runtime": self._observer, "checked": checked, "values": values}
+        except (ConfigError, InputError, ValueError) as error:  # DimensionError is a ConfigError
+            self._pending_observer = None
+            return str(error)
+        return None
+
     def _post_set_parameters(self, params) -> None:
+        pending, self._pending_observer = self._pending_observer, None
+        if pending is not None and self._ready:
+            self._values_now = pending["values"]
+            self._observer = pending["runtime"]
+            if self._observer is not None and "checked" in pending:
+                self._observer.apply(pending["checked"])
         if self._pending_gains is not None and self._ready:
             kp, kd = self._pending_gains
             self._pending_gains = None
@@ -380,6 +455,9 @@ class MitBridgeNode(Node):
             self._exchange(now)
 
     def _on_holding(self, msg: Bool) -> None:
+        self._holding = bool(msg.data)
+        if self._observer is not None:
+            self._observer.observer.set_holding(self._holding)
         if self._lockstep is not None:
             self._lockstep.schedule.set_holding(bool(msg.data))  # at the next tick, with the stages
         elif self._sim is not None:
@@ -388,8 +466,12 @@ class MitBridgeNode(Node):
     def _on_clear_faults(self, request, response):
         faulted = [s.name for s in self._core.status() if s.fault]
         self._core.request_clear_fault(None)
+        contact = None if self._observer is None else self._observer.guard.clear()
+        self._core.clear_reaction()
         response.success = True
         response.message = f"clearing {faulted}" if faulted else "no latched fault"
+        if contact is not None:
+            response.message += f"; contact cleared ({contact.describe()})"
         self.get_logger().info(f"clear_faults: {response.message}")
         return response
 
@@ -453,8 +535,35 @@ class MitBridgeNode(Node):
             msg.velocity = state.velocity[idx].tolist()
             msg.effort = state.effort[idx].tolist()
         publish_guarded(self, self._state_pub, msg)  # SIGINT may end the context mid-tick
+        if self._observer is not None:
+            self._observe(msg)
         if self.state_hand_off is not None:
             self.state_hand_off(msg)
+
+    def _observe(self, msg: JointState) -> None:
+        """The observer on this ``joint_states``: ``~/external_effort``, a contact's reaction."""
+        runtime = self._observer
+        assert runtime is not None
+        stamp = msg.header.stamp
+        try:
+            contact = runtime.update(
+                stamp.sec + 1e-9 * stamp.nanosec, msg.name, msg.position, msg.velocity, msg.effort
+            )
+        except InputError as error:
+            self._warn(f"observer_{error.reason}", f"observer: joint_states refused ({error})")
+            return
+        if contact is not None:
+            self.get_logger().error(
+                f"{contact.describe()}: reaction {runtime.detector.reaction} (latched until ~/clear_faults)"
+            )
+        publish_guarded(
+            self, self._effort_pub, external_effort_message(stamp, runtime.joints, runtime.estimate)
+        )
+
+    @property
+    def observer(self) -> ObserverRuntime | None:
+        """The momentum observer and its contact detection (``observer.enable``), else ``None``."""
+        return self._observer
 
     def loop_periods(self) -> np.ndarray:
         """Recent control loop periods [s] (up to 4096), oldest first (for benchmarks)."""

@@ -4,11 +4,13 @@ Joint i is in contact when
 
 .. math::
 
-    |r_i| > \\tau_{th,i} + b_i\\,|\\dot q_i|
+    |r_i| > \\tau_{th,i} + b_i\\,|\\dot q_i| + [\\,|\\dot q_i| \\le v_{rest}\\,]\\;s_i
 
-with ``τ_th`` the absolute threshold [N·m] and ``b`` the speed band [N·m·s/rad]: the friction
-model's error grows with speed (viscous and Stribeck terms it gets wrong, a Coulomb level a
-few tens of percent off), so a moving joint needs more margin than one at rest. The first
+with ``τ_th`` the absolute threshold [N·m], ``b`` the speed band [N·m·s/rad] (the friction
+model's error grows with speed: viscous and Stribeck terms it gets wrong) and ``s`` the rest
+band [N·m] added while the joint is (nearly) still, |q̇| ≤ ``v_rest``: a joint stuck by
+static friction holds any torque within ± its breakaway, which no velocity-driven friction
+model can tell from an external one (the stiction band, docs/observer.md). The first
 detection latches (:attr:`ContactDetector.latched`: joint, estimate, threshold, time) until
 :meth:`ContactDetector.clear` (the bridge's ``clear_faults``); what the bridge then does is
 the ``reaction``, one of :data:`REACTIONS`: ``none`` (report only), or one of the bridge's
@@ -28,9 +30,13 @@ import numpy as np
 
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.mit.bridge_config import BEHAVIORS
-from gravity_friction_comp.validation import joint_names, per_joint, vector
+from gravity_friction_comp.validation import joint_names, number, per_joint, vector
 
-__all__ = ["REACTIONS", "Contact", "ContactDetector", "validate_reaction"]
+__all__ = ["DEFAULT_REST_VELOCITY", "REACTIONS", "Contact", "ContactDetector", "validate_reaction"]
+
+#: [rad/s] at or below this |q̇| a joint counts as still (the rest band applies): where the
+#: lockstep arms' stick-slip ends (docs/observer.md).
+DEFAULT_REST_VELOCITY = 0.05
 
 #: What the bridge does on a detected contact: nothing (report only) or a safe behaviour.
 REACTIONS = ("none", *BEHAVIORS)
@@ -84,29 +90,47 @@ class ContactDetector:
             (a joint that should never trip takes a large value).
         speed_band: [N·m·s/rad] added per |q̇|, one number or one per joint, ≥ 0.
         reaction: One of :data:`REACTIONS`.
+        rest_band: [N·m] added while |q̇| ≤ ``rest_velocity``, one number or one per joint, ≥ 0.
+        rest_velocity: [rad/s] ≥ 0.
 
     Raises:
         ConfigError: bad names, thresholds, band or reaction (key named).
         DimensionError: a per-joint list of the wrong length.
     """
 
-    def __init__(self, joints: Sequence[str], threshold: Any, speed_band: Any = 0.0, reaction: str = "none"):
+    def __init__(
+        self,
+        joints: Sequence[str],
+        threshold: Any,
+        speed_band: Any = 0.0,
+        reaction: str = "none",
+        rest_band: Any = 0.0,
+        rest_velocity: float = DEFAULT_REST_VELOCITY,
+    ):
         self.joint_names = joint_names("joints", tuple(joints))
         self._n = len(self.joint_names)
-        self.set_thresholds(threshold, speed_band)
+        self.set_thresholds(threshold, speed_band, rest_band, rest_velocity)
         self.reaction = validate_reaction(reaction)
         self.latched: Contact | None = None
         self.detections = 0
 
-    def set_thresholds(self, threshold: Any, speed_band: Any = 0.0) -> None:
-        """Replace the thresholds (both checked before either is used).
+    def set_thresholds(
+        self,
+        threshold: Any,
+        speed_band: Any = 0.0,
+        rest_band: Any = 0.0,
+        rest_velocity: float = DEFAULT_REST_VELOCITY,
+    ) -> None:
+        """Replace the thresholds (all checked before any is used).
 
         Raises:
             ConfigError, DimensionError: as the constructor; the thresholds in force are kept.
         """
         absolute = per_joint("contact.threshold", threshold, self._n, positive=True)
         band = per_joint("contact.speed_band", speed_band, self._n, nonneg=True)
-        self.threshold, self.speed_band = absolute, band
+        rest = per_joint("contact.rest_band", rest_band, self._n, nonneg=True)
+        still = number("contact.rest_velocity", rest_velocity, nonneg=True, unit="[rad/s]")
+        self.threshold, self.speed_band, self.rest_band, self.rest_velocity = absolute, band, rest, still
 
     def set_reaction(self, reaction: str) -> None:
         """Use ``reaction`` for the next detection (a latched one keeps what it triggered).
@@ -117,9 +141,13 @@ class ContactDetector:
         self.reaction = validate_reaction(reaction)
 
     def thresholds(self, velocity: Sequence[float] | np.ndarray) -> np.ndarray:
-        """τ_th + b·|q̇| (n,) [N·m] at joint velocity ``velocity`` (n,) [rad/s]."""
-        v = vector("velocity", velocity, self._n, names=self.joint_names)
-        return self.threshold + self.speed_band * np.abs(v)
+        """τ_th + b·|q̇| (+ s at rest) (n,) [N·m] at joint velocity ``velocity`` (n,) [rad/s]."""
+        speed = np.abs(vector("velocity", velocity, self._n, names=self.joint_names))
+        return (
+            self.threshold
+            + self.speed_band * speed
+            + np.where(speed <= self.rest_velocity, self.rest_band, 0.0)
+        )
 
     def check(
         self, t: float, estimate: Sequence[float] | np.ndarray, velocity: Sequence[float] | np.ndarray

@@ -68,7 +68,7 @@ import numpy as np
 from gravity_friction_comp.errors import ConfigError, InputError, Reason
 from gravity_friction_comp.friction.models import FrictionModel
 from gravity_friction_comp.model.robot_model import RobotModel
-from gravity_friction_comp.stage.velocity import apply_deadband, validate_deadband
+from gravity_friction_comp.stage.velocity import apply_deadband
 from gravity_friction_comp.validation import MAX_PLAUSIBLE_VELOCITY, number, per_joint, vector
 
 __all__ = ["DEFAULT_GAIN", "DEFAULT_MAX_GAP", "MAX_GAIN", "MomentumObserver", "validate_gain"]
@@ -108,9 +108,13 @@ class MomentumObserver:
         model: The arm (mimic-reduced; its payload, if any, is ignored: ``loaded`` is the
             model while holding). Its actuator model gives the rotor inertia on M's diagonal.
         gain: K [1/s], one number or one per joint (:func:`validate_gain`).
-        friction: The arm's friction model, one entry per joint of ``model`` in
-            :attr:`joint_names` order; ``None``: no friction term.
-        velocity_deadband: |q̇| at or below this [rad/s] gives no friction (≥ 0).
+        friction: The arm's friction model (its joints: ``friction_joints``); ``None``: no
+            friction term.
+        friction_joints: The joints ``friction``'s entries are for (model joints, any order;
+            the others get no friction term); ``None``: every joint, :attr:`joint_names` order.
+        velocity_deadband: |q̇| at or below this [rad/s] gives no friction (≥ 0), one number
+            or one per friction joint (above half the velocity step of the motor's feedback:
+            a joint at rest reads ±½ step, :func:`~gravity_friction_comp.observer.guard.feedback_deadband`).
         loaded: The model with the payload attached (``model.with_payload(...)``), used while
             :attr:`holding`; ``None``: holding changes nothing.
         holding: Initial holding state.
@@ -129,7 +133,8 @@ class MomentumObserver:
         gain: Any = DEFAULT_GAIN,
         *,
         friction: FrictionModel | None = None,
-        velocity_deadband: float = 0.0,
+        friction_joints: Sequence[str] | None = None,
+        velocity_deadband: Any = 0.0,
         loaded: RobotModel | None = None,
         holding: bool = False,
         max_gap: float = DEFAULT_MAX_GAP,
@@ -144,22 +149,33 @@ class MomentumObserver:
         n = self._bare.n
         if self._loaded.n != n or self._loaded.joint_names != self._bare.joint_names:
             raise ConfigError("loaded must be the same robot as model (same joints)", key="loaded")
+        names = self._bare.joint_names
+        joints = names if friction_joints is None else tuple(friction_joints)
+        unknown = [j for j in joints if j not in names]
+        if unknown or len(set(joints)) != len(joints):
+            raise ConfigError(
+                f"friction_joints {list(joints)} must be distinct joints of the model {list(names)}",
+                key="friction_joints",
+            )
         if friction is not None:
             if not isinstance(friction, FrictionModel):
                 raise ConfigError(
                     f"friction must be a FrictionModel, got {type(friction).__name__}", key="friction"
                 )
-            if friction.n_joints != n:
+            if friction.n_joints != len(joints):
                 raise ConfigError(
-                    f"the friction model has {friction.n_joints} joints, the robot {n}", key="friction"
+                    f"the friction model has {friction.n_joints} joints, friction_joints {len(joints)}",
+                    key="friction",
                 )
+        self._friction_index = np.array([names.index(j) for j in joints], dtype=np.intp)
         self._friction = friction
-        self._deadband = validate_deadband(velocity_deadband)
+        self._deadband = per_joint("velocity_deadband", velocity_deadband, len(joints), nonneg=True)
         self._gain = validate_gain(gain, n)
         self._max_gap = number("max_gap", max_gap, positive=True, unit="[s]")
         self._n = n
         self._holding = bool(holding)
         self.restarts = 0
+        self._named: tuple[tuple[str, ...], tuple[str, ...], np.ndarray, np.ndarray] | None = None
         self.reset()
 
     # ---- configuration -------------------------------------------------------------------
@@ -186,6 +202,21 @@ class MomentumObserver:
             ConfigError, DimensionError: as :func:`validate_gain`; the gain in force is kept.
         """
         self._gain = validate_gain(gain, self._n)
+
+    @property
+    def velocity_deadband(self) -> np.ndarray:
+        """(k,) [rad/s] per friction joint: |q̇| at or below this gives no friction (read-only)."""
+        return self._deadband
+
+    def set_velocity_deadband(self, deadband: Any) -> None:
+        """Use the velocity deadband ``deadband`` [rad/s] (one number or one per friction
+        joint) from the next sample on.
+
+        Raises:
+            ConfigError, DimensionError: negative, non-finite or a wrong length (key
+                ``velocity_deadband``); the one in force is kept.
+        """
+        self._deadband = per_joint("velocity_deadband", deadband, len(self._friction_index), nonneg=True)
 
     @property
     def holding(self) -> bool:
@@ -219,12 +250,19 @@ class MomentumObserver:
         self._p = np.zeros(self._n)
         self._beta = np.zeros(self._n)
         self._r = np.zeros(self._n)
+        self._rest = np.zeros(self._n)  # update_named: positions of the joints not named
 
     # ---- estimate ------------------------------------------------------------------------
     @property
     def estimate(self) -> np.ndarray:
         """r (n,) [N·m] of the last sample (a copy; zeros before the second sample)."""
         return self._r.copy()
+
+    @property
+    def velocity(self) -> np.ndarray:
+        """q̇ (n,) [rad/s] of the last sample (a copy; zeros before the first; joints
+        :meth:`update_named` was not given are 0)."""
+        return np.zeros(self._n) if self._last is None else self._last[1].copy()
 
     @property
     def started(self) -> bool:
@@ -234,9 +272,13 @@ class MomentumObserver:
     def friction_torque(self, velocity: np.ndarray, load: np.ndarray) -> np.ndarray:
         """τ_f (n,) [N·m] the observer subtracts at joint velocity ``velocity`` (n,) [rad/s]
         (deadband applied) and load ``load`` (n,) [N·m]; zeros without a friction model."""
+        out = np.zeros(self._n)
         if self._friction is None:
-            return np.zeros(self._n)
-        return self._friction.torque(apply_deadband(velocity, self._deadband), load, checked=False)
+            return out
+        k = self._friction_index
+        v = apply_deadband(np.asarray(velocity, dtype=float)[k], self._deadband)
+        out[k] = self._friction.torque(v, np.asarray(load, dtype=float)[k], checked=False)
+        return out
 
     def update(
         self,
@@ -289,3 +331,57 @@ class MomentumObserver:
             self._r = self._r + -np.expm1(-self._gain * dt) * (pushed - self._r)
         self._t, self._last, self._p, self._beta = t, (q.copy(), v.copy()), p, beta
         return self._r.copy()
+
+    def update_named(
+        self,
+        t: float,
+        names: Sequence[str],
+        position: Sequence[float] | np.ndarray,
+        velocity: Sequence[float] | np.ndarray,
+        effort: Sequence[float] | np.ndarray,
+    ) -> tuple[tuple[str, ...], np.ndarray]:
+        """:meth:`update` from a ``joint_states`` message's fields, matched by name.
+
+        Names the model lacks are ignored. Model joints the message lacks (a gripper the
+        bridge does not drive) are taken at rest at their last named position (0 before any)
+        with no motor torque; they get no estimate (a joint's r depends only on its own
+        torque and momentum, so the others' estimates are unaffected).
+
+        Args:
+            t: Measurement time [s]. names: (m,) joint names. position, velocity, effort:
+                (m,) each, in ``names`` order [rad, rad/s, N·m].
+
+        Returns:
+            ``(joints, r)``: the message's joints the model has (message order) and their
+            estimates [N·m], shape (k,).
+
+        Raises:
+            InputError: a repeated name (``Reason.DUPLICATE_NAMES``), no model joint named
+                (``Reason.MISSING_JOINTS``), or a vector as in :meth:`update`.
+        """
+        key = tuple(names)
+        if self._named is None or self._named[0] != key:
+            index = {name: i for i, name in enumerate(self.joint_names)}
+            if len(set(key)) != len(key):
+                raise InputError(f"duplicate joint name in {list(key)}", reason=Reason.DUPLICATE_NAMES)
+            pairs = [(k, index[name]) for k, name in enumerate(key) if name in index]
+            if not pairs:
+                raise InputError(
+                    f"no joint of the model ({list(self.joint_names)}) in {list(key)}",
+                    reason=Reason.MISSING_JOINTS,
+                )
+            self._named = (
+                key,
+                tuple(key[k] for k, _ in pairs),
+                np.array([k for k, _ in pairs], dtype=np.intp),
+                np.array([i for _, i in pairs], dtype=np.intp),
+            )
+        _, joints, message_index, model_index = self._named
+        m = len(key)
+        q, v, tau = self._rest.copy(), np.zeros(self._n), np.zeros(self._n)
+        q[model_index] = vector("position", position, m, names=key)[message_index]
+        v[model_index] = vector("velocity", velocity, m, names=key)[message_index]
+        tau[model_index] = vector("effort", effort, m, names=key)[message_index]
+        r = self.update(t, q, v, tau)
+        self._rest = q
+        return joints, r[model_index]
