@@ -3,7 +3,7 @@
     leader (arm.launch.py arm:=LEADER mode:=free_drive namespace:=leader)
         ─/leader/joint_states─▶ teleop ─/follower/joint_setpoint─▶ follower chain
     follower (arm.launch.py arm:=FOLLOWER player:=external namespace:=follower)
-        ─/follower/joint_states, /follower/<observer>/external_effort─▶ teleop
+        ─/follower/joint_states─▶ momentum_observer ─/follower/momentum_observer/external_effort─▶ teleop
         ─/leader/feedback_effort─▶ leader's free_drive (added to its τ_ff)
 
 Each arm is its own ``arm.launch.py`` (its own bus and bridge; with ``simulate:=true`` each
@@ -85,6 +85,31 @@ def teleop_parameters(leader: str, follower: str, pair_config: str, rate_hz: flo
     }
 
 
+def observer_command(follower: str, python: str) -> list[str]:
+    """The follower's momentum observer (issue 29's ``observer_node``) in namespace
+    ``follower``, on its ``joint_states``: ``python -m`` (its module), the follower profile's
+    URDF and arm YAML (friction). Its ``~/external_effort`` is :data:`EXTERNAL_EFFORT`."""
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
+
+    fp = load_arm(follower)
+    return [
+        python,
+        "-m",
+        "gravity_friction_comp.nodes.observer_node",
+        "--ros-args",
+        "-r",
+        f"__ns:=/{FOLLOWER_NS}",
+        "-p",
+        f"urdf_path:={fp.urdf}",
+        "-p",
+        f"observer.arm_config:={fp.arm_config}",
+    ]
+
+
+#: The follower observer's estimate topic (``momentum_observer``'s ``~/external_effort``).
+EXTERNAL_EFFORT = f"/{FOLLOWER_NS}/momentum_observer/external_effort"
+
+
 def teleop_remappings(external_effort: str) -> list[tuple[str, str]]:
     """The teleop node's topics in the two arms' namespaces."""
     return [
@@ -97,7 +122,9 @@ def teleop_remappings(external_effort: str) -> list[tuple[str, str]]:
 
 
 def _setup(context, *args, **kwargs):
-    from launch.actions import IncludeLaunchDescription
+    import sys
+
+    from launch.actions import ExecuteProcess, IncludeLaunchDescription
     from launch.launch_description_sources import PythonLaunchDescriptionSource
     from launch.substitutions import LaunchConfiguration
     from launch_ros.actions import Node
@@ -125,6 +152,9 @@ def _setup(context, *args, **kwargs):
             }.items(),
         ),
     ]
+    topic = given("external_effort_topic")
+    if topic == EXTERNAL_EFFORT:  # the default: this launch starts the follower's observer
+        actions.append(ExecuteProcess(cmd=observer_command(follower, sys.executable), output="screen"))
     values = teleop_parameters(leader, follower, given("pair_config"))
     for key in ("feedback", "feedback_gain"):
         if given(key):
@@ -138,7 +168,7 @@ def _setup(context, *args, **kwargs):
             name="teleop",
             output="screen",
             parameters=[values],
-            remappings=teleop_remappings(given("external_effort_topic")),
+            remappings=teleop_remappings(topic),
         )
     )
     return actions
@@ -153,8 +183,10 @@ ARGUMENTS = (
     ("feedback_gain", "", "feedback gain at start (default: the pair YAML's; 0..MAX_FEEDBACK_GAIN)"),
     (
         "external_effort_topic",
-        f"/{FOLLOWER_NS}/external_effort",
-        "the follower's external-torque estimate (the momentum observer's output)",
+        EXTERNAL_EFFORT,
+        "the follower's external-torque estimate; the default starts the follower's momentum_observer "
+        "(python -m gravity_friction_comp.nodes.observer_node), another topic (e.g. the follower "
+        "bridge's ~/external_effort with observer.enable) starts none",
     ),
 )
 

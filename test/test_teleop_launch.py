@@ -52,3 +52,15 @@ def test_launch_description_builds(repo_root):
     description = m.generate_launch_description()
     names = [a.name for a in description.entities if hasattr(a, "name")]
     assert {"leader", "follower", "pair_config", "feedback"} <= set(names)
+
+
+def test_the_followers_observer_runs_on_its_joint_states(repo_root):
+    m = _module(repo_root)
+    cmd = m.observer_command("palletizer", "python3")
+    assert cmd[:3] == ["python3", "-m", "gravity_friction_comp.nodes.observer_node"]
+    assert "__ns:=/follower" in cmd and any(
+        a.startswith("urdf_path:=") and a.endswith("palletizer.urdf") for a in cmd
+    )
+    # what the teleop node reads by default is this node's ~/external_effort
+    assert m.EXTERNAL_EFFORT == "/follower/momentum_observer/external_effort"
+    assert {a[0]: a[1] for a in m.ARGUMENTS}["external_effort_topic"] == m.EXTERNAL_EFFORT

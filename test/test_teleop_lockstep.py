@@ -101,3 +101,20 @@ def test_follower_fault_stops_feedback_and_holds():
         assert set(rec.state) == {"holding"}
     finally:
         loop.close()
+
+
+@pytest.mark.slow
+def test_free_motion_tracking_and_delay_bounds():
+    r = demo.run_free_motion("palletizer")
+    # the follower's true pose against the leader's true mapped pose, after the engage
+    assert np.all(r["rms"][:2] <= demo.MAX_RMS)  # proximal: base_yaw, shoulder_pitch
+    assert r["delay"] <= r["shaper_delay"] + 2 * r["period"] + 1e-9
+    assert r["first_setpoint_offset"] < 1e-3
+
+
+def test_delay_estimator_finds_a_known_shift():
+    t = np.arange(0, 4, 0.002)
+    ref = np.sin(2 * np.pi * t / 4)[:, None]
+    shifted = np.concatenate([np.zeros((7, 1)), ref[:-7]])  # 7 ticks behind
+    assert demo.best_delay(ref, shifted, 50) == 7
+    np.testing.assert_allclose(demo.limit_cycle(np.array([[0.0, 1.0], [0.004, 1.0]])), [0.002, 0.0])

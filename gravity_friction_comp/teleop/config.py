@@ -155,9 +155,18 @@ class FeedbackSettings:
 
     @classmethod
     def build(
-        cls, joints: Sequence[str], enable: Any = False, gain: Any = 0.5, cap: Any = 2.0, timeout: Any = 0.05
+        cls,
+        joints: Sequence[str],
+        enable: Any = False,
+        gain: Any = 0.5,
+        cap: Any = 2.0,
+        timeout: Any = 0.05,
+        *,
+        max_gain: float = MAX_FEEDBACK_GAIN,
     ) -> FeedbackSettings:
         """Validated settings; ``gain``/``cap`` a number or {joint: number} (others 0).
+        ``max_gain``: the largest gain taken (only the stability probe of ``gfc_demo
+        --teleop`` passes a larger one, to show what lies beyond).
 
         Raises:
             ConfigError: enable not a bool, a gain outside [0, MAX_FEEDBACK_GAIN], a negative
@@ -167,7 +176,7 @@ class FeedbackSettings:
             raise ConfigError(f"feedback.enable must be true or false, got {enable!r}", key="feedback.enable")
         return cls(
             enable,
-            _gain_or_map("feedback.gain", gain, joints, MAX_FEEDBACK_GAIN),
+            _gain_or_map("feedback.gain", gain, joints, max_gain),
             _gain_or_map("feedback.cap", cap, joints, math.inf),
             number("feedback.timeout", timeout, positive=True),
         )

@@ -19,7 +19,8 @@ of the arm's bridge joints. The follower starts :data:`START_OFFSET` away from t
 
 Runs: feedback on at the documented gain (:data:`DOCUMENTED_GAIN`), feedback off, and the
 stability sweep up to :data:`~gravity_friction_comp.teleop.config.MAX_FEEDBACK_GAIN`
-(contact phase only). Accepted (``teleop.passed``) when: delay ≤ shaper delay + 2 periods;
+(contact phase only), and one probe at :data:`PROBE_GAIN` beyond it (informative: what the
+maximum keeps clear of). Accepted (``teleop.passed``) when: delay ≤ shaper delay + 2 periods;
 free-motion RMS ≤ :data:`MAX_RMS` on every proximal joint; feedback ratio ≥
 :data:`MIN_FEEDBACK_RATIO` with feedback on and exactly 0 off; no limit cycle above
 :data:`MAX_LIMIT_CYCLE` at any gain of the sweep. Outputs in ``--output``: ``summary.json``
@@ -38,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from gravity_friction_comp.errors import ConfigError, ModelError
+from gravity_friction_comp.teleop.config import MAX_FEEDBACK_GAIN
 
 __all__ = [
     "DOCUMENTED_GAIN",
@@ -56,6 +58,9 @@ __all__ = [
 DOCUMENTED_GAIN = 0.75
 #: Gains of the stability sweep (the last is MAX_FEEDBACK_GAIN).
 SWEEP_GAINS = (0.25, 0.5, 0.75, 1.0)
+#: Beyond the maximum (refused at runtime): the probe that shows the instability the sweep
+#: stays clear of (informative, not part of ``teleop.passed``).
+PROBE_GAIN = 2.0
 #: [rad] free-motion tracking RMS bound per proximal joint (issue 31).
 MAX_RMS = 5e-3
 #: Feedback ratio with feedback on, at least (issue 31).
@@ -85,7 +90,14 @@ def limit_cycle(q: np.ndarray) -> np.ndarray:
     return 0.5 * (q.max(axis=0) - q.min(axis=0))
 
 
-def _loop(arm: str, gain: float, enable: bool, reference, follower_offset: float = 0.0):
+def _loop(
+    arm: str,
+    gain: float,
+    enable: bool,
+    reference,
+    follower_offset: float = 0.0,
+    max_gain: float | None = None,
+):
     from gravity_friction_comp.profiles.arm_profiles import load_arm
     from gravity_friction_comp.teleop.config import FeedbackSettings, TeleopPairConfig, load_pair_config
     from gravity_friction_comp.teleop.lockstep import TeleopLoop, arm_pieces
@@ -96,7 +108,13 @@ def _loop(arm: str, gain: float, enable: bool, reference, follower_offset: float
     path = profile.directory / "teleop.yaml"  # the pair file teleop.launch.py uses by default
     base = load_pair_config(path) if path.is_file() else TeleopPairConfig.identity(joints)
     assert base.feedback is not None
-    feedback = FeedbackSettings.build(tuple(base.joints), enable, gain, dict(base.feedback.cap))
+    feedback = FeedbackSettings.build(
+        tuple(base.joints),
+        enable,
+        gain,
+        dict(base.feedback.cap),
+        **({"max_gain": max_gain} if max_gain else {}),
+    )
     pair = dataclasses.replace(base, feedback=feedback)
     if follower_offset:
         fm = follower.arm.joint_names
@@ -161,7 +179,9 @@ def run_free_motion(arm: str, duration: float = FREE_TIME) -> dict[str, Any]:
     }
 
 
-def run_contact(arm: str, gain: float, enable: bool, duration: float = CONTACT_TIME) -> dict[str, Any]:
+def run_contact(
+    arm: str, gain: float, enable: bool, duration: float = CONTACT_TIME, max_gain: float | None = None
+) -> dict[str, Any]:
     """Phase 2 (module docstring) at ``gain`` (``enable`` False: feedback off): feedback
     ratio on the contact joint, limit cycle (m,) of leader and follower [rad], and the record."""
     holder: dict[str, Any] = {}
@@ -172,7 +192,7 @@ def run_contact(arm: str, gain: float, enable: bool, duration: float = CONTACT_T
         ref[j] += min(t / 2.0, 1.0) * (WALL_GAP + PUSH)  # over 2 s past the wall, then held
         return ref
 
-    loop = _loop(arm, gain, enable, reference)
+    loop = _loop(arm, gain, enable, reference, max_gain=max_gain)
     try:
         joint = loop.follower.joints[0]
         fa = loop.follower.arm
@@ -226,6 +246,10 @@ def run_teleop(
             {"gain": g, "limit_cycle_mrad": 1e3 * float(r["limit_cycle"].max()), "ratio": r["ratio"]}
         )
         log(f"  gain {g:g}: ratio {r['ratio']:.3f}, limit cycle {stability[-1]['limit_cycle_mrad']:.4f} mrad")
+    probe = run_contact(arm, PROBE_GAIN, True, max_gain=PROBE_GAIN)
+    log(
+        f"  probe beyond the maximum, gain {PROBE_GAIN:g}: limit cycle {1e3 * probe['limit_cycle'].max():.1f} mrad"
+    )
     from gravity_friction_comp.profiles.arm_profiles import load_arm, proximal_joints
 
     profile = load_arm(arm)
@@ -261,6 +285,11 @@ def run_teleop(
             "feedback_torque": on["feedback_torque"],
             "limit_cycle_mrad": 1e3 * float(on["limit_cycle"].max()),
             "stability": stability,
+            "max_feedback_gain": MAX_FEEDBACK_GAIN,
+            "instability_probe": {
+                "gain": PROBE_GAIN,
+                "limit_cycle_mrad": 1e3 * float(probe["limit_cycle"].max()),
+            },
             "checks": checks,
             "passed": all(checks.values()),
         }
