@@ -227,7 +227,7 @@ def run_teleop(
     """All runs, the plot and ``summary.json`` in ``out``; returns the summary."""
     free = run_free_motion(arm)
     log(
-        f"free motion: RMS {[round(1e3 * x, 3) for x in free['rms']]} mrad, delay {1e3 * free['delay']:.1f} ms "
+        f"free motion: RMS {[round(1e3 * float(x), 3) for x in free['rms']]} mrad, delay {1e3 * free['delay']:.1f} ms "
         f"(shaper alone {1e3 * free['shaper_delay']:.1f} ms, period {1e3 * free['period']:.1f} ms), "
         f"engaged after {free['engage_time']} s"
     )
