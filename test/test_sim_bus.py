@@ -312,6 +312,30 @@ def test_simulated_bus_thread_steps_the_arm(palletizer):
     sim.stop()  # idempotent
 
 
+def test_a_raising_step_is_kept_and_logged_not_lost(palletizer, caplog):
+    # the daemon thread died with only a stderr traceback: the bridge saw silent motors
+    settings = CanSettings("virtual", _channel(), 1_000_000)
+    arm = SimulatedArm(palletizer, SimConfig(physics_rate_hz=1000))
+    sim = SimulatedMotorBus(arm, [], settings)
+    real_step = arm.step
+
+    def step(tau, dt=None):
+        if arm.time >= 4.5e-3:
+            raise FloatingPointError("the physics diverged")
+        return real_step(tau, dt)
+
+    arm.step = step
+    with caplog.at_level("ERROR", logger="gravity_friction_comp.sim.bus"):
+        sim.start()
+        sim._thread.join(timeout=10.0)
+        assert not sim._thread.is_alive()
+        sim.stop()
+    assert isinstance(sim.error, FloatingPointError) and sim.ticks == 5
+    (record,) = [r for r in caplog.records if r.name == "gravity_friction_comp.sim.bus"]
+    assert "stopped at tick 5: FloatingPointError: the physics diverged" in record.getMessage()
+    assert record.exc_info is not None
+
+
 def test_simulated_bus_rejects_unknown_joint(palletizer):
     arm = SimulatedArm(palletizer, SimConfig())
     motor = EmulatedMotor(motor_limits("DM4310"), 1, 0x11)

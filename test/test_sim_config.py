@@ -83,3 +83,34 @@ def test_implausible_mass_scale_is_refused(scale):
         SimConfig(mass_scale=scale)
     assert info.value.key == "mass_scale"
     assert SimConfig(mass_scale=1e-3).mass_scale == 1e-3
+
+
+@pytest.mark.parametrize(
+    "key, value, limit",
+    [
+        ("coulomb", 1.0e300, "1e+06 N·m"),
+        ("stribeck_breakaway", 2.0e6, "1e+06 N·m"),
+        ("viscous", 1.0e308, "1e+06 N·m·s/rad"),
+        ("armature", 1.0e7, "1e+06 kg·m²"),
+        ("stribeck_velocity", 1.0e9, "100 rad/s"),
+        ("stribeck_exponent", 1.0e3, "100"),
+    ],
+)
+def test_implausible_joint_truth_is_refused(tmp_path, key, value, limit):
+    # were accepted up to 1e308 (the compensator's own friction stops at 1e6, docs/safety.md)
+    path = tmp_path / "sim.yaml"
+    path.write_text(f"simulation:\n  joints:\n    hinge: {{{key}: {value!r}}}\n")
+    with pytest.raises(ConfigError) as err:
+        SimConfig.from_yaml(path)
+    assert err.value.key == f"joints.hinge.{key}" and f"must be ≤ {limit}" in str(err.value)
+    # the ceiling itself is still a value
+    path.write_text(f"simulation:\n  joints:\n    hinge: {{{key}: {float(limit.split()[0])!r}}}\n")
+    assert SimConfig.from_yaml(path).joint("hinge") is not None
+
+
+@pytest.mark.parametrize("rate", [999.0, 1.0e6 + 1.0, 1.0e300])
+def test_physics_rate_outside_its_range_is_refused(rate):
+    with pytest.raises(ConfigError, match=r"physics_rate_hz must be within 1000\.\.1e\+06") as err:
+        SimConfig(physics_rate_hz=rate)
+    assert err.value.key == "physics_rate_hz"
+    assert SimConfig(physics_rate_hz=1.0e6).dt == 1.0e-6

@@ -17,6 +17,7 @@ name, so CAN ids may repeat across buses as on the real arm; a motor answers on 
 
 from __future__ import annotations
 
+import logging
 import struct
 import sys
 import threading
@@ -35,6 +36,8 @@ from gravity_friction_comp.mit.joint_motor_map import JointMotorMap
 from gravity_friction_comp.sim.arm import SimulatedArm
 from gravity_friction_comp.sim.config import SimConfig
 from gravity_friction_comp.sim.motor_emulator import EmulatedMotor
+
+_log = logging.getLogger(__name__)
 
 #: GIL switch interval [s] while a simulated arm runs (Python default: 5 ms).
 SIM_SWITCH_INTERVAL = 5e-4
@@ -84,6 +87,9 @@ class SimulatedMotorBus:
     it arrives (a real motor replies within microseconds), with the motor state of the last
     tick. After falling more than 50 ms
     behind it re-anchors and counts an overrun, so simulated time then lags real time).
+    An exception in a step (the arm's physics diverged, say) ends the thread: it is kept in
+    :attr:`error` and logged once as an ERROR with its traceback; the motors then stop
+    answering, which the bridge reports as stale replies.
     :meth:`inject_fault`, :meth:`set_muted`, :meth:`set_holding` and :meth:`snapshot` are
     safe from other threads (one lock). Without :meth:`start`, call :meth:`run_once`
     yourself (deterministic tests, faster than real time).
@@ -158,6 +164,8 @@ class SimulatedMotorBus:
         self.replies_sent = 0
         self.send_errors = 0
         self.max_lateness = 0.0
+        #: The exception that ended the real-time thread, or None.
+        self.error: BaseException | None = None
         self._sync_shafts()
 
     @classmethod
@@ -309,6 +317,19 @@ class SimulatedMotorBus:
                     self._answer_waiting()
 
     def _run(self) -> None:
+        try:
+            self._run_real_time()
+        except Exception as error:  # noqa: BLE001 - a daemon thread's error is otherwise only on stderr
+            self.error = error
+            _log.error(
+                "the simulated arm stopped at tick %d: %s: %s",
+                self.ticks,
+                type(error).__name__,
+                error,
+                exc_info=error,
+            )
+
+    def _run_real_time(self) -> None:
         period = self.arm.dt
         next_t = time.monotonic()
         while not self._stop.is_set():

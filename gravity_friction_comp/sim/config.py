@@ -20,6 +20,7 @@ import numpy as np
 from gravity_friction_comp.errors import ConfigError, DimensionError
 from gravity_friction_comp.files import read_yaml
 from gravity_friction_comp.friction.bam import BamParameters
+from gravity_friction_comp.friction.params import MAX_COEFFICIENT
 from gravity_friction_comp.model.actuator import ActuatorModel
 from gravity_friction_comp.sim import bam_friction
 from gravity_friction_comp.sim.link_truth import LinkTruth, parse_links
@@ -28,11 +29,24 @@ from gravity_friction_comp.validation import MAX_PLAUSIBLE_VELOCITY, known_keys,
 __all__ = [
     "JOINT_KEYS",
     "JointSimParams",
+    "MAX_PHYSICS_RATE_HZ",
     "MIN_PHYSICS_RATE_HZ",
     "SimConfig",
 ]
 
 MIN_PHYSICS_RATE_HZ = 1000.0
+#: A step under 1 µs only burns CPU; beyond it the lockstep's integer-nanosecond clock rounds.
+MAX_PHYSICS_RATE_HZ = 1e6
+#: Plausibility ceilings of the per-joint truth (docs/safety.md): past them the physics
+#: overflows, as it would in the compensator's own friction model (same 1e6 ceiling).
+_JOINT_LIMITS: dict[str, tuple[float, str]] = {
+    "coulomb": (MAX_COEFFICIENT, " N·m"),
+    "stribeck_breakaway": (MAX_COEFFICIENT, " N·m"),
+    "viscous": (MAX_COEFFICIENT, " N·m·s/rad"),
+    "armature": (1e6, " kg·m²"),
+    "stribeck_velocity": (MAX_PLAUSIBLE_VELOCITY, " rad/s"),
+    "stribeck_exponent": (100.0, ""),
+}
 
 #: Per-joint keys of the sim YAML (``simulation.joints.<name>``).
 JOINT_KEYS = (
@@ -93,6 +107,13 @@ class JointSimParams:
             object.__setattr__(self, key, number(key, getattr(self, key), nonneg=True, text=True))
         for key in ("stribeck_velocity", "stribeck_exponent"):
             object.__setattr__(self, key, number(key, getattr(self, key), positive=True, text=True))
+        for key, (limit, unit) in _JOINT_LIMITS.items():
+            if getattr(self, key) > limit:
+                raise ConfigError(
+                    f"{key} must be ≤ {limit:g}{unit}, got {getattr(self, key):g}",
+                    key=key,
+                    value=getattr(self, key),
+                )
         for key in ("initial_position", "initial_velocity"):
             object.__setattr__(self, key, number(key, getattr(self, key), text=True))
         if abs(self.initial_velocity) > MAX_PLAUSIBLE_VELOCITY:  # else the first step() raises
@@ -119,7 +140,7 @@ class SimConfig:
         joints: Joint name → :class:`JointSimParams`; joints of the model not listed get
             the defaults (no friction, no armature, q(0) = 0).
         mass_scale: s [-] (1e-3..1e3): true inertial parameters = URDF's × s (payload included).
-        physics_rate_hz: Integration rate [Hz] (≥ :data:`MIN_PHYSICS_RATE_HZ`).
+        physics_rate_hz: Integration rate [Hz] (:data:`MIN_PHYSICS_RATE_HZ` … :data:`MAX_PHYSICS_RATE_HZ`).
         actuators: The "true" :class:`~gravity_friction_comp.model.actuator.ActuatorModel` (named,
             mimic joints allowed, or count-only in the model's joint order) whose reflected
             inertia n²·J the simulated arm uses, or ``None`` (then the model's attached one,
@@ -182,9 +203,9 @@ class SimConfig:
             )
         object.__setattr__(self, "mass_scale", scale)
         rate = number("physics_rate_hz", self.physics_rate_hz, positive=True, text=True)
-        if rate < MIN_PHYSICS_RATE_HZ:
+        if not MIN_PHYSICS_RATE_HZ <= rate <= MAX_PHYSICS_RATE_HZ:
             raise ConfigError(
-                f"physics_rate_hz must be ≥ {MIN_PHYSICS_RATE_HZ:g}, got {rate:g}",
+                f"physics_rate_hz must be within {MIN_PHYSICS_RATE_HZ:g}..{MAX_PHYSICS_RATE_HZ:g}, got {rate:g}",
                 key="physics_rate_hz",
                 value=self.physics_rate_hz,
             )
