@@ -6,10 +6,12 @@ chain's rate). States:
 
 - ``waiting``: no follower state yet: no target (the follower's bridge keeps its start-up
   behaviour).
-- ``engaging``: the target starts at the follower's **measured** pose and moves towards the
-  leader's mapped pose at ``engage_speed`` × each joint's URDF velocity limit
-  (:data:`FALLBACK_VELOCITY` where the URDF gives none), so nothing jumps on start or
-  re-engage; once every joint is within ``engage_tolerance`` the link follows.
+- ``engaging``: the target starts at the follower's **measured** pose and approaches the
+  leader's mapped pose exponentially (rate :data:`ENGAGE_RATE`), never faster than
+  ``engage_speed`` × each joint's URDF velocity limit (:data:`FALLBACK_VELOCITY` where the
+  URDF gives none), so nothing jumps on start or re-engage and the move slows down before it
+  arrives (no stop from full speed for the follower's PD to overshoot); once every joint is
+  within ``engage_tolerance`` the link follows.
 - ``following``: the target is the leader's mapped pose (``offset + sign·scale·q_l``, the
   gripper by its range map), clipped to the follower's URDF position limits.
 - ``holding``: the leader is stale or silent (no good sample for ``stale_timeout``), the
@@ -31,10 +33,13 @@ import numpy as np
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.teleop.config import TeleopPairConfig
 
-__all__ = ["FALLBACK_VELOCITY", "LINK_STATES", "TeleopLink"]
+__all__ = ["ENGAGE_RATE", "FALLBACK_VELOCITY", "LINK_STATES", "TeleopLink"]
 
 #: [rad/s or m/s] engage speed limit of a joint whose URDF gives no velocity limit.
 FALLBACK_VELOCITY = 0.5
+#: [1/s] the engage move's approach rate: the remaining distance shrinks by e per 1/ENGAGE_RATE
+#: where the speed limit does not bind (0.1 rad: within 0.02 rad after 0.32 s).
+ENGAGE_RATE = 5.0
 #: The link's states (module docstring).
 LINK_STATES = ("waiting", "engaging", "following", "holding")
 # [s] the engage step's longest time step: after a gap the target does not leap
@@ -227,7 +232,8 @@ class TeleopLink:
         assert self._target is not None
         if self._state == "engaging":
             dt = min(max(float(t) - self._t_target, 0.0), _MAX_STEP)
-            step = np.clip(goal - self._target, -self.engage_velocity * dt, self.engage_velocity * dt)
+            approach = (goal - self._target) * -math.expm1(-ENGAGE_RATE * dt)
+            step = np.clip(approach, -self.engage_velocity * dt, self.engage_velocity * dt)
             self._target = self._target + step
             self._velocity = step / dt if dt > 0 else np.zeros(len(self.names))
             left = np.abs(goal - self._target)
