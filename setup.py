@@ -41,6 +41,7 @@ setup(
             f"composed_chain = {PACKAGE}.nodes.composed_chain:main",
             f"composed_free_drive = {PACKAGE}.nodes.composed_free_drive:main",
             f"setpoint_player = {PACKAGE}.nodes.setpoint_player:main",
+            f"setpoint_shaper = {PACKAGE}.nodes.setpoint_shaper_node:main",
             f"free_drive_node = {PACKAGE}.nodes.free_drive_node:main",
             f"teleop_node = {PACKAGE}.nodes.teleop_node:main",
             f"composed_teleop = {PACKAGE}.nodes.composed_teleop:main",

@@ -235,46 +235,42 @@ def profile_player_parameters(arm: str, urdf: str, sim_config: str, joints: list
 
 
 def bus_bridges(values: dict) -> list[tuple[str, str, dict]]:
-    """One bridge per bus of a motor map: ``[(namespace, channel, parameters)]``.
+    """One bridge per bus of a motor map: ``[(namespace, channel, parameters)]``
+    (:func:`gravity_friction_comp.profiles.arm_profiles.bus_bridges`)."""
+    from gravity_friction_comp.profiles.arm_profiles import bus_bridges as split
 
-    A motor map on one bus gives ``[("", channel, values)]`` (unchanged). With a ``bus`` per
-    joint naming several channels (bimanual OpenArm: ``can1`` left arm, ``can0`` right), each
-    bus gets its own bridge: the per-joint arrays cut to that bus's joints (motor-map order),
-    ``can.channel`` set to the bus, ``bus`` dropped; its namespace is ``left``/``right`` when
-    every joint name on it says so, else the channel name.
-
-    Raises:
-        ValueError: the motor map has no ``joints``.
-    """
-    joints = list(values.get("joints") or [])
-    if not joints:
-        raise ValueError("bridge parameters have no joints")
-    default = str(values.get("can.channel") or "can0")
-    buses = [str(b) or default for b in (values.get("bus") or [""] * len(joints))]
-    order = list(dict.fromkeys(buses))
-    if len(order) == 1:
-        return [("", order[0], dict(values))]
-    per_joint = [k for k, v in values.items() if isinstance(v, (list, tuple)) and len(v) == len(joints)]
-    out = []
-    for bus in order:
-        keep = [i for i, b in enumerate(buses) if b == bus]
-        part = {k: v for k, v in values.items() if k != "bus"}
-        part.update({k: [values[k][i] for i in keep] for k in per_joint if k != "bus"})
-        part["can.channel"] = bus
-        names = [joints[i] for i in keep]
-        side = next((s for s in ("left", "right") if all(s in n.split("_") for n in names)), bus)
-        out.append((side, bus, part))
-    return out
+    return split(values)
 
 
-def launch_bridges(values: dict, simulate: bool) -> list[tuple[str, str, dict]]:
-    """The bridges to start: one per bus on a real arm (:func:`bus_bridges`); with ``simulate``
-    one bridge with the whole motor map (``bus`` kept), serving every bus of the one simulated
-    arm on its own virtual channel."""
+def launch_bridges(values: dict, simulate: bool, one: bool = False) -> list[tuple[str, str, dict]]:
+    """The bridges to start: one per bus (:func:`bus_bridges`), each its own process, on a
+    real arm and on the simulated one alike (issue 28.3: each simulated bridge runs its own
+    arm's joints on its own virtual bus; in lockstep they share one clock,
+    :func:`bridge_wiring`). ``one`` (the composed chain or free drive on a simulated arm: one
+    ``joint_states`` for one consumer): one bridge with the whole motor map (``bus`` kept),
+    serving every bus on its own virtual channel."""
     bridges = bus_bridges(values)
-    if simulate and len(bridges) > 1:
+    if one and simulate and len(bridges) > 1:
         return [("", str(values.get("can.channel", "")), values)]
     return bridges
+
+
+def bridge_wiring(
+    bridges: list[tuple[str, str, dict]], simulate: bool, lockstep: bool, namespace: str, command_topic: str
+) -> list[tuple[dict, dict]]:
+    """Per bridge of :func:`launch_bridges`: its extra parameters and remappings. A bus's
+    bridge in its own namespace reads the chain's ``command_topic`` (in ``namespace``); on
+    the simulated arm also the chain's setpoint, gripper and simulated-hand topics, and in
+    lockstep the first bridge owns ``/clock`` and waits for the others' states
+    (:func:`gravity_friction_comp.sim.chain.bus_bridge_wiring`)."""
+    base = "/" + namespace.strip("/") if namespace.strip("/") else ""
+    if len(bridges) < 2:
+        return [({}, {})] * len(bridges)
+    if not simulate:
+        return [({}, {"joint_command": f"{base}/{command_topic}"})] * len(bridges)
+    from gravity_friction_comp.sim.chain import bus_bridge_wiring
+
+    return bus_bridge_wiring([sub for sub, _, _ in bridges], namespace, command_topic, lockstep)
 
 
 def motor_limit_parameters(read_motor_limits: bool, simulate: bool) -> dict:
@@ -468,9 +464,10 @@ def _setup(context, *args, **kwargs):
     if simulate:
         bridge_overrides.update(robot_parameters(gravity_params, namespace, payload_parent))
         bridge_overrides.update({"urdf_path": urdf, "sim_config": sim_config})
-    bridges = launch_bridges(motor_values, simulate)
+    # free drive: one bridge serving every bus, one joint_states for the one source
+    bridges = launch_bridges(motor_values, simulate, one=composed or bool(free_drive))
     if free_drive:
-        if len(bridges) > 1:  # one bridge serving every bus: one joint_states for the one source
+        if len(bridges) > 1:
             bridges = [("", str(motor_values.get("can.channel", "")), motor_values)]
         bridge_overrides.update(free_drive[0])
         if not composed:  # composed: free drive runs inside composed_free_drive
@@ -495,14 +492,13 @@ def _setup(context, *args, **kwargs):
             else Node(package=PACKAGE, executable="composed_chain", output="screen", parameters=[file])
         )
         bridges = []  # the bridge runs inside composed_chain
-    for sub, channel, values in bridges:
-        overrides = dict(bridge_overrides)
-        remapping = dict(remaps["bridge"])
-        if sub:  # the bus's bridge in its own namespace, reading the chain's joint_command
+    command_topic = remaps["bridge"].get("joint_command", "joint_command")
+    wiring = bridge_wiring(bridges, simulate, _bool(context, "lockstep"), namespace, command_topic)
+    for (sub, channel, values), (lockstep_values, shared) in zip(bridges, wiring):
+        overrides = dict(bridge_overrides) | lockstep_values
+        remapping = dict(remaps["bridge"]) | shared
+        if sub:  # the bus's bridge in its own namespace, on its own channel
             overrides["can.channel"] = channel
-            base = "/" + namespace.strip("/") if namespace.strip("/") else ""
-            topic = remapping.get("joint_command", "joint_command")
-            remapping["joint_command"] = f"{base}/{topic}"
         actions.append(
             Node(
                 package=PACKAGE,

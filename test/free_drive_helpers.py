@@ -37,9 +37,11 @@ def free_drive_loop(
     the profile's ``free_drive.dither``, as ``arm.launch.py mode:=free_drive`` sets it) and
     friction scale ``friction_scale`` (default: the profile's ``free_drive.friction_scale``, else 1).
     """
-    from gravity_friction_comp.friction.arm_yaml import gravity_scale_from_arm_yaml
+    from gravity_friction_comp.friction.arm_yaml import (
+        actuator_model_from_arm_yaml,
+        gravity_scale_from_arm_yaml,
+    )
     from gravity_friction_comp.mit.bridge_params import bridge_config_from_values
-    from gravity_friction_comp.model.actuator import ActuatorModel
     from gravity_friction_comp.model.payload import Payload
     from gravity_friction_comp.model.robot_model import RobotModel
     from gravity_friction_comp.nodes.friction_feedforward_node import PARAMETERS as FP
@@ -81,7 +83,7 @@ def free_drive_loop(
     if profile.gravity_params is None:  # a payload on the last bridged joint's child for the test
         payload = Payload(0.3, np.array([0.0, 0.0, 0.05]), np.eye(3) * 1e-4, profile.joints[-1], "custom")
         models = type(models)(models.bare, models.bare.with_payload(payload), models.source_key)
-    actuators = ActuatorModel.from_arm_yaml(profile.arm_config, robot=models.bare)
+    actuators = actuator_model_from_arm_yaml(profile.arm_config, robot=models.bare)
     bare, loaded = models.bare.with_actuators(actuators), models.loaded.with_actuators(actuators)
     scale = gravity_scale
     if scale is None:

@@ -281,3 +281,41 @@ def warm_up(client: GraphClient, publisher, msg, received: list, proc=None, time
     assert received, f"nothing arrived after publishing on {publisher.topic_name}"
     client.spin_for(0.2)
     received.clear()
+
+
+class InProcessGraph:
+    """A test's nodes in this process: one context (``context``), one SingleThreadedExecutor
+    (``executor``) spinning ``nodes``, a ``listener`` node; the lockstep graph tests' base."""
+
+    context: Any
+    executor: Any
+    nodes: list
+    listener: Any
+
+    def add(self, node):
+        self.nodes.append(node)
+        self.executor.add_node(node)
+        return node
+
+    def destroy(self, node):
+        """Remove ``node`` from the graph (as its process exiting would)."""
+        self.executor.remove_node(node)
+        self.nodes.remove(node)
+        node.destroy_node()
+
+    def spin(self, seconds: float, until: Callable[[], bool] = lambda: False) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end and not until():
+            self.executor.spin_once(timeout_sec=0.01)
+
+    def clock_publishers(self) -> list[str]:
+        """The nodes publishing ``/clock`` on the domain (a bridge alone, unless a stranger)."""
+        return publishers_of(self.listener, "/clock")
+
+    def close(self) -> None:
+        import rclpy
+
+        self.executor.shutdown(timeout_sec=1.0)
+        for node in reversed(self.nodes):
+            node.destroy_node()
+        rclpy.try_shutdown(context=self.context)

@@ -15,6 +15,7 @@ import pinocchio as pin
 import pytest
 
 from gravity_friction_comp.errors import ConfigError, DimensionError
+from gravity_friction_comp.friction.arm_yaml import actuator_model_from_arm_yaml
 from gravity_friction_comp.model.actuator import ACTUATOR_BLOCK_KEYS, ActuatorModel
 from gravity_friction_comp.model.robot_model import RobotModel
 
@@ -344,12 +345,15 @@ def test_arm_yaml_block(palletizer, tmp_path):
         "  gear_ratio: [9, 36, -10]\n"
         "  viscous: 0.02\n"
     )
-    act = ActuatorModel.from_arm_yaml(path, palletizer)
+    act = actuator_model_from_arm_yaml(path, palletizer)
     assert act.joint_names == ("base_yaw", "shoulder_pitch", "beam_pitch")
     assert act.reflected_inertia.tolist() == [81 * 1.0e-5, 1296 * 4.0e-5, 100 * 2.0e-5]
     assert act.viscous.tolist() == [0.02] * 3 and act.coulomb.tolist() == [0.0] * 3
     # the repository's palletizer YAML (no actuators block yet) gives an all-zero model
-    assert ActuatorModel.from_arm_yaml(palletizer_yaml(), palletizer).is_zero
+    assert actuator_model_from_arm_yaml(palletizer_yaml(), palletizer).is_zero
+    # the file is the per-arm YAML reader's (friction layer): the model takes the mapping only
+    with pytest.raises(ConfigError, match="takes the parsed per-arm YAML.*actuator_model_from_arm_yaml"):
+        ActuatorModel.from_arm_yaml(path, palletizer)
     # joints inside the block, a mimic joint among them
     data = {
         "actuators": {

@@ -11,10 +11,13 @@ import yaml
 
 from gravity_friction_comp.calib.plan import load_plan
 from gravity_friction_comp.errors import ConfigError
-from gravity_friction_comp.friction.arm_yaml import gravity_scale_from_arm_yaml, load_arm_yaml
+from gravity_friction_comp.friction.arm_yaml import (
+    actuator_model_from_arm_yaml,
+    gravity_scale_from_arm_yaml,
+    load_arm_yaml,
+)
 from gravity_friction_comp.friction.bam import BamParameters
 from gravity_friction_comp.friction.models import FrictionModel
-from gravity_friction_comp.model.actuator import ActuatorModel
 from gravity_friction_comp.profiles.arm_profiles import load_arm
 from gravity_friction_comp.sim.config import SimConfig
 
@@ -45,7 +48,7 @@ def test_mistyped_friction_section_is_an_error_not_zero_friction(tmp_path):
     for read in (
         lambda: FrictionModel.from_yaml(path, JOINTS),
         lambda: gravity_scale_from_arm_yaml(path, JOINTS),
-        lambda: ActuatorModel.from_arm_yaml(path),
+        lambda: actuator_model_from_arm_yaml(path),
     ):
         with pytest.raises(ConfigError) as info:
             read()

@@ -1,7 +1,7 @@
 """The lockstep demo on every arm profile (``--arm NAME``) meets the acceptance.
 
-One run per profile (~20-40 s; the bimanual OpenArm, 14 motors on two CAN-FD buses driven
-by one bridge, ~100-200 s on a loaded 2-core machine; lockstep makes the figures a function of the inputs, so no
+One run per profile (~20-40 s; the bimanual OpenArm, 14 motors on two CAN-FD buses, one
+bridge process per bus in one lockstep, ~100-200 s on a loaded 2-core machine; lockstep makes the figures a function of the inputs, so no
 rerun). The criteria are re-derived from summary.json (:func:`demo_helpers.check_acceptance`)
 with the thresholds of ``tools/demo/metrics.py``, unchanged for every arm; a joint the
 profile exempts (``demo.exempt`` in its profile.yaml, a physical reason) is reported with
@@ -21,7 +21,7 @@ from gravity_friction_comp.profiles.arm_profiles import load_arm  # noqa: E402
 
 #: Profiles on one bus.
 SINGLE_BUS = ("palletizer", "yam", "yam_pro", "yam_ultra", "big_yam", "openarm_v10")
-#: Profiles on several buses (one bridge, one simulated channel per bus).
+#: Profiles on several buses (one bridge process per bus, one lockstep).
 MULTI_BUS = ("openarm_v10_bimanual",)
 
 #: Profiles known not to meet the acceptance, with the measured reason (arms/README.md).
@@ -50,6 +50,10 @@ def test_demo_accepts_arm_profile(repo_root, tmp_path, name):
     proc, summary = run_demo(repo_root, tmp_path, "--arm", name)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert summary["arm"] == name and summary["joints"] == list(profile.joints)
+    if name in MULTI_BUS:  # issue 28.3: a bridge process per bus, each phase
+        assert (
+            proc.stdout.count("2 bridge processes, one per bus: /left/joint_states, /right/joint_states") == 2
+        )
     if profile.demo_proximal:
         assert summary["proximal"] == list(profile.demo_proximal)
     assert summary["exempt"] == dict(profile.demo_exempt)

@@ -419,18 +419,36 @@ def test_bimanual_profile_gets_one_bridge_per_bus(repo_root):
 
 
 @pytest.mark.slow  # loads the launch module
-def test_bimanual_profile_simulated_is_one_bridge_on_both_buses(repo_root):
-    """simulate:=true with a multi-bus map: one bridge with the whole map (its ``bus`` column
-    kept: the node serves each bus on its own simulated channel); a real arm: one per bus."""
+def test_bimanual_profile_simulated_is_one_bridge_per_bus_in_one_lockstep(repo_root):
+    """simulate:=true with a multi-bus map: one bridge per bus as on the real arm (issue 28.3);
+    in lockstep the left one owns /clock and waits for the right one's joint_states, the right
+    one follows; both read the chain's topics. The composed chain and free drive (one
+    consumer of joint_states) keep one bridge with the whole map (its ``bus`` column kept)."""
     from gravity_friction_comp.profiles.arm_profiles import load_arm
 
     arm = load_launch_module(repo_root, "arm.launch.py")
     values = load_arm("openarm_v10_bimanual").bridge_values()
-    assert arm.launch_bridges(values, True) == [("", "can0", values)]
+    bridges = arm.launch_bridges(values, True)
+    assert bridges == arm.bus_bridges(values) == arm.launch_bridges(values, False)
+    assert arm.launch_bridges(values, True, one=True) == [("", "can0", values)]
+    assert arm.launch_bridges(values, False, one=True) == arm.bus_bridges(values)  # a real arm: per bus
     assert values["bus"] == ["can1"] * 7 + ["can0"] * 7
-    assert arm.launch_bridges(values, False) == arm.bus_bridges(values)
+    shared = {
+        "joint_command": "/arms/joint_command",
+        "joint_setpoint": "/arms/joint_setpoint",
+        "gripper/holding": "/arms/gripper/holding",
+        "sim/external_effort": "/arms/sim/external_effort",
+    }
+    assert arm.bridge_wiring(bridges, True, True, "arms", "joint_command") == [
+        ({"sim_lockstep_peers": ["/arms/right/joint_states"]}, shared),
+        ({"sim_lockstep_follow": True}, shared),
+    ]
+    assert arm.bridge_wiring(bridges, True, False, "arms", "joint_command") == [({}, shared)] * 2
+    hardware = {"joint_command": "/arms/joint_command"}
+    assert arm.bridge_wiring(bridges, False, False, "arms", "joint_command") == [({}, hardware)] * 2
     single = load_arm("yam_ultra").bridge_values()
     assert arm.launch_bridges(single, True) == arm.launch_bridges(single, False) == [("", "can0", single)]
+    assert arm.bridge_wiring(arm.launch_bridges(single, True), True, True, "", "joint_command") == [({}, {})]
 
 
 def test_composed_chain_gets_one_parameter_section_per_node(repo_root):

@@ -146,6 +146,88 @@ def test_two_arms_share_one_clock_and_a_push_moves_only_its_arm():
     assert np.max(np.abs(follower.position - starts["follower"])) < 1e-3
 
 
+def test_bimanual_pair_on_two_buses_runs_as_the_one_bridge_chain():
+    """Issue 28.3, ROS-free: the bimanual OpenArm's motor map cut per bus (as the launch file
+    and the demo start one bridge process per bus), one ChainArm per bus in one
+    SimulatedChain, each simulating the URDF and driving only its own arm's 7 motors,
+    against one ChainArm with the whole map on two virtual buses. Both arms hang from the
+    fixed torso, so the mass matrix is block-diagonal and each arm's motion is independent
+    of the other's (in a bus's own simulation the other arm has no motor and falls): each
+    arm's joints follow the one-bridge trajectory to rounding, and each bus's bridge reports
+    only its own joints."""
+    from gravity_friction_comp.mit.bridge_params import bridge_config_from_values
+    from gravity_friction_comp.profiles.arm_profiles import bus_bridges
+
+    profile = load_arm("openarm_v10_bimanual")
+    model = RobotModel.from_urdf(profile.urdf)
+    sim_config = SimConfig.from_yaml(profile.sim_config)
+    parts = bus_bridges(profile.bridge_values())
+    assert [(ns, bus) for ns, bus, _ in parts] == [("left", "can1"), ("right", "can0")]
+    ticks = 100  # 0.4 s: the step below settles on the kp, friction sticks and slides
+
+    def build(name: str, config) -> ChainArm:
+        return ChainArm(
+            SimulatedArm(model, sim_config),
+            config,
+            channel=unique_channel(f"test_sim_chain/bimanual/{name}"),
+            setpoint_rate_hz=RATE,
+            name=name,
+        )
+
+    one = SimulatedChain([build("both", profile.bridge_config())])
+    pair = SimulatedChain([build(ns, bridge_config_from_values(part)) for ns, _, part in parts])
+    q0 = one["both"].arm.position
+    try:
+        one.enable()
+        pair.enable()
+        for _ in range(ticks):
+            for chain in (*one, *pair):
+                q, v, e = _hold_command(chain.arm, q0, chain.core.joint_names)
+                q = q + 0.05 * np.array(["joint2" in j or "joint4" in j for j in chain.core.joint_names])
+                chain.command(q, v, e)
+            one.run_tick()
+            pair.run_tick()
+            assert pair.tick_ns == one.tick_ns
+        reported = {ns: pair[ns].core.joint_state() for ns, _, _ in parts}
+    finally:
+        one.close()
+        pair.close()
+    names = one["both"].arm.joint_names
+    moved = 0.0
+    for ns, bus, _ in parts:
+        own = [names.index(j) for j in profile.joints_on(bus)]
+        q_pair = pair[ns].arm.position[own]
+        q_one = one["both"].arm.position[own]
+        assert np.max(np.abs(q_pair - q_one)) < 1e-9, ns
+        moved = max(moved, float(np.max(np.abs(q_one - q0[own]))))
+        assert pair[ns].core.joint_names == profile.joints_on(bus)  # only its own arm's joints
+        assert reported[ns].valid.all()
+    assert moved > 0.03  # the commanded 0.05 rad step was followed, not a pair at rest
+
+
+def test_bus_bridge_wiring_one_clock_owner_the_others_follow():
+    from gravity_friction_comp.sim.chain import bus_bridge_wiring
+
+    wiring = bus_bridge_wiring(["left", "right"], "/arm")
+    shared = {
+        "joint_command": "/arm/joint_command",
+        "joint_setpoint": "/arm/joint_setpoint",
+        "gripper/holding": "/arm/gripper/holding",
+        "sim/external_effort": "/arm/sim/external_effort",
+    }
+    assert wiring == [
+        ({"sim_lockstep_peers": ["/arm/right/joint_states"]}, shared),
+        ({"sim_lockstep_follow": True}, shared),
+    ]
+    three = bus_bridge_wiring(["a", "b", "c"], command_topic="joint_setpoint")
+    assert three[0][0] == {"sim_lockstep_peers": ["/b/joint_states", "/c/joint_states"]}
+    assert three[2][1]["joint_command"] == "/joint_setpoint"
+    assert bus_bridge_wiring(["a", "b"], lockstep=False)[0][0] == {}
+    for bad in (["left"], ["a", "a"], ["a", ""]):
+        with pytest.raises(ConfigError, match="two or more distinct namespaces"):
+            bus_bridge_wiring(bad)
+
+
 def test_chain_rejects_repeated_names_and_different_ticks():
     arm, config = _palletizer()
     a = ChainArm(arm, config, channel=unique_channel("test_sim_chain/a"), setpoint_rate_hz=RATE, name="a")

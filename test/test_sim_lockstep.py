@@ -144,6 +144,93 @@ def test_prime_publishes_the_start_pose_and_leaves_the_physics_unchanged(repo_ro
     assert np.array_equal(arm_plain.position, arm_primed.position)
 
 
+def test_prime_again_at_the_same_step_publishes_the_same_state_without_frames(repo_root):
+    """A bridge following another's clock sends its start state until it is answered
+    (issue 28.3): the second prime publishes again, exchanges no frame, moves nothing."""
+    pytest.importorskip("pinocchio")
+    pytest.importorskip("can")
+    from gravity_friction_comp.model.robot_model import RobotModel
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
+    from gravity_friction_comp.sim.arm import SimulatedArm
+    from gravity_friction_comp.sim.chain import ChainArm, unique_channel
+    from gravity_friction_comp.sim.config import SimConfig
+
+    profile = load_arm("palletizer")
+    arm = SimulatedArm(RobotModel.from_urdf(profile.urdf), SimConfig.from_yaml(profile.sim_config))
+    states = []
+    chain = ChainArm(
+        arm,
+        profile.bridge_config(),
+        channel=unique_channel("test_sim_lockstep/prime_again"),
+        on_state=lambda ns: states.append((ns, chain.core.joint_state().position.copy())),
+    )
+    try:
+        chain.enable()
+        chain.driver.prime()
+        sent = chain.io.sent
+        chain.driver.prime()
+        assert chain.io.sent == sent  # no frame the second time
+    finally:
+        chain.close()
+    assert [t for t, _ in states] == [chain.schedule.now_ns] * 2
+    assert np.array_equal(states[0][1], states[1][1])
+
+
+def test_last_exchange_of_the_tick_just_run():
+    # tick 4 steps, exchange every 2: the tick at steps 4..7 exchanges at 4 and 6
+    s = LockstepSchedule(MS, tick_steps=4, exchange_steps=2, delay_steps=0)
+    s.step = 8  # the tick 4..7 has run
+    assert s.last_exchange_ns() == 6 * MS
+    s.step = 9  # mid-tick: still the tick before the current one (4..7)
+    assert s.last_exchange_ns() == 6 * MS
+    one = LockstepSchedule(MS, tick_steps=4, exchange_steps=4, delay_steps=0)
+    one.step = 12  # one exchange per tick, at its first step
+    assert one.last_exchange_ns() == 8 * MS
+    every = LockstepSchedule(MS, tick_steps=4, exchange_steps=1, delay_steps=0)
+    every.step = 8
+    assert every.last_exchange_ns() == 7 * MS
+    sparse = LockstepSchedule(MS, tick_steps=2, exchange_steps=3, delay_steps=0)
+    sparse.step = 4  # the tick at steps 2, 3 has no exchange (0, 3, 6 ...): 3 is in it
+    assert sparse.last_exchange_ns() == 3 * MS
+    sparse.step = 6  # the tick at 4, 5: none; the last one was at 3, before the tick
+    assert sparse.last_exchange_ns() == 3 * MS < 4 * MS
+
+
+def test_follow_moves_on_to_the_owner_tick_never_back():
+    s = LockstepSchedule(MS, tick_steps=4, exchange_steps=2, delay_steps=0)
+    assert s.follow(12 * MS) and s.step == 12 and s.tick_ns == 12 * MS
+    assert s.follow(13 * MS) is False and s.step == 12  # within the tick: the tick's start
+    assert s.follow(4 * MS) is False and s.step == 12  # never back
+    assert s.follow(17 * MS) and s.step == 16
+
+
+def test_tick_wait_for_the_other_bridges():
+    from gravity_friction_comp.sim.lockstep import TickWait
+
+    s = LockstepSchedule(MS, tick_steps=4, exchange_steps=1, delay_steps=0)
+    wait = TickWait(s, ["/right/joint_states", "/third/joint_states"])
+    assert wait.not_ready() == ["/right/joint_states", "/third/joint_states"]
+    wait.seen("/right/joint_states", 4 * MS)  # its start state at the first tick
+    assert wait.not_ready() == ["/third/joint_states"]
+    wait.seen("/third/joint_states", 4 * MS)
+    assert wait.not_ready() == []
+    s.step = 8  # this bridge ran the tick 4..7 ms: each peer's state at 7 ms is awaited
+    assert wait.not_done() == ["/right/joint_states", "/third/joint_states"]
+    wait.seen("/right/joint_states", 6 * MS)
+    assert wait.not_done() == ["/right/joint_states", "/third/joint_states"]
+    wait.seen("/right/joint_states", 7 * MS)
+    wait.seen("/third/joint_states", 7 * MS)
+    wait.seen("/third/joint_states", 5 * MS)  # late, older: changes nothing
+    assert wait.not_done() == []
+    with pytest.raises(ConfigError, match="non-empty and unique"):
+        TickWait(s, [])
+    with pytest.raises(ConfigError, match="non-empty and unique"):
+        TickWait(s, ["/a", "/a"])
+    slow = LockstepSchedule(MS, tick_steps=2, exchange_steps=4, delay_steps=0)
+    with pytest.raises(ConfigError, match="frame exchange in every tick"):
+        TickWait(slow, ["/right/joint_states"])
+
+
 # ---------------------------------------------------------------- stall detection (issue 26.5)
 def _check(**kw):
     from gravity_friction_comp.sim.lockstep import StallCheck

@@ -16,7 +16,7 @@ import pytest
 rclpy = pytest.importorskip("rclpy")
 pytestmark = pytest.mark.slow  # graph-level: real nodes, several seconds (fast tier: -m "not slow")
 import yaml  # noqa: E402
-from graph_helpers import fresh_domain_id, own_namespace, publishers_of, write_params  # noqa: E402
+from graph_helpers import InProcessGraph, fresh_domain_id, own_namespace, write_params  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
@@ -29,7 +29,7 @@ def _params(values):
     return [Parameter(k, value=v) for k, v in values.items()]
 
 
-class Graph:
+class Graph(InProcessGraph):
     """Bridge (simulate, lockstep) + setpoint player in one context; ``states`` records
     joint_states stamps [ns]. All under :func:`own_namespace`, so a stranger's topics never
     reach them; the absolute ``/clock`` they tick on is kept theirs by the free domain (no
@@ -94,31 +94,6 @@ class Graph:
         self.nodes = [self.bridge, self.player, self.listener]
         for node in self.nodes:
             self.executor.add_node(node)
-
-    def add(self, node):
-        self.nodes.append(node)
-        self.executor.add_node(node)
-        return node
-
-    def destroy(self, node):
-        self.executor.remove_node(node)
-        self.nodes.remove(node)
-        node.destroy_node()
-
-    def spin(self, seconds, until=lambda: False):
-        end = time.monotonic() + seconds
-        while time.monotonic() < end and not until():
-            self.executor.spin_once(timeout_sec=0.01)
-
-    def clock_publishers(self) -> list[str]:
-        """The nodes publishing ``/clock`` on the domain (the bridge alone, unless a stranger)."""
-        return publishers_of(self.listener, "/clock")
-
-    def close(self):
-        self.executor.shutdown(timeout_sec=1.0)
-        for node in reversed(self.nodes):
-            node.destroy_node()
-        rclpy.try_shutdown(context=self.context)
 
 
 @pytest.fixture

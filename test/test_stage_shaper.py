@@ -209,3 +209,24 @@ def test_the_yaml_block_refuses_unknown_keys_and_missing_limits(tmp_path):
         shaper_limits_from_arm_yaml(
             {"setpoint_shaper": {"max_jerk": 3.0, "max_acceleration": 1.0}}, ["a"], urdf_velocity=[math.inf]
         )
+
+
+def test_a_new_position_on_the_same_stamp_replaces_the_sample():
+    shaper = SetpointShaper(2.0, 20.0, 400.0, DT, n=1)
+    shaper.reset([0.0])
+    shaper.step([0.1], 0.001, sample_time=0.0)
+    for k in range(2, 1000):  # a source that re-sends its stamp with a corrected position
+        out = shaper.step([0.2], k * DT, sample_time=0.0)
+    assert out.position[0] == pytest.approx(0.2, abs=1e-12)
+
+
+def test_a_sample_every_cycle_with_its_velocity_is_followed_exactly():
+    # a source that gives q and q̇ at every cycle (a teleop link): the output is that line,
+    # not one cycle ahead of it
+    shaper = SetpointShaper(2.0, 20.0, 400.0, DT, n=1)
+    shaper.reset([0.0])
+    for k in range(1, 2000):
+        t = k * DT
+        out = shaper.step([0.5 * t], t, target_velocity=[0.5], sample_time=t)
+    assert out.position[0] == pytest.approx(0.5 * t, abs=1e-9)
+    assert out.velocity[0] == pytest.approx(0.5, abs=1e-9)

@@ -5,7 +5,7 @@ values are checked for shape and type here and for range by the model. Every key
 file, at every level, must be known (:func:`check_arm_yaml_keys`, run by
 :func:`load_arm_yaml`): a mistyped ``friction_cmp:`` is an error naming the file, the key and
 the valid keys, not a silent "no friction". Top-level keys read: :data:`ARM_YAML_KEYS`
-(``actuators`` by :meth:`~gravity_friction_comp.model.actuator.ActuatorModel.from_arm_yaml`);
+(``actuators`` by :func:`actuator_model_from_arm_yaml`);
 keys accepted and not read: :data:`ARM_YAML_IGNORED_KEYS` (the sections of i2rt's per-arm and
 gripper files, which are read unchanged, and ``identification``, the report
 :func:`~gravity_friction_comp.ident.report.write_results` adds); their contents are not
@@ -50,7 +50,7 @@ import numpy as np
 from gravity_friction_comp.errors import ConfigError, DimensionError
 from gravity_friction_comp.files import read_yaml
 from gravity_friction_comp.friction.params import FRICTION_KEYWORDS
-from gravity_friction_comp.model.actuator import ACTUATOR_BLOCK_KEYS
+from gravity_friction_comp.model.actuator import ACTUATOR_BLOCK_KEYS, ActuatorModel
 from gravity_friction_comp.validation import MAX_SCALE, known_keys, number, string_keys
 from gravity_friction_comp.validation import joint_names as validated_names
 
@@ -59,6 +59,7 @@ __all__ = [
     "ARM_YAML_KEYS",
     "FRICTION_BLOCK_KEYS",
     "SHAPER_BLOCK_KEYS",
+    "actuator_model_from_arm_yaml",
     "check_arm_yaml_keys",
     "gravity_scale_from_arm_yaml",
     "friction_params_from_arm_yaml",
@@ -140,6 +141,22 @@ def load_arm_yaml(path: str | os.PathLike) -> dict[str, Any]:
         )
     check_arm_yaml_keys(data, path)
     return data
+
+
+def actuator_model_from_arm_yaml(
+    data_or_path: Mapping[str, Any] | str | os.PathLike, robot: Any = None
+) -> ActuatorModel:
+    """:meth:`~gravity_friction_comp.model.actuator.ActuatorModel.from_arm_yaml` of a per-arm
+    YAML file (read by :func:`load_arm_yaml`, every section's keys checked) or of its parsed
+    mapping; ``robot``: the :class:`~gravity_friction_comp.model.robot_model.RobotModel` it
+    belongs to, as there.
+
+    Raises:
+        ConfigError: the file's (:func:`load_arm_yaml`) or the block's errors.
+        DimensionError: wrong list lengths in the block.
+    """
+    data = data_or_path if isinstance(data_or_path, Mapping) else load_arm_yaml(data_or_path)
+    return ActuatorModel.from_arm_yaml(data, robot)
 
 
 def check_arm_yaml_keys(data: Mapping[str, Any], file: str | os.PathLike | None = None) -> None:

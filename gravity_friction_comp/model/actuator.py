@@ -31,7 +31,8 @@ G has one non-zero entry per row, so A and B stay diagonal: a mimic joint with m
 adds k²·n²J and k²·b to its master, and |k|·c (since k·c·sign(k·q̇) = |k|·c·sign(q̇)).
 A default-constructed model is all zeros (gear ratio 1) and changes no number.
 
-Per-arm YAML ``actuators`` block (read by :meth:`ActuatorModel.from_arm_yaml`)::
+Per-arm YAML ``actuators`` block (read by :meth:`ActuatorModel.from_arm_yaml`; a file by
+:func:`gravity_friction_comp.friction.arm_yaml.actuator_model_from_arm_yaml`)::
 
     actuators:
       joints: [base_yaw, shoulder_pitch, beam_pitch]  # optional; names the lists below.
@@ -62,8 +63,6 @@ No rclpy import.
 from __future__ import annotations
 
 import math
-import os
-import pathlib
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -225,13 +224,13 @@ class ActuatorModel:
         return cls(names, **kwargs)
 
     @classmethod
-    def from_arm_yaml(
-        cls, data_or_path: Mapping[str, Any] | str | os.PathLike, robot: Any = None
-    ) -> ActuatorModel:
+    def from_arm_yaml(cls, data: Mapping[str, Any], robot: Any = None) -> ActuatorModel:
         """Actuator model from the per-arm YAML ``actuators`` block (schema in the module doc).
 
         Args:
-            data_or_path: parsed YAML mapping or a path to the file.
+            data: the parsed file (a file is read, every section's keys checked, by
+                :func:`gravity_friction_comp.friction.arm_yaml.actuator_model_from_arm_yaml`:
+                the file's schema lives with the per-arm YAML reader, a layer above).
             robot: the :class:`~gravity_friction_comp.model.robot_model.RobotModel` the file
                 belongs to; needed when neither the block nor the file lists ``joints`` and
                 for ``urdf_dynamics: true``.
@@ -241,18 +240,19 @@ class ActuatorModel:
             the block is absent or empty.
 
         Raises:
-            ConfigError: block not a mapping, a non-string key, unknown key (valid keys
-                listed), non-bool
+            ConfigError: ``data`` not a mapping (a path: the message names the reader), block
+                not a mapping, a non-string key, unknown key (valid keys listed), non-bool
                 ``urdf_dynamics``, no joint list available, a joint unknown to ``robot``
                 (valid names listed), or any constructor error (``key`` is
                 ``actuators.<key>``). DimensionError for wrong list lengths.
         """
-        if isinstance(data_or_path, Mapping):
-            data = data_or_path
-        else:
-            from gravity_friction_comp.friction.arm_yaml import load_arm_yaml
-
-            data = load_arm_yaml(pathlib.Path(data_or_path))
+        if not isinstance(data, Mapping):
+            raise ConfigError(
+                f"ActuatorModel.from_arm_yaml takes the parsed per-arm YAML, got {data!r}; read a "
+                "file with gravity_friction_comp.friction.arm_yaml.actuator_model_from_arm_yaml",
+                key="arm_config",
+                value=str(data),
+            )
         block = data.get("actuators")
         if block is None:
             block = {}

@@ -93,6 +93,10 @@ class ComposedChain:
         context: rclpy context of the nodes (default context when ``None``).
         gravity, friction, bridge: Extra keyword arguments of each node's constructor
             (e.g. ``parameter_overrides``).
+        shaper: ``None`` (no shaper), or the keyword arguments of a
+            :class:`~gravity_friction_comp.nodes.setpoint_shaper_node.SetpointShaperNode`
+            put between ``joint_setpoint`` and the gravity stage: it takes the setpoints,
+            and its shaped output at its ``rate_hz`` enters the chain by direct call.
 
     Attributes:
         gravity, friction, bridge: The nodes (add :attr:`nodes` to one executor).
@@ -105,7 +109,14 @@ class ComposedChain:
     #: The node classes, build order (their parameters: :func:`usage`).
     NODE_CLASSES: tuple = (GravityCompensationNode, FrictionFeedforwardNode, MitBridgeNode)
 
-    def __init__(self, context=None, gravity: dict | None = None, friction: dict | None = None, bridge=None):
+    def __init__(
+        self,
+        context=None,
+        gravity: dict | None = None,
+        friction: dict | None = None,
+        bridge=None,
+        shaper: dict | None = None,
+    ):
         self.errors = 0
         self.last_error = ""
         self._failing = False
@@ -124,6 +135,12 @@ class ComposedChain:
                 built.append(self.friction)
                 self.bridge = MitBridgeNode(context=context, **(bridge or {}))
                 built.append(self.bridge)
+                self.shaper = None
+                if shaper is not None:
+                    from gravity_friction_comp.nodes.setpoint_shaper_node import SetpointShaperNode
+
+                    self.shaper = SetpointShaperNode(context=context, **shaper)
+                    built.append(self.shaper)
         except BaseException:
             for node in built:
                 node.destroy_node()
@@ -132,8 +149,13 @@ class ComposedChain:
         self.gravity.destroy_subscription(self.gravity.setpoint_subscription)
         self.friction.destroy_subscription(self.friction.setpoint_subscription)
         self.bridge.destroy_subscription(self.bridge._command_sub)  # noqa: SLF001 - its own node set
+        entry = self._on_setpoint
+        if self.shaper is not None:  # joint_setpoint → shaper; its output → the chain
+            self.shaper.destroy_subscription(self.shaper.setpoint_subscription)
+            self.shaper.hand_off = self._on_setpoint
+            entry = self.shaper.on_setpoint
         self.gravity.setpoint_subscription = self.gravity.create_subscription(
-            JointState, "joint_setpoint", self._on_setpoint, SETPOINT_QOS
+            JointState, "joint_setpoint", entry, SETPOINT_QOS
         )
         self.gravity.hand_off = self._to(self.friction.on_setpoint, "friction")
         self.friction.hand_off = self._to(self.bridge.accept_command, "bridge")
@@ -147,7 +169,8 @@ class ComposedChain:
     @property
     def nodes(self) -> tuple:
         """The nodes, for ``executor.add_node``."""
-        return (self.gravity, self.friction, self.bridge)
+        shaper = () if self.shaper is None else (self.shaper,)
+        return (*shaper, self.gravity, self.friction, self.bridge)
 
     def _on_setpoint(self, msg: JointState) -> None:
         """The gravity node's ``joint_setpoint`` callback: the whole chain for ``msg``."""

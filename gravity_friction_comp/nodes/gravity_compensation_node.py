@@ -41,8 +41,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Bool, String
 
 from gravity_friction_comp.errors import ConfigError
-from gravity_friction_comp.friction.arm_yaml import gravity_scale_from_arm_yaml
-from gravity_friction_comp.model.actuator import ActuatorModel
+from gravity_friction_comp.friction.arm_yaml import actuator_model_from_arm_yaml, gravity_scale_from_arm_yaml
 from gravity_friction_comp.nodes.parameters import Param
 from gravity_friction_comp.nodes.robot_params import (
     ROBOT_PARAMETERS,
@@ -95,7 +94,7 @@ def _with_actuators(models: RobotModels | None, arm_config: str) -> RobotModels 
     """Attach the ``actuators:`` block of ``arm_config`` to both models (no file: unchanged)."""
     if models is None or not arm_config:
         return models
-    actuators = ActuatorModel.from_arm_yaml(arm_config, robot=models.bare)
+    actuators = actuator_model_from_arm_yaml(arm_config, robot=models.bare)
     return RobotModels(
         models.bare.with_actuators(actuators), models.loaded.with_actuators(actuators), models.source_key
     )

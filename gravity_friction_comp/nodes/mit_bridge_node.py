@@ -187,6 +187,9 @@ class MitBridgeNode(Node):
         check(BRIDGE_PARAMETERS + BRIDGE_OBSERVER_PARAMETERS, values)
         if values["sim_lockstep"] and not values["simulate"]:
             raise ConfigError("sim_lockstep:=true needs simulate:=true", key="sim_lockstep", value=True)
+        for key in ("sim_lockstep_peers", "sim_lockstep_follow"):
+            if values[key] and not values["sim_lockstep"]:
+                raise ConfigError(f"{key} needs sim_lockstep:=true", key=key, value=values[key])
         return values
 
     def _robot_models(self, values: dict[str, Any]):
@@ -318,7 +321,7 @@ class MitBridgeNode(Node):
         """The lockstep clock (``sim_lockstep:=true``) or the ``rate_hz`` timer; the simulated hand."""
         if self._simulated is not None:
             self._lockstep = self._simulated.attach(
-                self._core, self._ios, self._publish_state_at, SETPOINT_QOS, self._command_sub.topic_name
+                self._core, self._ios, self._publish_state_at, SETPOINT_QOS, self._command_sub
             )
         if self._lockstep is None:
             self._loop_timer = self.create_timer(self.config.period, self._loop)

@@ -253,6 +253,22 @@ BRIDGE_PARAMETERS: tuple[Param, ...] = (
         read_only=True,
     ),
     Param(
+        "sim_lockstep_peers",
+        None,
+        "lockstep, one bridge per bus: the joint_states topics of the other bridges of this "
+        "lockstep (e.g. /right/joint_states); this bridge owns /clock and shows the next tick once "
+        "each of them published its state of the tick (they run sim_lockstep_follow)",
+        type="string[]",
+        read_only=True,
+    ),
+    Param(
+        "sim_lockstep_follow",
+        False,
+        "lockstep, one bridge per bus: another bridge owns /clock (its sim_lockstep_peers names "
+        "this bridge's joint_states); this one publishes no /clock and steps its arm on each answer",
+        read_only=True,
+    ),
+    Param(
         "sim_stall_timeout",
         3.0,
         "lockstep: wall time without an answer, the machine idle (< 0.5 core busy), that ends the "

@@ -18,10 +18,9 @@ from typing import Any
 import numpy as np
 
 from gravity_friction_comp.errors import ConfigError
-from gravity_friction_comp.friction.arm_yaml import load_arm_yaml
+from gravity_friction_comp.friction.arm_yaml import actuator_model_from_arm_yaml, load_arm_yaml
 from gravity_friction_comp.friction.models import FrictionModel
 from gravity_friction_comp.mit.bridge_core import MitBridgeCore
-from gravity_friction_comp.model.actuator import ActuatorModel
 from gravity_friction_comp.nodes.parameters import Param
 from gravity_friction_comp.nodes.robot_params import RobotModels
 from gravity_friction_comp.observer.contact import (
@@ -187,7 +186,7 @@ class ObserverRuntime:
         else:
             friction_joints, deadband = bare.joint_names, NODE_DEADBAND
         if arm_config:
-            actuators = ActuatorModel.from_arm_yaml(arm_config, robot=bare)
+            actuators = actuator_model_from_arm_yaml(arm_config, robot=bare)  # main's reader of a file
             bare, loaded = bare.with_actuators(actuators), loaded.with_actuators(actuators)
             if core is None:
                 listed = load_arm_yaml(pathlib.Path(arm_config)).get("joints")

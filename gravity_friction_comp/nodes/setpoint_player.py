@@ -9,6 +9,14 @@ Topics:
         profile with ``loop:=false`` has finished (the log says so once; the player then keeps
         publishing the last pose, so the arm stays held).
     joint_states (sub, sensor_msgs/JointState): profile ``hold`` only, until the pose is set.
+    joint_trajectory (sub, trajectory_msgs/JointTrajectory): a MoveIt / JTC-style trajectory
+        of exactly the player's joints; accepted, it replaces the profile (or the running
+        trajectory) from the current setpoint and is followed at ``rate_hz`` with
+        ``joint_trajectory_controller``'s interpolation, its last point then held
+        (:mod:`gravity_friction_comp.trajectory.joint_trajectory`; the profile's gripper
+        state and ``~/done`` stop with it). A refused one (the log
+        says why) leaves the current motion running. The velocity-limit check uses the URDF
+        of ``robot_description`` / ``urdf_path`` (none given: no check; the log says so).
 
 Profile ``hold`` (what ``arm.launch.py`` starts with ``player:=none``): the first
 ``joint_states`` message that carries every joint of ``joint_names`` with a finite position
@@ -29,6 +37,7 @@ the gripper change is published before that tick's setpoint.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from types import MappingProxyType
@@ -39,13 +48,17 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool
+from trajectory_msgs.msg import JointTrajectory
 
-from gravity_friction_comp.errors import ConfigError
+from gravity_friction_comp.errors import ConfigError, InputError, ModelError
 from gravity_friction_comp.nodes.parameters import Param, check, check_undeclared, declare, values_of
+from gravity_friction_comp.nodes.robot_params import ROBOT_PARAMETERS
 from gravity_friction_comp.nodes.runtime import run_node
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS
+from gravity_friction_comp.throttle import Throttle
 from gravity_friction_comp.trajectory.base import MIN_DURATION, Profile
 from gravity_friction_comp.trajectory.hold import HoldProfile
+from gravity_friction_comp.trajectory.joint_trajectory import TrajectoryFollower, TrajectoryPoint
 from gravity_friction_comp.trajectory.profiles import PROFILE_NAMES, profile_from_options
 
 __all__ = ["PARAMETERS", "SetpointPlayerNode", "main"]
@@ -123,6 +136,9 @@ PARAMETERS: tuple[Param, ...] = (
         high=60.0,
         read_only=True,
     ),
+    # the URDF's <limit velocity> for the joint_trajectory check (the robot parameters' own)
+    dataclasses.replace(ROBOT_PARAMETERS["robot_description"], read_only=True),
+    dataclasses.replace(ROBOT_PARAMETERS["urdf_path"], read_only=True),
 )
 
 #: name → (default, description), derived from :data:`PARAMETERS` (defaults by name).
@@ -196,6 +212,14 @@ class SetpointPlayerNode(Node):
         self._last_holding_ns = 0
         self._pose_set = not hold  # hold: nothing is published before the pose is known
         self._missed_tick = False
+        self._follower: TrajectoryFollower | None = None
+        self._velocity_limits = _urdf_velocity_limits(values)
+        if self._velocity_limits is None:
+            self.get_logger().info(
+                "joint_trajectory: no robot_description / urdf_path, so no velocity-limit check"
+            )
+        self._throttle = Throttle(2.0)
+        self.create_subscription(JointTrajectory, "joint_trajectory", self._on_trajectory, SETPOINT_QOS)
         self.create_timer(1.0 / rate, self._tick)
         if hold:
             self._hold_deadline = time.monotonic() + values["hold_wait"]
@@ -256,6 +280,55 @@ class SetpointPlayerNode(Node):
         if self._missed_tick:  # lockstep: the clock waits for this tick's answer
             self._tick()
 
+    # ------------------------------------------------------------------ trajectories
+    def _on_trajectory(self, msg: JointTrajectory) -> None:
+        if not self._pose_set or self.profile is None:
+            if self._throttle.ready("no setpoint"):
+                self.get_logger().warning(
+                    "joint_trajectory refused: no current setpoint yet (profile hold waiting)"
+                )
+            return
+        now_ns = self.get_clock().now().nanoseconds
+        now = now_ns * 1e-9
+        follower = self._follower
+        if follower is None:
+            current = self._sample(now_ns)
+            follower = TrajectoryFollower(self.profile.joint_names, current.position, self._limits())
+        stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        points = [
+            TrajectoryPoint(
+                p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec,
+                p.positions,
+                p.velocities,
+                p.accelerations,
+            )
+            for p in msg.points
+        ]
+        try:
+            follower.set_trajectory(list(msg.joint_names), points, stamp, now)
+        except InputError as error:
+            if self._throttle.ready(error.reason):  # a flood of bad trajectories stays readable
+                self.get_logger().warning(f"{error}; the current motion goes on")
+            return
+        if self._follower is None:
+            self.get_logger().info(
+                f"joint_trajectory accepted: following it instead of profile {self._name} (last point held)"
+            )
+        self._follower = follower
+
+    def _limits(self) -> np.ndarray | None:
+        if self._velocity_limits is None or self.profile is None:
+            return None
+        return np.array([self._velocity_limits.get(n, math.inf) for n in self.profile.joint_names])
+
+    def _sample(self, now_ns: int):
+        """The profile's sample at node time ``now_ns`` [ns] (velocity 0 while settling)."""
+        assert self.profile is not None
+        start = now_ns if self._start_ns is None else self._start_ns
+        t = (now_ns - start) * 1e-9 - self.start_delay
+        sample = self.profile.sample(max(t, 0.0))
+        return sample._replace(velocity=sample.velocity * 0.0) if t < 0.0 else sample
+
     def elapsed(self) -> float:
         """Time since the first published setpoint [s] (0 before it); the profile's own
         time is ``elapsed() - start_delay``."""
@@ -270,8 +343,12 @@ class SetpointPlayerNode(Node):
         now = self.get_clock().now()
         if self._start_ns is None:
             self._start_ns = now.nanoseconds
+        if self._follower is not None:  # a joint_trajectory took over: the profile is done with
+            followed = self._follower.sample(now.nanoseconds * 1e-9)
+            self._publish(now, followed.position, followed.velocity)
+            return
         t = (now.nanoseconds - self._start_ns) * 1e-9 - self.start_delay
-        sample = self.profile.sample(max(t, 0.0))
+        sample = self._sample(now.nanoseconds)
         if not self.profile.loop and t >= self.profile.period and not self._done:
             self._done = True
             self._done_pub.publish(Bool(data=True))
@@ -279,20 +356,41 @@ class SetpointPlayerNode(Node):
                 f"profile {self._name} done after {self.profile.period:.3f} s (loop=false): "
                 "holding its last pose"
             )
-        if t < 0.0:  # settling on the first pose
-            sample = sample._replace(velocity=sample.velocity * 0.0)
         if sample.holding is not None and (
             sample.holding != self._holding or now.nanoseconds - self._last_holding_ns > 1e9
         ):
             self._holding = sample.holding
             self._last_holding_ns = now.nanoseconds
             self._holding_pub.publish(Bool(data=bool(sample.holding)))
+        self._publish(now, sample.position, sample.velocity)
+
+    def _publish(self, now, position: np.ndarray, velocity: np.ndarray) -> None:
+        assert self.profile is not None
         msg = JointState()
         msg.header.stamp = now.to_msg()
         msg.name = list(self.profile.joint_names)
-        msg.position = sample.position.tolist()
-        msg.velocity = sample.velocity.tolist()
+        msg.position = position.tolist()
+        msg.velocity = velocity.tolist()
         self._setpoint_pub.publish(msg)
+
+
+def _urdf_velocity_limits(values) -> dict[str, float] | None:
+    """Joint → URDF ``<limit velocity>`` [rad/s] of the ``robot_description`` / ``urdf_path``
+    parameters, ``None`` when neither is set.
+
+    Raises:
+        ConfigError: an unreadable or invalid robot description.
+    """
+    from gravity_friction_comp.model.urdf import load_description
+
+    source = values["robot_description"] or values["urdf_path"]
+    if not source:
+        return None
+    try:
+        desc = load_description(source)
+    except ModelError as error:
+        raise ConfigError(f"joint_trajectory velocity limits: {error}", key="urdf_path") from None
+    return {name: (j.velocity if j.velocity > 0.0 else math.inf) for name, j in desc.joints.items()}
 
 
 def main(args=None) -> None:

@@ -36,7 +36,7 @@ class SimBridge:
         node: The bridge node (its logger, name; the clock and subscriptions go on it).
         values: The node's parameter values (``sim_config``, ``sim_lockstep``,
             ``sim_setpoint_rate_hz`` [Hz], ``sim_delay`` [s], ``sim_stall_*`` [s],
-            ``payload.attached``).
+            ``sim_lockstep_peers``, ``sim_lockstep_follow``, ``payload.attached``).
         config: The bridge's motor map.
         settings: The bridge's configured bus (its FD settings are kept, the channel is
             replaced by a private ``virtual`` one: ``<can.channel>/sim<node fqn>/<pid>``).
@@ -95,10 +95,18 @@ class SimBridge:
         ios: Mapping[str | None, CanFrameIO],
         publish_state_at: Callable[[int], None],
         qos,
-        command_topic: str,
+        command_subscription,
     ) -> LockstepClock | None:
         """Wire the simulator to the node's core and buses: in lockstep, the driver and the
-        ``/clock`` (returned); always the ``sim/external_effort`` subscription."""
+        ``/clock`` (returned; with ``sim_lockstep_peers`` it waits for those bridges, with
+        ``sim_lockstep_follow`` it follows another bridge's); always the
+        ``sim/external_effort`` subscription. ``command_subscription``: the node's
+        ``joint_command`` subscription.
+
+        Raises:
+            ConfigError: both ``sim_lockstep_peers`` and ``sim_lockstep_follow``, or peers
+                with a bridge rate slower than the tick (:class:`~gravity_friction_comp.sim.lockstep.TickWait`).
+        """
         clock = None
         if self.schedule is not None:
             io: CanFrameIO | Mapping[str | None, CanFrameIO] = (
@@ -106,19 +114,31 @@ class SimBridge:
             )
             driver = LockstepDriver(self.schedule, core, io, self.sim, publish_state_at)
             stall = float(self._values["sim_stall_timeout"])
+            peers = [str(t) for t in self._values["sim_lockstep_peers"] or () if str(t)]
+            follow = bool(self._values["sim_lockstep_follow"])
             clock = LockstepClock(
                 self._node,
                 driver,
                 qos,
                 stall,
                 max(10.0, stall),
-                command_topic,
+                command_subscription.topic_name,
                 stall_limit=float(self._values["sim_stall_limit"]),
+                peers=peers,
+                follow=follow,
+                command_subscription=command_subscription if peers or follow else None,
             )
             s = self.schedule
+            shared = (
+                f"; the clock waits for {clock.peer_topics}"
+                if peers
+                else "; following another bridge's /clock"
+                if follow
+                else ""
+            )
             self._node.get_logger().info(
                 f"lockstep: /clock every {s.tick_steps} physics step(s), frame exchange every "
-                f"{s.exchange_steps}, command delay {s.delay_steps} step(s)"
+                f"{s.exchange_steps}, command delay {s.delay_steps} step(s){shared}"
             )
         subscribe_external_effort(self._node, self.sim, getattr(clock, "driver", None))  # the simulated hand
         return clock

@@ -30,8 +30,8 @@ proximal joints are bridge joints.
 
 What the lockstep demo (``--arm``) and ``launch/arm.launch.py`` (``arm:=``) both derive from a
 profile is computed here once: the payload parent of a profile without a gravity file, the
-friction stage's motor-map joints and limits, raised gravity effort limits, proximal joints
-and the pick/place poses.
+friction stage's motor-map joints and limits, raised gravity effort limits, proximal joints,
+the pick/place poses and one bridge per bus (:func:`bus_bridges`).
 
 No rclpy, Pinocchio or python-can import.
 """
@@ -308,6 +308,39 @@ def profile_payload_parent(profile: ArmProfile | None, joints: Sequence[str], ge
     """
     own_file = profile.gravity_params is not None if profile is not None else not generic
     return "" if own_file or not joints else str(joints[-1])
+
+
+def bus_bridges(values: Mapping[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """One bridge per bus of a motor map: ``[(namespace, channel, parameters)]``.
+
+    A motor map on one bus gives ``[("", channel, values)]`` (unchanged). With a ``bus`` per
+    joint naming several channels (bimanual OpenArm: ``can1`` left arm, ``can0`` right), each
+    bus gets its own bridge: the per-joint arrays cut to that bus's joints (motor-map order),
+    ``can.channel`` set to the bus, ``bus`` dropped; its namespace is ``left``/``right`` when
+    every joint name on it says so, else the channel name.
+
+    Raises:
+        ValueError: the motor map has no ``joints``.
+    """
+    joints = list(values.get("joints") or [])
+    if not joints:
+        raise ValueError("bridge parameters have no joints")
+    default = str(values.get("can.channel") or "can0")
+    buses = [str(b) or default for b in (values.get("bus") or [""] * len(joints))]
+    order = list(dict.fromkeys(buses))
+    if len(order) == 1:
+        return [("", order[0], dict(values))]
+    per_joint = [k for k, v in values.items() if isinstance(v, (list, tuple)) and len(v) == len(joints)]
+    out = []
+    for bus in order:
+        keep = [i for i, b in enumerate(buses) if b == bus]
+        part = {k: v for k, v in values.items() if k != "bus"}
+        part.update({k: [values[k][i] for i in keep] for k in per_joint if k != "bus"})
+        part["can.channel"] = bus
+        names = [joints[i] for i in keep]
+        side = next((s for s in ("left", "right") if all(s in n.split("_") for n in names)), bus)
+        out.append((side, bus, part))
+    return out
 
 
 def motor_map_stage_values(bridge_values: Mapping[str, Any]) -> dict[str, Any]:

@@ -14,6 +14,10 @@ each in turn (the arms share no state, so the order between them changes nothing
 
 The caller supplies what goes around the chain: the setpoint of each tick
 (:meth:`ChainArm.command`) and what to do with each measured state (``on_state``).
+
+The same lockstep over bridge processes, one per bus (the bimanual pair in ROS, issue 28.3):
+:func:`bus_bridge_wiring` gives each bridge node its part (the first owns ``/clock`` and
+waits for the others' states, :class:`~gravity_friction_comp.sim.lockstep.TickWait`).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -33,7 +38,11 @@ from gravity_friction_comp.sim.bus import SimulatedMotorBus, virtual_bus_setting
 from gravity_friction_comp.sim.external_effort import ExternalEffortSchedule
 from gravity_friction_comp.sim.lockstep import LockstepDriver, LockstepSchedule, whole_steps
 
-__all__ = ["ChainArm", "SimulatedChain", "lockstep_schedule", "unique_channel"]
+__all__ = ["ChainArm", "SimulatedChain", "bus_bridge_wiring", "lockstep_schedule", "unique_channel"]
+
+#: The chain's topics a bridge in a namespace of its own reads from the chain's namespace
+#: (its ``joint_command``; the setpoint watch, the gripper and the simulated hand).
+SHARED_TOPICS = ("joint_setpoint", "gripper/holding", "sim/external_effort")
 
 _channels = itertools.count()
 
@@ -42,6 +51,43 @@ def unique_channel(prefix: str) -> str:
     """A ``virtual`` channel name no other chain of this process or another one uses:
     ``<prefix>/<pid>/<counter>``."""
     return f"{prefix}/{os.getpid()}/{next(_channels)}"
+
+
+def bus_bridge_wiring(
+    namespaces: Sequence[str], base: str = "", command_topic: str = "joint_command", lockstep: bool = True
+) -> list[tuple[dict[str, Any], dict[str, str]]]:
+    """Simulated bridges, one per bus, each in namespace ``<base>/<namespace>`` (ROS names):
+    per bridge its parameter overrides and remappings.
+
+    Every bridge reads the chain's ``command_topic`` and :data:`SHARED_TOPICS` in ``base``
+    and publishes its own ``joint_states``. In ``lockstep`` the first owns ``/clock`` and
+    waits for the others' ``joint_states`` (``sim_lockstep_peers``); the others follow it
+    (``sim_lockstep_follow``): one simulated time, each arm stepped in its own process.
+
+    Raises:
+        ConfigError: fewer than two namespaces, or a repeated or empty one.
+    """
+    names = [str(n).strip("/") for n in namespaces]
+    if len(names) < 2 or len(set(names)) != len(names) or not all(names):
+        raise ConfigError(
+            f"one bridge per bus: two or more distinct namespaces, got {list(namespaces)}",
+            key="namespaces",
+            value=list(namespaces),
+        )
+    root = "/" + base.strip("/") if base.strip("/") else ""
+    remaps = {t: f"{root}/{t}" for t in (*SHARED_TOPICS, "joint_command")}
+    remaps["joint_command"] = f"{root}/{command_topic.strip('/')}"
+    out = []
+    for k, name in enumerate(names):
+        params: dict[str, Any] = {}
+        if lockstep:
+            params = (
+                {"sim_lockstep_peers": [f"{root}/{n}/joint_states" for n in names if n != name]}
+                if k == 0
+                else {"sim_lockstep_follow": True}
+            )
+        out.append((params, dict(remaps)))
+    return out
 
 
 def lockstep_schedule(

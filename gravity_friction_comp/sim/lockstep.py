@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +36,7 @@ __all__ = [
     "LockstepDriver",
     "LockstepSchedule",
     "StallCheck",
+    "TickWait",
     "machine_busy_seconds",
     "stall_reason",
     "whole_steps",
@@ -221,6 +222,82 @@ class LockstepSchedule:
         """The MIT frame exchange happens at the current step."""
         return self.step % self.exchange_steps == 0
 
+    def last_exchange_ns(self) -> int:
+        """Simulated time [ns] of the last frame exchange of the tick before the current one
+        (the tick just run): each bridge of a lockstep publishes its state stamped so while it
+        runs that tick (:class:`TickWait`); earlier than that tick's start when no exchange
+        falls in it (``exchange_steps > tick_steps``)."""
+        end = self.step // self.tick_steps * self.tick_steps  # the current tick's first step
+        return (end - 1) // self.exchange_steps * self.exchange_steps * self.dt_ns
+
+    def follow(self, stamp_ns: int) -> bool:
+        """Move on, without physics, to the tick of ``stamp_ns`` when it is ahead (the bridge
+        owning the clock ticked idle before the chain's first answer, its arm frozen); never
+        back. Returns whether the clock moved."""
+        step = stamp_ns // self.dt_ns // self.tick_steps * self.tick_steps
+        if step <= self.step:
+            return False
+        self.step = step
+        return True
+
+
+class TickWait:
+    """One lockstep, one bridge per bus: what the bridge owning the clock waits for before it
+    shows the next tick.
+
+    The clock's own bridge runs each tick when its answer arrives; every other bridge of the
+    lockstep (a peer, ``sim_lockstep_follow``) runs the same tick on the same answer and
+    publishes its states on its own topic. The next tick may be shown once each peer has
+    published a state stamped :meth:`LockstepSchedule.last_exchange_ns` (or later): it then
+    ran the tick. Before the first tick each peer publishes its start state once it is ready
+    (its ``joint_command`` subscription matched), and the clock starts only after all did.
+    With one exchange per tick (``exchange_steps == tick_steps``) that start state, stamped
+    at the first tick, stands for the first tick's (the same measured state: the tick's
+    exchange reports the state before its physics step; the peer runs that tick on the
+    answer it has queued).
+
+    Args:
+        schedule: The owning bridge's schedule (the same rates as every peer's).
+        peers: The peers' state topics (non-empty, unique).
+
+    Raises:
+        ConfigError: no peer, a repeated one, or a tick without a frame exchange
+            (``exchange_steps > tick_steps``: a peer would publish no state in it).
+    """
+
+    def __init__(self, schedule: LockstepSchedule, peers: Sequence[str]):
+        if not peers or len(set(peers)) != len(peers):
+            raise ConfigError(
+                f"sim_lockstep_peers: the other bridges' state topics, non-empty and unique, got {list(peers)}",
+                key="sim_lockstep_peers",
+                value=list(peers),
+            )
+        if schedule.exchange_steps > schedule.tick_steps:
+            raise ConfigError(
+                f"one lockstep over several bridges needs a frame exchange in every tick: rate_hz "
+                f"({schedule.exchange_steps} steps) must not be slower than sim_setpoint_rate_hz "
+                f"({schedule.tick_steps} steps)",
+                key="sim_lockstep_peers",
+                value=list(peers),
+            )
+        self.schedule = schedule
+        #: peer topic -> newest state stamp [ns] (-1: none yet)
+        self.newest: dict[str, int] = dict.fromkeys(peers, -1)
+
+    def seen(self, peer: str, stamp_ns: int) -> None:
+        """A state of ``peer`` stamped ``stamp_ns`` [ns] arrived."""
+        if stamp_ns > self.newest[peer]:
+            self.newest[peer] = stamp_ns
+
+    def not_ready(self) -> list[str]:
+        """Peers that have not published their start state yet (the clock waits to start)."""
+        return [p for p, ns in self.newest.items() if ns < 0]
+
+    def not_done(self) -> list[str]:
+        """Peers whose state of the tick just run has not come yet (the clock waits)."""
+        need = self.schedule.last_exchange_ns()
+        return [p for p, ns in self.newest.items() if ns < need]
+
 
 Command = tuple[np.ndarray, np.ndarray, np.ndarray]
 
@@ -269,8 +346,12 @@ class LockstepDriver:
         """Exchange one round of frames at the current time without stepping the arm, so the
         measured start pose is on joint_states before the chain's first answer (a source that
         starts from the measured state, free drive, needs it; the tick's own exchange at the
-        same step replaces these frames, so the physics is unchanged)."""
+        same step replaces these frames, so the physics is unchanged). Called again at the same
+        step it publishes the same state again, without exchanging frames."""
         s, core = self.schedule, self.core
+        if self._primed_ns == s.now_ns:
+            self._on_state(s.now_ns)
+            return
         now = s.now_ns * 1e-9
         for bus, io in self._ios.items():
             io.send(core.step(now, bus))

@@ -40,6 +40,7 @@ from gravity_friction_comp.stage.inverse_dynamics import (
     InverseDynamicsFeedforward,
     validate_acceleration_cutoff,
 )
+from gravity_friction_comp.validation import vector
 
 __all__ = ["GRAVITY_MODES", "GravityConfig", "GravityStage", "validate_mode"]
 
@@ -134,6 +135,7 @@ class GravityStage(FeedforwardStage):
     def __init__(self, config: GravityConfig, settings: StageSettings | None = None, holding: bool = False):
         super().__init__(settings)
         self._filter: InverseDynamicsFeedforward | None = None
+        self._given_acceleration: np.ndarray | None = None  # update()'s, for _accept
         self._motion: tuple[np.ndarray, np.ndarray] | None = None  # last (q̇, q̈)
         #: True when the last setpoint's velocity exceeded the URDF limit and was clamped
         #: (inverse-dynamics mode).
@@ -204,6 +206,27 @@ class GravityStage(FeedforwardStage):
             previous.set_model(config.model)
         self._config = config
 
+    def update(self, names, position, velocity, effort, t: float, acceleration=None):
+        """:meth:`FeedforwardStage.update`, with the setpoint's own acceleration if it has one.
+
+        Args:
+            acceleration: (m,) [rad/s²] in message order (a trajectory's or the setpoint
+                shaper's q̈), used in ``inverse_dynamics`` mode instead of the filtered
+                differentiation of the velocities; ``None``: the filtered estimate. Ignored
+                in ``gravity`` mode.
+
+        Raises:
+            InputError: as :meth:`FeedforwardStage.update`; an acceleration whose length is
+                not the message's or that is not finite (nothing is kept).
+        """
+        if acceleration is not None:
+            acceleration = vector("acceleration", acceleration, len(position))
+        self._given_acceleration = acceleration
+        try:
+            return super().update(names, position, velocity, effort, t)
+        finally:
+            self._given_acceleration = None
+
     # ---- stage hooks ---------------------------------------------------------------------
     @property
     def joint_names(self) -> tuple[str, ...]:
@@ -215,7 +238,12 @@ class GravityStage(FeedforwardStage):
     def _accept(self, setpoint: Setpoint, t: float) -> None:
         if self._filter is None:
             return
-        velocity, acceleration = self._filter.motion(setpoint.model_position(), setpoint.model_velocity(), t)
+        given = self._given_acceleration
+        if given is not None and not setpoint.joint_map.identity:
+            given = given[setpoint.joint_map.index]
+        velocity, acceleration = self._filter.motion(
+            setpoint.model_position(), setpoint.model_velocity(), t, given
+        )
         self._motion = (np.array(velocity, dtype=float), acceleration)
         self.velocity_clamped = self._filter.velocity_clamped
 

@@ -156,17 +156,25 @@ class InverseDynamicsFeedforward:
         effort = self._model.inverse_dynamics(q, v, a, include_friction=False)
         return FeedforwardTerms(effort, np.array(v, dtype=float), a)
 
-    def motion(self, position, velocity, t: float) -> tuple[np.ndarray, np.ndarray]:
+    def motion(self, position, velocity, t: float, acceleration=None) -> tuple[np.ndarray, np.ndarray]:
         """Feed one setpoint and return (q̇, q̈) only, each (n,), without the torque.
 
         For a caller that evaluates the torque itself on another model with the same joints
         (the gravity stage picks the payload model per setpoint): the filters advance exactly
         as in :meth:`update`, and no RNEA is spent here.
 
+        Args:
+            acceleration: (n,) [rad/s²] the setpoint's own q̈ (a trajectory's or the setpoint
+                shaper's: exact, no filter lag), returned instead of the filtered estimate
+                (the filter still advances, so dropping it later gives no jump); ``None``: the
+                filtered estimate.
+
         Raises:
-            InputError: as :meth:`update`.
+            InputError: as :meth:`update`; a given acceleration not (n,) or not finite.
         """
         _, v, a = self._motion(position, velocity, t)
+        if acceleration is not None:
+            a = np.array(vector("acceleration", acceleration, self._n, names=self._model.joint_names))
         return v, a
 
     def _motion(self, position, velocity, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -44,7 +44,7 @@ import numpy as np
 from gravity_friction_comp.errors import ConfigError, InputError, Reason
 from gravity_friction_comp.friction.arm_yaml import SHAPER_BLOCK_KEYS, load_arm_yaml
 from gravity_friction_comp.validation import joint_names as validated_names
-from gravity_friction_comp.validation import known_keys, number, per_joint, string_keys
+from gravity_friction_comp.validation import known_keys, number, per_joint, string_keys, vector
 
 __all__ = [
     "STALE_INTERVALS",
@@ -257,8 +257,11 @@ class SetpointShaper:
     # ------------------------------------------------------------------ internals
     def _take_sample(self, q: np.ndarray, v: np.ndarray | None, t: float, implicit: bool) -> None:
         last = self._sample
-        if last is not None and (t <= last[1] or (implicit and np.array_equal(q, last[0]))):
+        if last is not None and (t < last[1] or (implicit and np.array_equal(q, last[0]))):
             return  # the same sample again (or an older one)
+        if last is not None and t == last[1]:  # a new position on the same stamp: the newer one
+            self._sample = (q, t)
+            return
         if v is not None:
             self._sample_velocity = v
         elif last is not None:
@@ -277,7 +280,7 @@ class SetpointShaper:
             line_q, line_v = q_sample.copy(), np.zeros(self.n)
         else:  # where the stream is: its last sample moved on at its velocity
             line_v = np.clip(self._sample_velocity, -self._v_target_max, self._v_target_max)
-            line_q = q_sample + line_v * max(t0 - t_sample, 0.0)
+            line_q = q_sample + line_v * (t0 - t_sample)  # before t_sample too: the same line
         outside = (line_q < self.limits.lower) | (line_q > self.limits.upper)
         line_q = np.clip(line_q, self.limits.lower, self.limits.upper)
         line_v[outside] = 0.0  # a stream beyond a position limit: stop at the limit
@@ -311,16 +314,7 @@ class SetpointShaper:
         return self.state  # type: ignore[return-value]  # set just above
 
     def _vector(self, what: str, value) -> np.ndarray:
-        try:
-            arr = np.array(value, dtype=float).reshape(-1)
-        except (TypeError, ValueError, OverflowError):
-            raise InputError(f"{what} must be {self.n} numbers, got {value!r}", reason=Reason.TYPE) from None
-        if arr.size != self.n:
-            raise InputError(f"{what} has {arr.size} values for {self.n} joints", reason=Reason.SHAPE)
-        if not np.isfinite(arr).all():
-            bad = [self.joint_names[i] for i in np.flatnonzero(~np.isfinite(arr))]
-            raise InputError(f"non-finite {what} for joints {bad}", reason=Reason.NOT_FINITE)
-        return arr
+        return np.array(vector(what, value, self.n, names=self.joint_names))  # a copy: kept as state
 
     @staticmethod
     def _time(what: str, t) -> float:

@@ -31,10 +31,9 @@ from typing import Any
 import numpy as np
 
 from gravity_friction_comp.errors import ConfigError
-from gravity_friction_comp.friction.arm_yaml import gravity_scale_from_arm_yaml
+from gravity_friction_comp.friction.arm_yaml import actuator_model_from_arm_yaml, gravity_scale_from_arm_yaml
 from gravity_friction_comp.friction.models import FrictionModel
 from gravity_friction_comp.mit.bridge_params import bridge_config_from_values
-from gravity_friction_comp.model.actuator import ActuatorModel
 from gravity_friction_comp.model.robot_model import RobotModel
 from gravity_friction_comp.observer.momentum import MomentumObserver
 from gravity_friction_comp.profiles.arm_profiles import ArmProfile, raised_effort_limits
@@ -179,7 +178,7 @@ def arm_pieces(
     config = bridge_config_from_values(values)
     limits = dict(zip(joints, map(float, values["effort_limit"])))
     bare = RobotModel.from_urdf(profile.urdf)
-    bare = bare.with_actuators(ActuatorModel.from_arm_yaml(profile.arm_config, robot=bare))
+    bare = bare.with_actuators(actuator_model_from_arm_yaml(profile.arm_config, robot=bare))
     raised, _ = raised_effort_limits(bare.joint_names, list(bare.effort_limits), limits)
     scale = gravity_scale_from_arm_yaml(profile.arm_config, bare.joint_names)
     gravity = GravityStage(

@@ -47,6 +47,7 @@ NODES: Mapping[str, str] = {
     "friction_feedforward": "gravity_friction_comp.nodes.friction_feedforward_node",
     "mit_bridge": "gravity_friction_comp.nodes.mit_bridge_node",
     "setpoint_player": "gravity_friction_comp.nodes.setpoint_player",
+    "setpoint_shaper": "gravity_friction_comp.nodes.setpoint_shaper_node",
     "free_drive": "gravity_friction_comp.nodes.free_drive_node",
     "teleop": "gravity_friction_comp.nodes.teleop_node",
 }

@@ -351,6 +351,7 @@ def build_setup(args, out: pathlib.Path) -> DemoSetup:
         exempt={j: r for j, r in (profile.demo_exempt.items() if profile else ()) if j in joints},
         arm=profile.name if profile else "",
         sim_urdf=args.sim_urdf or "",
+        one_bridge=bool(getattr(args, "one_bridge", False)),
     )
 
 
@@ -440,6 +441,12 @@ def parse_args(argv=None):
         help="run the chain on the wall clock (shows its real latency; the verdict is "
         "'inconclusive', exit 3, when the machine could not keep real time) instead of "
         "lockstep on the simulated arm's /clock (default: reproducible on any machine)",
+    )
+    parser.add_argument(
+        "--one-bridge",
+        action="store_true",
+        help="lockstep, a motor map on several buses: one bridge node in the demo's process "
+        "serving every bus, instead of one bridge process per bus (the default)",
     )
     parser.add_argument(
         "--delay",

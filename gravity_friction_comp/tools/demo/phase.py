@@ -2,8 +2,10 @@
 
 The same node classes and ``config/*.yaml`` parameter files as ``launch/arm.launch.py``
 (``--params-file`` plus overrides), one executor, on a DDS domain of the caller's choice;
-a recorder node keeps what the chain publishes (:class:`Recording`). rclpy is imported
-only when a run starts.
+a recorder node keeps what the chain publishes (:class:`Recording`). A motor map on several
+buses in lockstep runs, as the launch file does, one bridge process per bus
+(:mod:`.bridges`; ``--one-bridge``: one bridge node here serving every bus). rclpy is
+imported only when a run starts.
 """
 
 from __future__ import annotations
@@ -17,10 +19,10 @@ from typing import Any
 import numpy as np
 
 from gravity_friction_comp.errors import RunIncomplete
-from gravity_friction_comp.profiles.arm_profiles import motor_map_stage_values
+from gravity_friction_comp.profiles.arm_profiles import bus_bridges, motor_map_stage_values
 from gravity_friction_comp.tools.demo.scenario import DemoSetup, load_node_parameters
 
-__all__ = ["SETPOINT_RATE_HZ", "Recording", "run_phase"]
+__all__ = ["SETPOINT_RATE_HZ", "Recording", "per_bus", "run_phase"]
 
 #: Setpoint rate of the player [Hz]; in lockstep also the /clock tick rate.
 SETPOINT_RATE_HZ = 250.0
@@ -73,9 +75,15 @@ def _by_name(msg_names, values, wanted) -> list[float] | None:
     return [values[index[n]] for n in wanted]
 
 
+def per_bus(setup: DemoSetup, motor_map: Mapping[str, Any], lockstep: bool) -> bool:
+    """Whether the run starts one bridge process per bus (a motor map on several buses, in
+    lockstep, unless ``setup.one_bridge``) instead of one bridge node in the demo's process."""
+    return lockstep and not setup.one_bridge and len(bus_bridges(dict(motor_map))) > 1
+
+
 def _timing(bridge, lockstep: bool, sim_s: float, wall_s: float) -> dict:
     timing = {"lockstep": lockstep, "sim_s": sim_s, "wall_s": wall_s}
-    sim = bridge.simulation
+    sim = bridge.simulation if bridge is not None else None
     if sim is not None and not lockstep:
         timing.update(overruns=sim.overruns, max_lateness_s=sim.max_lateness)
     return timing
@@ -130,6 +138,7 @@ def run_phase(
     context = Context()
     rclpy.init(args=[], context=context, domain_id=domain_id)
     nodes: list[Node] = []
+    processes = None  # BridgeProcesses: the bridges in processes of their own
     rec = Recording()
     try:
 
@@ -181,11 +190,21 @@ def run_phase(
             sim_setpoint_rate_hz=SETPOINT_RATE_HZ,
             sim_delay=setup.delay,
         )
-        bridge_values.update(setup.bridge_overrides)
-        bridge = MitBridgeNode(
-            context=context, cli_args=files(setup.motor_map), parameter_overrides=_params(bridge_values)
-        )
-        nodes.append(bridge)
+        motor_map = load_node_parameters(setup.motor_map)[1] | dict(setup.bridge_overrides)
+        bridge = None
+        if per_bus(setup, motor_map, lockstep):  # one bridge process per bus, one lockstep
+            from gravity_friction_comp.tools.demo.bridges import BridgeProcesses
+
+            processes = BridgeProcesses(motor_map, bridge_values, domain_id)
+            log(
+                f"  {len(processes.names)} bridge processes, one per bus: {', '.join(processes.state_topics)}"
+            )
+        else:
+            bridge_values.update(setup.bridge_overrides)
+            bridge = MitBridgeNode(
+                context=context, cli_args=files(setup.motor_map), parameter_overrides=_params(bridge_values)
+            )
+            nodes.append(bridge)
         recorder = rclpy.create_node(
             "demo_recorder", context=context, parameter_overrides=_params({"use_sim_time": lockstep})
         )
@@ -214,7 +233,24 @@ def run_phase(
             return cb
 
         recorder.create_subscription(JointState, "joint_setpoint", on_setpoint, SETPOINT_QOS)
-        recorder.create_subscription(JointState, "joint_states", on_state, SETPOINT_QOS)
+        if processes is None:
+            recorder.create_subscription(JointState, "joint_states", on_state, SETPOINT_QOS)
+        else:  # each bridge publishes its own arm's joints: whole states merged by stamp
+            from gravity_friction_comp.nodes.lockstep_clock import stamp_ns
+            from gravity_friction_comp.tools.demo.bridges import StateMerge
+
+            def on_whole(ns: int, q: list[float]) -> None:
+                rec.state_t.append(ns // 1_000_000_000 + 1e-9 * (ns % 1_000_000_000))  # as _stamp
+                rec.state_q.append(q)
+
+            merge = StateMerge(joints, on_whole)
+            for topic in processes.state_topics:
+                recorder.create_subscription(
+                    JointState,
+                    topic,
+                    lambda m: merge.add(stamp_ns(m.header.stamp), m.name, m.position),
+                    SETPOINT_QOS,
+                )
         recorder.create_subscription(
             JointState, "gravity_compensation/effort", on_term(rec.gravity_t, rec.gravity), SETPOINT_QOS
         )
@@ -280,8 +316,12 @@ def run_phase(
         gc.freeze()
         gc.disable()
         try:
+            polled = time.monotonic()
             while player.elapsed() < end and time.monotonic() < wall_limit:
                 executor.spin_once(timeout_sec=0.01)
+                if processes is not None and time.monotonic() - polled > 0.5:
+                    processes.check()  # a bridge that exited: its stall reason, or its last lines
+                    polled = time.monotonic()
         finally:
             gc.enable()
             gc.unfreeze()
@@ -293,6 +333,8 @@ def run_phase(
                 f"{time.monotonic() - started:.0f} s wall"
             )
     finally:
+        if processes is not None:
+            processes.close()  # first: no bridge outlives the chain it waits for
         for node in reversed(nodes):
             node.destroy_node()
         rclpy.try_shutdown(context=context)

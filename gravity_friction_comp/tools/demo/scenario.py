@@ -77,6 +77,9 @@ class DemoSetup:
         exempt: {joint: reason} joints the acceptance reports but does not require
             (a profile's ``demo.exempt``: a physical reason, e.g. no gravity load).
         arm: Name of the arm profile the files came from ("" = explicit files).
+        one_bridge: one bridge node in the demo's process serving every bus of a multi-bus
+            motor map (``--one-bridge``) instead of one bridge process per bus (the default
+            in lockstep; real time always runs one).
         sim_urdf: URDF the simulated arm is built from ("" = ``urdf``, the compensator's);
             ``sim_config``'s ``simulation.links`` truth applies to it. Given, the arm's
             truth is independent of the model the gravity node compensates with (a
@@ -115,6 +118,7 @@ class DemoSetup:
     exempt: Mapping[str, str] = field(default_factory=dict)
     arm: str = ""
     sim_urdf: str = ""
+    one_bridge: bool = False
 
     @property
     def cycle_time(self) -> float:

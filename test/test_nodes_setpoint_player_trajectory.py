@@ -1,0 +1,97 @@
+"""setpoint_player's joint_trajectory input (issue 30 point 1), in the test's process: the node
+on a simulated clock, its joint_setpoint against the hand-computed cubic, a refused
+trajectory (the URDF's velocity limit, NaN) leaving the motion and the hold unchanged."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+pytest.importorskip("rclpy")
+pytest.importorskip("trajectory_msgs")
+
+NAMES = ["base_yaw", "shoulder_pitch", "beam_pitch"]
+HOME = [0.0, 0.3, 0.2]
+
+
+def _trajectory(names, points, stamp_s: float = 0.0):
+    from builtin_interfaces.msg import Duration
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    msg = JointTrajectory()
+    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(int(round(stamp_s * 1e9)), 1_000_000_000)
+    msg.joint_names = list(names)
+    for t, q, v in points:
+        p = JointTrajectoryPoint()
+        sec, nsec = divmod(int(round(t * 1e9)), 1_000_000_000)
+        p.time_from_start = Duration(sec=sec, nanosec=nsec)
+        p.positions = [float(x) for x in q]
+        p.velocities = [float(x) for x in v]
+        msg.points.append(p)
+    return msg
+
+
+@pytest.fixture
+def player(context, repo_root):
+    from rclpy.parameter import Parameter
+    from rclpy.time import Time
+
+    from gravity_friction_comp.nodes.setpoint_player import SetpointPlayerNode
+
+    node = SetpointPlayerNode(
+        context=context,
+        parameter_overrides=[
+            Parameter("profile", value="sine"),
+            Parameter("joint_names", value=NAMES),
+            Parameter("home", value=HOME),
+            Parameter("amplitude", value=[0.0]),  # a still profile: home for ever
+            Parameter("use_sim_time", value=True),
+            Parameter("urdf_path", value=str(repo_root / "urdf" / "palletizer.urdf")),
+        ],
+    )
+    sent = []
+    node._setpoint_pub.publish = sent.append  # what the timer would publish
+
+    def at(seconds: float):
+        node.get_clock().set_ros_time_override(Time(nanoseconds=int(round(seconds * 1e9))))
+        node._tick()
+        return np.array(sent[-1].position), np.array(sent[-1].velocity)
+
+    node.at = at
+    yield node
+    node.destroy_node()
+
+
+def test_a_trajectory_replaces_the_profile_and_its_last_point_is_held(player):
+    q, v = player.at(100.0)
+    np.testing.assert_array_equal(q, HOME)
+    target = [0.4, 0.5, 0.1]
+    # stamp 0: starts now (100 s); cubic rest-to-rest over T = 2 s: at T/2 the position is
+    # halfway and the velocity 3Δ/(2T) (c2 = 3Δ/T², c3 = −2Δ/T³, by hand)
+    player._on_trajectory(
+        _trajectory(["beam_pitch", "base_yaw", "shoulder_pitch"], [(2.0, [0.1, 0.4, 0.5], [0, 0, 0])])
+    )
+    delta = np.array(target) - HOME
+    q, v = player.at(101.0)
+    np.testing.assert_allclose(q, np.array(HOME) + 0.5 * delta, atol=1e-9)
+    np.testing.assert_allclose(v, 1.5 * delta / 2.0, atol=1e-9)
+    q, v = player.at(105.0)
+    np.testing.assert_allclose(q, target, atol=1e-12)
+    np.testing.assert_array_equal(v, [0.0, 0.0, 0.0])
+
+
+def test_refused_trajectories_keep_the_motion(player):
+    player.at(10.0)
+    player._on_trajectory(_trajectory(NAMES, [(1.0, [0.1, 0.3, 0.2], [0, 0, 0])]))
+    before, _ = player.at(10.5)
+    # base_yaw 0.05 → 1.05 rad in 0.1 s: 10 rad/s, the URDF allows 3 (urdf/palletizer.urdf)
+    player._on_trajectory(_trajectory(NAMES, [(0.1, [1.05, 0.3, 0.2], [0, 0, 0])]))
+    player._on_trajectory(_trajectory(NAMES, [(1.0, [math.nan, 0.3, 0.2], [0, 0, 0])]))
+    player._on_trajectory(_trajectory(["base_yaw"], [(1.0, [0.0], [0])]))
+    again, _ = player.at(10.5)
+    np.testing.assert_array_equal(again, before)
+    q, _ = player.at(12.0)
+    np.testing.assert_allclose(q, [0.1, 0.3, 0.2], atol=1e-12)
+    assert player._follower.accepted == 1
