@@ -12,7 +12,10 @@ the leader's joints onto the follower's (the per-pair YAML ``pair_config``; defa
 ``arms/<follower>/teleop.yaml`` where it exists, else the identity mapping of the joints both
 motor maps share), engages softly, shapes the stream and feeds back (docs/teleop.md).
 A bimanual profile (``openarm_v10_bimanual``) is one teleop node over both arms' joints (the
-follower's one gravity stage takes the whole model per setpoint).
+follower's one gravity stage takes the whole model per setpoint); its follower runs one
+bridge per bus (``/follower/left``, ``/follower/right``): the teleop node reads each bridge's
+``joint_states`` and merges them by joint name (:func:`state_topics`), and a fault of either
+bridge holds the follower.
 
 Examples::
 
@@ -36,13 +39,27 @@ def default_pair_config(follower: str) -> str:
     return str(path) if path.is_file() else ""
 
 
+def state_topics(motor_values: dict, namespace: str, free_drive: bool) -> list[str]:
+    """The ``joint_states`` topics of one arm as ``arm.launch.py`` starts its bridges in
+    ``namespace``: one per bus's bridge (``/<namespace>/<bus namespace>/joint_states``,
+    :func:`~gravity_friction_comp.profiles.arm_profiles.bus_bridges`), or the one
+    ``/<namespace>/joint_states`` of a single bridge (one bus; free drive, where
+    ``arm.launch.py`` runs one bridge serving every bus)."""
+    from gravity_friction_comp.profiles.arm_profiles import bus_bridges
+
+    subs = [""] if free_drive else [sub for sub, _, _ in bus_bridges(motor_values)]
+    return [f"/{namespace}/{sub}/joint_states" if sub else f"/{namespace}/joint_states" for sub in subs]
+
+
 def teleop_parameters(leader: str, follower: str, pair_config: str, rate_hz: float | None = None) -> dict:
     """The teleop node's parameters for profiles ``leader`` → ``follower``.
 
     The identity mapping (no pair file) is the leader bridge joints the follower's bridge
     also has; the follower's model joints that no bridge drives (grippers' fingers) are
     published at their sim-config start pose (the gravity stage needs every model joint);
-    ``leader_effort_limit`` is the leader motor map's, per mapped joint.
+    ``leader_effort_limit`` is the leader motor map's, per mapped joint; the state topics and
+    the follower's bridges are those of each arm's bridges (:func:`state_topics`: per bus on
+    the bimanual follower).
 
     Raises:
         ConfigError: unknown profile, a pair file that does not load, no common joint.
@@ -61,7 +78,7 @@ def teleop_parameters(leader: str, follower: str, pair_config: str, rate_hz: flo
         if not common:
             raise ConfigError(f"{leader} and {follower} share no joint: give pair_config", key="pair_config")
         pair = TeleopPairConfig.identity(common)
-    lv = lp.bridge_values()
+    lv, fv = lp.bridge_values(), fp.bridge_values()
     limits = dict(zip(lv["joints"], map(float, lv["effort_limit"])))
     leaders = [pair.joints[j].leader for j in pair.joints]
     missing = [j for j in leaders if j not in limits]
@@ -72,6 +89,7 @@ def teleop_parameters(leader: str, follower: str, pair_config: str, rate_hz: flo
 
     model_joints = RobotModel.from_urdf(fp.urdf).joint_names  # independent joints (mimic reduced)
     fixed = [j for j in model_joints if j not in pair.follower_joints and j not in fp.joints]
+    follower_topics = state_topics(fv, FOLLOWER_NS, free_drive=False)
     return {
         "pair_config": pair_config,
         "joints": list(pair.joints) if not pair_config else [""],
@@ -81,7 +99,9 @@ def teleop_parameters(leader: str, follower: str, pair_config: str, rate_hz: flo
         "fixed_joints": fixed or [""],
         "fixed_positions": [float(sim.joint(j).initial_position) for j in fixed] or [0.0],
         "rate_hz": float(rate_hz if rate_hz is not None else fp.rate_hz),
-        "follower_bridge": f"/{FOLLOWER_NS}/mit_bridge",
+        "leader_state_topics": state_topics(lv, LEADER_NS, free_drive=True),
+        "follower_state_topics": follower_topics,
+        "follower_bridges": [t.removesuffix("joint_states") + "mit_bridge" for t in follower_topics],
     }
 
 
@@ -111,10 +131,9 @@ EXTERNAL_EFFORT = f"/{FOLLOWER_NS}/momentum_observer/external_effort"
 
 
 def teleop_remappings(external_effort: str) -> list[tuple[str, str]]:
-    """The teleop node's topics in the two arms' namespaces."""
+    """The teleop node's topics in the two arms' namespaces (the arms' ``joint_states``:
+    ``leader_state_topics``/``follower_state_topics`` of :func:`teleop_parameters`)."""
     return [
-        ("leader_joint_states", f"/{LEADER_NS}/joint_states"),
-        ("follower_joint_states", f"/{FOLLOWER_NS}/joint_states"),
         ("follower_external_effort", external_effort),
         ("follower_setpoint", f"/{FOLLOWER_NS}/joint_setpoint"),
         ("leader_feedback_effort", f"/{LEADER_NS}/feedback_effort"),

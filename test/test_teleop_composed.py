@@ -87,7 +87,7 @@ def test_composed_teleop_engages_softly_to_the_leader_pose(repo_root):
             },
         )
         bridge, teleop = composed.bridge, composed.teleop
-        assert teleop.follower_subscription not in teleop.subscriptions  # handed over by call
+        assert not set(teleop.follower_subscriptions) & set(teleop.subscriptions)  # handed over by call
         probe = rclpy.create_node("probe", namespace=ns, context=context)
         states = []
         leader = probe.create_publisher(JointState, "leader_joint_states", 10)

@@ -23,16 +23,30 @@ def test_one_pair_from_the_followers_pair_file_and_the_leaders_effort_limits(rep
     assert values["joints"] == [""]  # the file maps them
     assert values["leader_effort_limit"] == [10.0, 28.0, 10.0]  # config/mit_bridge.yaml
     assert values["fixed_joints"] == [""]  # mimic joints are the model's, not the setpoint's
-    assert values["rate_hz"] == 500.0 and values["follower_bridge"] == "/follower/mit_bridge"
+    assert values["rate_hz"] == 500.0 and values["follower_bridges"] == ["/follower/mit_bridge"]
+    # one bus each: the bridges' one joint_states (what teleop_remappings gave before)
+    assert values["leader_state_topics"] == ["/leader/joint_states"]
+    assert values["follower_state_topics"] == ["/follower/joint_states"]
     topics = dict(m.teleop_remappings("/follower/external_effort"))
     assert topics["follower_setpoint"] == "/follower/joint_setpoint"
     assert topics["leader_feedback_effort"] == "/leader/feedback_effort"
 
 
 def test_bimanual_pairs_are_one_node_over_both_arms_fingers_fixed(repo_root):
+    from gravity_friction_comp.teleop.config import load_pair_config
+
     m = _module(repo_root)
     values = m.teleop_parameters("openarm_v10_bimanual", "openarm_v10_bimanual", "")
-    assert len(values["joints"]) == 14 and values["joints"][0] == "openarm_left_joint1"
+    pair = load_pair_config(values["pair_config"])
+    assert values["pair_config"] == str(repo_root / "arms" / "openarm_v10_bimanual" / "teleop.yaml")
+    assert len(pair.joints) == 14 and pair.follower_joints[0] == "openarm_left_joint1"
+    assert all(j == pair.joints[j].leader for j in pair.joints)  # identity
+    # the follower: one bridge per bus (motor map: can1 the left arm, can0 the right), each
+    # bridge's joint_states given to the link and its diagnostics watched for a fault; the
+    # leader in free drive: one bridge over both buses
+    assert values["follower_state_topics"] == ["/follower/left/joint_states", "/follower/right/joint_states"]
+    assert values["follower_bridges"] == ["/follower/left/mit_bridge", "/follower/right/mit_bridge"]
+    assert values["leader_state_topics"] == ["/leader/joint_states"]
     # the model's independent joints no bridge drives (finger_joint2 mimics finger_joint1)
     assert values["fixed_joints"] == ["openarm_left_finger_joint1", "openarm_right_finger_joint1"]
     assert len(values["fixed_positions"]) == 2 and values["rate_hz"] == 1000.0

@@ -109,9 +109,66 @@ def test_follower_fault_latches_hold_until_cleared():
 
 def test_bad_leader_samples_are_refused():
     link = _link()
-    assert "lacks ['lg']" in link.leader(["l1", "l2"], [0.0, 0.0], 0.0)
     assert "not finite" in link.leader(["l1", "l2", "lg"], [0.0, float("nan"), 0.0], 0.0)
-    assert link.mapped() is None
+    assert "has none of" in link.leader(["x"], [0.0], 0.0)
+    assert "lengths differ" in link.leader(["l1", "l2"], [0.0], 0.0)
+    assert link.leader(["l1", "l2"], [0.0, 0.0], 0.0) == ""  # a partial sample (one bus) is taken
+    assert link.mapped() is None  # but the pose is not whole: lg never came
+    link.follower(["f1", "f2", "fg"], [0.0, 0.0, 0.0], 0.0)
+    link.target(0.0)
+    assert link.state == "holding" and "missing ['lg']" in link.status()
+
+
+def _two_buses(link, t, leader, follower):
+    """The leader's and the follower's state as two bridges publish them: one message per bus
+    (bus a: joint 1 and the gripper, bus b: joint 2), in the buses' own order."""
+    (l1, l2, lg), (f1, f2, fg) = leader, follower
+    assert link.leader(["lg", "l1"], [lg, l1], t, [0.0, 0.1], "/leader/a/joint_states") == ""
+    assert link.leader(["l2"], [l2], t, [-0.2], "/leader/b/joint_states") == ""
+    assert link.follower(["f1", "fg"], [f1, fg], t, "/follower/a/joint_states") == ""
+    assert link.follower(["f2"], [f2], t, "/follower/b/joint_states") == ""
+
+
+def test_per_bus_states_merged_by_name_give_the_whole_message_setpoint():
+    leader, follower = (0.2, 0.05, 0.5), (0.19, -0.01, 0.02)
+    whole, split = _link(engage_tolerance=0.05), _link(engage_tolerance=0.05)
+    for k in range(3):
+        t = 0.01 * k
+        whole.leader(["l1", "l2", "lg"], leader, t, [0.1, -0.2, 0.0])
+        whole.follower(["f1", "f2", "fg"], follower, t)
+        _two_buses(split, t, leader, follower)
+        np.testing.assert_array_equal(split.target(t), whole.target(t))
+        np.testing.assert_array_equal(split.velocity, whole.velocity)
+        assert split.state == whole.state == "following"
+    # by hand: f1 = 0.2, f2 = 0.1 - 2 * 0.05 = 0.0, gripper 0.5 of 0.04; velocity f1 0.1,
+    # f2 -2 * -0.2 = 0.4, gripper 0.04 * 0.0
+    np.testing.assert_allclose(split.target(0.02), [0.2, 0.0, 0.02])
+    np.testing.assert_allclose(split.velocity, [0.1, 0.4, 0.0])
+
+
+def test_a_silent_bus_holds_the_follower_naming_that_bus():
+    link = _link(stale_timeout=0.05, engage_tolerance=0.05)
+    leader, follower = (0.2, 0.05, 0.5), (0.2, 0.0, 0.02)
+    _two_buses(link, 0.0, leader, follower)
+    np.testing.assert_allclose(link.target(0.0), [0.2, 0.0, 0.02])
+    # follower bus b goes silent; bus a and the leader go on
+    for t in (0.02, 0.04, 0.06):
+        link.leader(["lg", "l1"], [0.5, 0.3 if t < 0.05 else 0.4], t, None, "/leader/a/joint_states")
+        link.leader(["l2"], [0.05], t, None, "/leader/b/joint_states")
+        link.follower(["f1", "fg"], [0.2, 0.02], t, "/follower/a/joint_states")
+        target = link.target(t)
+    assert link.state == "holding"
+    assert link.status() == "follower state 0.060 s old on /follower/b/joint_states (stale_timeout 0.05 s)"
+    np.testing.assert_allclose(target, [0.3, 0.0, 0.02])  # the target at 0.04 held, not the leader's 0.4
+    # a silent leader bus the same way
+    link.follower(["f2"], [0.0], 0.06, "/follower/b/joint_states")
+    for t in (0.08, 0.10, 0.12):
+        link.leader(["lg", "l1"], [0.5, 0.3], t, None, "/leader/a/joint_states")
+        link.follower(["f1", "fg"], [0.3, 0.02], t, "/follower/a/joint_states")
+        link.follower(["f2"], [0.0], t, "/follower/b/joint_states")
+        link.target(t)
+    assert link.state == "holding"
+    assert link.status() == "leader state 0.060 s old on /leader/b/joint_states (stale_timeout 0.05 s)"
 
 
 def test_feedback_maps_scales_and_saturates():

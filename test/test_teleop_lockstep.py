@@ -104,12 +104,71 @@ def test_follower_fault_stops_feedback_and_holds():
 
 
 @pytest.mark.slow
-def test_free_motion_tracking_and_delay_bounds():
-    r = demo.run_free_motion("palletizer")
+@pytest.mark.parametrize("arm", ["palletizer", "openarm_v10_bimanual"])
+def test_free_motion_tracking_and_delay_bounds(arm):
+    r = demo.run_free_motion(arm)
     # the follower's true pose against the leader's true mapped pose, after the engage
-    assert np.all(r["rms"][:2] <= demo.MAX_RMS)  # proximal: base_yaw, shoulder_pitch
+    if arm == "palletizer":
+        assert r["proximal"] == ("base_yaw", "shoulder_pitch")
+    else:  # both arms' joints 1-4
+        assert len(r["proximal"]) == 8 and len(r["joints"]) == 14
+    rms = dict(zip(r["joints"], r["rms"]))
+    assert all(rms[j] <= demo.MAX_RMS for j in r["proximal"]), rms
     assert r["delay"] <= r["shaper_delay"] + 2 * r["period"] + 1e-9
     assert r["first_setpoint_offset"] < 1e-3
+
+
+def test_bimanual_follower_states_per_bus_merged_a_silent_bus_holds_both_arms():
+    """The bimanual pair: each arm's state reaches the link per bus (left can1, right can0),
+    merged by name; the follower follows; the right bus silent → hold naming it, re-engage."""
+    holder = {}
+
+    def reference(t):
+        return holder["q0"] + holder["step"] * min(t / 0.5, 1.0)
+
+    loop = demo._loop("openarm_v10_bimanual", demo.DOCUMENTED_GAIN, True, reference)
+    la = loop.leader.arm
+    holder["q0"] = la.position.copy()
+    holder["step"] = np.array(
+        [0.1 if j in ("openarm_left_joint1", "openarm_right_joint1") else 0.0 for j in la.joint_names]
+    )
+    seen, feed = [], loop.link.follower
+    silent = {"bus": ""}
+
+    def follower(names, position, t, source=""):
+        seen.append((tuple(names), source))
+        return "" if source == silent["bus"] else feed(names, position, t, source)
+
+    loop.link.follower = follower
+    try:
+        rec = loop.run(1.5)
+        assert rec.state[-1] == "following"
+        left = tuple(f"openarm_left_joint{i}" for i in range(1, 8))
+        right = tuple(f"openarm_right_joint{i}" for i in range(1, 8))
+        assert set(seen) == {(left, "can1"), (right, "can0")}  # never one whole message
+        i1, r1 = loop.pair.follower_joints.index(left[0]), loop.pair.follower_joints.index(right[0])
+        # both arms followed the hand's 0.1 rad on joint 1 (the follower on the leader's pose)
+        assert abs(rec.follower_q[-1, i1] - rec.mapped[-1, i1]) < 5e-3
+        assert abs(rec.follower_q[-1, r1] - rec.mapped[-1, r1]) < 5e-3
+        assert rec.follower_q[-1, i1] - rec.follower_q[0, i1] > 0.08
+        silent["bus"] = "can0"
+        holder["q0"] = holder["q0"] + holder["step"]  # the hand goes on: another 0.1 rad
+        rec = loop.run(0.5)
+        assert rec.state[-1] == "holding"
+        assert loop.link.status().startswith("follower state") and loop.link.status().endswith(
+            "on can0 (stale_timeout 0.05 s)"
+        )
+        held = rec.follower_q[-100:]  # both arms at rest (one link for both)
+        assert np.abs(held - held[-1]).max() < 1e-4
+        assert rec.mapped[-1, i1] - rec.follower_q[-1, i1] > 0.05  # the left arm held too
+        silent["bus"] = ""
+        last = rec.setpoint[-1]
+        rec = loop.run(0.2)
+        # the bus's next state (after the first tick's exchange) ends the hold: engage, no jump
+        assert rec.state[:2] == ["holding", "engaging"]
+        assert np.abs(rec.setpoint[0] - last).max() < 0.02 * 0.001
+    finally:
+        loop.close()
 
 
 def test_delay_estimator_finds_a_known_shift():

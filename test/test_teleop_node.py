@@ -111,7 +111,7 @@ def test_follower_fault_from_the_bridge_diagnostics_holds_until_cleared(context,
         node._on_diagnostics(other)
         assert node.link.fault == ""  # another node's error is not the follower's
         node._on_diagnostics(arr)
-        assert node.link.fault == "shoulder_pitch: overtemperature"
+        assert node.link.fault == "/follower/mit_bridge: shoulder_pitch: overtemperature"
         node.on_external(_effort(J, [1.0, 1.0, 1.0]))
         assert not node.feedback.effort(node._now()).effort.any()  # feedback stopped
         node._clear_fault(Trigger.Request(), Trigger.Response())
@@ -132,5 +132,47 @@ def test_setpoints_engage_from_the_follower_pose(context, repo_root):
         node._tick()
         np.testing.assert_allclose(sent[-1].position, [0.0, 0.3, 0.2])  # from the follower's pose
         assert node.link.state == "engaging" and sent[-1].name == J
+    finally:
+        node.destroy_node()
+
+
+def test_per_bus_state_topics_merged_a_silent_one_named_and_each_bus_bridge_faults(context, repo_root):
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+
+    a, b = "/follower/a/joint_states", "/follower/b/joint_states"
+    node = _node(
+        context,
+        repo_root,
+        follower_state_topics=[a, b],
+        follower_bridges=["/follower/a/mit_bridge", "/follower/b/mit_bridge"],
+        **{"joints": J, "rate_hz": 100.0},
+    )
+    try:
+        subs = {s.topic_name: s for s in node.subscriptions}
+        assert {a, b, "/leader_joint_states"} <= set(subs) and "/follower_joint_states" not in subs
+        sent = []
+        node._setpoint_pub.publish = sent.append
+        subs[a].callback(_state(J[:2], [0.0, 0.3]))
+        node.on_leader(_state(J, [0.0, 0.3, 0.2]))
+        node._tick()
+        assert sent == [] and "missing ['beam_pitch']" in node.link.status()  # bus b not heard yet
+        subs[b].callback(_state(J[2:], [0.2]))
+        node._tick()
+        np.testing.assert_allclose(sent[-1].position, [0.0, 0.3, 0.2])  # the merged pose
+        # bus b silent past stale_timeout (0.05 s default of the identity pair); bus a goes on
+        t_b = node.link._follower_state._t[2]
+        node._now = lambda: t_b + 0.08
+        subs[a].callback(_state(J[:2], [0.0, 0.3]))
+        node.on_leader(_state(J, [0.0, 0.3, 0.2]))
+        node._tick()
+        assert node.link.state == "holding" and node.link.status().startswith(
+            "follower state 0.080 s old on " + b
+        )
+        arr = DiagnosticArray()
+        arr.status = [
+            DiagnosticStatus(level=DiagnosticStatus.ERROR, name="/follower/b/mit_bridge: x", message="ot")
+        ]
+        node._on_diagnostics(arr)
+        assert node.link.fault == "/follower/b/mit_bridge: x: ot"
     finally:
         node.destroy_node()

@@ -59,7 +59,8 @@ class ComposedTeleop(ComposedChain):
                     node.destroy_node()
                 raise
         tp = self.teleop
-        tp.destroy_subscription(tp.follower_subscription)
+        for subscription in tp.follower_subscriptions:  # the one bridge here has every joint
+            tp.destroy_subscription(subscription)
         calls = [c for c in (self.bridge.state_hand_off,) if c is not None]
         self.bridge.state_hand_off = _StateHandOff([*calls, tp.on_follower], self._failed)
         self.gravity.destroy_subscription(self.gravity.setpoint_subscription)

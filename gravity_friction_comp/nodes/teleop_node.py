@@ -6,12 +6,16 @@ follower chain's rate) and :class:`~gravity_friction_comp.teleop.feedback.ForceF
 (all numerics and checks there; docs/teleop.md).
 
 Topics (relative: ``teleop.launch.py`` remaps them into the arms' namespaces):
-    leader_joint_states (sub, sensor_msgs/JointState): the leader bridge's measured state.
-    follower_joint_states (sub, sensor_msgs/JointState): the follower bridge's measured state.
+    leader_joint_states (sub, sensor_msgs/JointState): the leader bridge's measured state;
+        ``leader_state_topics`` instead: one topic per bus's bridge, merged by joint name.
+    follower_joint_states (sub, sensor_msgs/JointState): the follower bridge's measured
+        state; ``follower_state_topics`` instead: one per bus (the bimanual arm's
+        ``left``/``right`` bridges), merged by joint name, a silent one holds the follower
+        (the diagnostic names it).
     follower_external_effort (sub, sensor_msgs/JointState): the follower's observer estimate
         (effort per joint, N·m).
-    /diagnostics (sub): an ERROR status of the follower's bridge (``follower_bridge``'s
-        statuses) latches a follower fault: the follower holds, feedback stops, until
+    /diagnostics (sub): an ERROR status of a follower bridge (``follower_bridges``'
+        statuses: one per bus) latches a follower fault: the follower holds, feedback stops, until
         ``~/clear_fault``.
     follower_setpoint (pub, sensor_msgs/JointState): the shaped setpoint (position,
         velocity), every ``1/rate_hz`` on the node clock once the follower's state is in.
@@ -77,6 +81,18 @@ PARAMETERS: tuple[Param, ...] = (
     Param(
         "fixed_positions", [0.0], "positions of fixed_joints (empty list when none)", "rad", read_only=True
     ),
+    Param(
+        "leader_state_topics",
+        [""],
+        "the leader's joint_states, one per bus's bridge (empty: the topic leader_joint_states)",
+        read_only=True,
+    ),
+    Param(
+        "follower_state_topics",
+        [""],
+        "the follower's joint_states, one per bus's bridge (empty: the topic follower_joint_states)",
+        read_only=True,
+    ),
     Param("rate_hz", 500.0, "follower setpoint rate (the follower chain's)", "Hz", low=1.0, read_only=True),
     Param(
         "leader_effort_limit",
@@ -87,9 +103,9 @@ PARAMETERS: tuple[Param, ...] = (
         read_only=True,
     ),
     Param(
-        "follower_bridge",
-        "/follower/mit_bridge",
-        "follower bridge node (its ERROR diagnostics: fault)",
+        "follower_bridges",
+        ["/follower/mit_bridge"],
+        "the follower's bridge nodes, one per bus (their ERROR diagnostics: fault)",
         read_only=True,
     ),
     Param("enable", True, "follow (engage first) or hold"),
@@ -97,6 +113,18 @@ PARAMETERS: tuple[Param, ...] = (
     Param("feedback.gain", None, "feedback gain, 0..MAX_FEEDBACK_GAIN, one or per joint (unset: YAML)"),
     Param("feedback.cap", None, "feedback |τ| cap at the leader, ≥ 0, one or per joint (unset: YAML)", "N·m"),
 )
+
+
+def _topics(values: dict[str, Any], key: str, default: str) -> list[str]:
+    """One arm's state topics: ``values[key]`` (non-empty entries, distinct), else ``default``.
+
+    Raises:
+        ConfigError: a topic given twice.
+    """
+    topics = [str(t) for t in values[key] if str(t)]
+    if len(set(topics)) != len(topics):
+        raise ConfigError(f"{key} must be distinct topics, got {topics}", key=key)
+    return topics or [default]
 
 
 def _settings_value(value: Any, joints) -> Any:
@@ -182,7 +210,7 @@ class TeleopNode(Node):
         check(PARAMETERS, values)
         self.pair, self.link, self.feedback, self.shaper = build_teleop(values)
         self.link.enable(values["enable"])
-        self._bridge = values["follower_bridge"]
+        self._bridges = [f"{b}: " for b in values["follower_bridges"] if b]
         fixed = [j for j in values["fixed_joints"] if j]
         positions = list(values["fixed_positions"]) if fixed else []
         if len(positions) != len(fixed):
@@ -196,10 +224,17 @@ class TeleopNode(Node):
         self._setpoint_pub = self.create_publisher(JointState, "follower_setpoint", SETPOINT_QOS)
         self._feedback_pub = self.create_publisher(JointState, "leader_feedback_effort", SETPOINT_QOS)
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
-        self.create_subscription(JointState, "leader_joint_states", self.on_leader, SETPOINT_QOS)
-        self.follower_subscription = self.create_subscription(
-            JointState, "follower_joint_states", self.on_follower, SETPOINT_QOS
-        )
+        for topic in _topics(values, "leader_state_topics", "leader_joint_states"):
+            self.create_subscription(
+                JointState, topic, lambda msg, s=topic: self.on_leader(msg, s), SETPOINT_QOS
+            )
+        #: The follower state subscriptions (the composed form replaces them by a call).
+        self.follower_subscriptions = [
+            self.create_subscription(
+                JointState, topic, lambda msg, s=topic: self.on_follower(msg, s), SETPOINT_QOS
+            )
+            for topic in _topics(values, "follower_state_topics", "follower_joint_states")
+        ]
         self.create_subscription(JointState, "follower_external_effort", self.on_external, SETPOINT_QOS)
         self.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, SETPOINT_QOS)
         self.create_service(Trigger, "~/clear_fault", self._clear_fault)
@@ -217,15 +252,15 @@ class TeleopNode(Node):
     def _now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
 
-    def on_leader(self, msg: JointState) -> None:
-        """A leader ``joint_states`` message."""
-        why = self.link.leader(msg.name, msg.position, self._now(), msg.velocity or None)
+    def on_leader(self, msg: JointState, source: str = "leader_joint_states") -> None:
+        """A leader ``joint_states`` message from ``source`` (its topic)."""
+        why = self.link.leader(msg.name, msg.position, self._now(), msg.velocity or None, source)
         if why:
             self.get_logger().warning(f"leader state ignored: {why}", throttle_duration_sec=2.0)
 
-    def on_follower(self, msg: JointState) -> None:
-        """A follower ``joint_states`` message."""
-        why = self.link.follower(msg.name, msg.position, self._now())
+    def on_follower(self, msg: JointState, source: str = "follower_joint_states") -> None:
+        """A follower ``joint_states`` message from ``source`` (its topic)."""
+        why = self.link.follower(msg.name, msg.position, self._now(), source)
         if why:
             self.get_logger().warning(f"follower state ignored: {why}", throttle_duration_sec=2.0)
 
@@ -266,10 +301,10 @@ class TeleopNode(Node):
         publish_guarded(self, self._setpoint_pub, msg)
 
     def _on_diagnostics(self, msg: DiagnosticArray) -> None:
-        prefix = f"{self._bridge}: "
         for st in msg.status:
-            if st.name.startswith(prefix) and st.level == DiagnosticStatus.ERROR and not self.link.fault:
-                reason = f"{st.name[len(prefix) :]}: {st.message}"
+            prefix = next((p for p in self._bridges if st.name.startswith(p)), None)
+            if prefix is not None and st.level == DiagnosticStatus.ERROR and not self.link.fault:
+                reason = f"{st.name}: {st.message}"
                 self.link.set_fault(reason)
                 self.feedback.set_fault(True)
                 self.get_logger().error(

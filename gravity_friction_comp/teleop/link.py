@@ -15,10 +15,13 @@ chain's rate). States:
 - ``following``: the target is the leader's mapped pose (``offset + sign·scale·q_l``, the
   gripper by its range map), clipped to the follower's URDF position limits.
 - ``holding``: the leader is stale or silent (no good sample for ``stale_timeout``), the
-  follower's state is stale, the link is disabled, or a follower fault is latched
+  follower's state is stale (on an arm of several buses: any one bus's, named), the link is disabled, or a follower fault is latched
   (:meth:`TeleopLink.set_fault`, until :meth:`TeleopLink.clear_fault`): the target stays at
   the last one given (the shaper brings the follower to rest there); leaving ``holding``
   engages again from the measured pose.
+
+Each side's state may come from several ``joint_states`` sources (one bridge per bus):
+:class:`~gravity_friction_comp.teleop.merge.MergedJointState` merges them by joint name.
 
 :meth:`TeleopLink.status` gives the state and why (the diagnostic). No rclpy import.
 """
@@ -32,6 +35,7 @@ import numpy as np
 
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.teleop.config import TeleopPairConfig
+from gravity_friction_comp.teleop.merge import MergedJointState
 
 __all__ = ["ENGAGE_RATE", "FALLBACK_VELOCITY", "LINK_STATES", "TeleopLink"]
 
@@ -87,12 +91,12 @@ class TeleopLink:
         self._leader_names = config.leader_joints
         self._gain = np.array([jm.gain for jm in maps])
         self._offset = np.array([jm.offset for jm in maps])
-        self._leader: np.ndarray | None = None  # (m,) last good leader sample, leader_joints order
+        self._leader_state = MergedJointState(self._leader_names, "leader")
+        self._follower_state = MergedJointState(self.names, "follower")
+        self._leader: np.ndarray | None = None  # (m,) merged leader pose, leader_joints order
         self._leader_v = np.zeros(m)  # its velocity
         self._velocity = np.zeros(m)  # the target's velocity
-        self._t_leader = -math.inf
-        self._follower: np.ndarray | None = None  # (m,) last follower measurement
-        self._t_follower = -math.inf
+        self._follower: np.ndarray | None = None  # (m,) merged follower measurement
         self._state = "waiting"
         self._target: np.ndarray | None = None
         self._t_target = -math.inf
@@ -101,39 +105,22 @@ class TeleopLink:
         self._why = "no follower state yet"
 
     # --- inputs -----------------------------------------------------------------------------
-    @staticmethod
-    def _pick(
-        names: Sequence[str], position, wanted: Sequence[str], who: str
-    ) -> tuple[np.ndarray | None, str]:
-        index = {n: i for i, n in enumerate(names)}
-        missing = [j for j in wanted if j not in index]
-        if missing or len(position) != len(names):
-            return None, (
-                f"{who} joint_states lacks {missing}" if missing else f"{who} names/positions lengths differ"
-            )
-        q = np.array([position[index[j]] for j in wanted], dtype=float)
-        if not np.all(np.isfinite(q)):
-            return None, f"{who} position not finite: {q.tolist()}"
-        return q, ""
-
-    def leader(self, names: Sequence[str], position, t: float, velocity=None) -> str:
-        """A leader ``joint_states`` sample at ``t`` [s] (``velocity`` [rad/s]: its measured
-        velocity, optional; a bad or missing one counts 0); "" when taken, else why not
-        (ignored: a leader that only sends bad samples goes stale)."""
-        q, why = self._pick(names, position, self._leader_names, "leader")
-        if q is not None:
-            v = None
-            if velocity is not None and len(velocity) == len(names):
-                v, _ = self._pick(names, velocity, self._leader_names, "leader")
-            self._leader, self._t_leader = q, float(t)
-            self._leader_v = np.zeros(len(q)) if v is None else v
+    def leader(self, names: Sequence[str], position, t: float, velocity=None, source: str = "") -> str:
+        """A leader ``joint_states`` sample at ``t`` [s] from ``source`` (a topic, a bus; one
+        message may carry only that bus's joints: merged by name); ``velocity`` [rad/s] its
+        measured velocity, optional (a bad or missing one counts 0). "" when taken, else why
+        not (ignored: a leader that only sends bad samples goes stale)."""
+        why = self._leader_state.add(names, position, t, velocity, source)
+        if not why and self._leader_state.position is not None:
+            self._leader, self._leader_v = self._leader_state.position, self._leader_state.velocity
         return why
 
-    def follower(self, names: Sequence[str], position, t: float) -> str:
-        """A follower ``joint_states`` sample at ``t`` [s]; "" when taken, else why not."""
-        q, why = self._pick(names, position, self.names, "follower")
-        if q is not None:
-            self._follower, self._t_follower = q, float(t)
+    def follower(self, names: Sequence[str], position, t: float, source: str = "") -> str:
+        """A follower ``joint_states`` sample at ``t`` [s] from ``source`` (merged by name as
+        :meth:`leader`); "" when taken, else why not."""
+        why = self._follower_state.add(names, position, t, source=source)
+        if not why and self._follower_state.position is not None:
+            self._follower = self._follower_state.position
         return why
 
     def set_fault(self, reason: str) -> None:
@@ -196,26 +183,23 @@ class TeleopLink:
         return out
 
     def _hold_reason(self, t: float) -> str:
-        limit = self.config.stale_timeout + 1e-9  # float slack of two stamps
         if self._fault:
             return f"follower fault: {self._fault}"
         if not self._enabled:
             return "disabled"
         if self._leader is None:
-            return "no leader state yet"
-        if t - self._t_leader > limit:
-            return (
-                f"leader state {t - self._t_leader:.3f} s old (stale_timeout {self.config.stale_timeout:g} s)"
-            )
-        if t - self._t_follower > limit:
-            return f"follower state {t - self._t_follower:.3f} s old (stale_timeout {self.config.stale_timeout:g} s)"
-        return ""
+            return f"no leader state yet (missing {self._leader_state.missing})"
+        timeout = self.config.stale_timeout
+        return self._leader_state.problem(t, timeout) or self._follower_state.problem(t, timeout)
 
     def target(self, t: float) -> np.ndarray | None:
         """(m,) the follower target at ``t`` [s] in :attr:`names` order, or ``None`` while
         ``waiting``. Call once per output period (it advances the engage move)."""
         if self._follower is None:
-            self._state, self._why = "waiting", "no follower state yet"
+            self._state, self._why = (
+                "waiting",
+                f"no follower state yet (missing {self._follower_state.missing})",
+            )
             return None
         why = self._hold_reason(t)
         if why:

@@ -9,11 +9,13 @@ virtual bus and simulated arm, wired as ``teleop.launch.py`` wires the nodes:
   profile's free-drive friction scale and dither), plus the **feedback effort** on its
   setpoint; a :class:`ScriptedHand` moves it (an impedance towards a scripted pose, plus
   any torques of its :class:`~gravity_friction_comp.sim.external_effort.ExternalEffortSchedule`).
-- **link**: each tick the leader's measured pose → :class:`~gravity_friction_comp.teleop.link.TeleopLink`
+- **link**: each tick the leader's measured pose (one sample per bus, as one bridge per bus
+  publishes it) → :class:`~gravity_friction_comp.teleop.link.TeleopLink`
   (mapping, soft engage, hold) → :class:`~gravity_friction_comp.stage.shaper.SetpointShaper`
   (jerk-limited q, q̇ at the tick) → the follower's gravity and friction stages → its bridge.
 - **follower** (follow mode, the motor map's kp/kd): after each frame exchange its measured
-  state (q, q̇, motor torque) → :class:`~gravity_friction_comp.observer.momentum.MomentumObserver`
+  state → the link, one sample per bus (source: the bus), and (q, q̇, motor torque) →
+  :class:`~gravity_friction_comp.observer.momentum.MomentumObserver`
   → :class:`~gravity_friction_comp.teleop.feedback.ForceFeedback` → the leader's feedback
   effort at the next tick. A :class:`SpringObstacle` (a stiff one-sided wall) acts on it.
 
@@ -24,7 +26,7 @@ No rclpy import.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -211,6 +213,15 @@ def arm_pieces(
     return ArmPieces(profile, config, bare, fmodel, gravity, friction, arm, limits, tuple(joints))
 
 
+def _bus_parts(config: Any, joints: Sequence[str]) -> list[tuple[str, np.ndarray]]:
+    """Per bus of a bridge config: (its name, the indices of its joints in ``joints``), as
+    one bridge per bus publishes them (one part on a single-bus arm)."""
+    return [
+        (bus, np.array([joints.index(m.name) for m in config.motors_on(bus)], dtype=int))
+        for bus in config.buses
+    ]
+
+
 @dataclass
 class TeleopRecord:
     """One row per tick.
@@ -319,7 +330,8 @@ class TeleopLoop:
         self.observer = MomentumObserver(
             fm,
             observer_gain,
-            friction=FrictionModel.from_yaml(follower.profile.arm_config, list(fm.joint_names)),
+            friction=follower.friction_model,  # the bridged joints' (an OpenArm YAML has no names)
+            friction_joints=follower.joints,
             velocity_deadband=0.02,
         )
         self.feedback = ForceFeedback(
@@ -327,6 +339,8 @@ class TeleopLoop:
         )
         self.chain = SimulatedChain([self.leader_loop.chain, self.follower_chain])
         self.follower_chain.enable()
+        self._leader_buses = _bus_parts(leader.config, lj)
+        self._follower_buses = _bus_parts(follower.config, fj)
         self._fixed_f = {
             j: float(follower.arm.position[fm.joint_names.index(j)]) for j in fm.joint_names if j not in fj
         }
@@ -350,7 +364,8 @@ class TeleopLoop:
             return
         t = now_ns * 1e-9
         names = list(self.follower.joints)
-        self.link.follower(names, state.position, t)
+        for bus, idx in self._follower_buses:
+            self.link.follower([names[i] for i in idx], state.position[idx], t, bus)
         fm = self.follower.model
         at = {n: i for i, n in enumerate(names)}
         q = np.array([state.position[at[j]] if j in at else self._fixed_f[j] for j in fm.joint_names])
@@ -419,7 +434,9 @@ class TeleopLoop:
                 on_tick(t)
             state = self.leader_loop.core.joint_state()
             if state.valid.all():
-                self.link.leader(list(self.leader.joints), state.position, t, state.velocity)
+                for bus, idx in self._leader_buses:
+                    names = [self.leader.joints[i] for i in idx]
+                    self.link.leader(names, state.position[idx], t, state.velocity[idx], bus)
             fb = self.feedback.effort(t)
             self.leader_loop.source.feedback(list(fb.names), fb.effort, t)
             self.leader_loop.command(t)

@@ -1,6 +1,6 @@
 """``gfc_demo --teleop``: a leader drives a follower in lockstep, the follower's contact felt in the leader.
 
-Two simulated arms of ``--arm`` (default palletizer) side by side in one lockstep
+Two simulated arms of ``--arm`` (default palletizer; ``openarm_v10_bimanual``: the bimanual pair) side by side in one lockstep
 (:class:`~gravity_friction_comp.teleop.lockstep.TeleopLoop`), the pair the identity mapping
 of the arm's bridge joints. The follower starts :data:`START_OFFSET` away from the leader
 (the soft engage brings it over). Phases, per run:
@@ -8,8 +8,10 @@ of the arm's bridge joints. The follower starts :data:`START_OFFSET` away from t
 1. **free motion** (:data:`FREE_TIME`): the scripted hand moves the leader along sines about
    its start pose (amplitude :data:`AMPLITUDE` × each joint's, period :data:`PERIOD`);
    after the engage, the follower's true position against the leader's mapped pose gives
-   the tracking RMS per joint and the delay (the shift that minimises the RMS), against the
-   shaper's own delay (its shaped setpoint against the same mapped pose).
+   the tracking RMS per joint and the delay (the shift that minimises the RMS over the
+   proximal joints, those of the RMS bound), against the shaper's own delay (its shaped
+   setpoint against the same mapped pose). On an arm of several buses (the bimanual
+   OpenArm) each arm's state reaches the link per bus, merged by joint name.
 2. **contact** (:data:`CONTACT_TIME`): a stiff wall (:data:`WALL_STIFFNESS`) :data:`WALL_GAP`
    beyond the follower's pose on the contact joint (the first bridge joint); the hand pushes
    the leader :data:`PUSH` past it and holds. Over the last :data:`WINDOW` s: the feedback
@@ -134,8 +136,10 @@ def _loop(
 
 def run_free_motion(arm: str, duration: float = FREE_TIME) -> dict[str, Any]:
     """Phase 1 (module docstring): tracking RMS [rad] per joint, delay [s] (follower behind
-    the leader), shaper delay [s] (its setpoint behind the leader), the largest setpoint step
-    [rad], the first setpoint's offset from the follower's pose [rad], and the record."""
+    the leader, over the proximal joints; ``delay_all``: over every joint), shaper delay [s]
+    (its setpoint behind the leader), the largest setpoint step [rad], the first setpoint's
+    offset from the follower's pose [rad], the proximal joints, the joints (the RMS's order),
+    and the record."""
     holder: dict[str, Any] = {}
 
     def reference(t: float):
@@ -160,16 +164,21 @@ def run_free_motion(arm: str, duration: float = FREE_TIME) -> dict[str, Any]:
     start = max(start, int(round(1.0 / period)))  # after the hand's ramp too
     mapped, fq = rec.mapped[start:], rec.follower_q[start:]
     max_shift = int(round(0.1 / period))
-    delay = best_delay(mapped, fq, max_shift) * period
+    proximal = _proximal(arm)
+    p = [list(loop.pair.follower_joints).index(j) for j in proximal]
+    delay = best_delay(mapped[:, p], fq[:, p], max_shift) * period
     rms = np.sqrt(np.mean((fq - mapped) ** 2, axis=0))
-    shaper_delay = best_delay(mapped, rec.setpoint[start:], max_shift) * period
+    shaper_delay = best_delay(mapped[:, p], rec.setpoint[start:, p], max_shift) * period
     valid = ~np.isnan(rec.setpoint).any(axis=1)
     steps = np.abs(np.diff(rec.setpoint[valid], axis=0))
     first = rec.setpoint[valid][0] - rec.follower_q[valid][0]
     return {
         "rms": rms,
         "delay": delay,
+        "delay_all": best_delay(mapped, fq, max_shift) * period,
         "shaper_delay": shaper_delay,
+        "proximal": proximal,
+        "joints": tuple(loop.pair.follower_joints),
         "period": period,
         "engage_time": float(rec.t[int(np.argmax(following))] - rec.t[0]) if following.any() else None,
         "max_setpoint_step": float(steps.max()) if len(steps) else 0.0,
@@ -177,6 +186,13 @@ def run_free_motion(arm: str, duration: float = FREE_TIME) -> dict[str, Any]:
         "record": rec,
         "start": start,
     }
+
+
+def _proximal(arm: str) -> tuple[str, ...]:
+    from gravity_friction_comp.profiles.arm_profiles import load_arm, proximal_joints
+
+    profile = load_arm(arm)
+    return proximal_joints(profile, profile.joints)
 
 
 def run_contact(
@@ -228,6 +244,7 @@ def run_teleop(
     free = run_free_motion(arm)
     log(
         f"free motion: RMS {[round(1e3 * float(x), 3) for x in free['rms']]} mrad, delay {1e3 * free['delay']:.1f} ms "
+        f"(every joint {1e3 * free['delay_all']:.1f} ms) "
         f"(shaper alone {1e3 * free['shaper_delay']:.1f} ms, period {1e3 * free['period']:.1f} ms), "
         f"engaged after {free['engage_time']} s"
     )
@@ -250,12 +267,8 @@ def run_teleop(
     log(
         f"  probe beyond the maximum, gain {PROBE_GAIN:g}: limit cycle {1e3 * probe['limit_cycle'].max():.1f} mrad"
     )
-    from gravity_friction_comp.profiles.arm_profiles import load_arm, proximal_joints
-
-    profile = load_arm(arm)
-    proximal = proximal_joints(profile, profile.joints)
-    names = list(profile.joints)
-    rms = dict(zip(names, map(float, free["rms"])))
+    proximal = free["proximal"]
+    rms = dict(zip(free["joints"], map(float, free["rms"])))
     checks = {
         "delay": free["delay"] <= free["shaper_delay"] + 2 * free["period"] + 1e-9,
         "tracking_rms": all(rms[j] <= MAX_RMS for j in proximal),
@@ -273,6 +286,7 @@ def run_teleop(
             "tracking_rms_unit": "mrad",
             "proximal": list(proximal),
             "delay_ms": 1e3 * free["delay"],
+            "delay_all_joints_ms": 1e3 * free["delay_all"],
             "shaper_delay_ms": 1e3 * free["shaper_delay"],
             "period_ms": 1e3 * free["period"],
             "engage_time_s": free["engage_time"],
