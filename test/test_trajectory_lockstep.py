@@ -140,8 +140,50 @@ def _poses(s: _Setup) -> tuple[np.ndarray, np.ndarray]:
     )
 
 
+def _trapezoid(duration: float, accel_fraction: float = 0.25) -> Callable[[float], tuple[float, float, float]]:
+    """MoveIt's default time parameterisation (time-optimal, Kunz & Stilman 2012) of a
+    straight joint-space path: the path parameter s ∈ [0, 1] accelerates at a constant rate,
+    cruises and decelerates (bang-coast-bang), every joint on the one path; here with
+    velocity and acceleration scaled so that the move takes ``duration`` (accelerating over
+    ``accel_fraction`` of it). t → (s, ṡ, s̈)."""
+    ta = accel_fraction * duration
+    peak = 1.0 / (duration - ta)
+    a = peak / ta
+
+    def blend(t: float) -> tuple[float, float, float]:
+        if t <= 0.0:
+            return 0.0, 0.0, 0.0
+        if t < ta:
+            return 0.5 * a * t * t, a * t, a
+        if t < duration - ta:
+            return 0.5 * a * ta * ta + peak * (t - ta), peak, 0.0
+        if t < duration:
+            u = duration - t
+            return 1.0 - 0.5 * a * u * u, a * u, -a
+        return 1.0, 0.0, 0.0
+
+    return blend
+
+
+def _minimum_jerk_blend(duration: float) -> Callable[[float], tuple[float, float, float]]:
+    """The minimum-jerk law over ``duration`` (the demo's moves), t → (s, ṡ, 0) (no accelerations sent)."""
+
+    def blend(t: float) -> tuple[float, float, float]:
+        s, ds = minimum_jerk(t / duration)
+        return s, ds / duration, 0.0
+
+    return blend
+
+
+#: The trajectory shapes: (blend, accelerations sent). "moveit": what MoveIt sends (its
+#: time parameterisation's positions, velocities and accelerations: quintic in JTC);
+#: "minimum_jerk": positions and velocities of the minimum-jerk law (cubic).
+SHAPES = {"moveit": (_trapezoid(3.0), True), "minimum_jerk": (_minimum_jerk_blend(3.0), False)}
+
+
+@pytest.mark.parametrize("shape", ["moveit", "minimum_jerk"])
 @pytest.mark.parametrize("arm_name", ["palletizer", "yam_ultra"])
-def test_moveit_like_trajectory_tracks_as_well_as_the_pick_place_cycle(arm_name, capsys):
+def test_moveit_like_trajectory_tracks_as_well_as_the_pick_place_cycle(arm_name, shape, capsys):
     rate = 250.0  # the demo's setpoint rate
     s = _Setup(arm_name)
     pick, place = _poses(s)
@@ -158,14 +200,19 @@ def test_moveit_like_trajectory_tracks_as_well_as_the_pick_place_cycle(arm_name,
 
     s = _Setup(arm_name)  # a fresh arm at home
     follower = TrajectoryFollower(s.names, s.home, s.model.velocity_limits)
-    # MoveIt-like: 10 waypoints over 3 s with the velocities of its time parameterisation
-    # (here the minimum-jerk law home → pick, whose velocity is zero at both ends)
-    times = np.linspace(0.0, 3.0, 10)
+    # MoveIt-like: 10 waypoints over 3 s home → pick, sampled from the shape's law
+    blend, with_acceleration = SHAPES[shape]
     points = []
-    for t in times:
-        blend, rate_of_blend = minimum_jerk(t / 3.0)
+    for t_point in np.linspace(0.0, 3.0, 10):
+        b, rate_of_blend, blend_acceleration = blend(t_point)
+        step = pick - s.home
         points.append(
-            TrajectoryPoint(t, s.home + (pick - s.home) * blend, (pick - s.home) * rate_of_blend / 3.0)
+            TrajectoryPoint(
+                t_point,
+                s.home + step * b,
+                step * rate_of_blend,
+                step * blend_acceleration if with_acceleration else (),
+            )
         )
     start = 0.5  # [s] held first, as the demo's start_delay
     follower.set_trajectory(s.names, points, start, 0.0)
@@ -177,19 +224,20 @@ def test_moveit_like_trajectory_tracks_as_well_as_the_pick_place_cycle(arm_name,
     errors = s.run(followed, start + 3.0 + SETTLE, rate)
     t = np.arange(len(errors)) / rate + 1.0 / rate
     rms_traj = _rms(errors[t >= start])  # the move and SETTLE after it
-    with capsys.disabled():
-        print(
-            f"\n{arm_name}: RMS [mrad] per motor joint, MoveIt-like trajectory "
-            f"{np.round(1e3 * rms_traj, 3).tolist()} vs pick_place cycle {np.round(1e3 * rms_cycle, 3).tolist()}"
-        )
-    # the arm's RMS over every motor joint; per joint the slower move loses on the joints
-    # whose error is friction at low speed (docs/trajectory.md: the same move in 2 s wins on all)
     overall_traj, overall_cycle = np.sqrt(np.mean(rms_traj**2)), np.sqrt(np.mean(rms_cycle**2))
     with capsys.disabled():
         print(
-            f"  whole arm: trajectory {1e3 * overall_traj:.3f} mrad, pick_place {1e3 * overall_cycle:.3f} mrad"
+            f"\n{arm_name} ({shape}): RMS [mrad] per motor joint, trajectory "
+            f"{np.round(1e3 * rms_traj, 3).tolist()} vs pick_place cycle {np.round(1e3 * rms_cycle, 3).tolist()}"
+            f"\n  whole arm: trajectory {1e3 * overall_traj:.3f} mrad, pick_place {1e3 * overall_cycle:.3f} mrad"
         )
     assert overall_traj <= overall_cycle, (rms_traj, rms_cycle)
+    if arm_name == "palletizer" and shape == "moveit":
+        # per joint too. Not on the minimum-jerk shape: its slow final approach creeps the last
+        # ~2.7 mrad below the friction model's eps (0.02 rad/s), where the velocity-driven term
+        # has faded, and the arm sticks short (docs/trajectory.md); nor on the YAM Ultra, whose
+        # joints 3/4 carry the static offset of its tuned gravity_scale in every pose
+        assert np.all(rms_traj <= rms_cycle), (rms_traj, rms_cycle)
 
 
 def _stream(seed: int, home: np.ndarray, amplitude: np.ndarray, duration: float, fast: bool):
