@@ -140,7 +140,9 @@ def _poses(s: _Setup) -> tuple[np.ndarray, np.ndarray]:
     )
 
 
-def _trapezoid(duration: float, accel_fraction: float = 0.25) -> Callable[[float], tuple[float, float, float]]:
+def _trapezoid(
+    duration: float, accel_fraction: float = 0.25
+) -> Callable[[float], tuple[float, float, float]]:
     """MoveIt's default time parameterisation (time-optimal, Kunz & Stilman 2012) of a
     straight joint-space path: the path parameter s ∈ [0, 1] accelerates at a constant rate,
     cruises and decelerates (bang-coast-bang), every joint on the one path; here with
