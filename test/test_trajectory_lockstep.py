@@ -38,7 +38,10 @@ pytest.importorskip("pinocchio")
 pytest.importorskip("can")
 pytest.importorskip("ruckig")
 
-from gravity_friction_comp.friction.arm_yaml import gravity_scale_from_arm_yaml  # noqa: E402
+from gravity_friction_comp.friction.arm_yaml import (  # noqa: E402
+    actuator_model_from_arm_yaml,
+    gravity_scale_from_arm_yaml,
+)
 from gravity_friction_comp.friction.models import FrictionModel  # noqa: E402
 from gravity_friction_comp.model.robot_model import RobotModel  # noqa: E402
 from gravity_friction_comp.profiles.arm_profiles import (  # noqa: E402
@@ -64,21 +67,34 @@ Source = Callable[[float], tuple[np.ndarray, np.ndarray]]  # t → (q, q̇), eve
 
 
 class _Setup:
-    def __init__(self, arm_name: str, mode: str = "gravity", truth_actuators: bool = False):
+    def __init__(
+        self,
+        arm_name: str,
+        mode: str = "gravity",
+        truth_actuators: bool = False,
+        truth_scale: bool | None = None,
+    ):
+        """``truth_actuators``: the simulator's actuator model, else the arm YAML's (as the
+        gravity node: its ``actuators:`` block, none on the YAM Ultra); ``truth_scale``
+        (default: as ``truth_actuators``): the simulator's mass scale, else the arm YAML's
+        ``gravity_scale``."""
         self.profile = load_arm(arm_name)
         self.sim_config = SimConfig.from_yaml(self.profile.sim_config)
         self.model = RobotModel.from_urdf(str(self.profile.urdf))
         self.names = list(self.model.joint_names)
         self.joints = list(self.profile.joints)
-        compensator = self.model
         if truth_actuators and self.sim_config.actuators is not None:
             compensator = self.model.with_actuators(self.sim_config.actuators)
+        else:
+            compensator = self.model.with_actuators(
+                actuator_model_from_arm_yaml(self.profile.arm_config, robot=self.model)
+            )
         # as the demo (--arm): gravity limits raised to the motor map's, the arm YAML's scale
         stage_values = motor_map_stage_values(self.profile.bridge_values())
         motor = dict(zip(stage_values["joints"], stage_values.get("effort_limit", [])))
         raised, _ = raised_effort_limits(self.names, self.model.effort_limits, motor)
         scale = gravity_scale_from_arm_yaml(self.profile.arm_config, self.names)
-        if truth_actuators:  # the simulator's true masses too: the modes differ by the inertia alone
+        if truth_actuators if truth_scale is None else truth_scale:  # the simulator's true masses
             scale = np.full(len(self.names), self.sim_config.mass_scale)
         self.gravity = GravityStage(
             GravityConfig(compensator, mode=mode, effort_limit=list(raised) or None),
@@ -319,8 +335,48 @@ def test_jittery_60_hz_stream_shaped_to_1_khz_in_lockstep_violates_no_limit(arm_
     assert np.max(np.abs(out[:, 2]) / lim.acceleration) > 0.1  # it moved
 
 
+#: The compensator's actuator model / mass scale: (the simulator's actuators, its mass scale).
+COMPENSATORS = {"truth": (True, True), "arm_yaml_actuators": (False, True)}
+
+
+@pytest.mark.parametrize("compensator", ["truth", "arm_yaml_actuators"])
 @pytest.mark.parametrize("arm_name", ["palletizer", "yam_ultra"])
-def test_inverse_dynamics_on_the_shaped_stream_beats_gravity_only(arm_name, capsys):
+def test_inverse_dynamics_on_the_shaped_stream_beats_gravity_only(arm_name, compensator, capsys):
+    """``arm_yaml_actuators``: the arm YAML's actuator model (none on either arm: no reflected
+    rotor inertia) with the true masses: the inertial term of the links alone still wins ≥ 3×
+    (issue 30 point 3: the YAM Ultra's cap is its gravity_scale, not its armature; see
+    :func:`test_the_yam_ultras_gravity_scale_caps_inverse_dynamics`)."""
+    truth_actuators, truth_scale = COMPENSATORS[compensator]
+    rms = _inverse_dynamics_runs(arm_name, truth_actuators, truth_scale)
+    with capsys.disabled():
+        print(
+            f"\n{arm_name} ({compensator}): fast moves, shaped 60 Hz stream, RMS [mrad] (ratio to gravity only)"
+        )
+        for run, values in rms.items():
+            ratio = rms["gravity"] / values
+            print(f"  {run:<30} {np.round(1e3 * values, 3).tolist()} ({np.round(ratio, 2).tolist()})")
+    profile = load_arm(arm_name)
+    joints = list(profile.joints)
+    proximal = [joints.index(j) for j in proximal_joints(profile, joints)]
+    for run in ("inverse_dynamics", "inverse_dynamics, shaper's q̈"):
+        ratio = rms["gravity"] / rms[run]
+        assert np.all(ratio[proximal] >= 3.0), (run, ratio)
+
+
+def test_the_yam_ultras_gravity_scale_caps_inverse_dynamics(capsys):
+    """With the true actuators but the arm YAML's gravity_scale (i2rt's 1.1 on dof_joint2/3
+    against the simulator's 1.05) inverse dynamics stays below 3× on dof_joint3: a static
+    error of 0.05 × its gravity torque, which no inertial term removes (the data are the
+    vendor's tuning of the real arm, the simulator's scale is illustrative: the route to the
+    true masses is calibrate_gravity, docs/trajectory.md)."""
+    rms = _inverse_dynamics_runs("yam_ultra", True, False)
+    ratio = rms["gravity"] / rms["inverse_dynamics, shaper's q̈"]
+    with capsys.disabled():
+        print(f"\nyam_ultra (arm YAML gravity_scale): ratio {np.round(ratio, 2).tolist()}")
+    assert ratio[2] < 3.0 <= ratio[0]
+
+
+def _inverse_dynamics_runs(arm_name: str, truth_actuators: bool, truth_scale: bool) -> dict[str, np.ndarray]:
     rms = {}
     # inverse dynamics with q̈ from the stage's filter (what the node does: JointState has no
     # acceleration) and with the shaper's own q̈ (GravityStage.update(acceleration=...))
@@ -329,18 +385,10 @@ def test_inverse_dynamics_on_the_shaped_stream_beats_gravity_only(arm_name, caps
         ("inverse_dynamics", "inverse_dynamics", False),
         ("inverse_dynamics, shaper's q̈", "inverse_dynamics", True),
     ):
-        s = _Setup(arm_name, mode=mode, truth_actuators=True)
+        s = _Setup(arm_name, mode=mode, truth_actuators=truth_actuators, truth_scale=truth_scale)
         shaper = _shaper_for(s)
         shaper.reset(s.home)
         amplitude = np.where(np.isin(s.names, s.joints), 0.3, 0.0)
         times, q = _stream(5, s.home, amplitude, 2.4, fast=True)
         rms[run] = _rms(s.run(_shaped_source(shaper, times, q, [], acceleration=given), 2.4, 1000.0))
-    with capsys.disabled():
-        print(f"\n{arm_name}: fast moves, shaped 60 Hz stream, RMS [mrad] (ratio to gravity only)")
-        for run, values in rms.items():
-            ratio = rms["gravity"] / values
-            print(f"  {run:<30} {np.round(1e3 * values, 3).tolist()} ({np.round(ratio, 2).tolist()})")
-    proximal = [s.joints.index(j) for j in proximal_joints(s.profile, s.joints)]
-    for run in ("inverse_dynamics", "inverse_dynamics, shaper's q̈"):
-        ratio = rms["gravity"] / rms[run]
-        assert np.all(ratio[proximal] >= 3.0), (run, ratio)
+    return rms
