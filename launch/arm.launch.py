@@ -344,9 +344,9 @@ def _bool(context, name: str) -> bool:
 def chain_topics(use_gravity: bool, use_friction: bool, shaper: bool = False) -> dict[str, dict[str, str]]:
     """Remappings per stage: the stages that run, wired from ``joint_setpoint`` (with
     ``shaper``: the shaper's output ``shaped/joint_setpoint``, the shaper reading ``joint_setpoint``) to
-    ``joint_command`` (the bridge's input). With ``shaper`` the bridge's lockstep watch of
-    the setpoint (``joint_setpoint``, simulated arm only) reads the shaped stream, the
-    setpoint the chain answers."""
+    ``joint_command`` (the bridge's input). The bridge's lockstep watch of the setpoint
+    stays on the source's ``joint_setpoint``: before the chain's first answer its idle ticks
+    move the clock on until the shaper has a target (its first timer call may come first)."""
     stages = [s for s, on in (("gravity", use_gravity), ("friction", use_friction)) if on]
     remaps: dict[str, dict[str, str]] = {}
     source = "joint_setpoint"
@@ -360,8 +360,6 @@ def chain_topics(use_gravity: bool, use_friction: bool, shaper: bool = False) ->
         source = target
     # No stage at all: the bridge reads the setpoints directly.
     remaps["bridge"] = {"joint_command": source} if source != "joint_command" else {}
-    if shaper:
-        remaps["bridge"]["joint_setpoint"] = SHAPED_TOPIC  # the lockstep watch: what the chain answers
     return remaps
 
 
@@ -557,9 +555,6 @@ def _setup(context, *args, **kwargs):
     for (sub, channel, values), (lockstep_values, shared) in zip(bridges, wiring):
         overrides = dict(bridge_overrides) | lockstep_values
         remapping = dict(remaps["bridge"]) | shared
-        if shaper and "joint_setpoint" in shared:  # a bus's bridge watches the shaped stream too
-            root = shared["joint_setpoint"][: -len("joint_setpoint")]
-            remapping["joint_setpoint"] = root + remaps["bridge"]["joint_setpoint"]
         if sub:  # the bus's bridge in its own namespace, on its own channel
             overrides["can.channel"] = channel
         actions.append(

@@ -646,8 +646,9 @@ def test_launch_arm_profile_follows_pick_place(repo_root):
 
 def test_shaper_argument_puts_the_shaper_before_the_first_stage(repo_root):
     """shaper:=true (issue 30): the shaper reads joint_setpoint, the first stage (or the
-    bridge when no stage runs) reads shaped/joint_setpoint, the bridge's lockstep watch the
-    shaped stream; without it the wiring is the one above. Declared, default false."""
+    bridge when no stage runs) reads shaped/joint_setpoint; the bridge's lockstep watch stays
+    on the source's joint_setpoint (its idle ticks start the clock until the shaper has a
+    target); without it the wiring is the one above. Declared, default false."""
     arm = load_launch_module(repo_root, "arm.launch.py")
     assert ("shaper", "false") in {(n, d) for n, d, _ in arm.ARGUMENTS}
     assert arm.chain_topics(True, True, False) == arm.chain_topics(True, True)
@@ -657,12 +658,9 @@ def test_shaper_argument_puts_the_shaper_before_the_first_stage(repo_root):
         "joint_command": "gravity/joint_command",
     }
     assert full["friction"] == {"joint_setpoint": "gravity/joint_command", "joint_command": "joint_command"}
-    assert full["bridge"] == {"joint_setpoint": "shaped/joint_setpoint"}
+    assert full["bridge"] == {}
     assert arm.chain_topics(False, True, True)["friction"]["joint_setpoint"] == "shaped/joint_setpoint"
-    assert arm.chain_topics(False, False, True)["bridge"] == {
-        "joint_command": "shaped/joint_setpoint",
-        "joint_setpoint": "shaped/joint_setpoint",
-    }
+    assert arm.chain_topics(False, False, True)["bridge"] == {"joint_command": "shaped/joint_setpoint"}
     pytest.importorskip("rclpy")
     from gravity_friction_comp.nodes.setpoint_shaper_node import SHAPED_TOPIC
 
