@@ -43,6 +43,7 @@ setup(
             f"setpoint_player = {PACKAGE}.nodes.setpoint_player:main",
             f"setpoint_shaper = {PACKAGE}.nodes.setpoint_shaper_node:main",
             f"free_drive_node = {PACKAGE}.nodes.free_drive_node:main",
+            f"momentum_observer = {PACKAGE}.nodes.observer_node:main",
             f"gfc_demo = {PACKAGE}.tools.demo:main",
             f"identify_friction = {PACKAGE}.tools.identify_friction:main",
             f"excite = {PACKAGE}.tools.excite:main",

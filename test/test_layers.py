@@ -209,6 +209,7 @@ LAYER_ORDER = (
     "friction",
     "stage",
     "mit",
+    "observer",
     "profiles",
     "sim",
     "ident",

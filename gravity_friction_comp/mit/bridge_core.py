@@ -15,6 +15,8 @@ Per-motor behaviour, evaluated in :meth:`step` in this order:
 1. shut down (after :meth:`shutdown_frames`): disable frames.
 2. fault latched (feedback reported a fault state; sticky until :meth:`request_clear_fault`):
    ``fault_behavior``.
+   Then a reaction in force (:meth:`MitBridgeCore.react`, a detected contact; until
+   :meth:`MitBridgeCore.clear_reaction`): its behaviour on every motor.
 3. no valid command yet: ``startup_behavior`` (default ``timeout_behavior``; ``hold``
    keeps the arm at its first measured position until a setpoint source appears, a joint
    with kp 0 is damped instead: a hold without stiffness would not hold). None for longer
@@ -43,8 +45,6 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 
@@ -56,7 +56,8 @@ from gravity_friction_comp.mit.bridge_checks import (
     check_time,
     gain_array,
 )
-from gravity_friction_comp.mit.bridge_config import BEHAVIORS, BridgeConfig, check_gains
+from gravity_friction_comp.mit.bridge_config import BridgeConfig, check_behavior, check_gains
+from gravity_friction_comp.mit.bridge_status import JointStateArrays, MotorStatus
 from gravity_friction_comp.mit.damiao_registers import parse_damiao_register_reply
 from gravity_friction_comp.mit.motor_codec import MotorCodec
 from gravity_friction_comp.mit.special_frames import DISABLE_FRAME, ENABLE_FRAME, clear_error_frames
@@ -71,59 +72,6 @@ __all__ = [
 #: [s] Clock-reading slack of the command timeout (see :meth:`MitBridgeCore.step`): the
 #: switch happens on the first tick with elapsed > timeout + min(1 µs, period / 100).
 TIME_TOLERANCE = 1e-6
-
-
-# --- results ----------------------------------------------------------------------------------
-
-
-class JointStateArrays(NamedTuple):
-    """Measured joint state, each array shape (n_joints,); ``valid`` False until a reply.
-
-    position [rad], velocity [rad/s], effort [N·m] (0.0 where not valid).
-    """
-
-    position: np.ndarray
-    velocity: np.ndarray
-    effort: np.ndarray
-    valid: np.ndarray
-
-
-@dataclass(frozen=True)
-class MotorStatus:
-    """Per-motor status for diagnostics.
-
-    Attributes:
-        name, can_id: Joint name and motor CAN id.
-        behavior: What was sent in the last step: ``command`` | ``damp`` | ``hold`` |
-            ``disable`` | ``clear_fault`` | ``shutdown`` | ``none`` (before the first step).
-        reason: Why (``""`` for ``command``), e.g. ``"command timeout"``, ``"fault: over-current"``.
-        fault: Fault latched. fault_reason: Its text (``""`` when none).
-        stale: ``stale_cycles`` or more consecutive replies missing.
-        missed_replies: Consecutive missed replies. total_missed_replies: Since start.
-        replies: Replies received.
-        effort_clamped: The last command's τ_ff was clamped.
-        position_clamped: The last command's position was outside [position_lower,
-            position_upper] and clamped.
-        motor_enabled: Damiao state nibble says enabled (``None`` when unknown/CubeMars).
-        temperatures: (name, °C) pairs from the last reply.
-        last_reply_time: ``now`` of the last reply [s] (``None`` before the first).
-    """
-
-    name: str
-    can_id: int
-    behavior: str
-    reason: str
-    fault: bool
-    fault_reason: str
-    stale: bool
-    missed_replies: int
-    total_missed_replies: int
-    replies: int
-    effort_clamped: bool
-    position_clamped: bool
-    motor_enabled: bool | None
-    temperatures: tuple[tuple[str, int], ...]
-    last_reply_time: float | None
 
 
 class _MotorRuntime:
@@ -181,14 +129,8 @@ class MitBridgeCore:
             raise ConfigError("config must be a BridgeConfig", key="config", value=config)
         if startup_behavior is None:
             startup_behavior = config.timeout_behavior
-        if not isinstance(startup_behavior, str) or startup_behavior not in BEHAVIORS:
-            raise ConfigError(
-                f"startup_behavior must be one of {', '.join(BEHAVIORS)}; got {startup_behavior!r}",
-                key="startup_behavior",
-                value=startup_behavior,
-            )
         self.config = config
-        self.startup_behavior = startup_behavior
+        self.startup_behavior = check_behavior("startup_behavior", startup_behavior)
         self._joint_names = tuple(m.name for m in config.motors)
         self._tau_limit = tuple(m.tau_limit for m in config.motors)  # config is frozen: once, not per step
         n = len(config.motors)
@@ -209,6 +151,7 @@ class MitBridgeCore:
         for i, m in enumerate(config.motors):
             self._by_master.setdefault(m.master_id, []).append(i)
         self._shut_down = False
+        self._reaction: tuple[str, str] | None = None  # (behaviour, reason) of react()
         self.frames_sent = 0
         self.frames_received = 0
         self.rejected_commands = 0
@@ -356,6 +299,31 @@ class MitBridgeCore:
             )
         return int(index)
 
+    # --- reaction (a detected contact) -------------------------------------------------------
+
+    def react(self, behavior: str, reason: str) -> None:
+        """From the next :meth:`step` on, every motor gets the safe behaviour ``behavior``
+        (:data:`BEHAVIORS`: damp, hold, disable) whatever the commands, until
+        :meth:`clear_reaction`; shutdown and latched faults still come first. ``reason`` is
+        the motors' :attr:`MotorStatus.reason` meanwhile (e.g. the contact's joint and torque).
+        A second call replaces the first (``hold`` keeps the position it latched).
+
+        Raises:
+            ConfigError: ``behavior`` not in :data:`BEHAVIORS` (key ``behavior``).
+        """
+        self._reaction = (check_behavior("behavior", behavior), str(reason))
+
+    def clear_reaction(self) -> bool:
+        """End :meth:`react`'s behaviour: commands are obeyed again from the next step.
+        Returns whether one was in force."""
+        active, self._reaction = self._reaction is not None, None
+        return active
+
+    @property
+    def reaction(self) -> tuple[str, str] | None:
+        """``(behavior, reason)`` of :meth:`react` in force, or ``None``."""
+        return self._reaction
+
     # --- frames out -----------------------------------------------------------------------
 
     def enable_frames(self, bus: str | None = None) -> list[tuple[int, bytes]]:
@@ -441,6 +409,9 @@ class MitBridgeCore:
             elif rt.fault:
                 behavior, frame = self._behavior_frame(i, cfg.fault_behavior)
                 reason, out = f"fault: {rt.fault_reason}", [frame]
+            elif self._reaction is not None:
+                behavior, frame = self._behavior_frame(i, self._reaction[0])
+                reason, out = self._reaction[1], [frame]
             elif self._cmd_time is None:
                 wanted = self.startup_behavior
                 if wanted == "hold" and self._kp[i] == 0.0:

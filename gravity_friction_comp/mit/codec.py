@@ -55,7 +55,9 @@ __all__ = [
     "encode_command",
     "pack_command_codes",
     "position_step",
+    "torque_step",
     "unpack_command_codes",
+    "velocity_step",
 ]
 
 #: Largest position code a command frame may carry (see the module docstring).
@@ -71,6 +73,26 @@ def position_step(limits: MotorLimits) -> float:
     """
     p_max = check_limits(limits).p_max
     return 2.0 * p_max / ((1 << P_BITS) - 1)  # the span [-P_MAX, P_MAX] over the codes
+
+
+def velocity_step(limits: MotorLimits) -> float:
+    """[rad/s] One code of the 12-bit velocity field (command and feedback), motor side:
+    2·V_MAX / (2^12 − 1); 0 is no code, it reads ±½ step (module docstring of quantize).
+
+    Raises:
+        ConfigError: ``limits`` not a :class:`MotorLimits` (key ``limits``).
+    """
+    return 2.0 * check_limits(limits).v_max / ((1 << V_BITS) - 1)
+
+
+def torque_step(limits: MotorLimits) -> float:
+    """[N·m] One code of the 12-bit torque field (command τ_ff and feedback), motor side:
+    2·T_MAX / (2^12 − 1).
+
+    Raises:
+        ConfigError: ``limits`` not a :class:`MotorLimits` (key ``limits``).
+    """
+    return 2.0 * check_limits(limits).t_max / ((1 << T_BITS) - 1)
 
 
 #: Field widths of a command frame, most significant first.

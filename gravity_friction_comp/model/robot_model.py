@@ -461,6 +461,25 @@ class RobotModel:
         g = self._s.coupling
         return g.T @ pin.nonLinearEffects(self._full, self._full_data, qf, g @ v)
 
+    def coriolis_matrix(self, q, v) -> np.ndarray:
+        """Coriolis matrix C(q, v) = Gᵀ·C_full(q_full, G·v)·G (n, n), with
+        b(q, v) = C(q, v)·v + g(q) and dM/dt = C + Cᵀ (``pin.computeCoriolisMatrix``).
+
+        Exact for mimic joints (G constant, so dM/dt = Gᵀ·dM_full/dt·G). The reflected rotor
+        inertia is constant: it adds nothing here.
+
+        Args:
+            q: (n,) [rad or m]. v: (n,) [rad/s or m/s].
+
+        Raises:
+            InputError: Bad q or v.
+        """
+        qf = self.full_configuration(q)
+        v = self._vector(v, "v")
+        g = self._s.coupling
+        c = np.array(pin.computeCoriolisMatrix(self._full, self._full_data, qf, g @ v))
+        return g.T @ c @ g if self._project else c
+
     def mass_and_nonlinear_effects(self, q, v) -> tuple[np.ndarray, np.ndarray]:
         """``(M(q), b(q, v))``: :meth:`mass_matrix` (n, n) and :meth:`nonlinear_effects` (n,)
         in one call, q and v checked once (``pin.crba`` then ``pin.nonLinearEffects``; the

@@ -26,16 +26,22 @@ Topics:
         ``<node fqn>: bus <can.channel>``; with a ``bus`` per joint (several buses, e.g. one
         per arm) one bus status per bus, ``<node fqn>: bus <bus>``.
     /clock (pub, rosgraph_msgs/Clock) and joint_setpoint (sub, watched only): lockstep only.
+    ~/external_effort (pub, sensor_msgs/JointState; ``observer.enable:=true``): the momentum
+        observer's estimate per joint [N·m], stamped as its ``joint_states``; a contact latches
+        ``contact.reaction`` until ``~/clear_faults`` (status ``<node fqn>: contact``;
+        docs/observer.md).
 
 Several buses: ``bus`` names each joint's CAN channel; the node opens one bus per name and
 routes frames by bus (CAN ids repeat across buses). Simulated: one private ``virtual``
 channel per bus (``<sim channel>/<bus>``, :func:`~gravity_friction_comp.sim.bus.virtual_bus_settings`).
 
 Service:
-    ~/clear_faults (std_srvs/Trigger): clear latched motor faults (explicit request only).
+    ~/clear_faults (std_srvs/Trigger): clear latched motor faults and a latched contact
+        (explicit request only).
 
 Parameters: :data:`PARAMETERS` (name, type, default, unit, range, description); read-only
-after start except ``kp``/``kd``. Per-joint arrays are in ``joints`` order; an empty array
+after start except ``kp``/``kd`` and the observer's (``observer.*`` but ``observer.arm_config``,
+``contact.*``). Per-joint arrays are in ``joints`` order; an empty array
 takes :data:`~gravity_friction_comp.mit.bridge_params.PER_JOINT_DEFAULTS`. Empty
 ``position_lower``/``position_upper`` take the URDF's ``<limit lower/upper>`` of each joint
 when ``urdf_path``/``robot_description`` is set. ``simulate:=true`` runs emulated motors and
@@ -85,12 +91,21 @@ from gravity_friction_comp.mit.bus import (
     open_bus,
     read_damiao_limits,
 )
-from gravity_friction_comp.mit.bus_load import mit_bus_load
 from gravity_friction_comp.mit.send_schedule import SendSchedule
 from gravity_friction_comp.mit.startup_check import StartupCheck
-from gravity_friction_comp.nodes.bridge_diagnostics import bus_status, motor_statuses
+from gravity_friction_comp.nodes.bridge_diagnostics import bus_status, motor_statuses, start_messages
 from gravity_friction_comp.nodes.joint_state_bytes import JointStateBytes
-from gravity_friction_comp.nodes.mit_bridge_parameters import BRIDGE_PARAMETERS, PARAMETERS
+from gravity_friction_comp.nodes.mit_bridge_parameters import (
+    BRIDGE_OBSERVER_PARAMETERS,
+    BRIDGE_PARAMETERS,
+    PARAMETERS,
+)
+from gravity_friction_comp.nodes.observer_runtime import (
+    ObserverHook,
+    ObserverRuntime,
+    check_enabled,
+    contact_status,
+)
 from gravity_friction_comp.nodes.parameters import (
     check,
     check_undeclared,
@@ -134,6 +149,7 @@ class MitBridgeNode(Node):
         self._open_buses(values, config, can_settings_from_values(values, config), models)
         self._log_start()
         self._create_interfaces()
+        self._start_observer(values, models)
         self._start_loop()
         self._diag_timer = self.create_timer(
             1.0 / float(values["diagnostics_rate_hz"]), self._publish_diagnostics
@@ -151,6 +167,7 @@ class MitBridgeNode(Node):
         self._lockstep: LockstepClock | None = None
         self._closed = False
         self._throttle = Throttle(2.0)
+        self._observer_hook: ObserverHook | None = None
 
     def _declare_parameters(self) -> dict[str, Any]:
         """Declare and check every parameter; returns their values."""
@@ -158,11 +175,12 @@ class MitBridgeNode(Node):
         self.add_post_set_parameters_callback(self._post_set_parameters)
         fill_from_scalar(self, ("kp", "kd"), "joints")  # kp 5 (start-up or ros2 param set): every joint
         declare(self, BRIDGE_PARAMETERS)
+        declare(self, BRIDGE_OBSERVER_PARAMETERS)
         declare_robot_parameters(self, read_only=True)  # read once, at start-up
         check_undeclared(self)  # before the bus opens
         self._declaring = False
         values = self._values()
-        check(BRIDGE_PARAMETERS, values)
+        check(BRIDGE_PARAMETERS + BRIDGE_OBSERVER_PARAMETERS, values)
         if values["sim_lockstep"] and not values["simulate"]:
             raise ConfigError("sim_lockstep:=true needs simulate:=true", key="sim_lockstep", value=True)
         for key in ("sim_lockstep_peers", "sim_lockstep_follow"):
@@ -173,6 +191,7 @@ class MitBridgeNode(Node):
     def _robot_models(self, values: dict[str, Any]):
         """The URDF models (``None`` without a robot); empty position limits filled from it."""
         models = build_robot_models(values)
+        check_enabled(values, models)  # before the bus opens
         if models is not None:
             log_model_warnings(self.get_logger(), models)
             unbounded = fill_position_limits_from_urdf(values, models.bare.urdf_joints)
@@ -231,41 +250,11 @@ class MitBridgeNode(Node):
             one.send(core.enable_frames(key))
 
     def _log_start(self) -> None:
-        config, settings, core = self.config, self.settings, self._core
-        load = mit_bus_load(
-            len(config.motors),
-            config.rate_hz,
-            settings.bitrate,
-            fd=settings.fd,
-            data_bitrate=settings.effective_data_bitrate,
-        )
-        rates = f"{settings.bitrate} bit/s" + (
-            f" (CAN-FD, data {settings.effective_data_bitrate} bit/s)" if settings.fd else ""
-        )
         log = self.get_logger()
-        if len(self._ios) == 1:
-            where = f"on {settings.interface}:{settings.channel}"
-        else:
-            load = max(config.bus_loads().values())
-            where = "on buses " + ", ".join(
-                f"{b} ({len(config.motors_on(b))}, load {x:.0%})" for b, x in config.bus_loads().items()
-            )
-        log.info(
-            f"{len(config.motors)} motors {where} at {config.rate_hz:g} Hz; expected bus load "
-            f"{load:.0%} of {rates}{' (simulated arm)' if self._sim else ''}"
-        )
-        if core.startup_behavior == "hold":
-            limp = [m.name for m in config.motors if m.kp == 0.0]
-            log.info(
-                "no joint_command yet: holding the measured position"
-                + (f" (kp 0, damped instead: {limp})" if limp else "")
-                + f"; after the first command, {config.timeout_behavior} on timeout"
-            )
-        if load > 1.0:
-            log.error(
-                f"expected bus load {load:.0%}: {len(config.motors)} motors at {config.rate_hz:g} Hz "
-                "do not fit this bus; lower rate_hz or split the motors over buses"
-            )
+        for level, text in start_messages(
+            self.config, self.settings, self._core, len(self._ios), self._sim is not None
+        ):
+            (log.error if level == "error" else log.info)(text)
 
     def _create_interfaces(self) -> None:
         """Loop state, publishers, subscriptions, the clear-faults service."""
@@ -283,7 +272,7 @@ class MitBridgeNode(Node):
         except ValueError:  # pragma: no cover - an encoding without the slots: messages
             self._state_bytes = None
         #: More diagnostics statuses, each call one status (the composed chain's stages).
-        self.diagnostic_sources: list[Callable[[], DiagnosticStatus]] = []
+        self.diagnostic_sources: list[Callable[[], DiagnosticStatus | None]] = []  # None: none now
         #: Composed chain: called with each ``joint_states`` after it is published (the
         #: friction stage's measurement, without a DDS hop).
         self.state_hand_off: Callable[[JointState], None] | None = None
@@ -306,6 +295,14 @@ class MitBridgeNode(Node):
             )
         if self._lockstep is None:
             self._loop_timer = self.create_timer(self.config.period, self._loop)
+
+    def _start_observer(self, values: dict[str, Any], models) -> None:
+        """The momentum observer (docs/observer.md), its topic and its diagnostics status."""
+        self._observer_hook = ObserverHook(self, values, models, self._core)
+        name = f"{self.get_fully_qualified_name()}: contact"  # a status while the observer runs
+        self.diagnostic_sources.append(
+            lambda: None if self.observer is None else contact_status(name, self.observer)
+        )
 
     # ------------------------------------------------------------------ setup helpers
     def _values(self) -> dict[str, Any]:
@@ -339,6 +336,9 @@ class MitBridgeNode(Node):
     def _on_set_parameters(self, params) -> SetParametersResult:
         if self._declaring or not self._ready:
             return SetParametersResult(successful=True)
+        reason = None if self._observer_hook is None else self._observer_hook.check(params)
+        if reason is not None:
+            return SetParametersResult(successful=False, reason=reason)
         gains = {p.name: p.value for p in params if p.name in ("kp", "kd")}
         if not gains:
             return SetParametersResult(successful=True)
@@ -350,6 +350,8 @@ class MitBridgeNode(Node):
         return SetParametersResult(successful=True)
 
     def _post_set_parameters(self, params) -> None:
+        if self._observer_hook is not None and self._ready:
+            self._observer_hook.apply()
         if self._pending_gains is not None and self._ready:
             kp, kd = self._pending_gains
             self._pending_gains = None
@@ -388,6 +390,8 @@ class MitBridgeNode(Node):
             self._exchange(now)
 
     def _on_holding(self, msg: Bool) -> None:
+        if self._observer_hook is not None:
+            self._observer_hook.set_holding(bool(msg.data))
         if self._lockstep is not None:
             self._lockstep.schedule.set_holding(bool(msg.data))  # at the next tick, with the stages
         elif self._sim is not None:
@@ -396,8 +400,12 @@ class MitBridgeNode(Node):
     def _on_clear_faults(self, request, response):
         faulted = [s.name for s in self._core.status() if s.fault]
         self._core.request_clear_fault(None)
+        contact = None if self._observer_hook is None else self._observer_hook.clear()
+        self._core.clear_reaction()
         response.success = True
         response.message = f"clearing {faulted}" if faulted else "no latched fault"
+        if contact is not None:
+            response.message += f"; contact cleared ({contact.describe()})"
         self.get_logger().info(f"clear_faults: {response.message}")
         return response
 
@@ -451,7 +459,7 @@ class MitBridgeNode(Node):
                 data = None
             if data is not None:
                 publish_guarded(self, self._state_pub, data)  # SIGINT may end the context mid-tick
-                if self.state_hand_off is not None:
+                if self.state_hand_off is not None or self.observer is not None:
                     msg = self._state_msg
                     msg.header.stamp = TimeMsg(
                         sec=stamp_ns // 1_000_000_000, nanosec=stamp_ns % 1_000_000_000
@@ -462,12 +470,17 @@ class MitBridgeNode(Node):
                         velocity,
                         effort,
                     )
-                    self.state_hand_off(msg)
+                    if self._observer_hook is not None:
+                        self._observer_hook.observe(msg)
+                    if self.state_hand_off is not None:
+                        self.state_hand_off(msg)
                 return
         msg = self.state_message(stamp_ns)
         if msg is None:
             return
         publish_guarded(self, self._state_pub, msg)
+        if self._observer_hook is not None:
+            self._observer_hook.observe(msg)
         if self.state_hand_off is not None:
             self.state_hand_off(msg)
 
@@ -486,6 +499,11 @@ class MitBridgeNode(Node):
         msg.velocity = state.velocity[idx].tolist()
         msg.effort = state.effort[idx].tolist()
         return msg
+
+    @property
+    def observer(self) -> ObserverRuntime | None:
+        """The momentum observer and its contact detection (``observer.enable``), else ``None``."""
+        return None if self._observer_hook is None else self._observer_hook.runtime
 
     def loop_periods(self) -> np.ndarray:
         """Recent control loop periods [s] (up to 4096), oldest first (for benchmarks)."""
@@ -530,7 +548,7 @@ class MitBridgeNode(Node):
                     n_motors=len(mine),
                 )
             )
-        array.status += [source() for source in self.diagnostic_sources]
+        array.status += [st for source in self.diagnostic_sources if (st := source()) is not None]
         publish_guarded(self, self._diag_pub, array)
 
     # ------------------------------------------------------------------ shutdown

@@ -13,10 +13,15 @@ from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.mit.bridge_config import BEHAVIORS, BridgeConfig, default_of
 from gravity_friction_comp.mit.bridge_params import PER_JOINT_DEFAULTS
 from gravity_friction_comp.mit.bus import CanSettings
+from gravity_friction_comp.nodes.observer_runtime import (
+    BRIDGE_ENABLE,
+    OBSERVER_PARAMETERS,
+    REACTION_PARAMETERS,
+)
 from gravity_friction_comp.nodes.parameters import Param
 from gravity_friction_comp.nodes.robot_params import robot_parameters
 
-__all__ = ["BRIDGE_PARAMETERS", "PARAMETERS", "STARTUP_BEHAVIOR"]
+__all__ = ["BRIDGE_OBSERVER_PARAMETERS", "BRIDGE_PARAMETERS", "PARAMETERS", "STARTUP_BEHAVIOR"]
 
 _JOINT = PER_JOINT_DEFAULTS
 
@@ -284,6 +289,12 @@ BRIDGE_PARAMETERS: tuple[Param, ...] = (
     ),
 )
 
-#: Every parameter the node declares: its own, then the robot/payload ones, read-only (the
-#: bridge reads them once, to build the simulated arm and the URDF position limits).
-PARAMETERS: tuple[Param, ...] = BRIDGE_PARAMETERS + robot_parameters(read_only=True)
+#: The momentum observer in the bridge (docs/observer.md) and its reaction to a contact.
+BRIDGE_OBSERVER_PARAMETERS: tuple[Param, ...] = (BRIDGE_ENABLE, *OBSERVER_PARAMETERS, *REACTION_PARAMETERS)
+
+#: Every parameter the node declares: its own, the observer's, then the robot/payload ones,
+#: read-only (the bridge reads them once, to build the simulated arm, the URDF position
+#: limits and the observer's model).
+PARAMETERS: tuple[Param, ...] = (
+    BRIDGE_PARAMETERS + BRIDGE_OBSERVER_PARAMETERS + robot_parameters(read_only=True)
+)

@@ -68,14 +68,15 @@ def validate_deadband(deadband: float) -> float:
     return number("velocity_deadband", deadband, nonneg=True, unit="[rad/s]")
 
 
-def apply_deadband(velocity: np.ndarray, deadband: float) -> np.ndarray:
-    """Zero the velocities with ``|v| <= deadband`` (returns a new (n,) array [rad/s]).
+def apply_deadband(velocity: np.ndarray, deadband: float | np.ndarray) -> np.ndarray:
+    """Zero the velocities with ``|v| <= deadband`` (returns a new (n,) array [rad/s]);
+    ``deadband`` one number or (n,), one per joint.
 
     With ``deadband`` above ½ LSB of the motor's velocity field (DM4340: 0.0024 rad/s), a
     joint at rest reads exactly 0 and gets no friction torque.
     """
     velocity = np.asarray(velocity, dtype=float)
-    if deadband <= 0.0:
+    if not isinstance(deadband, np.ndarray) and deadband <= 0.0:
         return velocity.copy()
     return np.where(np.abs(velocity) <= deadband, 0.0, velocity)
 

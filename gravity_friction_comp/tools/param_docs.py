@@ -49,6 +49,7 @@ NODES: Mapping[str, str] = {
     "setpoint_player": "gravity_friction_comp.nodes.setpoint_player",
     "setpoint_shaper": "gravity_friction_comp.nodes.setpoint_shaper_node",
     "free_drive": "gravity_friction_comp.nodes.free_drive_node",
+    "momentum_observer": "gravity_friction_comp.nodes.observer_node",
 }
 
 #: Launch files whose arguments docs/parameters.md lists (name in the markers, under ``launch/``).

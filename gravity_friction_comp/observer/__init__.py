@@ -1,0 +1,1 @@
+"""External joint torque from the model: the generalized momentum observer, contact detection."""
