@@ -175,6 +175,7 @@ def start_action_server(player: SetpointPlayerNode) -> FollowJointTrajectoryServ
         )
         return None
     from rclpy.action import ActionServer, CancelResponse
+    from rclpy.callback_groups import ReentrantCallbackGroup
     from trajectory_msgs.msg import JointTrajectoryPoint
 
     server = FollowJointTrajectoryServer(player, FollowJointTrajectory, JointTrajectoryPoint)
@@ -184,6 +185,9 @@ def start_action_server(player: SetpointPlayerNode) -> FollowJointTrajectoryServ
         ACTION_NAME,
         execute_callback=server.execute,
         cancel_callback=lambda goal_handle: CancelResponse.ACCEPT,
+        # a waiting goal must never hold the player's timers (rclpy versions that run the
+        # execute callback inside the server's callback group)
+        callback_group=ReentrantCallbackGroup(),
     )
     player.get_logger().info(f"FollowJointTrajectory action server on {ACTION_NAME}")
     return server
