@@ -555,6 +555,7 @@ def test_profile_values_replace_the_palletizers(repo_root, tmp_path):
 
 def launched_parameters(module, **configurations) -> dict[str, dict]:
     """executable → its evaluated parameters, from ``_setup`` with these launch arguments."""
+    from launch.utilities import normalize_to_list_of_substitutions, perform_substitutions
     from launch_ros.utilities import evaluate_parameters
 
     from launch import LaunchContext
@@ -567,7 +568,13 @@ def launched_parameters(module, **configurations) -> dict[str, dict]:
     for node in module._setup(context)[0].get_sub_entities():
         if type(node).__name__ == "Node":
             values = evaluate_parameters(context, node._Node__parameters)[0]
+            if not isinstance(values, dict):  # a parameter file (composed_chain's sections)
+                values = {"params_file": str(values)}
             out[node.node_executable] = {k: list(v) if isinstance(v, tuple) else v for k, v in values.items()}
+            out[node.node_executable]["arguments"] = [
+                perform_substitutions(context, normalize_to_list_of_substitutions(arg))
+                for arg in node._Node__arguments or []
+            ]
     return out
 
 
@@ -758,7 +765,7 @@ def test_shaper_launch_gives_the_shaper_node_the_chains_rate(repo_root):
     wall = launched_parameters(arm, arm="yam_ultra", shaper="true")["setpoint_shaper"]
     assert wall["rate_hz"] == 500.0  # arms/yam_ultra/mit_bridge.yaml rate_hz
     composed = launched_parameters(arm, arm="yam_ultra", shaper="true", composed="true")
-    assert "setpoint_shaper" not in composed and "composed_chain" in composed
+    assert "setpoint_shaper" not in composed and "--shaper" in composed["composed_chain"]["arguments"]
     with pytest.raises(ValueError, match="free_drive"):
         launched_parameters(arm, arm="yam_ultra", shaper="true", mode="free_drive")
 
