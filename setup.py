@@ -45,6 +45,7 @@ setup(
             f"free_drive_node = {PACKAGE}.nodes.free_drive_node:main",
             f"teleop_node = {PACKAGE}.nodes.teleop_node:main",
             f"composed_teleop = {PACKAGE}.nodes.composed_teleop:main",
+            f"momentum_observer = {PACKAGE}.nodes.observer_node:main",
             f"gfc_demo = {PACKAGE}.tools.demo:main",
             f"identify_friction = {PACKAGE}.tools.identify_friction:main",
             f"excite = {PACKAGE}.tools.excite:main",

@@ -27,22 +27,37 @@ receive thread since 2026-12).
 every frame (from the arm's start state, which then never moves), only the arm's step is
 skipped, so the loop period shows what the bridge gets without the physics in its process.
 
+The bridge's own CPU per exchange (issue 28 point 1; budget for 8 motors: mean <= 200 us,
+p99 <= 400 us, ``time.thread_time``) is the exchange's CPU minus its transport's (each bus's
+``send`` and ``read``), which is printed beside it, per exchange and per frame. Each case
+runs with the bridge's transport (``direct``: the socketcand socket written once per exchange
+and read in one pass, :mod:`~gravity_friction_comp.mit.frame_transport`) and with python-can's
+``send``/``recv`` per frame on the same bus (``--transports``), one after the other;
+``--profile`` prints a cProfile of the exchanges on the thread's CPU clock. The budget case:
+``--cases 8@1000 --physics process`` (8 motors, classic CAN, the simulated arm in its own
+process over socketcand).
+
 Prints loop period p50 / p99 / max [ms] and their ratio to the baseline, the p99 of
 |period − nominal| (jitter), frames per second (commands + replies) against the ceiling of
 the bus (classic 1 Mbit/s: 7,407 frames/s with worst-case stuffing, 135 bit/frame; FD: the
 frame time of :mod:`~gravity_friction_comp.mit.bus_load`), and per bus its measured load.
 The virtual bus has no bit timing, so a rate above the ceiling is only possible in
-simulation. Last line: each goal met / not met.
+simulation. Then a line with each goal met / not met, and a last line ``met`` or ``not met``.
 
-Run: ``.venv/bin/python bench/bridge_loop.py [--seconds 4] [--cases 8fd@1000 bimanual@1000]
-[--physics full|replies]``
+Run: ``.venv/bin/python bench/bridge_loop.py [--seconds 4] [--cases 8@1000 8fd@1000 bimanual@1000]
+[--physics full|replies|process] [--transports direct python-can] [--profile]``
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import gc
+import io as io_module
+import logging
 import os
 import pathlib
+import pstats
 import sys
 import tempfile
 import threading
@@ -62,6 +77,7 @@ from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
 from gravity_friction_comp.mit.bus_load import bus_load_fraction, mit_bus_load  # noqa: E402
+from gravity_friction_comp.mit.frame_transport import PythonCanTransport  # noqa: E402
 from gravity_friction_comp.model.robot_model import RobotModel  # noqa: E402
 from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode  # noqa: E402
 from gravity_friction_comp.nodes.runtime import make_executor  # noqa: E402
@@ -105,30 +121,56 @@ def baseline(rate: float, seconds: float) -> dict[str, float]:
 
 class TimedBridge(MitBridgeNode):
     """The bridge with the thread CPU time of each frame exchange recorded (timer or command
-    arrival both call ``_exchange``), and of the bus sends within it."""
+    arrival both call ``_exchange``), and within it of the transport: each bus's ``send``
+    and ``read`` (python-can's per-frame calls, or the socket written and read directly,
+    :mod:`~gravity_friction_comp.mit.frame_transport`). ``profiler``: a cProfile on the
+    thread's CPU clock, enabled during exchanges only."""
 
     exchange_cpu: list[float]
-    send_cpu: list[float]
-    _send_sum = 0.0
+    transport_cpu: list[float]
+    frames_moved: list[int]
+    profiler: cProfile.Profile | None = None
+    _transport_sum = 0.0
+    _frames_sum = 0
 
     def _exchange(self, now: float) -> None:
-        self._send_sum = 0.0
+        self._transport_sum, self._frames_sum = 0.0, 0
+        if self.profiler is not None:
+            self.profiler.enable()
         t0 = time.thread_time()
         super()._exchange(now)
-        self.exchange_cpu.append(time.thread_time() - t0)
-        self.send_cpu.append(self._send_sum)
+        t1 = time.thread_time()
+        if self.profiler is not None:
+            self.profiler.disable()
+        self.exchange_cpu.append(t1 - t0)
+        self.transport_cpu.append(self._transport_sum)
+        self.frames_moved.append(self._frames_sum)
 
-    def time_sends(self) -> None:
-        """Wrap each bus's ``send`` to add its thread CPU time to the current exchange's."""
+    def time_transport(self, transport: str) -> None:
+        """Wrap each bus's ``send`` and ``read`` to add their thread CPU time to the current
+        exchange's; ``transport`` ``python-can``: python-can's send/recv per frame on the same
+        bus instead of the direct socket (the reference the bridge's transport is judged by)."""
         for io in self._ios.values():  # noqa: SLF001 - bench introspection
+            if transport == "python-can":
+                io.transport = PythonCanTransport(io.bus, io.fd)
+                # its "incomplete message" warning per partial read is not the bench's output
+                logging.getLogger("can.interfaces.socketcand.socketcand").setLevel(logging.ERROR)
 
             def timed_send(frames, _send=io.send):
                 t0 = time.thread_time()
                 n = _send(frames)
-                self._send_sum += time.thread_time() - t0
+                self._transport_sum += time.thread_time() - t0
+                self._frames_sum += len(frames)
                 return n
 
-            io.send = timed_send
+            def timed_read(_read=io.read):
+                t0 = time.thread_time()
+                frames = _read()
+                self._transport_sum += time.thread_time() - t0
+                self._frames_sum += len(frames)
+                return frames
+
+            io.send, io.read = timed_send, timed_read
 
 
 def thread_cpu(thread: threading.Thread) -> float:
@@ -168,7 +210,16 @@ def case_parameters(case: str) -> tuple[pathlib.Path, dict, float]:
     return urdf, params, rate
 
 
-def bridge(case: str, seconds: float, physics: str = "full") -> dict:
+def _profile_text(profiler: cProfile.Profile, top: int = 25) -> str:
+    out = io_module.StringIO()
+    stats = pstats.Stats(profiler, stream=out)
+    stats.sort_stats("tottime").print_stats(top)
+    return out.getvalue()
+
+
+def bridge(
+    case: str, seconds: float, physics: str = "full", transport: str = "direct", profile: bool = False
+) -> dict:
     urdf, params, rate = case_parameters(case)
     model = RobotModel.from_urdf(str(urdf))
     joints = list(params["joints"])
@@ -187,8 +238,8 @@ def bridge(case: str, seconds: float, physics: str = "full") -> dict:
             | {"can.host": "127.0.0.1", "can.port": port}
         )
     node = TimedBridge(context=ctx, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
-    node.exchange_cpu, node.send_cpu = [], []
-    node.time_sends()
+    node.exchange_cpu, node.transport_cpu, node.frames_moved = [], [], []
+    node.time_transport(transport)
     sim = node._sim  # noqa: SLF001 - bench introspection
     physics_cpu: list[float] = []
     if sim is not None:
@@ -219,10 +270,15 @@ def bridge(case: str, seconds: float, physics: str = "full") -> dict:
     warm = time.monotonic() + 0.5
     while time.monotonic() < warm:
         ex.spin_once(timeout_sec=0.01)
+    gc.collect()
+    gc.freeze()  # as the executable's spin (nodes/runtime.spin_node): start-up objects out of the collector's walk
     ios = node._ios  # noqa: SLF001
     n_periods0 = len(node.loop_periods())
     node.exchange_cpu.clear()
-    node.send_cpu.clear()
+    node.transport_cpu.clear()
+    node.frames_moved.clear()
+    if profile:
+        node.profiler = cProfile.Profile(time.thread_time)
     physics_cpu.clear()
     frames0 = {b: io.sent + io.listener.received for b, io in ios.items()}
     threads = {"simulator": [sim._thread] if sim is not None else []}  # noqa: SLF001
@@ -241,6 +297,7 @@ def bridge(case: str, seconds: float, physics: str = "full") -> dict:
     share["process"] = (time.process_time() - process0) / elapsed
     fps = {b: (io.sent + io.listener.received - frames0[b]) / elapsed for b, io in ios.items()}
     periods = node.loop_periods()[n_periods0:] if n_periods0 < 4096 else node.loop_periods()
+    own = np.array(node.exchange_cpu) - np.array(node.transport_cpu)  # the bridge's own work
     cfg, settings = node.config, node.settings
     out: dict = stats_ms(periods[-int(rate * seconds) :], 1.0 / rate)
     data_bitrate = settings.effective_data_bitrate
@@ -268,7 +325,13 @@ def bridge(case: str, seconds: float, physics: str = "full") -> dict:
             1e6 * float(np.mean(node.exchange_cpu)),
             1e6 * float(np.percentile(node.exchange_cpu, 99)),
         ),
-        send_cpu_us=1e6 * float(np.mean(node.send_cpu)),
+        own_cpu_us=(1e6 * float(np.mean(own)), 1e6 * float(np.percentile(own, 99))),
+        transport_cpu_us=1e6 * float(np.mean(node.transport_cpu)),
+        transport_per_frame_us=1e6
+        * float(np.sum(node.transport_cpu))
+        / max(int(np.sum(node.frames_moved)), 1),
+        transport=transport,
+        profile=_profile_text(node.profiler) if node.profiler is not None else "",
         exchanges_per_s=len(node.exchange_cpu) / elapsed,
         bridge_cpu_share=float(np.sum(node.exchange_cpu)) / elapsed,
         thread_share=share,
@@ -314,6 +377,7 @@ def report(case: str, rate: float, seconds: float, base: dict, res: dict) -> flo
             f"{2 * b['motors'] * rate:.0f} expected; load {b['load']:.1%} measured, {b['expected']:.1%} expected (worst case)"
         )
     mean, p99 = res["exchange_cpu_us"]
+    own_mean, own_p99 = res["own_cpu_us"]
     pmean, pp99 = res["physics_cpu_us"]
     tick = (
         f"mean {pmean:.0f} us, p99 {pp99:.0f} us"
@@ -321,16 +385,23 @@ def report(case: str, rate: float, seconds: float, base: dict, res: dict) -> flo
         else "not timed here (no physics ticks in this process)"
     )
     sh = res["thread_share"]
-    send_label = (
-        "socketcand: ASCII line + TCP send per frame"
-        if res["physics"] == "process"
-        else "python-can virtual: deepcopy + locked queue per frame"
+    bus_kind = {"process": "socketcand on 127.0.0.1"}.get(res["physics"], "python-can virtual (in-process)")
+    how = {
+        "direct": "the bridge's transport (socketcand: one write per exchange and the replies parsed "
+        "from the socket; virtual: python-can per frame)",
+        "python-can": "python-can's send/recv per frame",
+    }[res["transport"]]
+    print(
+        f"bridge exchange CPU (thread_time; drain, core, send, publish): mean {mean:.0f} us, p99 {p99:.0f} us, "
+        f"{res['exchanges_per_s']:.0f} exchanges/s ({res['bridge_cpu_share']:.0%} of a core)"
     )
     print(
-        f"bridge exchange CPU (drain, core, send, publish): mean {mean:.0f} us, p99 {p99:.0f} us per exchange, "
-        f"{res['exchanges_per_s']:.0f} exchanges/s ({res['bridge_cpu_share']:.0%} of a core); of it bus send "
-        f"{res['send_cpu_us']:.0f} us ({send_label}); "
-        f"without the send {mean - res['send_cpu_us']:.0f} us"
+        f"  the bridge's own work (decode, core step, encode, publish joint_states, bookkeeping): "
+        f"mean {own_mean:.0f} us, p99 {own_p99:.0f} us per exchange"
+    )
+    print(
+        f"  transport beside it, {bus_kind}, {how}: {res['transport_cpu_us']:.0f} us per exchange, "
+        f"{res['transport_per_frame_us']:.1f} us per frame sent or read"
     )
     label = {
         "full": "physics + motor replies, a thread of this process",
@@ -349,6 +420,10 @@ def report(case: str, rate: float, seconds: float, base: dict, res: dict) -> flo
     return ratio
 
 
+#: Issue 28 point 1: the bridge's own CPU per exchange for 8 motors [us] (thread_time).
+OWN_MEAN_BUDGET_US, OWN_P99_BUDGET_US = 200.0, 400.0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=4.0, help="measurement time per case [s]")
@@ -363,28 +438,74 @@ def main() -> None:
         "stepped); process: the simulator in its own process, reached over socketcand on 127.0.0.1 "
         "(classic CAN cases only: the bridge's process then carries what a real arm's would)",
     )
+    parser.add_argument(
+        "--transports",
+        nargs="+",
+        choices=("direct", "python-can"),
+        default=["direct", "python-can"],
+        help="run each case with the bridge's transport (direct: the socketcand socket written once "
+        "per exchange and read in one pass) and/or python-can's send/recv per frame, one after the other",
+    )
+    parser.add_argument(
+        "--profile", action="store_true", help="print a cProfile (thread CPU clock) of the exchanges per case"
+    )
     args = parser.parse_args()
     if not URDF.is_file():  # a copy of the project's shared data (test/data/README.md)
         print(f"skipped: {URDF} not found (the 7-DoF OpenArm URDF, test/data/urdf/openarm/)")
         return
     print(
-        f"machine load average: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; simulator physics: {args.physics}"
+        f"machine load average: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs "
+        f"(uptime: {' '.join(str(x) for x in os.getloadavg())}); simulator physics: {args.physics}"
     )
     goals = []
     for case in args.cases:
         rate = float(case.split("@")[1])
-        base = baseline(rate, args.seconds)
-        res = bridge(case, args.seconds, args.physics)
-        ratio = report(case, rate, args.seconds, base, res)
-        if case.startswith("8fd") or (case == "7@500" and args.physics == "process"):
-            where = ", simulator in its own process" if args.physics == "process" else ""
-            goals.append(
-                (f"{case} loop p99 <= {P99_GOAL}x empty timer ({ratio:.2f}x{where})", ratio <= P99_GOAL)
+        per_transport = {}
+        for transport in args.transports:
+            base = baseline(rate, args.seconds)
+            res = per_transport[transport] = bridge(case, args.seconds, args.physics, transport, args.profile)
+            print(f"\n-- transport: {transport}")
+            ratio = report(case, rate, args.seconds, base, res)
+            if res["profile"]:
+                print(res["profile"])
+            if transport != args.transports[0]:
+                continue
+            if case.startswith("8fd") or (case == "7@500" and args.physics == "process"):
+                where = ", simulator in its own process" if args.physics == "process" else ""
+                goals.append(
+                    (f"{case} loop p99 <= {P99_GOAL}x empty timer ({ratio:.2f}x{where})", ratio <= P99_GOAL)
+                )
+            if case.startswith("bimanual"):
+                worst = max(b["load"] for b in res["buses"].values())
+                goals.append((f"{case} every bus fits (worst measured load {worst:.0%})", worst <= 1.0))
+        if "direct" in per_transport and case.split("@")[0] in ("8", "8fd"):
+            own_mean, own_p99 = per_transport["direct"]["own_cpu_us"]
+            beside = ""
+            if "python-can" in per_transport:
+                d, pc = per_transport["direct"], per_transport["python-can"]
+                beside = (
+                    f"; transport {d['transport_per_frame_us']:.1f} us/frame direct vs "
+                    f"{pc['transport_per_frame_us']:.1f} us/frame python-can "
+                    f"({d['transport_cpu_us']:.0f} vs {pc['transport_cpu_us']:.0f} us per exchange)"
+                )
+            print(
+                f"\n{case}: the bridge's own CPU per exchange mean {own_mean:.0f} us (budget "
+                f"{OWN_MEAN_BUDGET_US:g}), p99 {own_p99:.0f} us (budget {OWN_P99_BUDGET_US:g}){beside}"
             )
-        if case.startswith("bimanual"):
-            worst = max(b["load"] for b in res["buses"].values())
-            goals.append((f"{case} every bus fits (worst measured load {worst:.0%})", worst <= 1.0))
-    print("\ngoals: " + "; ".join(f"{text}: {'met' if ok else 'NOT MET'}" for text, ok in goals))
+            goals.append(
+                (
+                    f"{case} own CPU mean {own_mean:.0f} <= {OWN_MEAN_BUDGET_US:g} us",
+                    own_mean <= OWN_MEAN_BUDGET_US,
+                )
+            )
+            goals.append(
+                (
+                    f"{case} own CPU p99 {own_p99:.0f} <= {OWN_P99_BUDGET_US:g} us",
+                    own_p99 <= OWN_P99_BUDGET_US,
+                )
+            )
+    print("\ngoals: " + "; ".join(f"{text}: {'met' if ok else 'not met'}" for text, ok in goals))
+    print("met" if all(ok for _, ok in goals) else "not met")
 
 
 if __name__ == "__main__":

@@ -42,21 +42,33 @@ simulated arm's physics when in-process), the timer's rate and periods, exchange
 and their cost, waiting/superseded commands, and each setpoint's latency split where it
 enters the chain's process (:class:`bridge_probe.Arrivals`).
 
+Goals (issue 28), as ratios to the bare relay in the same run, at each rate of ``--rates``
+(default 500 and 1000 Hz): the composed chain's p50 <= 2x the relay's, its drops <= the
+relay's + 0.1 % of the setpoints, its main thread's CPU per setpoint (``time.thread_time``
+between the parent's start and end signals, over the setpoints that entered the chain: take,
+gravity, friction, exchange) <= 1.5x the relay's per message (same executor); RSS growth of
+a chain process <= 1 MB over the run (the 10-minute soak: ``--soak-seconds 600``). Last line:
+``met`` or ``not met``.
+
 Usage::
 
     python bench/end_to_end_latency.py --duration 20
-    python bench/end_to_end_latency.py --soak 600
+    python bench/end_to_end_latency.py --soak-seconds 600 --rates 1000
+    python bench/end_to_end_latency.py --duration 20 --chains baseline,separate,composed
     python bench/end_to_end_latency.py --duration 20 --sim-arm in-process --frozen
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import gc
 import importlib.util
+import io
 import json
 import os
 import pathlib
+import pstats
 import signal
 import struct
 import subprocess
@@ -77,7 +89,43 @@ SIM_YAML = ROOT / "config" / "sim_palletizer.yaml"
 JOINTS = ["base_yaw", "shoulder_pitch", "beam_pitch"]
 MOD, STEP, BASE = 1000, 0.009, 0.5  # sequence code in base_yaw's effort [N·m]
 CHAINS = ("baseline", "separate", "composed")
-GOALS = {"composed_p50_ms": 0.4, "composed_p99_ms": 1.0, "separate_p99_periods": 2.0, "rss_mb": 5.0}
+#: Goals of issue 28, as ratios to the bare relay in the same run: composed p50 <= 2x its p50,
+#: drops <= its drops + 0.1 % of the setpoints, main-thread CPU per setpoint <= 1.5x its CPU
+#: per message (point 2); RSS growth of a chain process over the run <= 1 MB (the soak).
+GOALS = {"p50_ratio": 2.0, "extra_drops": 0.001, "cpu_ratio": 1.5, "rss_mb": 1.0}
+
+
+class CpuSpan:
+    """The main thread's CPU time (``time.thread_time``) and a count of setpoints between
+    SIGUSR1 (the parent: measurement starts) and SIGUSR2 (the last setpoint was published);
+    the handlers run on the main thread, the executor's."""
+
+    def __init__(self, count) -> None:
+        self._count = count
+        self.start: tuple[float, int] | None = None
+        self.end: tuple[float, int] | None = None
+        #: ``E2E_PROFILE=1``: a cProfile on the thread's CPU clock over the span
+        self.profiler = cProfile.Profile(time.thread_time) if os.environ.get("E2E_PROFILE") else None
+        signal.signal(signal.SIGUSR2, lambda *a: self.mark("end"))
+
+    def mark(self, which: str) -> None:
+        setattr(self, which, (time.thread_time(), int(self._count())))
+        if self.profiler is not None:
+            self.profiler.enable() if which == "start" else self.profiler.disable()
+
+    def profile_text(self, top: int = 30) -> str:
+        """The span's profile, by own time (empty without ``E2E_PROFILE``)."""
+        if self.profiler is None or self.end is None:
+            return ""
+        out = io.StringIO()
+        pstats.Stats(self.profiler, stream=out).sort_stats("tottime").print_stats(top)
+        return out.getvalue()
+
+    def figures(self) -> dict[str, float]:
+        """``span_cpu`` [s] and ``span_n`` (setpoints); empty without both marks."""
+        if self.start is None or self.end is None:
+            return {}
+        return {"span_cpu": self.end[0] - self.start[0], "span_n": self.end[1] - self.start[1]}
 
 
 def _launch_module():
@@ -257,8 +305,10 @@ def run_child(kind: str, out: str, sim_arm: str = "process", frozen: bool = Fals
             )
 
         node.create_subscription(JointState, "joint_setpoint", relay, SETPOINT_QOS)
+        span = CpuSpan(lambda: received[0])
+        signal.signal(signal.SIGUSR1, lambda *a: span.mark("start"))
         spin_node(node, stop=lambda: bool(stop))
-        counters = {"received": received[0]}
+        counters = {"received": received[0], **span.figures(), "profile": span.profile_text()}
         sender.shutdown()
         nodes = [node]
     else:
@@ -279,7 +329,13 @@ def run_child(kind: str, out: str, sim_arm: str = "process", frozen: bool = Fals
             core = bridge._core  # noqa: SLF001 - the bench's own instrumentation
             k = core.joint_names.index(JOINTS[0])
             core.set_command = arrivals.wrap(core.set_command, lambda q, v, tau, now: _code(tau[k]))
-        signal.signal(signal.SIGUSR1, lambda *a: probe.start())  # the parent: measurement starts
+        span = CpuSpan(lambda: arrivals.count)  # the setpoints that entered the chain
+
+        def started(*_args) -> None:  # the parent: measurement starts
+            probe.start()
+            span.mark("start")
+
+        signal.signal(signal.SIGUSR1, started)
         if frozen and sim_arm != "process":  # the arm holds still; its motors still answer
             bridge.simulation.arm.step = lambda tau, dt=None: None
         if chain is not None:
@@ -293,6 +349,8 @@ def run_child(kind: str, out: str, sim_arm: str = "process", frozen: bool = Fals
         counters["probe"] = json.dumps(probe.figures())
         counters["stage_errors"] = chain.errors if chain is not None else 0
         counters["entry_times"], counters["entry_codes"] = arrivals.times, arrivals.codes
+        counters |= span.figures()
+        counters["profile"] = span.profile_text()
     if tap is not None:
         tap.close()
         np.savez(out, times=tap.times, codes=tap.codes.astype(np.int64), **counters)
@@ -422,15 +480,18 @@ def run_chain(
         if k == int(warmup * rate_hz):
             rss0 = [_rss_mb(p.pid) for p in procs]
             sim_cpu0 = (time.monotonic(), process_cpu(sim_proc.pid)) if sim_proc is not None else None
-            if kind != "baseline":
-                procs[-1].send_signal(signal.SIGUSR1)
+            procs[-1].send_signal(signal.SIGUSR1)
         msg.effort = [BASE + (k % MOD) * STEP, 0.0, 0.0]
         stamp = time.time()
         msg.header.stamp.sec = int(stamp)
         msg.header.stamp.nanosec = int((stamp - int(stamp)) * 1e9)
         sent[k] = time.time()
         pub.publish(msg)
+    procs[-1].send_signal(signal.SIGUSR2)  # the measured span ends
     time.sleep(0.5)
+    gone = [p.args for p in procs if p.poll() is not None]
+    if gone:
+        raise RuntimeError(f"{kind}: a chain process ended early: {gone} (logs in {env['E2E_LOG_DIR']})")
     rss1 = [_rss_mb(p.pid) for p in procs]
     sim_share = float("nan")
     if sim_proc is not None and sim_cpu0 is not None:
@@ -522,6 +583,11 @@ def match(kind: str, sent: np.ndarray, tap, first: int, rss0, rss1, period: floa
         "rss_growth": max(b - a for a, b in zip(rss0, rss1)) if rss0 else float("nan"),
         "period_ms": period * 1e3,
         "split": split,
+        # main-thread CPU per setpoint in the measured span [us] (the executor's thread)
+        "profile": str(tap["profile"]) if "profile" in tap else "",
+        "cpu_per_setpoint_us": (
+            1e6 * float(tap["span_cpu"]) / max(int(tap["span_n"]), 1) if "span_cpu" in tap else float("nan")
+        ),
     }
 
 
@@ -529,12 +595,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=float, default=10.0, help="measured seconds per chain")
     parser.add_argument(
-        "--soak", type=float, default=None, help="soak: measured seconds per chain (overrides --duration)"
+        "--soak-seconds",
+        "--soak",
+        dest="soak",
+        type=float,
+        default=None,
+        help="soak: measured seconds per chain (overrides --duration; 600 = the 10-minute soak)",
     )
-    parser.add_argument("--rate", type=float, default=1000.0, help="setpoint rate and bridge rate_hz [Hz]")
+    parser.add_argument(
+        "--rates",
+        "--rate",
+        dest="rates",
+        default="500,1000",
+        help="comma-separated setpoint rates (each also the bridge's rate_hz) [Hz]; every chain runs at each",
+    )
     parser.add_argument("--warmup", type=float, default=2.0, help="seconds published before measuring")
     parser.add_argument(
-        "--chains", default=",".join(CHAINS), help="comma-separated subset of " + ",".join(CHAINS)
+        "--chains", default="baseline,composed", help="comma-separated subset of " + ",".join(CHAINS)
     )
     parser.add_argument(
         "--sim-arm",
@@ -562,6 +639,7 @@ def main() -> None:
         run_child(args.child, args.out, args.sim_arm, args.frozen)
         return
     duration = args.soak if args.soak is not None else args.duration
+    rates = [float(r) for r in args.rates.split(",")]
     env = dict(
         os.environ,
         PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
@@ -571,63 +649,97 @@ def main() -> None:
     )
     os.environ.update(env)
     print(
-        f"end-to-end latency, setpoint -> CAN frame, {args.rate:g} Hz for {duration:g} s per chain"
-        f"{' (soak)' if args.soak is not None else ''}, bridge rate_hz {args.rate:g}, {os.cpu_count()} cores, "
-        f"load average {os.getloadavg()[0]:.2f}, simulated arm {args.sim_arm}"
-        f"{' (physics frozen)' if args.frozen else ''}"
+        f"end-to-end latency, setpoint -> CAN frame, {'/'.join(f'{r:g}' for r in rates)} Hz for {duration:g} s "
+        f"per chain{' (soak)' if args.soak is not None else ''}, bridge rate_hz = setpoint rate, "
+        f"{os.cpu_count()} cores, load average (uptime) {' '.join(f'{x:.2f}' for x in os.getloadavg())}, "
+        f"simulated arm {args.sim_arm}{' (physics frozen)' if args.frozen else ''}"
     )
-    results = {}
+    goals: list[tuple[str, bool]] = []
     with tempfile.TemporaryDirectory() as tmp:
         env["E2E_LOG_DIR"] = os.environ.get("E2E_LOG_DIR") or tmp
-        for kind in args.chains.split(","):
-            r = results[kind] = run_chain(
-                kind, duration, args.rate, args.warmup, env, pathlib.Path(tmp), args.sim_arm, args.frozen
-            )
-            print(
-                f"{kind:9s} n {r['n']:7d} | p50 {r['p50']:6.3f} ms | p99 {r['p99']:6.3f} ms | max {r['max']:7.2f} ms"
-                f" | drops {r['drops']} (whole run: never reached the bridge {r['lost']}, superseded in it"
-                f" {r['superseded']}) | RSS growth {r['rss_growth']:+.1f} MB",
-                flush=True,
-            )
-            if r["split"]:
-                sp = r["split"]
-                where = "the gravity stage's callback" if kind == "composed" else "the bridge's set_command"
-                print(
-                    f"  split at the chain's entry ({where}): publish -> entry p50 {sp['to_chain_p50']:.3f}"
-                    f" / p99 {sp['to_chain_p99']:.3f} ms (DDS, waiting for the executor), entry -> frame p50"
-                    f" {sp['in_chain_p50']:.3f} / p99 {sp['in_chain_p99']:.3f} ms (the chain's work, waiting"
-                    " commands)",
-                    flush=True,
+        for rate in rates:
+            print(f"\n== {rate:g} Hz ==")
+            results = {}
+            here = pathlib.Path(tmp) / f"{rate:g}Hz"  # each rate's files apart (the sim's port file)
+            here.mkdir()
+            for kind in args.chains.split(","):
+                r = results[kind] = run_chain(
+                    kind, duration, rate, args.warmup, env, here, args.sim_arm, args.frozen
                 )
-            if r["probe"]:
-                print(describe(r["probe"]), flush=True)
-            if r.get("sim_cpu") == r.get("sim_cpu"):  # not NaN: the arm had its own process
-                print(f"  simulated arm's process CPU: {r['sim_cpu']:.0f}% of one core", flush=True)
+                _print_chain(kind, r)
+            goals += _goals(rate, duration, results)
+    print(f"load average at the end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print("goals: " + "; ".join(f"{text}: {'met' if ok else 'not met'}" for text, ok in goals))
+    print("met" if goals and all(ok for _, ok in goals) else "not met")
+
+
+def _print_chain(kind: str, r: dict) -> None:
+    print(
+        f"{kind:9s} n {r['n']:7d} | p50 {r['p50']:6.3f} ms | p99 {r['p99']:6.3f} ms | max {r['max']:7.2f} ms"
+        f" | drops {r['drops']} (whole run: never reached the bridge {r['lost']}, superseded in it"
+        f" {r['superseded']}) | RSS growth {r['rss_growth']:+.2f} MB"
+        f" | main-thread CPU {r['cpu_per_setpoint_us']:.0f} us per setpoint",
+        flush=True,
+    )
+    if r["split"]:
+        sp = r["split"]
+        where = "the gravity stage's callback" if kind == "composed" else "the bridge's set_command"
+        print(
+            f"  split at the chain's entry ({where}): publish -> entry p50 {sp['to_chain_p50']:.3f}"
+            f" / p99 {sp['to_chain_p99']:.3f} ms (DDS, waiting for the executor), entry -> frame p50"
+            f" {sp['in_chain_p50']:.3f} / p99 {sp['in_chain_p99']:.3f} ms (the chain's work, waiting"
+            " commands)",
+            flush=True,
+        )
+    if r["probe"]:
+        print(describe(r["probe"]), flush=True)
+    if r.get("sim_cpu") == r.get("sim_cpu"):  # not NaN: the arm had its own process
+        print(f"  simulated arm's process CPU: {r['sim_cpu']:.0f}% of one core", flush=True)
+    if r["profile"]:
+        print(r["profile"], flush=True)
+
+
+def _goals(rate: float, duration: float, results: dict) -> list[tuple[str, bool]]:
+    """Issue 28's goals at ``rate`` as ratios to the bare relay of the same run (:data:`GOALS`)."""
+    out = []
     base = results.get("baseline")
-    if base:
-        for kind in ("separate", "composed"):
-            if kind in results:
-                r = results[kind]
-                print(
-                    f"{kind} / baseline: p50 {r['p50'] / base['p50']:.2f}x, p99 {r['p99'] / base['p99']:.2f}x"
-                )
-    goals = []
-
-    def goal(label: str, value: float, limit: float, unit: str) -> None:
-        goals.append(f"{label} {value:.3g}{unit} <= {limit:g}{unit} {'met' if value <= limit else 'not met'}")
-
-    if "composed" in results:
-        goal("composed p50", results["composed"]["p50"], GOALS["composed_p50_ms"], " ms")
-        goal("composed p99", results["composed"]["p99"], GOALS["composed_p99_ms"], " ms")
-    if "separate" in results:
-        r = results["separate"]
-        goal("separate p99", r["p99"] / r["period_ms"], GOALS["separate_p99_periods"], " periods")
     for kind in ("separate", "composed"):
-        if kind in results:
-            goal(f"{kind} drops", results[kind]["drops"], 0, "")
-            goal(f"{kind} RSS growth", results[kind]["rss_growth"], GOALS["rss_mb"], " MB")
-    print(f"load average at the end {os.getloadavg()[0]:.2f}")
-    print("goals: " + "; ".join(goals))
+        if kind not in results:
+            continue
+        r = results[kind]
+        tag = f"{kind} @ {rate:g} Hz"
+        if base:
+            p50 = r["p50"] / base["p50"]
+            print(f"{kind} / baseline at {rate:g} Hz: p50 {p50:.2f}x, p99 {r['p99'] / base['p99']:.2f}x")
+            allowed = base["drops"] + GOALS["extra_drops"] * r["n"]
+            if kind == "composed":
+                out.append(
+                    (
+                        f"{tag} p50 {p50:.2f}x <= {GOALS['p50_ratio']:g}x the bare relay's",
+                        p50 <= GOALS["p50_ratio"],
+                    )
+                )
+                cpu = r["cpu_per_setpoint_us"] / base["cpu_per_setpoint_us"]
+                out.append(
+                    (
+                        f"{tag} CPU per setpoint {r['cpu_per_setpoint_us']:.0f} us = {cpu:.2f}x <= "
+                        f"{GOALS['cpu_ratio']:g}x the bare relay's {base['cpu_per_setpoint_us']:.0f} us",
+                        cpu <= GOALS["cpu_ratio"],
+                    )
+                )
+            out.append(
+                (
+                    f"{tag} drops {r['drops']} <= bare relay's {base['drops']} + 0.1 % ({allowed:.0f})",
+                    r["drops"] <= allowed,
+                )
+            )
+        out.append(
+            (
+                f"{tag} RSS growth {r['rss_growth']:+.2f} MB in {duration:g} s <= {GOALS['rss_mb']:g} MB",
+                r["rss_growth"] <= GOALS["rss_mb"],
+            )
+        )
+    return out
 
 
 if __name__ == "__main__":

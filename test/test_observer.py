@@ -207,3 +207,76 @@ def test_bad_input_and_restarts(pendulum):
         MomentumObserver(pendulum, friction=FrictionModel(2))
     with pytest.raises(ConfigError):
         MomentumObserver("pendulum")  # type: ignore[arg-type]
+
+
+def test_an_implausible_effort_is_refused_and_leaves_the_estimate_alone(pendulum):
+    """A hostile effort of ±1e308 N·m (finite, so not caught as NaN) used to be integrated:
+    an estimate of ~1e307 N·m published, a contact latched on it and the state poisoned for
+    seconds (±1.7e308 overflowed r to inf, then NaN for good). Beyond the largest joint
+    torque a bridge can report (MIT t_max override × the largest gear ratio) it is refused
+    with the state unchanged: the samples after it give what an observer that never saw it
+    gives, the closed form."""
+    from gravity_friction_comp.errors import Reason
+    from gravity_friction_comp.mit.joint_motor_map import GEAR_RATIO_RANGE
+    from gravity_friction_comp.mit.motor_table import MAX_OVERRIDE
+    from gravity_friction_comp.observer.momentum import MAX_PLAUSIBLE_EFFORT
+
+    assert MAX_PLAUSIBLE_EFFORT == MAX_OVERRIDE * GEAR_RATIO_RANGE[1] == 1e8
+    q = np.array([0.1])
+    g = pendulum.gravity(q)
+    hostile, clean = MomentumObserver(pendulum, gain=50.0), MomentumObserver(pendulum, gain=50.0)
+    for k in range(5):
+        for observer in (hostile, clean):
+            observer.update(0.002 * k, q, [0.0], g + 0.3)  # held still, 0.3 N·m beyond gravity
+        for bad in (1e308, -1e308, 1.7e308, -2e8):
+            with pytest.raises(InputError) as info:
+                hostile.update(0.002 * k + 0.001, q, [0.0], [bad])
+            assert info.value.reason == Reason.RANGE and "effort" in str(info.value)
+    np.testing.assert_array_equal(hostile.estimate, clean.estimate)
+    # at rest: β = τ_m − g = 0.3, τ̂ = −0.3, so r = −0.3 (1 − e^{−K t}) at t = 4 samples of 2 ms
+    np.testing.assert_allclose(clean.estimate, -0.3 * (1.0 - math.exp(-50.0 * 0.008)), rtol=0, atol=1e-12)
+    hostile.update(0.01, q, [0.0], [-1e8])  # the bound itself: a torque a bridge could report
+
+
+def test_no_detection_before_the_observer_has_settled(pendulum):
+    """The first interval after a (re)start may not carry the torque that acted (a bridge's
+    first reply from before its hold caught the falling arm, read late): the real-time
+    simulated palletizer's quiet start-up latched 3–4.6 N·m on beam_pitch, so a reaction
+    would have fired at every start. No contact is detected until 5 time constants (5/K)
+    after the observer (re)started, when such an error has decayed below e^{−5}; a push that
+    lasts is detected then, and later ones as before."""
+    from gravity_friction_comp.observer.contact import ContactDetector
+    from gravity_friction_comp.observer.guard import ContactGuard
+    from gravity_friction_comp.observer.momentum import SETTLE_TIME_CONSTANTS
+
+    assert SETTLE_TIME_CONSTANTS == 5.0
+    k, dt = 100.0, 2.0**-9  # dt exact in binary: no sample sits on the 5/K = 50 ms boundary
+    q = np.array([0.1])
+    g = pendulum.gravity(q)
+    stale = g - 1.0 / (1.0 - math.exp(-k * dt))  # the first sample's torque: r_1 = 1.0 N·m exactly
+
+    def guard() -> ContactGuard:
+        return ContactGuard(MomentumObserver(pendulum, gain=k), ContactDetector(("hinge",), 0.5))
+
+    quiet = guard()
+    assert quiet.update(0.0, ["hinge"], q, [0.0], stale) is None
+    for n in range(1, 60):  # held still (τ_m = g) from the second sample on: r_n = e^{−K(n−1)dt}
+        assert quiet.update(n * dt, ["hinge"], q, [0.0], g) is None, n
+        if n == 1:
+            assert quiet.estimate[0] == pytest.approx(1.0, abs=1e-12)  # twice the threshold
+    assert quiet.estimate[0] == pytest.approx(math.exp(-k * 58 * dt), abs=1e-12)
+    # a push from then on (the motor holds 0.8 N·m less): r = 0.8 (1 − e^{−K m dt}) after m
+    # samples of it (the first carries β of the push) crosses 0.5 at m = 6 (0.4988 at 5, 0.5513 at 6)
+    contacts = [quiet.update((60 + m) * dt, ["hinge"], q, [0.0], g - 0.8) for m in range(8)]
+    assert math.ceil(math.log(1.0 - 0.5 / 0.8) / (-k * dt)) == 6
+    assert [c is not None for c in contacts] == [False] * 6 + [True, False]
+    # a push from the start crosses at 10 ms but is detected at the first sample at or after
+    # 5/K: n = ceil(0.05 / dt) = 26
+    early = guard()
+    first = next(n for n in range(60) if early.update(n * dt, ["hinge"], q, [0.0], g - 0.8) is not None)
+    assert first == math.ceil(0.05 / dt) == 26
+    # a restart (a gap beyond max_gap) settles again
+    quiet.clear()
+    assert quiet.update(1.0, ["hinge"], q, [0.0], stale) is None and quiet.observer.restarts == 1
+    assert quiet.update(1.0 + dt, ["hinge"], q, [0.0], g) is None
+    assert quiet.estimate[0] == pytest.approx(1.0, abs=1e-12) and quiet.detector.latched is None

@@ -209,3 +209,22 @@ def test_record_refuses_an_unwritable_output_folder(tmp_path, capsys):
         pytest.skip("running as a user who may write anywhere (root)")
     assert main(["--out", str(locked / "x.csv"), "--duration", "1"]) == 2
     assert "is not writable" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "text"),
+    [
+        (["--arms", "big_yam"], "invalid choice: 'big_yam'"),  # no acceptance thresholds for it
+        (["--duration", "-1"], "must be a finite number > 0"),
+        (["--duration", "nan"], "must be a finite number > 0"),
+    ],
+)
+def test_observer_check_refuses_bad_options_while_parsing(argv, text, capsys):
+    from gravity_friction_comp.tools import observer_check
+
+    with pytest.raises(SystemExit) as exc:
+        observer_check.main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: observer_check") and text in err
+    assert "Traceback" not in err

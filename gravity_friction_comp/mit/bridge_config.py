@@ -26,6 +26,7 @@ __all__ = [
     "BEHAVIORS",
     "BridgeConfig",
     "MotorConfig",
+    "check_behavior",
     "check_fd",
     "check_gains",
     "default_of",
@@ -33,6 +34,18 @@ __all__ = [
 
 #: Valid timeout / fault behaviours.
 BEHAVIORS = ("damp", "disable", "hold")
+
+
+def check_behavior(key: str, value: Any) -> str:
+    """``value`` if it is one of :data:`BEHAVIORS`.
+
+    Raises:
+        ConfigError: otherwise (key ``key``).
+    """
+    if not isinstance(value, str) or value not in BEHAVIORS:
+        raise ConfigError(f"{key} must be one of {', '.join(BEHAVIORS)}; got {value!r}", key=key, value=value)
+    return value
+
 
 # --- configuration ----------------------------------------------------------------------------
 
@@ -180,12 +193,7 @@ class BridgeConfig:
         for key in ("rate_hz", "command_timeout"):
             object.__setattr__(self, key, number(key, getattr(self, key), positive=True))
         for key in ("timeout_behavior", "fault_behavior"):
-            if getattr(self, key) not in BEHAVIORS:
-                raise ConfigError(
-                    f"{key} must be one of {', '.join(BEHAVIORS)}; got {getattr(self, key)!r}",
-                    key=key,
-                    value=getattr(self, key),
-                )
+            check_behavior(key, getattr(self, key))
         object.__setattr__(self, "stale_cycles", integer("stale_cycles", self.stale_cycles, low=1))
         object.__setattr__(self, "bitrate", integer("can.bitrate", self.bitrate, low=1))
         object.__setattr__(self, "data_bitrate", check_fd(self.fd, self.data_bitrate, self.bitrate))

@@ -44,8 +44,7 @@ No wall clock, no rclpy, no I/O: deterministic and testable with a fake clock.
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass
-from typing import NamedTuple
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -57,11 +56,10 @@ from gravity_friction_comp.mit.bridge_checks import (
     check_time,
     gain_array,
 )
-from gravity_friction_comp.mit.bridge_config import BEHAVIORS, BridgeConfig, check_gains
-from gravity_friction_comp.mit.codec import encode_command
-from gravity_friction_comp.mit.damiao_feedback import DamiaoFeedback
+from gravity_friction_comp.mit.bridge_config import BridgeConfig, check_behavior, check_gains
+from gravity_friction_comp.mit.bridge_status import JointStateArrays, MotorStatus
 from gravity_friction_comp.mit.damiao_registers import parse_damiao_register_reply
-from gravity_friction_comp.mit.feedback import decode_feedback
+from gravity_friction_comp.mit.motor_codec import MotorCodec
 from gravity_friction_comp.mit.special_frames import DISABLE_FRAME, ENABLE_FRAME, clear_error_frames
 from gravity_friction_comp.validation import frame_bytes
 
@@ -74,59 +72,6 @@ __all__ = [
 #: [s] Clock-reading slack of the command timeout (see :meth:`MitBridgeCore.step`): the
 #: switch happens on the first tick with elapsed > timeout + min(1 µs, period / 100).
 TIME_TOLERANCE = 1e-6
-
-
-# --- results ----------------------------------------------------------------------------------
-
-
-class JointStateArrays(NamedTuple):
-    """Measured joint state, each array shape (n_joints,); ``valid`` False until a reply.
-
-    position [rad], velocity [rad/s], effort [N·m] (0.0 where not valid).
-    """
-
-    position: np.ndarray
-    velocity: np.ndarray
-    effort: np.ndarray
-    valid: np.ndarray
-
-
-@dataclass(frozen=True)
-class MotorStatus:
-    """Per-motor status for diagnostics.
-
-    Attributes:
-        name, can_id: Joint name and motor CAN id.
-        behavior: What was sent in the last step: ``command`` | ``damp`` | ``hold`` |
-            ``disable`` | ``clear_fault`` | ``shutdown`` | ``none`` (before the first step).
-        reason: Why (``""`` for ``command``), e.g. ``"command timeout"``, ``"fault: over-current"``.
-        fault: Fault latched. fault_reason: Its text (``""`` when none).
-        stale: ``stale_cycles`` or more consecutive replies missing.
-        missed_replies: Consecutive missed replies. total_missed_replies: Since start.
-        replies: Replies received.
-        effort_clamped: The last command's τ_ff was clamped.
-        position_clamped: The last command's position was outside [position_lower,
-            position_upper] and clamped.
-        motor_enabled: Damiao state nibble says enabled (``None`` when unknown/CubeMars).
-        temperatures: (name, °C) pairs from the last reply.
-        last_reply_time: ``now`` of the last reply [s] (``None`` before the first).
-    """
-
-    name: str
-    can_id: int
-    behavior: str
-    reason: str
-    fault: bool
-    fault_reason: str
-    stale: bool
-    missed_replies: int
-    total_missed_replies: int
-    replies: int
-    effort_clamped: bool
-    position_clamped: bool
-    motor_enabled: bool | None
-    temperatures: tuple[tuple[str, int], ...]
-    last_reply_time: float | None
 
 
 class _MotorRuntime:
@@ -184,14 +129,8 @@ class MitBridgeCore:
             raise ConfigError("config must be a BridgeConfig", key="config", value=config)
         if startup_behavior is None:
             startup_behavior = config.timeout_behavior
-        if not isinstance(startup_behavior, str) or startup_behavior not in BEHAVIORS:
-            raise ConfigError(
-                f"startup_behavior must be one of {', '.join(BEHAVIORS)}; got {startup_behavior!r}",
-                key="startup_behavior",
-                value=startup_behavior,
-            )
         self.config = config
-        self.startup_behavior = startup_behavior
+        self.startup_behavior = check_behavior("startup_behavior", startup_behavior)
         self._joint_names = tuple(m.name for m in config.motors)
         self._tau_limit = tuple(m.tau_limit for m in config.motors)  # config is frozen: once, not per step
         n = len(config.motors)
@@ -206,6 +145,8 @@ class MitBridgeCore:
         self._cmd_tau = np.zeros(n)
         self._cmd_time: float | None = None
         self._rt = [_MotorRuntime() for _ in range(n)]
+        self._codecs = [MotorCodec(m.limits, m.mapping) for m in config.motors]
+        self._damiao = [m.limits.family == "damiao" for m in config.motors]
         self._by_master: dict[int, list[int]] = {}
         for i, m in enumerate(config.motors):
             self._by_master.setdefault(m.master_id, []).append(i)
@@ -370,13 +311,7 @@ class MitBridgeCore:
         Raises:
             ConfigError: ``behavior`` not in :data:`BEHAVIORS` (key ``behavior``).
         """
-        if not isinstance(behavior, str) or behavior not in BEHAVIORS:
-            raise ConfigError(
-                f"behavior must be one of {', '.join(BEHAVIORS)}; got {behavior!r}",
-                key="behavior",
-                value=behavior,
-            )
-        self._reaction = (behavior, str(reason))
+        self._reaction = (check_behavior("behavior", behavior), str(reason))
 
     def clear_reaction(self) -> bool:
         """End :meth:`react`'s behaviour: commands are obeyed again from the next step.
@@ -406,16 +341,7 @@ class MitBridgeCore:
         return frames
 
     def _command_frame(self, i: int, q: float, qd: float, kp: float, kd: float, tau: float) -> bytes:
-        m = self.config.motors[i]
-        mp = m.mapping
-        return encode_command(
-            mp.position_to_motor(q),
-            mp.velocity_to_motor(qd),
-            mp.kp_to_motor(kp),
-            mp.kd_to_motor(kd),
-            mp.torque_to_motor(tau),
-            m.limits,
-        )
+        return self._codecs[i].command(q, qd, kp, kd, tau)  # encode_command of the motor side, bit for bit
 
     def _behavior_frame(self, i: int, behavior: str) -> tuple[str, bytes]:
         """Frame for a safe behaviour; returns the behaviour actually used (hold → damp fallback)."""
@@ -455,6 +381,9 @@ class MitBridgeCore:
         tolerance = min(TIME_TOLERANCE, 0.01 * cfg.period)
         timed_out = self._cmd_time is None or (now - self._cmd_time) > cfg.command_timeout + tolerance
         frames: list[tuple[int, bytes]] = []
+        # python floats once per step, not a numpy scalar per field (same values)
+        cmd_q, cmd_qd, cmd_tau = self._cmd_q.tolist(), self._cmd_qd.tolist(), self._cmd_tau.tolist()
+        kps, kds = self._kp.tolist(), self._kd.tolist()
         for i, m in enumerate(cfg.motors):
             if bus is not None and m.bus != bus:
                 continue
@@ -494,10 +423,10 @@ class MitBridgeCore:
                 reason, out = "command timeout", [frame]
             else:
                 lim = self._tau_limit[i]
-                tau = float(self._cmd_tau[i])
+                tau = cmd_tau[i]
                 rt.effort_clamped = abs(tau) > lim
                 tau = min(max(tau, -lim), lim)
-                q, qd = float(self._cmd_q[i]), float(self._cmd_qd[i])
+                q, qd = cmd_q[i], cmd_qd[i]
                 rt.position_clamped = not m.position_lower <= q <= m.position_upper
                 if rt.position_clamped:  # at the bound, no velocity setpoint further out
                     if q > m.position_upper:
@@ -506,7 +435,7 @@ class MitBridgeCore:
                         q, qd = m.position_lower, max(qd, 0.0)
                 behavior, reason = "command", ""
                 try:
-                    out = [self._command_frame(i, q, qd, float(self._kp[i]), float(self._kd[i]), tau)]
+                    out = [self._codecs[i].command(q, qd, kps[i], kds[i], tau)]
                 except InputError:  # unreachable after set_command's checks; never raise here
                     behavior, frame = self._behavior_frame(i, cfg.timeout_behavior)
                     reason, out = "command not encodable", [frame]
@@ -516,7 +445,8 @@ class MitBridgeCore:
                 rt.hold_position = None
             rt.behavior, rt.reason = behavior, reason
             rt.sent_last_step = bool(out)
-            frames.extend((m.can_id, data) for data in out)
+            for data in out:
+                frames.append((m.can_id, data))
         self.frames_sent += len(frames)
         return frames
 
@@ -545,9 +475,21 @@ class MitBridgeCore:
         now = check_time(now)
         try:
             raw = frame_bytes(data)
-            candidates = self._by_master.get(operator.index(arbitration_id))
+            arbitration_id = operator.index(arbitration_id)
         except (InputError, TypeError):  # not a frame (or not an integer id): count, never raise
-            candidates, raw = None, b""
+            self.unknown_frames += 1
+            return None
+        return self._ingest(arbitration_id, raw, now, bus)
+
+    def ingest_replies(self, frames: Iterable[tuple[int, bytes]], now: float, bus: str | None = None) -> None:
+        """:meth:`ingest_feedback` of each ``(arbitration_id, data)`` (int, bytes: as ``CanFrameIO.read``
+        gives them) received at ``now`` [s] on ``bus``. Raises InputError: ``now`` not finite."""
+        now = check_time(now)
+        for arbitration_id, raw in frames:
+            self._ingest(arbitration_id, raw, now, bus)
+
+    def _ingest(self, arbitration_id: int, raw: bytes, now: float, bus: str | None) -> int | None:
+        candidates = self._by_master.get(arbitration_id)
         if not candidates or len(raw) < 6:
             self.unknown_frames += 1
             return None
@@ -555,31 +497,26 @@ class MitBridgeCore:
             m = self.config.motors[i]
             if (bus is not None and m.bus != bus) or not m.reply_matches(raw):
                 continue
-            if m.limits.family == "damiao" and parse_damiao_register_reply(raw, m.can_id) is not None:
+            if self._damiao[i] and parse_damiao_register_reply(raw, m.can_id) is not None:
                 # a register read reply on the master id, not feedback (see damiao_registers)
                 self.register_frames += 1
                 return None
-            try:
-                fb = decode_feedback(raw, m.limits)
-            except InputError:
+            state = self._codecs[i].joint_state(raw)  # p|v|τ in one pass, bit-identical to decode_feedback's
+            if state is None:  # a length this family does not send
                 continue
             rt = self._rt[i]
-            mp = m.mapping
-            rt.q = mp.position_from_motor(fb.position)
-            rt.qd = mp.velocity_from_motor(fb.velocity)
-            rt.tau = mp.torque_from_motor(fb.torque)
+            is_fault, fault_reason, rt.temperatures, rt.motor_enabled = self._codecs[i].reply_status(raw)
+            rt.q, rt.qd, rt.tau = state
             rt.valid = True
             rt.replied = True
             rt.replies += 1
             rt.last_reply_time = now
-            rt.temperatures = fb.temperatures
-            rt.motor_enabled = fb.is_enabled if isinstance(fb, DamiaoFeedback) else None
-            if fb.is_fault:
+            if is_fault:
                 if rt.fault_grace > 0:
                     rt.fault_grace -= 1  # may predate the clear (see _MotorRuntime)
                 else:
                     rt.fault = True
-                    rt.fault_reason = fb.fault_reason
+                    rt.fault_reason = fault_reason
             else:
                 rt.fault_grace = 0  # the motor answered the clear: back to normal
             self.frames_received += 1
@@ -588,6 +525,16 @@ class MitBridgeCore:
         return None
 
     # --- outputs --------------------------------------------------------------------------
+
+    def measured(self) -> tuple[list[float], list[float], list[float], bool]:
+        """:meth:`joint_state` as lists of floats (position, velocity, effort) and whether every joint is valid."""
+        rts = self._rt
+        return (
+            [rt.q for rt in rts],
+            [rt.qd for rt in rts],
+            [rt.tau for rt in rts],
+            all(rt.valid for rt in rts),
+        )
 
     def joint_state(self) -> JointStateArrays:
         """Measured joint state (new arrays), see :class:`JointStateArrays`."""

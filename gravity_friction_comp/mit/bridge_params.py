@@ -18,7 +18,7 @@ __all__ = [
     "split_by_bus",
 ]
 
-from gravity_friction_comp.mit.bridge_config import BEHAVIORS, BridgeConfig, MotorConfig, default_of
+from gravity_friction_comp.mit.bridge_config import BridgeConfig, MotorConfig, check_behavior, default_of
 from gravity_friction_comp.mit.joint_motor_map import JointMotorMap
 from gravity_friction_comp.mit.motor_table import OVERRIDE_KEYS, UNSETTLED_RANGES, MotorLimits, motor_limits
 from gravity_friction_comp.validation import integer, number
@@ -166,13 +166,7 @@ def bridge_config_from_values(
             kwargs[key] = cast(key, values[key])
     for key in ("timeout_behavior", "fault_behavior"):
         if values.get(key) is not None:
-            if values[key] not in BEHAVIORS:
-                raise ConfigError(
-                    f"{key} must be one of {', '.join(BEHAVIORS)}; got {values[key]!r}",
-                    key=key,
-                    value=values[key],
-                )
-            kwargs[key] = values[key]
+            kwargs[key] = check_behavior(key, values[key])
     if values.get("can.bitrate") is not None:
         kwargs["bitrate"] = integer("can.bitrate", values["can.bitrate"])
     if values.get("can.fd") is not None:

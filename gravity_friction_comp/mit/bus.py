@@ -1,6 +1,8 @@
-"""python-can plumbing of the MIT bridge: open a (CAN or CAN-FD) bus, queue received frames, send, read Damiao limits.
+"""python-can plumbing of the MIT bridge: open a (CAN or CAN-FD) bus, send and read it, read Damiao limits.
 
-The only module of the bridge that imports python-can (with sim.bus).
+How frames reach the bus (python-can per frame, or the socket directly) and the receive queue
+are :mod:`~gravity_friction_comp.mit.frame_transport`; with it and sim.bus, the only modules
+of the bridge that import python-can.
 """
 
 from __future__ import annotations
@@ -9,10 +11,9 @@ import logging
 import math
 import socket
 import time
-from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, NamedTuple
+from typing import Any
 
 import can
 
@@ -25,6 +26,15 @@ from gravity_friction_comp.mit.damiao_registers import (
     limits_from_damiao_registers,
     parse_damiao_register_reply,
 )
+from gravity_friction_comp.mit.frame_transport import (  # the receive queue and frame live there
+    SOCKETCAND_TIMEOUT,
+    FrameQueue,
+    ReceivedFrame,
+    transport_for,
+)
+from gravity_friction_comp.mit.frame_transport import (
+    mit_message as mit_message,  # sim.bus builds its replies with it
+)
 from gravity_friction_comp.mit.motor_table import MotorLimits
 
 #: python-can interfaces whose constructor takes ``data_bitrate`` (the FD data-phase rate).
@@ -32,9 +42,6 @@ from gravity_friction_comp.mit.motor_table import MotorLimits
 #: only ``fd=True`` is passed.
 DATA_BITRATE_INTERFACES = ("etas", "ics_neovi", "neovi", "ixxat", "kvaser", "slcan", "vector")
 
-#: Timeout [s] of a socketcand connection's socket operations: the handshake (python-can
-#: reads ``< hi >`` with no timeout of its own) and a send into a full TCP buffer.
-SOCKETCAND_TIMEOUT = 2.0
 #: socketcand's default TCP port (github.com/linux-can/socketcand, ``-p``).
 SOCKETCAND_PORT = 29536
 
@@ -281,70 +288,6 @@ def open_bus(settings: CanSettings, *, receive_own_messages: bool = False, **kwa
             socket.setdefaulttimeout(default_timeout)
 
 
-class ReceivedFrame(NamedTuple):
-    """A frame as the control loop sees it: ``time`` [s, time.monotonic], id, data bytes."""
-
-    time: float
-    arbitration_id: int
-    data: bytes
-
-
-class FrameQueue(can.Listener):
-    """Received frames → a bounded queue, stamped and filtered (a python-can ``Listener``).
-
-    :meth:`CanFrameIO.drain` feeds it on the control loop's thread; it also works as a
-    Notifier's listener (append and popleft of a ``deque`` are atomic). When the queue is
-    full the frame is dropped and counted in :attr:`dropped`.
-
-    Args:
-        maxsize: Queue capacity [frames].
-        accept: Arbitration ids to keep (``None``: all); others are counted in
-            :attr:`ignored` (cheap software filter, works on every interface).
-    """
-
-    def __init__(self, maxsize: int = 4096, accept: frozenset[int] | None = None):
-        self._queue: deque[ReceivedFrame] = deque()
-        self._maxsize = maxsize
-        self._accept = accept
-        self.dropped = 0
-        self.ignored = 0
-        self.received = 0
-        self.errors = 0
-        self.last_error: str = ""
-
-    def on_message_received(self, msg: can.Message) -> None:
-        if msg.is_error_frame or msg.is_remote_frame:
-            self.ignored += 1
-            return
-        if self._accept is not None and msg.arbitration_id not in self._accept:
-            self.ignored += 1
-            return
-        self.received += 1
-        if len(self._queue) >= self._maxsize:
-            self.dropped += 1
-            return
-        self._queue.append(ReceivedFrame(time.monotonic(), msg.arbitration_id, bytes(msg.data)))
-
-    def on_error(self, exc: Exception) -> None:
-        # a failed read: kept for diagnostics, never raised into the loop
-        self.errors += 1
-        self.last_error = str(exc)
-
-    def drain(self, limit: int | None = None) -> list[ReceivedFrame]:
-        """Everything queued now (at most ``limit`` frames), oldest first."""
-        out: list[ReceivedFrame] = []
-        while self._queue and (limit is None or len(out) < limit):
-            out.append(self._queue.popleft())
-        return out
-
-
-def mit_message(arbitration_id: int, data: bytes, fd: bool = False) -> can.Message:
-    """An 11-bit MIT-mode frame: classic, or CAN-FD with bit-rate switch when ``fd``."""
-    return can.Message(
-        arbitration_id=arbitration_id, data=data, is_extended_id=False, is_fd=fd, bitrate_switch=fd
-    )
-
-
 class CanFrameIO:
     """A bridge's bus, read and written on the control loop's thread: send frames, read what
     arrived, count failures, own the bus.
@@ -373,8 +316,8 @@ class CanFrameIO:
         *,
         fd: bool = False,
     ):
-        self.bus = bus
         self.fd = bool(fd)
+        self._attach(bus)
         self.listener = FrameQueue(accept=accept)
         self.send_timeout = float(send_timeout)
         self.sent = 0
@@ -383,22 +326,23 @@ class CanFrameIO:
         self.last_send_exception: BaseException | None = None
         self._closed = False
 
+    def _attach(self, bus: can.BusABC) -> None:
+        self.bus = bus
+        self.transport = transport_for(bus, self.fd)  # socketcand, socketcan: the socket directly
+
     def send(self, frames: Sequence[tuple[int, bytes]]) -> int:
         """Send ``[(arbitration_id, data), ...]`` as 11-bit frames; returns how many went.
 
         Classic frames, or with :attr:`fd` CAN-FD frames with bit-rate switch (the data
-        phase at the bus's data bitrate). Failed sends are counted (:attr:`send_errors`),
-        never raised: the loop must go on.
+        phase at the bus's data bitrate), through :attr:`transport`
+        (:mod:`~gravity_friction_comp.mit.frame_transport`: one write per call on socketcand).
+        Failed sends are counted (:attr:`send_errors`), never raised: the loop must go on.
         """
-        ok = 0
-        for arbitration_id, data in frames:
-            try:
-                self.bus.send(mit_message(arbitration_id, data, self.fd), timeout=self.send_timeout)
-                ok += 1
-            except (can.CanError, OSError) as error:
-                self.send_errors += 1
-                self.last_send_error = str(error)
-                self.last_send_exception = error
+        ok, error = self.transport.send(frames, self.send_timeout)
+        if error is not None:
+            self.send_errors += len(frames) - ok
+            self.last_send_error = str(error)
+            self.last_send_exception = error
         self.sent += ok
         return ok
 
@@ -406,19 +350,29 @@ class CanFrameIO:
         """Link events since the last call, for the node's log (none on a plain bus)."""
         return []
 
-    def drain(self) -> list[ReceivedFrame]:
-        """Every frame waiting on the bus now, oldest first (read on this thread).
+    def read(self) -> list[tuple[int, bytes]]:
+        """Every reply waiting on the bus now, ``(arbitration_id, data)``, oldest first, read
+        on this thread in one pass (no ``can.Message`` on socketcand/socketcan, no queue);
+        filtered and counted by :attr:`listener` (:meth:`FrameQueue.take`).
 
         A failed read (a bus gone down) is counted in ``listener.errors`` with its text in
         ``listener.last_error``, never raised; the frames read before it are returned.
         """
+        frames: list[tuple[int, bytes]] = []
+        skipped = 0
         if not self._closed:
             try:
-                while (msg := self.bus.recv(timeout=0.0)) is not None:
-                    self.listener.on_message_received(msg)
+                skipped = self.transport.read(frames)
             except (can.CanError, OSError) as error:
                 self.listener.on_error(error)
-        return self.listener.drain()
+        return self.listener.take(frames, skipped)
+
+    def drain(self) -> list[ReceivedFrame]:
+        """:meth:`read` as :class:`ReceivedFrame` stamped now, after any frames a python-can
+        Notifier queued in :attr:`listener`."""
+        queued = self.listener.drain()
+        now = time.monotonic()
+        return queued + [ReceivedFrame(now, arbitration_id, data) for arbitration_id, data in self.read()]
 
     def close(self) -> None:
         """Shut the bus down (idempotent)."""
@@ -493,13 +447,13 @@ class SocketcandCanIO(CanFrameIO):
             self._lose(self.last_send_error)
         return ok
 
-    def drain(self) -> list[ReceivedFrame]:
-        """As :meth:`CanFrameIO.drain`; nothing is read while the link is lost (the bus is
+    def read(self) -> list[tuple[int, bytes]]:
+        """As :meth:`CanFrameIO.read`; nothing is read while the link is lost (the bus is
         shut), and a failed read marks it lost (a fresh connection on the next send)."""
         if self.lost_since is not None:
-            return self.listener.drain()
+            return []
         errors = self.listener.errors
-        frames = super().drain()
+        frames = super().read()
         if self.listener.errors > errors:
             self._lose(self.listener.last_error, at_once=True)
         return frames
@@ -538,7 +492,7 @@ class SocketcandCanIO(CanFrameIO):
             return False
         assert self.lost_since is not None
         self._events.append(f"{self._where()}: reconnected after {now - self.lost_since:.1f} s")
-        self.bus = bus
+        self._attach(bus)
         self.lost_since = None
         self.reconnects += 1
         self._reconnected_at = now

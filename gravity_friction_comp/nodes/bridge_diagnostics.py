@@ -18,7 +18,7 @@ from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 
 from gravity_friction_comp.mit.bus_load import bus_load_fraction, mit_bus_load
 
-__all__ = ["bus_status", "motor_statuses"]
+__all__ = ["bus_status", "motor_statuses", "start_messages"]
 
 _LEVEL = {"ok": DiagnosticStatus.OK, "warn": DiagnosticStatus.WARN, "error": DiagnosticStatus.ERROR}
 
@@ -141,3 +141,62 @@ def bus_status(
             _kv("loop_period_max [ms]", f"{1e3 * periods.max():.3f}"),
         ]
     return bus
+
+
+def start_messages(
+    config: Any, settings: Any, core: Any, n_buses: int, simulated: bool
+) -> list[tuple[str, str]]:
+    """The bridge's start-up log lines, ``(level, text)`` with level ``info`` or ``error``:
+    motors, buses and the expected bus load (an error when it exceeds the bus), the start-up
+    behaviour before the first command.
+
+    Args:
+        config: The :class:`~gravity_friction_comp.mit.bridge_config.BridgeConfig`.
+        settings: The :class:`~gravity_friction_comp.mit.bus.CanSettings`.
+        core: The :class:`~gravity_friction_comp.mit.bridge_core.MitBridgeCore`.
+        n_buses: Buses the node opened.
+        simulated: The simulated arm is behind the bus.
+    """
+    load = mit_bus_load(
+        len(config.motors),
+        config.rate_hz,
+        settings.bitrate,
+        fd=settings.fd,
+        data_bitrate=settings.effective_data_bitrate,
+    )
+    rates = f"{settings.bitrate} bit/s" + (
+        f" (CAN-FD, data {settings.effective_data_bitrate} bit/s)" if settings.fd else ""
+    )
+    if n_buses == 1:
+        where = f"on {settings.interface}:{settings.channel}"
+    else:
+        load = max(config.bus_loads().values())
+        where = "on buses " + ", ".join(
+            f"{b} ({len(config.motors_on(b))}, load {x:.0%})" for b, x in config.bus_loads().items()
+        )
+    out = [
+        (
+            "info",
+            f"{len(config.motors)} motors {where} at {config.rate_hz:g} Hz; expected bus load "
+            f"{load:.0%} of {rates}{' (simulated arm)' if simulated else ''}",
+        )
+    ]
+    if core.startup_behavior == "hold":
+        limp = [m.name for m in config.motors if m.kp == 0.0]
+        out.append(
+            (
+                "info",
+                "no joint_command yet: holding the measured position"
+                + (f" (kp 0, damped instead: {limp})" if limp else "")
+                + f"; after the first command, {config.timeout_behavior} on timeout",
+            )
+        )
+    if load > 1.0:
+        out.append(
+            (
+                "error",
+                f"expected bus load {load:.0%}: {len(config.motors)} motors at {config.rate_hz:g} Hz "
+                "do not fit this bus; lower rate_hz or split the motors over buses",
+            )
+        )
+    return out

@@ -275,8 +275,11 @@ def usage(executable: str = "composed_chain", summary: str | None = None, node_c
 
 def main(args=None) -> None:
     """Entry point of the ``composed_chain`` executable (SIGINT/SIGTERM: clean shutdown;
-    ``-h`` / ``--help`` prints :func:`usage` and exits 0)."""
-    run_composed(ComposedChain, "composed_chain", args, usage)
+    ``-h`` / ``--help`` prints :func:`usage` and exits 0). ``--shaper`` (before
+    ``--ros-args``) puts the setpoint shaper before the gravity stage (its parameters: the
+    file's ``setpoint_shaper`` section; ``arm.launch.py shaper:=true composed:=true``)."""
+    shaper: dict | None = {} if "--shaper" in _user_args(args) else None
+    run_composed(lambda: ComposedChain(shaper=shaper), "composed_chain", args, usage)
 
 
 def run_composed(

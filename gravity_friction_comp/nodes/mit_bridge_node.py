@@ -26,16 +26,14 @@ Topics:
         ``<node fqn>: bus <can.channel>``; with a ``bus`` per joint (several buses, e.g. one
         per arm) one bus status per bus, ``<node fqn>: bus <bus>``.
     /clock (pub, rosgraph_msgs/Clock) and joint_setpoint (sub, watched only): lockstep only.
+    ~/external_effort (pub, sensor_msgs/JointState; ``observer.enable:=true``): the momentum
+        observer's estimate per joint [N·m], stamped as its ``joint_states``; a contact latches
+        ``contact.reaction`` until ``~/clear_faults`` (status ``<node fqn>: contact``;
+        docs/observer.md).
 
 Several buses: ``bus`` names each joint's CAN channel; the node opens one bus per name and
 routes frames by bus (CAN ids repeat across buses). Simulated: one private ``virtual``
 channel per bus (``<sim channel>/<bus>``, :func:`~gravity_friction_comp.sim.bus.virtual_bus_settings`).
-
-    ~/external_effort (pub, sensor_msgs/JointState; ``observer.enable:=true``): the momentum
-        observer's external torque estimate per joint [N·m] (effort), stamped with the
-        ``joint_states`` it comes from (docs/observer.md). A contact (``contact.threshold``,
-        ``contact.speed_band``) latches ``contact.reaction`` (none | damp | hold | disable,
-        every motor) until ``~/clear_faults``, reported in the status ``<node fqn>: contact``.
 
 Service:
     ~/clear_faults (std_srvs/Trigger): clear latched motor faults and a latched contact
@@ -67,6 +65,7 @@ Every default comes from the core's config dataclasses (:mod:`~gravity_friction_
 from __future__ import annotations
 
 import collections
+import struct
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -76,7 +75,6 @@ from builtin_interfaces.msg import Time as TimeMsg
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
-from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool
 
@@ -93,21 +91,20 @@ from gravity_friction_comp.mit.bus import (
     open_bus,
     read_damiao_limits,
 )
-from gravity_friction_comp.mit.bus_load import mit_bus_load
 from gravity_friction_comp.mit.send_schedule import SendSchedule
 from gravity_friction_comp.mit.startup_check import StartupCheck
-from gravity_friction_comp.nodes.bridge_diagnostics import bus_status, motor_statuses
+from gravity_friction_comp.nodes.bridge_diagnostics import bus_status, motor_statuses, start_messages
+from gravity_friction_comp.nodes.joint_state_bytes import JointStateBytes
 from gravity_friction_comp.nodes.mit_bridge_parameters import (
     BRIDGE_OBSERVER_PARAMETERS,
     BRIDGE_PARAMETERS,
     PARAMETERS,
 )
 from gravity_friction_comp.nodes.observer_runtime import (
-    RUNTIME_KEYS,
+    ObserverHook,
     ObserverRuntime,
     check_enabled,
     contact_status,
-    external_effort_message,
 )
 from gravity_friction_comp.nodes.parameters import (
     check,
@@ -170,8 +167,7 @@ class MitBridgeNode(Node):
         self._lockstep: LockstepClock | None = None
         self._closed = False
         self._throttle = Throttle(2.0)
-        self._observer: ObserverRuntime | None = None  # observer.enable:=true
-        self._pending_observer: dict[str, Any] | None = None
+        self._observer_hook: ObserverHook | None = None
 
     def _declare_parameters(self) -> dict[str, Any]:
         """Declare and check every parameter; returns their values."""
@@ -254,41 +250,11 @@ class MitBridgeNode(Node):
             one.send(core.enable_frames(key))
 
     def _log_start(self) -> None:
-        config, settings, core = self.config, self.settings, self._core
-        load = mit_bus_load(
-            len(config.motors),
-            config.rate_hz,
-            settings.bitrate,
-            fd=settings.fd,
-            data_bitrate=settings.effective_data_bitrate,
-        )
-        rates = f"{settings.bitrate} bit/s" + (
-            f" (CAN-FD, data {settings.effective_data_bitrate} bit/s)" if settings.fd else ""
-        )
         log = self.get_logger()
-        if len(self._ios) == 1:
-            where = f"on {settings.interface}:{settings.channel}"
-        else:
-            load = max(config.bus_loads().values())
-            where = "on buses " + ", ".join(
-                f"{b} ({len(config.motors_on(b))}, load {x:.0%})" for b, x in config.bus_loads().items()
-            )
-        log.info(
-            f"{len(config.motors)} motors {where} at {config.rate_hz:g} Hz; expected bus load "
-            f"{load:.0%} of {rates}{' (simulated arm)' if self._sim else ''}"
-        )
-        if core.startup_behavior == "hold":
-            limp = [m.name for m in config.motors if m.kp == 0.0]
-            log.info(
-                "no joint_command yet: holding the measured position"
-                + (f" (kp 0, damped instead: {limp})" if limp else "")
-                + f"; after the first command, {config.timeout_behavior} on timeout"
-            )
-        if load > 1.0:
-            log.error(
-                f"expected bus load {load:.0%}: {len(config.motors)} motors at {config.rate_hz:g} Hz "
-                "do not fit this bus; lower rate_hz or split the motors over buses"
-            )
+        for level, text in start_messages(
+            self.config, self.settings, self._core, len(self._ios), self._sim is not None
+        ):
+            (log.error if level == "error" else log.info)(text)
 
     def _create_interfaces(self) -> None:
         """Loop state, publishers, subscriptions, the clear-faults service."""
@@ -301,8 +267,12 @@ class MitBridgeNode(Node):
         #: Reused for every ``joint_states`` (publish serialises at once); typed fields only.
         self._state_msg = JointState(check_fields=False)
         self._joint_names = list(self._core.joint_names)
+        try:  # joint_states as serialized bytes, refilled in place
+            self._state_bytes: JointStateBytes | None = JointStateBytes(self._joint_names)
+        except ValueError:  # pragma: no cover - an encoding without the slots: messages
+            self._state_bytes = None
         #: More diagnostics statuses, each call one status (the composed chain's stages).
-        self.diagnostic_sources: list[Callable[[], DiagnosticStatus]] = []
+        self.diagnostic_sources: list[Callable[[], DiagnosticStatus | None]] = []  # None: none now
         #: Composed chain: called with each ``joint_states`` after it is published (the
         #: friction stage's measurement, without a DDS hop).
         self.state_hand_off: Callable[[JointState], None] | None = None
@@ -327,22 +297,11 @@ class MitBridgeNode(Node):
             self._loop_timer = self.create_timer(self.config.period, self._loop)
 
     def _start_observer(self, values: dict[str, Any], models) -> None:
-        """The momentum observer (``observer.enable:=true``; docs/observer.md), its topic and
-        its diagnostics status."""
-        self._models = models
-        self._values_now = values
-        self._holding = bool(values["payload.attached"])
-        if models is None:
-            return
-        self._effort_pub = self.create_publisher(JointState, "~/external_effort", SETPOINT_QOS)
-        if values["observer.enable"]:
-            self._observer = ObserverRuntime(values, models, self._holding, self._core)
-            self.get_logger().info(
-                f"momentum observer on {list(models.bare.joint_names)} (per-joint observer/contact "
-                f"values in this order), contact reaction {values['contact.reaction']}"
-            )
+        """The momentum observer (docs/observer.md), its topic and its diagnostics status."""
+        self._observer_hook = ObserverHook(self, values, models, self._core)
+        name = f"{self.get_fully_qualified_name()}: contact"  # a status while the observer runs
         self.diagnostic_sources.append(
-            lambda: contact_status(f"{self.get_fully_qualified_name()}: contact", self._observer)
+            lambda: None if self.observer is None else contact_status(name, self.observer)
         )
 
     # ------------------------------------------------------------------ setup helpers
@@ -377,7 +336,7 @@ class MitBridgeNode(Node):
     def _on_set_parameters(self, params) -> SetParametersResult:
         if self._declaring or not self._ready:
             return SetParametersResult(successful=True)
-        reason = self._check_observer_parameters(params)
+        reason = None if self._observer_hook is None else self._observer_hook.check(params)
         if reason is not None:
             return SetParametersResult(successful=False, reason=reason)
         gains = {p.name: p.value for p in params if p.name in ("kp", "kd")}
@@ -390,36 +349,9 @@ class MitBridgeNode(Node):
         self._pending_gains = (kp, kd)
         return SetParametersResult(successful=True)
 
-    def _check_observer_parameters(self, params) -> str | None:
-        """Validate the observer's parameters among ``params``; keep what to apply. Returns
-        the reason to refuse them, or ``None``."""
-        names = {p.name for p in params}
-        if "observer.enable" not in names and not names & set(RUNTIME_KEYS):
-            return None
-        values = {**self._values_now, **{p.name: p.value for p in params}}
-        try:
-            if not values["observer.enable"]:
-                self._pending_observer = {"runtime": None, "values": values}
-            elif self._models is None:
-                check_enabled(values, None)
-            elif self._observer is None:  # switched on: a fresh observer with these values
-                runtime = ObserverRuntime(values, self._models, self._holding, self._core)
-                self._pending_observer = {"runtime": runtime, "values": values}
-            else:
-                checked = self._observer.checked({k: v for k, v in values.items() if k in names})
-                self._pending_observer = {"runtime": self._observer, "checked": checked, "values": values}
-        except (ConfigError, InputError, ValueError) as error:  # DimensionError is a ConfigError
-            self._pending_observer = None
-            return str(error)
-        return None
-
     def _post_set_parameters(self, params) -> None:
-        pending, self._pending_observer = self._pending_observer, None
-        if pending is not None and self._ready:
-            self._values_now = pending["values"]
-            self._observer = pending["runtime"]
-            if self._observer is not None and "checked" in pending:
-                self._observer.apply(pending["checked"])
+        if self._observer_hook is not None and self._ready:
+            self._observer_hook.apply()
         if self._pending_gains is not None and self._ready:
             kp, kd = self._pending_gains
             self._pending_gains = None
@@ -458,9 +390,8 @@ class MitBridgeNode(Node):
             self._exchange(now)
 
     def _on_holding(self, msg: Bool) -> None:
-        self._holding = bool(msg.data)
-        if self._observer is not None:
-            self._observer.observer.set_holding(self._holding)
+        if self._observer_hook is not None:
+            self._observer_hook.set_holding(bool(msg.data))
         if self._lockstep is not None:
             self._lockstep.schedule.set_holding(bool(msg.data))  # at the next tick, with the stages
         elif self._sim is not None:
@@ -469,7 +400,7 @@ class MitBridgeNode(Node):
     def _on_clear_faults(self, request, response):
         faulted = [s.name for s in self._core.status() if s.fault]
         self._core.request_clear_fault(None)
-        contact = None if self._observer is None else self._observer.guard.clear()
+        contact = None if self._observer_hook is None else self._observer_hook.clear()
         self._core.clear_reaction()
         response.success = True
         response.message = f"clearing {faulted}" if faulted else "no latched fault"
@@ -499,17 +430,14 @@ class MitBridgeNode(Node):
         self._ingest_waiting()
         for bus, io in self._ios.items():
             io.send(core.step(now, bus))
-        self._publish_state(self._stamp())
+        self._publish_state(clock_ns(self.get_clock()))  # a third of clock.now()
 
     def _ingest_waiting(self) -> None:
-        """Feed the core every reply waiting on each bus."""
+        """Feed the core every reply waiting on each bus (read in one pass, stamped at the read)."""
         for bus, io in self._ios.items():
-            for frame in io.drain():
-                self._core.ingest_feedback(frame.arbitration_id, frame.data, frame.time, bus)
-
-    def _stamp(self) -> TimeMsg:
-        ns = clock_ns(self.get_clock())  # a third of clock.now().to_msg()
-        return TimeMsg(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+            frames = io.read()
+            if frames:
+                self._core.ingest_replies(frames, time.monotonic(), bus)
 
     @property
     def send_schedule(self) -> SendSchedule:
@@ -517,56 +445,65 @@ class MitBridgeNode(Node):
         return self._schedule
 
     def _publish_state_at(self, now_ns: int) -> None:
-        self._publish_state(Time(nanoseconds=now_ns).to_msg())
+        self._publish_state(now_ns)
 
-    def _publish_state(self, stamp) -> None:
-        state = self._core.joint_state()
-        valid = state.valid
-        if not valid.any():
+    def _publish_state(self, stamp_ns: int) -> None:
+        """Publish ``joint_states`` stamped ``stamp_ns`` [ns]: every joint measured, as the
+        serialized bytes refilled in place (:class:`JointStateBytes`); before that, the
+        joints measured so far in a ``JointState``. Then the hand-off (composed chain)."""
+        position, velocity, effort, every = self._core.measured()
+        if every and self._state_bytes is not None:
+            try:
+                data = self._state_bytes.fill(stamp_ns, position, velocity, effort)
+            except struct.error:  # a stamp beyond int32 seconds: the message route below
+                data = None
+            if data is not None:
+                publish_guarded(self, self._state_pub, data)  # SIGINT may end the context mid-tick
+                if self.state_hand_off is not None or self.observer is not None:
+                    msg = self._state_msg
+                    msg.header.stamp = TimeMsg(
+                        sec=stamp_ns // 1_000_000_000, nanosec=stamp_ns % 1_000_000_000
+                    )
+                    msg.name, msg.position, msg.velocity, msg.effort = (
+                        self._joint_names,
+                        position,
+                        velocity,
+                        effort,
+                    )
+                    if self._observer_hook is not None:
+                        self._observer_hook.observe(msg)
+                    if self.state_hand_off is not None:
+                        self.state_hand_off(msg)
+                return
+        msg = self.state_message(stamp_ns)
+        if msg is None:
             return
-        msg = self._state_msg
-        msg.header.stamp = stamp
-        if valid.all():  # the usual case: no index copies
-            msg.name = self._joint_names
-            msg.position = state.position.tolist()
-            msg.velocity = state.velocity.tolist()
-            msg.effort = state.effort.tolist()
-        else:
-            idx = np.flatnonzero(valid)
-            msg.name = [self._joint_names[i] for i in idx]
-            msg.position = state.position[idx].tolist()
-            msg.velocity = state.velocity[idx].tolist()
-            msg.effort = state.effort[idx].tolist()
-        publish_guarded(self, self._state_pub, msg)  # SIGINT may end the context mid-tick
-        if self._observer is not None:
-            self._observe(msg)
+        publish_guarded(self, self._state_pub, msg)
+        if self._observer_hook is not None:
+            self._observer_hook.observe(msg)
         if self.state_hand_off is not None:
             self.state_hand_off(msg)
 
-    def _observe(self, msg: JointState) -> None:
-        """The observer on this ``joint_states``: ``~/external_effort``, a contact's reaction."""
-        runtime = self._observer
-        assert runtime is not None
-        stamp = msg.header.stamp
-        try:
-            contact = runtime.update(
-                stamp.sec + 1e-9 * stamp.nanosec, msg.name, msg.position, msg.velocity, msg.effort
-            )
-        except InputError as error:
-            self._warn(f"observer_{error.reason}", f"observer: joint_states refused ({error})")
-            return
-        if contact is not None:
-            self.get_logger().error(
-                f"{contact.describe()}: reaction {runtime.detector.reaction} (latched until ~/clear_faults)"
-            )
-        publish_guarded(
-            self, self._effort_pub, external_effort_message(stamp, runtime.joints, runtime.estimate)
-        )
+    def state_message(self, stamp_ns: int) -> JointState | None:
+        """``joint_states`` as a message (the joints measured so far; ``None`` before any),
+        stamped ``stamp_ns`` [ns]; the reused message object, typed fields only."""
+        state = self._core.joint_state()
+        valid = state.valid
+        if not valid.any():
+            return None
+        msg = self._state_msg
+        msg.header.stamp = TimeMsg(sec=stamp_ns // 1_000_000_000, nanosec=stamp_ns % 1_000_000_000)
+        idx = np.flatnonzero(valid)
+        msg.name = [self._joint_names[i] for i in idx]
+        msg.position = state.position[idx].tolist()
+        msg.velocity = state.velocity[idx].tolist()
+        msg.effort = state.effort[idx].tolist()
+        return msg
 
     @property
     def observer(self) -> ObserverRuntime | None:
         """The momentum observer and its contact detection (``observer.enable``), else ``None``."""
-        return self._observer
+        return None if self._observer_hook is None else self._observer_hook.runtime
 
     def loop_periods(self) -> np.ndarray:
         """Recent control loop periods [s] (up to 4096), oldest first (for benchmarks)."""
@@ -611,7 +548,7 @@ class MitBridgeNode(Node):
                     n_motors=len(mine),
                 )
             )
-        array.status += [source() for source in self.diagnostic_sources]
+        array.status += [st for source in self.diagnostic_sources if (st := source()) is not None]
         publish_guarded(self, self._diag_pub, array)
 
     # ------------------------------------------------------------------ shutdown

@@ -32,19 +32,17 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool
 
-from gravity_friction_comp.errors import ConfigError, DimensionError, InputError
+from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.nodes.observer_runtime import (
     NODE_ENABLE,
     OBSERVER_PARAMETERS,
-    RUNTIME_KEYS,
+    ObserverHook,
     ObserverRuntime,
-    external_effort_message,
 )
 from gravity_friction_comp.nodes.parameters import Param, check, check_undeclared, declare, values_of
 from gravity_friction_comp.nodes.robot_params import build_robot_models, log_model_warnings, robot_parameters
 from gravity_friction_comp.nodes.runtime import run_node
-from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, publish_guarded
-from gravity_friction_comp.throttle import Throttle
+from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS
 
 try:  # std_srvs is pinned in requirements.txt; keep the node usable without it
     from std_srvs.srv import Trigger
@@ -65,9 +63,7 @@ class ObserverNode(Node):
 
     def __init__(self, **kwargs: Any):
         super().__init__(self.NODE_NAME, **kwargs)
-        self._ready = False
-        self._pending: dict[str, Any] | None = None
-        self._throttle = Throttle(2.0)
+        self._hook: ObserverHook | None = None
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(self._post_set_parameters)
         declare(self, PARAMETERS)
@@ -80,76 +76,38 @@ class ObserverNode(Node):
                 "the observer needs the robot model: set urdf_path or robot_description", key="urdf_path"
             )
         log_model_warnings(self.get_logger(), models)
-        self._models = models
-        self._values = values
-        self._holding = bool(values["payload.attached"])
-        self.runtime: ObserverRuntime | None = (
-            ObserverRuntime(values, models, self._holding) if values["observer.enable"] else None
-        )
-        self._pub = self.create_publisher(JointState, "~/external_effort", SETPOINT_QOS)
+        self._hook = ObserverHook(self, values, models)
         self.create_subscription(JointState, "joint_states", self.on_joint_states, SETPOINT_QOS)
         self.create_subscription(Bool, "gripper/holding", self._on_holding, SETPOINT_QOS)
         if Trigger is not None:
             self.create_service(Trigger, "~/clear_faults", self._on_clear)
-        self.get_logger().info(
-            f"momentum observer on joints {list(models.bare.joint_names)} (per-joint parameters in "
-            f"this order), {'on' if self.runtime else 'off (observer.enable false)'}"
-        )
-        self._ready = True
+
+    @property
+    def runtime(self) -> ObserverRuntime | None:
+        """The observer and its contact detection (``observer.enable``), else ``None``."""
+        return None if self._hook is None else self._hook.runtime
 
     # ------------------------------------------------------------------ parameters
     def _on_set_parameters(self, params) -> SetParametersResult:
-        if not self._ready:
-            return SetParametersResult(successful=True)
-        values = {**self._values, **{p.name: p.value for p in params}}
-        changes = {p.name: p.value for p in params if p.name in RUNTIME_KEYS}
-        try:  # the observer's own validation: lengths, signs, ranges
-            if not values["observer.enable"]:
-                pending: dict[str, Any] = {"runtime": None}
-            elif self.runtime is None:  # switched on: a fresh observer with these values
-                pending = {"runtime": ObserverRuntime(values, self._models, self._holding)}
-            else:
-                pending = {"runtime": self.runtime, "checked": self.runtime.checked(changes)}
-        except (ConfigError, DimensionError) as error:
-            return SetParametersResult(successful=False, reason=str(error))
-        self._pending = {**pending, "values": values}
-        return SetParametersResult(successful=True)
+        reason = None if self._hook is None else self._hook.check(params)  # None: declaring
+        return SetParametersResult(successful=reason is None, reason=reason or "")
 
     def _post_set_parameters(self, params) -> None:
-        pending, self._pending = self._pending, None
-        if pending is None:
-            return
-        self._values = pending["values"]
-        self.runtime = pending["runtime"]
-        if self.runtime is not None and "checked" in pending:
-            self.runtime.apply(pending["checked"])
+        if self._hook is not None:
+            self._hook.apply()
 
     # ------------------------------------------------------------------ inputs
     def _on_holding(self, msg: Bool) -> None:
-        self._holding = bool(msg.data)
-        if self.runtime is not None:
-            self.runtime.observer.set_holding(self._holding)
+        if self._hook is not None:
+            self._hook.set_holding(bool(msg.data))
 
     def on_joint_states(self, msg: JointState) -> None:
         """One measurement: estimate, detect, publish ``~/external_effort``."""
-        runtime = self.runtime
-        if runtime is None:
-            return
-        t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
-        try:
-            contact = runtime.update(t, msg.name, msg.position, msg.velocity, msg.effort)
-        except InputError as error:
-            if self._throttle.ready(f"input_{error.reason}"):
-                self.get_logger().warning(f"joint_states refused ({error}); estimate not updated")
-            return
-        if contact is not None:
-            self.get_logger().error(contact.describe() + " (latched until ~/clear_faults)")
-        publish_guarded(
-            self, self._pub, external_effort_message(msg.header.stamp, runtime.joints, runtime.estimate)
-        )
+        if self._hook is not None:
+            self._hook.observe(msg)
 
     def _on_clear(self, request, response):
-        latched = None if self.runtime is None else self.runtime.detector.clear()
+        latched = None if self._hook is None else self._hook.clear()
         response.success = True
         response.message = "no latched contact" if latched is None else f"cleared: {latched.describe()}"
         self.get_logger().info(f"clear_faults: {response.message}")

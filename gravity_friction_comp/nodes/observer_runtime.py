@@ -17,10 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from gravity_friction_comp.errors import ConfigError
-from gravity_friction_comp.friction.arm_yaml import actuator_model_from_arm_yaml, load_arm_yaml
+from gravity_friction_comp.errors import ConfigError, InputError
+from gravity_friction_comp.friction.arm_yaml import load_arm_yaml
 from gravity_friction_comp.friction.models import FrictionModel
 from gravity_friction_comp.mit.bridge_core import MitBridgeCore
+from gravity_friction_comp.model.actuator import ActuatorModel
 from gravity_friction_comp.nodes.parameters import Param
 from gravity_friction_comp.nodes.robot_params import RobotModels
 from gravity_friction_comp.observer.contact import (
@@ -32,12 +33,14 @@ from gravity_friction_comp.observer.contact import (
 )
 from gravity_friction_comp.observer.guard import ContactGuard, feedback_deadband
 from gravity_friction_comp.observer.momentum import DEFAULT_GAIN, MAX_GAIN, MomentumObserver, validate_gain
+from gravity_friction_comp.throttle import Throttle
 from gravity_friction_comp.validation import per_joint
 
 __all__ = [
     "BRIDGE_ENABLE",
     "CONTACT_REACTION",
     "NODE_ENABLE",
+    "ObserverHook",
     "OBSERVER_PARAMETERS",
     "RUNTIME_KEYS",
     "REACTION_PARAMETERS",
@@ -186,10 +189,11 @@ class ObserverRuntime:
         else:
             friction_joints, deadband = bare.joint_names, NODE_DEADBAND
         if arm_config:
-            actuators = actuator_model_from_arm_yaml(arm_config, robot=bare)  # main's reader of a file
+            data = load_arm_yaml(pathlib.Path(arm_config))
+            actuators = ActuatorModel.from_arm_yaml(data, robot=bare)
             bare, loaded = bare.with_actuators(actuators), loaded.with_actuators(actuators)
             if core is None:
-                listed = load_arm_yaml(pathlib.Path(arm_config)).get("joints")
+                listed = data.get("joints")
                 friction_joints = tuple(listed) if listed else bare.joint_names
             friction = FrictionModel.from_yaml(arm_config, list(friction_joints))
         given = values.get("observer.velocity_deadband")
@@ -295,16 +299,16 @@ def external_effort_message(stamp: Any, joints: Sequence[str], estimate: np.ndar
 
 def contact_status(name: str, runtime: ObserverRuntime | None, reason: str = ""):
     """``diagnostic_msgs/DiagnosticStatus`` ``name``: ERROR with the latched contact (joint,
-    estimate, threshold, time, reaction), OK otherwise; STALE with ``reason`` when the
-    observer is not running."""
+    estimate, threshold, time, reaction), OK otherwise (message ``reason`` or "observer off"
+    when the observer is not running: off is a choice, not a fault)."""
     from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 
     st = DiagnosticStatus()
     st.name = name
     st.hardware_id = "momentum_observer"
     if runtime is None:
-        st.level = DiagnosticStatus.STALE
-        st.message = reason or "observer off"
+        st.level = DiagnosticStatus.OK
+        st.message = reason or "observer off (observer.enable false)"
         return st
     contact = runtime.detector.latched
     values = {
@@ -339,4 +343,118 @@ def check_enabled(values: Mapping[str, Any], models: RobotModels | None) -> None
             "observer.enable needs the robot model: set urdf_path or robot_description",
             key="observer.enable",
             value=True,
+        )
+
+
+class ObserverHook:
+    """The observer inside a node: ``~/external_effort`` from each ``joint_states``, the
+    runtime parameters checked (before a set) and applied (after it), the payload flag, and
+    the contact unlatch of ``clear_faults``. The observer node and the bridge (``core``
+    given: it reacts to a contact) each hold one.
+
+    Args:
+        node: The rclpy node that publishes and logs.
+        values: Its parameter values at start-up (:data:`OBSERVER_PARAMETERS`,
+            ``observer.enable``, ``payload.attached``, and :data:`REACTION_PARAMETERS` for the
+            bridge).
+        models: The robot models; ``None``: ``observer.enable`` true is refused.
+        core: The bridge core that reacts to a contact (``None``: report only).
+
+    Raises:
+        ConfigError: as :class:`ObserverRuntime`, or ``observer.enable`` without ``models``.
+    """
+
+    def __init__(self, node: Any, values: Mapping[str, Any], models: RobotModels | None, core=None):
+        from sensor_msgs.msg import JointState
+
+        from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS
+
+        self._node = node
+        self._models = models
+        self._core = core
+        self._values = dict(values)
+        self._holding = bool(values["payload.attached"])
+        self._pending: dict[str, Any] | None = None
+        self._throttle = Throttle(2.0)
+        self.runtime = self._build(self._values)
+        if models is not None:  # without a model: no topic, observer.enable true refused
+            self._pub = node.create_publisher(JointState, "~/external_effort", SETPOINT_QOS)
+            node.get_logger().info(
+                f"momentum observer {'on' if self.runtime else 'off (observer.enable false)'}, joints "
+                f"{list(models.bare.joint_names)} (per-joint observer/contact values in this order)"
+                + (f", contact reaction {values[CONTACT_REACTION]}" if core is not None else "")
+            )
+
+    def _build(self, values: Mapping[str, Any]) -> ObserverRuntime | None:
+        """The runtime for ``values`` (``None`` while off); values are checked even while off,
+        so a bad one is refused when set, not when the observer is next switched on."""
+        check_enabled(values, self._models)
+        if self._models is None:
+            return None
+        runtime = ObserverRuntime(values, self._models, self._holding, self._core)
+        return runtime if values["observer.enable"] else None
+
+    def check(self, params: Sequence[Any]) -> str | None:
+        """Validate the observer's parameters among ``params`` (rclpy ``Parameter``) and keep
+        what :meth:`apply` applies; returns the reason to refuse them, or ``None``."""
+        self._pending = None  # a set refused after this check must not apply later
+        names = {p.name for p in params}
+        if "observer.enable" not in names and not names & set(RUNTIME_KEYS):
+            return None
+        values = {**self._values, **{p.name: p.value for p in params}}
+        try:
+            if self.runtime is None or not values["observer.enable"]:  # off, or on afresh
+                pending: dict[str, Any] = {"runtime": self._build(values)}
+            else:
+                changes = {k: values[k] for k in names & set(RUNTIME_KEYS)}
+                pending = {"runtime": self.runtime, "checked": self.runtime.checked(changes)}
+        except (ConfigError, InputError, ValueError) as error:  # DimensionError is a ConfigError
+            return str(error)
+        self._pending = {**pending, "values": values}
+        return None
+
+    def apply(self) -> None:
+        """Apply what the last successful :meth:`check` kept (a post-set callback)."""
+        pending, self._pending = self._pending, None
+        if pending is None:
+            return
+        self._values = pending["values"]
+        self.runtime = pending["runtime"]
+        if self.runtime is not None and "checked" in pending:
+            self.runtime.apply(pending["checked"])
+
+    def set_holding(self, holding: bool) -> None:
+        """The payload flag (``gripper/holding``)."""
+        self._holding = bool(holding)
+        if self.runtime is not None:
+            self.runtime.observer.set_holding(self._holding)
+
+    def clear(self) -> Contact | None:
+        """Unlatch a contact (and end the core's reaction); returns it (``None``: none)."""
+        return None if self.runtime is None else self.runtime.guard.clear()
+
+    def observe(self, msg: Any) -> None:
+        """One ``joint_states``: estimate, detect, react, publish ``~/external_effort``
+        stamped as ``msg``. A refused measurement is a throttled warning."""
+        from gravity_friction_comp.nodes.stage_node import publish_guarded
+
+        runtime = self.runtime
+        if runtime is None:
+            return
+        stamp = msg.header.stamp
+        logger = self._node.get_logger()
+        try:
+            contact = runtime.update(
+                stamp.sec + 1e-9 * stamp.nanosec, msg.name, msg.position, msg.velocity, msg.effort
+            )
+        except InputError as error:
+            if self._throttle.ready(f"input_{error.reason}"):
+                logger.warning(f"observer: joint_states refused ({error}); estimate not updated")
+            return
+        if contact is not None:
+            logger.error(
+                f"{contact.describe()}: reaction {runtime.detector.reaction} (latched until ~/clear_faults)"
+            )
+        publish_guarded(
+            self._node, self._pub, external_effort_message(stamp, runtime.joints, runtime.estimate)
         )

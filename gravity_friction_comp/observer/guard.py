@@ -77,7 +77,8 @@ class ContactGuard:
     ) -> Contact | None:
         """One measurement (a ``joint_states`` message's fields, by name): the estimate in
         :attr:`joints` / :attr:`estimate`; a contact newly detected on a measured joint is
-        returned (and reacted to), else ``None``.
+        returned (and reacted to), else ``None``; none before the observer has
+        :attr:`~gravity_friction_comp.observer.momentum.MomentumObserver.settled`.
 
         Raises:
             InputError: as :meth:`MomentumObserver.update_named`; nothing is changed.
@@ -86,7 +87,8 @@ class ContactGuard:
         full = np.zeros(self.observer.n)
         for joint, value in zip(self.joints, self.estimate):  # joints not measured never trip
             full[self.observer.joint_names.index(joint)] = value
-        contact = self.detector.check(t, full, self.observer.velocity)
+        settled = self.observer.settled  # the first interval after a (re)start is not trusted
+        contact = self.detector.check(t, full, self.observer.velocity) if settled else None
         reaction = self.detector.reaction
         if contact is not None and self.core is not None and reaction != "none":
             self.core.react(reaction, contact.describe())

@@ -50,9 +50,14 @@ semi-implicit Euler over the same steps (the simulator) and a constant M, τ̂_k
 the applied τ_ext, so a constant τ_ext gives r_k = τ_ext(1 − e^{−K·t_k}), the continuous
 closed form at every sample.
 
-A sample that arrives with a time step ≤ 0, or after a gap longer than ``max_gap``, restarts
-the observer (p₀ = p, r = 0; counted in :attr:`MomentumObserver.restarts`): integrating a
-stale torque over a gap would report a torque that was never there.
+A sample whose time goes back, or that comes after a gap longer than ``max_gap``, restarts
+the observer (r = 0 from that sample on; counted in :attr:`MomentumObserver.restarts`):
+integrating a stale torque over a gap would report a torque that was never there. A sample
+with the previous one's time is skipped (the estimate is returned unchanged). The first
+interval after a (re)start may not carry the torque that acted (a bridge's first reply from
+before its hold caught the arm, read late): :attr:`MomentumObserver.settled` is false until
+:data:`SETTLE_TIME_CONSTANTS` time constants later, when such an error has decayed below
+e^{−5}, and contact detection waits for it (:class:`~gravity_friction_comp.observer.guard.ContactGuard`).
 
 No rclpy import.
 """
@@ -67,11 +72,21 @@ import numpy as np
 
 from gravity_friction_comp.errors import ConfigError, InputError, Reason
 from gravity_friction_comp.friction.models import FrictionModel
+from gravity_friction_comp.mit.joint_motor_map import GEAR_RATIO_RANGE
+from gravity_friction_comp.mit.motor_table import MAX_OVERRIDE
 from gravity_friction_comp.model.robot_model import RobotModel
 from gravity_friction_comp.stage.velocity import apply_deadband
 from gravity_friction_comp.validation import MAX_PLAUSIBLE_VELOCITY, number, per_joint, vector
 
-__all__ = ["DEFAULT_GAIN", "DEFAULT_MAX_GAP", "MAX_GAIN", "MomentumObserver", "validate_gain"]
+__all__ = [
+    "DEFAULT_GAIN",
+    "DEFAULT_MAX_GAP",
+    "MAX_GAIN",
+    "MAX_PLAUSIBLE_EFFORT",
+    "SETTLE_TIME_CONSTANTS",
+    "MomentumObserver",
+    "validate_gain",
+]
 
 #: Default observer gain K [1/s]: time constant 10 ms, a 2 N·m push reaches 1.7 N·m in 20 ms.
 DEFAULT_GAIN = 100.0
@@ -79,6 +94,12 @@ DEFAULT_GAIN = 100.0
 MAX_GAIN = 500.0
 #: [s] a longer gap between samples restarts the observer (module docstring).
 DEFAULT_MAX_GAP = 0.1
+#: [N·m] a larger |effort| is refused: beyond the largest joint torque a bridge can report
+#: (the MIT t_max override × the largest gear ratio); ±1e308 would overflow the estimate.
+MAX_PLAUSIBLE_EFFORT = MAX_OVERRIDE * GEAR_RATIO_RANGE[1]
+#: After a (re)start the observer is :attr:`~MomentumObserver.settled` this many time
+#: constants 1/K later (the first interval's error decayed below e^{−5}).
+SETTLE_TIME_CONSTANTS = 5.0
 
 
 def validate_gain(gain: Any, n: int) -> np.ndarray:
@@ -246,6 +267,7 @@ class MomentumObserver:
     def reset(self) -> None:
         """Forget the state: the next sample starts the observer (r = 0)."""
         self._t: float | None = None
+        self._t0: float | None = None  # the time of the (re)start
         self._last: tuple[np.ndarray, np.ndarray] | None = None
         self._p = np.zeros(self._n)
         self._beta = np.zeros(self._n)
@@ -263,6 +285,14 @@ class MomentumObserver:
         """q̇ (n,) [rad/s] of the last sample (a copy; zeros before the first; joints
         :meth:`update_named` was not given are 0)."""
         return np.zeros(self._n) if self._last is None else self._last[1].copy()
+
+    @property
+    def settled(self) -> bool:
+        """:data:`SETTLE_TIME_CONSTANTS` / min(K) [s] have passed since the (re)start, by the
+        samples' times (the gain in force): the estimate no longer carries the first interval."""
+        if self._t is None or self._t0 is None:
+            return False
+        return self._t - self._t0 >= SETTLE_TIME_CONSTANTS / float(np.min(self._gain))
 
     @property
     def started(self) -> bool:
@@ -299,9 +329,9 @@ class MomentumObserver:
 
         Raises:
             InputError: t not finite (``Reason.NOT_FINITE``), a vector not (n,) (``Reason.SHAPE``),
-                not finite (``Reason.NOT_FINITE``) or a velocity beyond
-                :data:`~gravity_friction_comp.validation.MAX_PLAUSIBLE_VELOCITY` (``Reason.RANGE``);
-                the state is unchanged.
+                not finite (``Reason.NOT_FINITE``), a velocity beyond
+                :data:`~gravity_friction_comp.validation.MAX_PLAUSIBLE_VELOCITY` or an effort
+                beyond :data:`MAX_PLAUSIBLE_EFFORT` (``Reason.RANGE``); the state is unchanged.
         """
         names = self.joint_names
         try:
@@ -312,7 +342,7 @@ class MomentumObserver:
             raise InputError(f"t must be finite, got {t!r}", reason=Reason.NOT_FINITE)
         q = vector("position", position, self._n, names=names)
         v = vector("velocity", velocity, self._n, names=names, bound=MAX_PLAUSIBLE_VELOCITY)
-        tau = vector("effort", effort, self._n, names=names)
+        tau = vector("effort", effort, self._n, names=names, bound=MAX_PLAUSIBLE_EFFORT)
         model = self.model
         mass = model.mass_matrix(q)
         gravity = model.gravity(q)
@@ -326,6 +356,7 @@ class MomentumObserver:
             if dt is not None:
                 self.restarts += 1
             self._r = np.zeros(self._n)
+            self._t0 = t
         else:
             pushed = (p - self._p) / dt - self._beta  # τ̂: the momentum the model does not explain
             self._r = self._r + -np.expm1(-self._gain * dt) * (pushed - self._r)

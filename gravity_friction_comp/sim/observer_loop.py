@@ -4,7 +4,7 @@ One arm (:class:`~gravity_friction_comp.sim.chain.ChainArm`: bridge core, virtua
 emulated motors whose replies carry the codec's quantized position, velocity and torque,
 the simulated arm with its "true" sim YAML) driven by a setpoint
 :class:`~gravity_friction_comp.trajectory.base.Profile` with the model's gravity as
-feedforward (the payload model while the profile holds), the simulated hand
+feedforward (the payload model while the arm holds), the simulated hand
 (:class:`~gravity_friction_comp.sim.external_effort.ExternalEffortSchedule`) as the truth, and
 after every frame exchange the bridge core's measured state through a
 :class:`~gravity_friction_comp.observer.guard.ContactGuard`, exactly where the bridge node
@@ -14,7 +14,7 @@ reaction acts on the same core.
 What the observer believes: the URDF (masses as written, the sim may scale them), the
 per-arm YAML's friction block (the compensator's friction model; the sim's truth differs),
 and the rotor inertia of the sim YAML's ``actuators:`` block (a datasheet value, taken as
-known). The tests and ``bench/observer_acceptance.py`` run it (docs/observer.md).
+known). ``python -m gravity_friction_comp.tools.observer_check`` and its tests run it (docs/observer.md).
 
 No rclpy import.
 """
@@ -23,28 +23,32 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import numpy as np
 
 from gravity_friction_comp.friction.models import FrictionModel
 from gravity_friction_comp.model.payload import Payload
 from gravity_friction_comp.model.robot_model import RobotModel
-from gravity_friction_comp.observer.contact import Contact, ContactDetector
+from gravity_friction_comp.observer.contact import DEFAULT_REST_VELOCITY, Contact, ContactDetector
 from gravity_friction_comp.observer.guard import ContactGuard, feedback_deadband
 from gravity_friction_comp.observer.momentum import MomentumObserver
-from gravity_friction_comp.profiles.arm_profiles import (
-    ArmProfile,
-    load_arm,
-    pick_place_poses,
-    proximal_joints,
-)
+from gravity_friction_comp.profiles.arm_profiles import ArmProfile, load_arm
 from gravity_friction_comp.sim.arm import SimulatedArm
 from gravity_friction_comp.sim.chain import ChainArm, unique_channel
 from gravity_friction_comp.sim.config import SimConfig
-from gravity_friction_comp.trajectory.base import Profile
-from gravity_friction_comp.trajectory.waypoints import WaypointProfile, pick_place_profile
 
-__all__ = ["ObserverLoop", "ObserverRecord", "arm_models"]
+__all__ = ["ObserverLoop", "ObserverRecord", "SetpointProfile", "arm_models"]
+
+
+class SetpointProfile(Protocol):
+    """What :meth:`ObserverLoop.run` follows: a trajectory profile
+    (:class:`~gravity_friction_comp.trajectory.base.Profile`, a layer above this one)."""
+
+    joint_names: tuple[str, ...]
+
+    def sample(self, t: float) -> Any:
+        """``(position (n,), velocity (n,), holding)`` at time ``t`` [s]."""
 
 
 @dataclass
@@ -88,12 +92,14 @@ class ObserverLoop:
     Args:
         arm: Profile name (``arms/<name>``) or an :class:`ArmProfile`.
         gain: Observer gain K [1/s] (one or one per model joint).
-        threshold, speed_band, reaction: The contact detector's (:class:`ContactDetector`).
+        threshold, speed_band, reaction, rest_band, rest_velocity: The contact detector's
+            (:class:`ContactDetector`).
         sim: The simulated arm's truth; ``None``: the profile's sim YAML.
         payload: What the gripper holds (attached to the sim while the profile holds);
             ``None``: nothing.
         observer_payload: The payload the observer's loaded model has; default ``payload``
-            (a different one, or ``None`` with ``payload`` set, is a wrong model).
+            (a different one, or ``None`` with ``payload`` set, is a wrong model; the gravity
+            feedforward keeps the true one, as a compensator that knows it).
         friction: Subtract the per-arm YAML's friction model (``False``: none).
         velocity_deadband: The observer's deadband [rad/s] per bridge joint; ``None``:
             :func:`~gravity_friction_comp.observer.guard.feedback_deadband` of the motors.
@@ -117,6 +123,8 @@ class ObserverLoop:
         friction: bool = True,
         velocity_deadband=None,
         react: bool = True,
+        rest_band=0.0,
+        rest_velocity: float = DEFAULT_REST_VELOCITY,
     ):
         self.profile = arm if isinstance(arm, ArmProfile) else load_arm(arm)
         self.sim_config = sim if sim is not None else SimConfig.from_yaml(self.profile.sim_config)
@@ -145,7 +153,9 @@ class ObserverLoop:
             else velocity_deadband,
             loaded=self.loaded,
         )
-        detector = ContactDetector(self.model.joint_names, threshold, speed_band, reaction)
+        detector = ContactDetector(
+            self.model.joint_names, threshold, speed_band, reaction, rest_band, rest_velocity
+        )
         self.guard = ContactGuard(observer, detector, self.core if react else None)
         self.names = self.core.joint_names
         self._rows: list[tuple] = []
@@ -184,29 +194,13 @@ class ObserverLoop:
         """(n,) [rad] the sim's initial pose, model joint order."""
         return np.array([self.sim_config.joint(n).initial_position for n in self.model.joint_names])
 
-    def pick_place(self, **timing) -> WaypointProfile:
-        """The demo's pick-and-place cycle of this arm (:func:`pick_place_poses`: proximal
-        joints ±0.3 rad, distal ±0.1 rad about :attr:`home`), model joint order; ``timing``:
-        :func:`pick_place_profile`'s ``move_time``, ``dwell_time``, ``grip_time``."""
-        names = self.model.joint_names
-        proximal = proximal_joints(self.profile, self.profile.joints)
-        pick, place = pick_place_poses(
-            names,
-            self.profile.joints,
-            proximal,
-            self.home,
-            self.model.position_lower,
-            self.model.position_upper,
-        )
-        return pick_place_profile(names, self.home, pick, place, **timing)
-
     def push(self, t: float, names: Sequence[str], effort: Sequence[float]) -> None:
         """From simulated time ``t`` [s] on, the hand's τ_ext = ``effort`` [N·m] on ``names``."""
         external = self.chain.external
         assert external is not None
         external.add(t, names, effort)
 
-    def run(self, profile: Profile, duration: float) -> ObserverRecord:
+    def run(self, profile: SetpointProfile, duration: float) -> ObserverRecord:
         """Follow ``profile`` for ``duration`` [s] of simulated time (its holding state drives
         the gripper: the sim's payload and the observer's model, at the next tick as a
         node chain does); returns the :class:`ObserverRecord` of this run."""
@@ -223,7 +217,7 @@ class ObserverLoop:
                 schedule.set_holding(holding)  # the sim (and the observer) at the next tick
             q = sample.position[index]
             v = sample.velocity[index]
-            g = (self.loaded if holding else self.model).gravity(q)
+            g = (self.true_loaded if self.arm.holding else self.model).gravity(q)
             self.chain.command(q[bridge], v[bridge], g[bridge])
             self.chain.driver.run_tick()
         rows = self._rows

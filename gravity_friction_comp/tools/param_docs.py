@@ -50,6 +50,7 @@ NODES: Mapping[str, str] = {
     "setpoint_shaper": "gravity_friction_comp.nodes.setpoint_shaper_node",
     "free_drive": "gravity_friction_comp.nodes.free_drive_node",
     "teleop": "gravity_friction_comp.nodes.teleop_node",
+    "momentum_observer": "gravity_friction_comp.nodes.observer_node",
 }
 
 #: Launch files whose arguments docs/parameters.md lists (name in the markers, under ``launch/``).
