@@ -65,7 +65,7 @@ import pathlib
 # launch/launch_ros are imported inside the functions, so the pure helpers (chain_topics,
 # robot_parameters) import and test without a ROS install.
 PACKAGE = "gravity_friction_comp"
-PLAYER_PROFILES = ("none", "sine", "ramp", "pick_place", "csv", "bag")
+PLAYER_PROFILES = ("none", "sine", "ramp", "pick_place", "csv", "bag", "external")
 
 
 def package_share() -> pathlib.Path:
@@ -568,6 +568,8 @@ def _setup(context, *args, **kwargs):
                 remappings=list(remapping.items()),
             )
         )
+    if player == "external":  # another node publishes joint_setpoint (teleop.launch.py's follower)
+        return [GroupAction(actions, scoped=True)]
     player_values = params(player_params, "setpoint_player")
     if player_from_profile:
         joints = [str(j) for j in motor_values.get("joints") or []]
@@ -681,7 +683,8 @@ ARGUMENTS: tuple[tuple[str, str, str], ...] = (
         "player",
         "none",
         f"setpoint source: {' | '.join(PLAYER_PROFILES)} "
-        "(none: the player holds the measured pose, so gravity/friction terms still flow)",
+        "(none: the player holds the measured pose, so gravity/friction terms still flow; "
+        "external: no player, another node publishes joint_setpoint, e.g. teleop.launch.py)",
     ),
     ("gravity_params", "", "gravity node parameter file (default config/gravity_compensation.yaml)"),
     ("friction_params", "", "friction node parameter file (default config/friction_feedforward.yaml)"),
