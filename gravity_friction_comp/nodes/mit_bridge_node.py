@@ -119,7 +119,7 @@ from gravity_friction_comp.nodes.robot_params import (
     log_model_warnings,
 )
 from gravity_friction_comp.nodes.runtime import run_node
-from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, clock_ns, publish_guarded
+from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, StageOutput, clock_ns, publish_guarded
 from gravity_friction_comp.stage.contract import parse_setpoint
 from gravity_friction_comp.throttle import Throttle
 
@@ -367,11 +367,23 @@ class MitBridgeNode(Node):
         """Take ``msg`` as a ``joint_command`` (the subscription's callback; the composed
         chain calls it directly): parse, store, and send at once when the send budget allows
         (:class:`SendSchedule`), else the timer sends it (or a newer command supersedes it)."""
+        self._accept(msg, False)
+
+    def accept_validated(self, out: StageOutput) -> None:
+        """:meth:`accept_command` for the friction stage's output in this process (composed
+        chain): its fields were parsed and checked there, so only the joint map is new; the
+        core's own checks (motor-side range, NaN) and clamps run as for any command."""
+        self._accept(out, True)
+
+    def _accept(self, msg, handed: bool) -> None:
         if self._closed:
             return
         core = self._core
         try:
-            sp = parse_setpoint(msg.name, msg.position, msg.velocity, msg.effort, core.joint_names)
+            if handed:
+                sp = msg.setpoint_for(core.joint_names)
+            else:
+                sp = parse_setpoint(msg.name, msg.position, msg.velocity, msg.effort, core.joint_names)
             command = (sp.model_position(), sp.model_velocity(), sp.model_effort())
             if self._lockstep is not None:  # checked now: the queued command is set later
                 command = core.checked_command(*command)
