@@ -53,7 +53,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
 from gravity_friction_comp.errors import ConfigError, InputError
-from gravity_friction_comp.nodes.parameters import Param, check, check_undeclared, declare, values_of
+from gravity_friction_comp.nodes.parameters import Param, declare_checked
 from gravity_friction_comp.nodes.runtime import run_node
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, publish_guarded
 from gravity_friction_comp.stage.free_drive import (
@@ -185,10 +185,7 @@ class FreeDriveNode(Node):
 
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)
-        declare(self, PARAMETERS)
-        check_undeclared(self)
-        values = values_of(self, PARAMETERS)
-        check(PARAMETERS, values)
+        values = declare_checked(self, PARAMETERS)
         fixed = [j for j in values["fixed_joints"] if j]
         positions = list(values["fixed_positions"]) if fixed else []
         self.source = FreeDriveSource(

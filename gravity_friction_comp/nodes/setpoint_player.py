@@ -56,7 +56,7 @@ from std_msgs.msg import Bool
 from trajectory_msgs.msg import JointTrajectory
 
 from gravity_friction_comp.errors import ConfigError, InputError, ModelError, Reason
-from gravity_friction_comp.nodes.parameters import Param, check, check_undeclared, declare, values_of
+from gravity_friction_comp.nodes.parameters import Param, declare_checked
 from gravity_friction_comp.nodes.robot_params import ROBOT_PARAMETERS
 from gravity_friction_comp.nodes.runtime import run_node
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS
@@ -195,10 +195,7 @@ class SetpointPlayerNode(Node):
 
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)
-        declare(self, PARAMETERS)
-        check_undeclared(self)
-        values = values_of(self, PARAMETERS)
-        check(PARAMETERS, values)
+        values = declare_checked(self, PARAMETERS)
         rate = values["rate_hz"]
         delay = values["start_delay"]
         self.start_delay = delay

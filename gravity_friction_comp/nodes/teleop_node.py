@@ -41,7 +41,7 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 
 from gravity_friction_comp.errors import ConfigError, InputError
-from gravity_friction_comp.nodes.parameters import Param, check, check_undeclared, declare, values_of
+from gravity_friction_comp.nodes.parameters import Param, declare_checked
 from gravity_friction_comp.nodes.runtime import run_node
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, publish_guarded
 from gravity_friction_comp.teleop.config import TeleopPairConfig, load_pair_config
@@ -204,10 +204,7 @@ class TeleopNode(Node):
 
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)
-        declare(self, PARAMETERS)
-        check_undeclared(self)
-        values = values_of(self, PARAMETERS)
-        check(PARAMETERS, values)
+        values = declare_checked(self, PARAMETERS)
         self.pair, self.link, self.feedback, self.shaper = build_teleop(values)
         self.link.enable(values["enable"])
         self._bridges = [f"{b}: " for b in values["follower_bridges"] if b]
