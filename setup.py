@@ -43,6 +43,8 @@ setup(
             f"setpoint_player = {PACKAGE}.nodes.setpoint_player:main",
             f"setpoint_shaper = {PACKAGE}.nodes.setpoint_shaper_node:main",
             f"free_drive_node = {PACKAGE}.nodes.free_drive_node:main",
+            f"teleop_node = {PACKAGE}.nodes.teleop_node:main",
+            f"composed_teleop = {PACKAGE}.nodes.composed_teleop:main",
             f"momentum_observer = {PACKAGE}.nodes.observer_node:main",
             f"gfc_demo = {PACKAGE}.tools.demo:main",
             f"identify_friction = {PACKAGE}.tools.identify_friction:main",

@@ -43,6 +43,8 @@ computed by the helpers the lockstep demo uses (``arm_profiles``).
 ``composed:=true`` runs gravity, friction and the bridge in one process
 (``composed_chain``: no DDS hop between them, every term still published, the same node
 names and parameters; needs both stages and one bus); the separate nodes are the default.
+``shaper:=true`` puts the setpoint shaper (``setpoint_shaper``, Ruckig) between the source's
+``joint_setpoint`` and the first stage, at the chain's rate (:func:`shaper_parameters`).
 ``read_motor_limits:=true`` has the bridge read each Damiao motor's P/V/T_MAX registers at
 start (real arm only; the simulated arm never does).
 
@@ -63,7 +65,7 @@ import pathlib
 # launch/launch_ros are imported inside the functions, so the pure helpers (chain_topics,
 # robot_parameters) import and test without a ROS install.
 PACKAGE = "gravity_friction_comp"
-PLAYER_PROFILES = ("none", "sine", "ramp", "pick_place", "csv", "bag")
+PLAYER_PROFILES = ("none", "sine", "ramp", "pick_place", "csv", "bag", "external")
 
 
 def package_share() -> pathlib.Path:
@@ -339,12 +341,19 @@ def _bool(context, name: str) -> bool:
     return value in ("true", "1")
 
 
-def chain_topics(use_gravity: bool, use_friction: bool) -> dict[str, dict[str, str]]:
-    """Remappings per stage: the stages that run, wired from ``joint_setpoint`` to
-    ``joint_command`` (the bridge's input)."""
+def chain_topics(use_gravity: bool, use_friction: bool, shaper: bool = False) -> dict[str, dict[str, str]]:
+    """Remappings per stage: the stages that run, wired from ``joint_setpoint`` (with
+    ``shaper``: the shaper's output ``shaped/joint_setpoint``, the shaper reading ``joint_setpoint``) to
+    ``joint_command`` (the bridge's input). The bridge's lockstep watch of the setpoint
+    stays on the source's ``joint_setpoint``: before the chain's first answer its idle ticks
+    move the clock on until the shaper has a target (its first timer call may come first)."""
     stages = [s for s, on in (("gravity", use_gravity), ("friction", use_friction)) if on]
     remaps: dict[str, dict[str, str]] = {}
     source = "joint_setpoint"
+    if shaper:
+        from gravity_friction_comp.nodes.setpoint_shaper_node import SHAPED_TOPIC
+
+        source = SHAPED_TOPIC
     for k, stage in enumerate(stages):
         target = "joint_command" if k == len(stages) - 1 else f"{stage}/joint_command"
         remaps[stage] = {"joint_setpoint": source, "joint_command": target}
@@ -352,6 +361,26 @@ def chain_topics(use_gravity: bool, use_friction: bool) -> dict[str, dict[str, s
     # No stage at all: the bridge reads the setpoints directly.
     remaps["bridge"] = {"joint_command": source} if source != "joint_command" else {}
     return remaps
+
+
+def shaper_parameters(urdf: str, arm_config: str, rate_hz: float) -> dict:
+    """The setpoint shaper's parameters for ``shaper:=true`` (issue 30): the URDF (velocity
+    and position limits), the per-arm YAML (its ``setpoint_shaper:`` block: acceleration and
+    jerk), ``rate_hz`` (the chain's: the bridge's rate, or the lockstep tick) and ``joints``
+    = the model's joints (what the gravity stage needs in every setpoint).
+
+    Raises:
+        ConfigError: the arm YAML and URDF do not give every limit for the joints (the node's
+            own check, :func:`~gravity_friction_comp.nodes.setpoint_shaper_node.shaper_from_values`,
+            run here: the launch fails with the reason instead of a shaper node exiting 2).
+    """
+    from gravity_friction_comp.model.robot_model import RobotModel
+    from gravity_friction_comp.nodes.setpoint_shaper_node import PARAMETERS, shaper_from_values
+
+    joints = list(RobotModel.from_urdf(urdf).joint_names)
+    values = {"urdf_path": urdf, "arm_config": arm_config, "rate_hz": float(rate_hz), "joints": joints}
+    shaper_from_values({p.name: p.default for p in PARAMETERS} | values, joints)
+    return values
 
 
 def _setup(context, *args, **kwargs):
@@ -382,7 +411,8 @@ def _setup(context, *args, **kwargs):
             f"launch argument player must be one of {', '.join(PLAYER_PROFILES)}, got {player!r}"
         )
     simulate = _bool(context, "simulate")
-    remaps = chain_topics(_bool(context, "use_gravity"), _bool(context, "use_friction"))
+    shaper = _bool(context, "shaper")  # issue 30: the setpoint shaper before the first stage
+    remaps = chain_topics(_bool(context, "use_gravity"), _bool(context, "use_friction"), shaper)
     namespace = cfg("namespace")
     params = lambda path, node: node_parameters(path, node, namespace)  # noqa: E731
     player_rate = params(player_params, "setpoint_player").get("rate_hz", 250.0)
@@ -408,6 +438,8 @@ def _setup(context, *args, **kwargs):
         )
     elif cfg("mode") != "follow":
         raise ValueError(f"launch argument mode must be follow or free_drive, got {cfg('mode')!r}")
+    if shaper and free_drive:
+        raise ValueError("shaper:=true shapes a setpoint source; mode:=free_drive follows the measured arm")
     actions = []
     if namespace:
         actions.append(PushRosNamespace(namespace))
@@ -431,6 +463,24 @@ def _setup(context, *args, **kwargs):
         friction_values |= free_drive[1]
     friction_values |= clock
     composed = _bool(context, "composed")
+    shaper_values = None
+    if shaper:  # at the chain's rate: the lockstep tick, else the bridge's exchange rate
+        from gravity_friction_comp.mit.bridge_config import BridgeConfig
+
+        rate = (
+            player_rate if _bool(context, "lockstep") else motor_values.get("rate_hz", BridgeConfig.rate_hz)
+        )
+        shaper_values = shaper_parameters(urdf, arm_config, rate) | clock
+    if shaper_values and not composed:
+        actions.append(
+            Node(
+                package=PACKAGE,
+                executable="setpoint_shaper",
+                name="setpoint_shaper",
+                output="screen",
+                parameters=[shaper_values],
+            )
+        )
     if "gravity" in remaps and not composed:
         actions.append(
             Node(
@@ -484,12 +534,20 @@ def _setup(context, *args, **kwargs):
         check_composed(remaps, bridges)
         bridge_values = bridges[0][2] | bridge_overrides | clock | bridge_clock
         free_values = free_drive[2] | clock if free_drive else None
-        file = composed_parameters_file(gravity_values, friction_values, bridge_values, free_values)
+        file = composed_parameters_file(
+            gravity_values, friction_values, bridge_values, free_values, shaper=shaper_values
+        )
         actions.append(removed_at_shutdown(file))
         actions.append(
             Node(package=PACKAGE, executable="composed_free_drive", output="screen", parameters=[file])
             if free_drive
-            else Node(package=PACKAGE, executable="composed_chain", output="screen", parameters=[file])
+            else Node(
+                package=PACKAGE,
+                executable="composed_chain",
+                output="screen",
+                parameters=[file],
+                arguments=["--shaper"] if shaper_values else [],
+            )
         )
         bridges = []  # the bridge runs inside composed_chain
     command_topic = remaps["bridge"].get("joint_command", "joint_command")
@@ -510,6 +568,8 @@ def _setup(context, *args, **kwargs):
                 remappings=list(remapping.items()),
             )
         )
+    if player == "external":  # another node publishes joint_setpoint (teleop.launch.py's follower)
+        return [GroupAction(actions, scoped=True)]
     player_values = params(player_params, "setpoint_player")
     if player_from_profile:
         joints = [str(j) for j in motor_values.get("joints") or []]
@@ -542,11 +602,12 @@ def check_composed(remaps: dict, bridges: list) -> None:
 
 
 def composed_parameters_file(
-    gravity: dict, friction: dict, bridge: dict, free_drive: dict | None = None
+    gravity: dict, friction: dict, bridge: dict, free_drive: dict | None = None, shaper: dict | None = None
 ) -> str:
     """A ``ros2 param dump`` file with one section per node of ``composed_chain`` (rcl
     matches each node by name, ``/**/<name>``, so each gets its own values), and one for
-    ``free_drive`` when given (``composed_free_drive``); returns its path (the caller deletes
+    ``free_drive`` when given (``composed_free_drive``) and one for ``setpoint_shaper``
+    when given (``composed_chain --shaper``); returns its path (the caller deletes
     it: :func:`removed_at_shutdown`). Written by
     :func:`~gravity_friction_comp.param_files.dump_parameter_file`: no YAML aliases, which rcl
     refuses (free drive's ``kd`` and ``free_drive_kd`` are one list)."""
@@ -561,6 +622,8 @@ def composed_parameters_file(
     }
     if free_drive is not None:
         sections["/**/free_drive"] = free_drive
+    if shaper is not None:
+        sections["/**/setpoint_shaper"] = shaper
     with tempfile.NamedTemporaryFile("w", prefix="composed_chain_", suffix=".yaml", delete=False) as out:
         out.write(dump_parameter_file(sections))
     return out.name
@@ -620,7 +683,8 @@ ARGUMENTS: tuple[tuple[str, str, str], ...] = (
         "player",
         "none",
         f"setpoint source: {' | '.join(PLAYER_PROFILES)} "
-        "(none: the player holds the measured pose, so gravity/friction terms still flow)",
+        "(none: the player holds the measured pose, so gravity/friction terms still flow; "
+        "external: no player, another node publishes joint_setpoint, e.g. teleop.launch.py)",
     ),
     ("gravity_params", "", "gravity node parameter file (default config/gravity_compensation.yaml)"),
     ("friction_params", "", "friction node parameter file (default config/friction_feedforward.yaml)"),
@@ -639,6 +703,13 @@ ARGUMENTS: tuple[tuple[str, str, str], ...] = (
         "free-drive stiction dither = this × the profile's free_drive.dither (0..1, 0 = off)",
     ),
     ("player_params", "", "setpoint_player parameter file (default config/setpoint_player.yaml)"),
+    (
+        "shaper",
+        "false",
+        "true: the setpoint shaper (Ruckig, jerk-limited; docs/trajectory.md) between the setpoint "
+        "source and the first stage, at the chain's rate, limits from the URDF and the arm YAML's "
+        "setpoint_shaper block (composed: the chain's shaper stage)",
+    ),
     (
         "composed",
         "false",

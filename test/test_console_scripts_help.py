@@ -24,8 +24,9 @@ def _run(name, module, *args):
 
 
 def test_every_script_is_swept():
-    assert len(SCRIPTS) == 15 and ("composed_free_drive", "nodes.composed_free_drive") in SCRIPTS
+    assert len(SCRIPTS) == 17 and ("composed_free_drive", "nodes.composed_free_drive") in SCRIPTS
     assert ("setpoint_shaper", "nodes.setpoint_shaper_node") in SCRIPTS
+    assert ("composed_teleop", "nodes.composed_teleop") in SCRIPTS  # issue 31
 
 
 @pytest.mark.parametrize(("name", "module"), SCRIPTS, ids=[s[0] for s in SCRIPTS])

@@ -198,3 +198,29 @@ def test_gains_reach_the_bridge_on_a_setpoint_and_a_refusal_is_logged(context):
         executor.shutdown()
         node.destroy_node()
         bridge.destroy_node()
+
+
+def test_feedback_effort_topic_reaches_the_free_drive_setpoint(context):
+    """Teleoperation's force feedback (issue 31): a ``feedback_effort`` message is the effort
+    of the next free-drive setpoint (the stages add g and friction to it)."""
+    from sensor_msgs.msg import JointState
+
+    node = _node(context)
+    try:
+        sent = []
+        node._pub.publish = sent.append
+        state = JointState()
+        state.name, state.position = ["a", "b"], [0.1, 0.2]
+        node.on_state(state)
+        assert list(sent[-1].effort) == []  # no feedback: no effort field
+        fb = JointState()
+        fb.name, fb.effort = ["b"], [-0.4]
+        node.on_feedback(fb)
+        node.on_state(state)
+        assert list(sent[-1].effort) == [0.0, -0.4]
+        fb.effort = [float("nan")]
+        node.on_feedback(fb)  # refused with a warning, the last good one kept
+        node.on_state(state)
+        assert list(sent[-1].effort) == [0.0, -0.4]
+    finally:
+        node.destroy_node()

@@ -108,3 +108,29 @@ def test_config_rejects(kw, key):
     with pytest.raises(ConfigError) as info:
         FreeDriveConfig(**args)
     assert info.value.key == key
+
+
+def test_feedback_effort_rides_on_the_free_drive_setpoint_until_it_times_out():
+    # teleoperation's force feedback (issue 31): the effort the stages add g and friction to
+    s = _source(feedback_timeout=0.05)
+    s.measured(J, [0.1, 0.2], 1.0)
+    np.testing.assert_array_equal(s.setpoint(1.0).effort, [0.0, 0.0, 0.0])
+    s.feedback(["b"], [-0.7], 1.0)
+    np.testing.assert_array_equal(s.setpoint(1.0).effort, [0.0, -0.7, 0.0])  # a: 0, finger: 0
+    s.measured(J, [0.1, 0.2], 1.04)
+    np.testing.assert_array_equal(s.setpoint(1.05).effort, [0.0, -0.7, 0.0])
+    s.measured(J, [0.1, 0.2], 1.06)
+    np.testing.assert_array_equal(s.setpoint(1.0501 + 0.01).effort, [0.0, 0.0, 0.0])  # 60 ms old: 0
+    with pytest.raises(InputError, match="not in"):
+        s.feedback(["nope"], [1.0], 1.1)
+    with pytest.raises(InputError, match="not finite"):
+        s.feedback(["a"], [float("nan")], 1.1)
+    with pytest.raises(ConfigError, match="feedback_timeout"):
+        FreeDriveConfig(J, feedback_timeout=0.0)
+
+
+def test_follow_setpoints_carry_no_feedback_effort():
+    s = _source(mode="follow")
+    s.feedback(["a"], [1.0], 0.0)
+    s.follow(["a", "b", "finger"], [0.1, 0.2, 0.0], None)
+    np.testing.assert_array_equal(s.setpoint(0.0).effort, [0.0, 0.0, 0.0])

@@ -555,6 +555,7 @@ def test_profile_values_replace_the_palletizers(repo_root, tmp_path):
 
 def launched_parameters(module, **configurations) -> dict[str, dict]:
     """executable → its evaluated parameters, from ``_setup`` with these launch arguments."""
+    from launch.utilities import normalize_to_list_of_substitutions, perform_substitutions
     from launch_ros.utilities import evaluate_parameters
 
     from launch import LaunchContext
@@ -567,7 +568,13 @@ def launched_parameters(module, **configurations) -> dict[str, dict]:
     for node in module._setup(context)[0].get_sub_entities():
         if type(node).__name__ == "Node":
             values = evaluate_parameters(context, node._Node__parameters)[0]
+            if not isinstance(values, dict):  # a parameter file (composed_chain's sections)
+                values = {"params_file": str(values)}
             out[node.node_executable] = {k: list(v) if isinstance(v, tuple) else v for k, v in values.items()}
+            out[node.node_executable]["arguments"] = [
+                perform_substitutions(context, normalize_to_list_of_substitutions(arg))
+                for arg in node._Node__arguments or []
+            ]
     return out
 
 
@@ -642,3 +649,152 @@ def test_launch_arm_profile_follows_pick_place(repo_root):
     rms = np.sqrt(np.mean((state_q[keep] - command_q[last]) ** 2, axis=0))
     assert np.all(rms < 0.01), f"RMS tracking error {dict(zip(motors, rms))} [rad]"
     assert state_q[:, 0].max() > 0.2, state_q[:, 0].max()
+
+
+def test_shaper_argument_puts_the_shaper_before_the_first_stage(repo_root):
+    """shaper:=true (issue 30): the shaper reads joint_setpoint, the first stage (or the
+    bridge when no stage runs) reads shaped/joint_setpoint; the bridge's lockstep watch stays
+    on the source's joint_setpoint (its idle ticks start the clock until the shaper has a
+    target); without it the wiring is the one above. Declared, default false."""
+    arm = load_launch_module(repo_root, "arm.launch.py")
+    assert ("shaper", "false") in {(n, d) for n, d, _ in arm.ARGUMENTS}
+    assert arm.chain_topics(True, True, False) == arm.chain_topics(True, True)
+    full = arm.chain_topics(True, True, True)
+    assert full["gravity"] == {
+        "joint_setpoint": "shaped/joint_setpoint",
+        "joint_command": "gravity/joint_command",
+    }
+    assert full["friction"] == {"joint_setpoint": "gravity/joint_command", "joint_command": "joint_command"}
+    assert full["bridge"] == {}
+    assert arm.chain_topics(False, True, True)["friction"]["joint_setpoint"] == "shaped/joint_setpoint"
+    assert arm.chain_topics(False, False, True)["bridge"] == {"joint_command": "shaped/joint_setpoint"}
+    pytest.importorskip("rclpy")
+    from gravity_friction_comp.nodes.setpoint_shaper_node import SHAPED_TOPIC
+
+    assert SHAPED_TOPIC == "shaped/joint_setpoint"  # the node's own output topic
+
+
+@pytest.mark.parametrize("arm_name", ["palletizer", "yam_ultra"])
+def test_shaper_parameters_come_from_the_profiles_urdf_and_arm_yaml(repo_root, arm_name):
+    """The shaper gets the profile's URDF and arm YAML (whose setpoint_shaper block gives the
+    acceleration and jerk, read here as YAML), the chain's rate and the model's joints (the
+    URDF's movable non-mimic joints, read as XML), and the node builds a shaper with them."""
+    import xml.etree.ElementTree as ElementTree
+
+    pytest.importorskip("rclpy")
+    from gravity_friction_comp.nodes.setpoint_shaper_node import PARAMETERS, shaper_from_values
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
+
+    arm = load_launch_module(repo_root, "arm.launch.py")
+    profile = load_arm(arm_name)
+    values = arm.shaper_parameters(str(profile.urdf), str(profile.arm_config), 250.0)
+    urdf = ElementTree.parse(profile.urdf).getroot()
+    movable = [
+        j for j in urdf.iter("joint") if j.get("type") not in ("fixed", None) and j.find("mimic") is None
+    ]
+    assert values == {
+        "urdf_path": str(profile.urdf),
+        "arm_config": str(profile.arm_config),
+        "rate_hz": 250.0,
+        "joints": [j.get("name") for j in movable],
+    }
+    block = yaml.safe_load(profile.arm_config.read_text())["setpoint_shaper"]
+    shaper = shaper_from_values({p.name: p.default for p in PARAMETERS} | values, values["joints"])
+    np.testing.assert_array_equal(shaper.limits.acceleration, block["max_acceleration"])
+    np.testing.assert_array_equal(shaper.limits.jerk, block["max_jerk"])
+    urdf_velocity = [float(j.find("limit").get("velocity")) for j in movable]
+    np.testing.assert_array_equal(shaper.limits.velocity, urdf_velocity)
+
+
+def test_every_arm_profile_has_shaper_limits(repo_root):
+    """shaper:=true works with every profile: each arm YAML gives the limits the URDF lacks."""
+    pytest.importorskip("rclpy")
+    from gravity_friction_comp.profiles.arm_profiles import list_arms, load_arm
+
+    arm = load_launch_module(repo_root, "arm.launch.py")
+    for name in list_arms():
+        profile = load_arm(name)
+        assert arm.shaper_parameters(str(profile.urdf), str(profile.arm_config), 500.0)["joints"], name
+
+
+def test_shaper_parameters_refuse_an_arm_yaml_without_limits(repo_root, tmp_path):
+    """An arm YAML without a setpoint_shaper block: the launch fails naming the missing limit
+    (before: the shaper would start and never publish)."""
+    pytest.importorskip("rclpy")
+    from gravity_friction_comp.errors import ConfigError
+
+    arm = load_launch_module(repo_root, "arm.launch.py")
+    bare = tmp_path / "arm.yaml"
+    bare.write_text("joints: [base_yaw, shoulder_pitch, beam_pitch]\n")
+    with pytest.raises(ConfigError, match="max_acceleration"):
+        arm.shaper_parameters(str(repo_root / "urdf" / "palletizer.urdf"), str(bare), 500.0)
+
+
+def test_composed_chain_gets_the_shaper_section_and_flag(repo_root, monkeypatch):
+    """composed:=true shaper:=true: the parameter file has a setpoint_shaper section, and
+    ``composed_chain --shaper`` builds the chain with its shaper stage (without the flag: none)."""
+    arm = load_launch_module(repo_root, "arm.launch.py")
+    path = arm.composed_parameters_file({}, {}, {}, shaper={"rate_hz": 250.0})
+    try:
+        data = yaml.safe_load(open(path).read())
+    finally:
+        os.unlink(path)
+    assert data["/**/setpoint_shaper"] == {"ros__parameters": {"rate_hz": 250.0}}
+    pytest.importorskip("rclpy")
+    from gravity_friction_comp.nodes import composed_chain
+
+    built = []
+    monkeypatch.setattr(composed_chain, "ComposedChain", lambda **kwargs: built.append(kwargs))
+    monkeypatch.setattr(composed_chain, "run_composed", lambda factory, *args: factory())
+    composed_chain.main(["composed_chain", "--shaper", "--ros-args", "--params-file", "x.yaml"])
+    composed_chain.main(["composed_chain", "--ros-args", "--params-file", "x.yaml"])
+    assert built == [{"shaper": {}}, {"shaper": None}]
+
+
+def test_shaper_launch_gives_the_shaper_node_the_chains_rate(repo_root):
+    """Launch-description level: shaper:=true starts setpoint_shaper with the profile's files
+    at the lockstep tick (the player's rate_hz) or the bridge's rate; composed:=true runs it
+    inside composed_chain (--shaper); mode:=free_drive is refused."""
+    require_launch_ros()
+    arm = load_launch_module(repo_root, "arm.launch.py")
+    nodes = launched_parameters(arm, arm="yam_ultra", player="pick_place", lockstep="true", shaper="true")
+    shaper = nodes["setpoint_shaper"]
+    assert shaper["rate_hz"] == nodes["setpoint_player"]["rate_hz"] == 250.0
+    assert shaper["arm_config"] == str(repo_root / "arms" / "yam_ultra" / "arm.yaml")
+    assert shaper["use_sim_time"] is True
+    wall = launched_parameters(arm, arm="yam_ultra", shaper="true")["setpoint_shaper"]
+    assert wall["rate_hz"] == 500.0  # arms/yam_ultra/mit_bridge.yaml rate_hz
+    composed = launched_parameters(arm, arm="yam_ultra", shaper="true", composed="true")
+    assert "setpoint_shaper" not in composed and "--shaper" in composed["composed_chain"]["arguments"]
+    with pytest.raises(ValueError, match="free_drive"):
+        launched_parameters(arm, arm="yam_ultra", shaper="true", mode="free_drive")
+
+
+@pytest.mark.slow  # starts the launch file's processes
+def test_launch_with_shaper_follows_pick_place(repo_root):
+    """``shaper:=true player:=pick_place lockstep:=true`` on the real launch: the shaped
+    stream flows at the tick rate and the arm follows it (RMS < 10 mrad per joint)."""
+    require_installed_package()
+    from graph_helpers import fresh_domain_id, graph_client, own_namespace
+    from sensor_msgs.msg import JointState
+
+    domain, ns = fresh_domain_id(), own_namespace()
+    args = (f"namespace:={ns.lstrip('/')}", "player:=pick_place", "lockstep:=true", "shaper:=true")
+    with launched(repo_root, domain, *args) as proc, graph_client(domain, ns) as client:
+        shaped = client.subscribe(JointState, "shaped/joint_setpoint")
+        states = client.subscribe(JointState, "joint_states")
+        assert client.spin_until(lambda: len(shaped) > 0, 60.0, proc), proc.poll()
+        assert client.spin_until(lambda: len(states) >= 2000, 90.0, proc), len(states)
+        shaped_log, state_log = list(shaped), list(states)
+
+    def stamp(m):
+        return m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec
+
+    shaped_t = np.array([stamp(m) for m in shaped_log])
+    shaped_q = np.array([m.position for m in shaped_log])
+    state_t = np.array([stamp(m) for m in state_log])
+    state_q = np.array([m.position for m in state_log])
+    keep = state_t >= shaped_t[0] + 0.5
+    last = np.clip(np.searchsorted(shaped_t, state_t[keep], side="right") - 1, 0, len(shaped_t) - 1)
+    rms = np.sqrt(np.mean((state_q[keep] - shaped_q[last]) ** 2, axis=0))
+    assert np.all(rms < 0.01), rms

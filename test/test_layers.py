@@ -215,6 +215,7 @@ LAYER_ORDER = (
     "ident",
     "trajectory",
     "calib",
+    "teleop",
     "nodes",
     "tools",
 )

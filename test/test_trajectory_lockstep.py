@@ -38,7 +38,10 @@ pytest.importorskip("pinocchio")
 pytest.importorskip("can")
 pytest.importorskip("ruckig")
 
-from gravity_friction_comp.friction.arm_yaml import gravity_scale_from_arm_yaml  # noqa: E402
+from gravity_friction_comp.friction.arm_yaml import (  # noqa: E402
+    actuator_model_from_arm_yaml,
+    gravity_scale_from_arm_yaml,
+)
 from gravity_friction_comp.friction.models import FrictionModel  # noqa: E402
 from gravity_friction_comp.model.robot_model import RobotModel  # noqa: E402
 from gravity_friction_comp.profiles.arm_profiles import (  # noqa: E402
@@ -64,21 +67,34 @@ Source = Callable[[float], tuple[np.ndarray, np.ndarray]]  # t → (q, q̇), eve
 
 
 class _Setup:
-    def __init__(self, arm_name: str, mode: str = "gravity", truth_actuators: bool = False):
+    def __init__(
+        self,
+        arm_name: str,
+        mode: str = "gravity",
+        truth_actuators: bool = False,
+        truth_scale: bool | None = None,
+    ):
+        """``truth_actuators``: the simulator's actuator model, else the arm YAML's (as the
+        gravity node: its ``actuators:`` block, none on the YAM Ultra); ``truth_scale``
+        (default: as ``truth_actuators``): the simulator's mass scale, else the arm YAML's
+        ``gravity_scale``."""
         self.profile = load_arm(arm_name)
         self.sim_config = SimConfig.from_yaml(self.profile.sim_config)
         self.model = RobotModel.from_urdf(str(self.profile.urdf))
         self.names = list(self.model.joint_names)
         self.joints = list(self.profile.joints)
-        compensator = self.model
         if truth_actuators and self.sim_config.actuators is not None:
             compensator = self.model.with_actuators(self.sim_config.actuators)
+        else:
+            compensator = self.model.with_actuators(
+                actuator_model_from_arm_yaml(self.profile.arm_config, robot=self.model)
+            )
         # as the demo (--arm): gravity limits raised to the motor map's, the arm YAML's scale
         stage_values = motor_map_stage_values(self.profile.bridge_values())
         motor = dict(zip(stage_values["joints"], stage_values.get("effort_limit", [])))
         raised, _ = raised_effort_limits(self.names, self.model.effort_limits, motor)
         scale = gravity_scale_from_arm_yaml(self.profile.arm_config, self.names)
-        if truth_actuators:  # the simulator's true masses too: the modes differ by the inertia alone
+        if truth_actuators if truth_scale is None else truth_scale:  # the simulator's true masses
             scale = np.full(len(self.names), self.sim_config.mass_scale)
         self.gravity = GravityStage(
             GravityConfig(compensator, mode=mode, effort_limit=list(raised) or None),
@@ -140,8 +156,52 @@ def _poses(s: _Setup) -> tuple[np.ndarray, np.ndarray]:
     )
 
 
+def _trapezoid(
+    duration: float, accel_fraction: float = 0.25
+) -> Callable[[float], tuple[float, float, float]]:
+    """MoveIt's default time parameterisation (time-optimal, Kunz & Stilman 2012) of a
+    straight joint-space path: the path parameter s ∈ [0, 1] accelerates at a constant rate,
+    cruises and decelerates (bang-coast-bang), every joint on the one path; here with
+    velocity and acceleration scaled so that the move takes ``duration`` (accelerating over
+    ``accel_fraction`` of it). t → (s, ṡ, s̈)."""
+    ta = accel_fraction * duration
+    peak = 1.0 / (duration - ta)
+    a = peak / ta
+
+    def blend(t: float) -> tuple[float, float, float]:
+        if t <= 0.0:
+            return 0.0, 0.0, 0.0
+        if t < ta:
+            return 0.5 * a * t * t, a * t, a
+        if t < duration - ta:
+            return 0.5 * a * ta * ta + peak * (t - ta), peak, 0.0
+        if t < duration:
+            u = duration - t
+            return 1.0 - 0.5 * a * u * u, a * u, -a
+        return 1.0, 0.0, 0.0
+
+    return blend
+
+
+def _minimum_jerk_blend(duration: float) -> Callable[[float], tuple[float, float, float]]:
+    """The minimum-jerk law over ``duration`` (the demo's moves), t → (s, ṡ, 0) (no accelerations sent)."""
+
+    def blend(t: float) -> tuple[float, float, float]:
+        s, ds = minimum_jerk(t / duration)
+        return s, ds / duration, 0.0
+
+    return blend
+
+
+#: The trajectory shapes: (blend, accelerations sent). "moveit": what MoveIt sends (its
+#: time parameterisation's positions, velocities and accelerations: quintic in JTC);
+#: "minimum_jerk": positions and velocities of the minimum-jerk law (cubic).
+SHAPES = {"moveit": (_trapezoid(3.0), True), "minimum_jerk": (_minimum_jerk_blend(3.0), False)}
+
+
+@pytest.mark.parametrize("shape", ["moveit", "minimum_jerk"])
 @pytest.mark.parametrize("arm_name", ["palletizer", "yam_ultra"])
-def test_moveit_like_trajectory_tracks_as_well_as_the_pick_place_cycle(arm_name, capsys):
+def test_moveit_like_trajectory_tracks_as_well_as_the_pick_place_cycle(arm_name, shape, capsys):
     rate = 250.0  # the demo's setpoint rate
     s = _Setup(arm_name)
     pick, place = _poses(s)
@@ -158,14 +218,19 @@ def test_moveit_like_trajectory_tracks_as_well_as_the_pick_place_cycle(arm_name,
 
     s = _Setup(arm_name)  # a fresh arm at home
     follower = TrajectoryFollower(s.names, s.home, s.model.velocity_limits)
-    # MoveIt-like: 10 waypoints over 3 s with the velocities of its time parameterisation
-    # (here the minimum-jerk law home → pick, whose velocity is zero at both ends)
-    times = np.linspace(0.0, 3.0, 10)
+    # MoveIt-like: 10 waypoints over 3 s home → pick, sampled from the shape's law
+    blend, with_acceleration = SHAPES[shape]
     points = []
-    for t in times:
-        blend, rate_of_blend = minimum_jerk(t / 3.0)
+    for t_point in np.linspace(0.0, 3.0, 10):
+        b, rate_of_blend, blend_acceleration = blend(t_point)
+        step = pick - s.home
         points.append(
-            TrajectoryPoint(t, s.home + (pick - s.home) * blend, (pick - s.home) * rate_of_blend / 3.0)
+            TrajectoryPoint(
+                t_point,
+                s.home + step * b,
+                step * rate_of_blend,
+                step * blend_acceleration if with_acceleration else (),
+            )
         )
     start = 0.5  # [s] held first, as the demo's start_delay
     follower.set_trajectory(s.names, points, start, 0.0)
@@ -177,19 +242,20 @@ def test_moveit_like_trajectory_tracks_as_well_as_the_pick_place_cycle(arm_name,
     errors = s.run(followed, start + 3.0 + SETTLE, rate)
     t = np.arange(len(errors)) / rate + 1.0 / rate
     rms_traj = _rms(errors[t >= start])  # the move and SETTLE after it
-    with capsys.disabled():
-        print(
-            f"\n{arm_name}: RMS [mrad] per motor joint, MoveIt-like trajectory "
-            f"{np.round(1e3 * rms_traj, 3).tolist()} vs pick_place cycle {np.round(1e3 * rms_cycle, 3).tolist()}"
-        )
-    # the arm's RMS over every motor joint; per joint the slower move loses on the joints
-    # whose error is friction at low speed (docs/trajectory.md: the same move in 2 s wins on all)
     overall_traj, overall_cycle = np.sqrt(np.mean(rms_traj**2)), np.sqrt(np.mean(rms_cycle**2))
     with capsys.disabled():
         print(
-            f"  whole arm: trajectory {1e3 * overall_traj:.3f} mrad, pick_place {1e3 * overall_cycle:.3f} mrad"
+            f"\n{arm_name} ({shape}): RMS [mrad] per motor joint, trajectory "
+            f"{np.round(1e3 * rms_traj, 3).tolist()} vs pick_place cycle {np.round(1e3 * rms_cycle, 3).tolist()}"
+            f"\n  whole arm: trajectory {1e3 * overall_traj:.3f} mrad, pick_place {1e3 * overall_cycle:.3f} mrad"
         )
     assert overall_traj <= overall_cycle, (rms_traj, rms_cycle)
+    if arm_name == "palletizer" and shape == "moveit":
+        # per joint too. Not on the minimum-jerk shape: its slow final approach creeps the last
+        # ~2.7 mrad below the friction model's eps (0.02 rad/s), where the velocity-driven term
+        # has faded, and the arm sticks short (docs/trajectory.md); nor on the YAM Ultra, whose
+        # joints 3/4 carry the static offset of its tuned gravity_scale in every pose
+        assert np.all(rms_traj <= rms_cycle), (rms_traj, rms_cycle)
 
 
 def _stream(seed: int, home: np.ndarray, amplitude: np.ndarray, duration: float, fast: bool):
@@ -269,8 +335,48 @@ def test_jittery_60_hz_stream_shaped_to_1_khz_in_lockstep_violates_no_limit(arm_
     assert np.max(np.abs(out[:, 2]) / lim.acceleration) > 0.1  # it moved
 
 
+#: The compensator's actuator model / mass scale: (the simulator's actuators, its mass scale).
+COMPENSATORS = {"truth": (True, True), "arm_yaml_actuators": (False, True)}
+
+
+@pytest.mark.parametrize("compensator", ["truth", "arm_yaml_actuators"])
 @pytest.mark.parametrize("arm_name", ["palletizer", "yam_ultra"])
-def test_inverse_dynamics_on_the_shaped_stream_beats_gravity_only(arm_name, capsys):
+def test_inverse_dynamics_on_the_shaped_stream_beats_gravity_only(arm_name, compensator, capsys):
+    """``arm_yaml_actuators``: the arm YAML's actuator model (none on either arm: no reflected
+    rotor inertia) with the true masses: the inertial term of the links alone still wins ≥ 3×
+    (issue 30 point 3: the YAM Ultra's cap is its gravity_scale, not its armature; see
+    :func:`test_the_yam_ultras_gravity_scale_caps_inverse_dynamics`)."""
+    truth_actuators, truth_scale = COMPENSATORS[compensator]
+    rms = _inverse_dynamics_runs(arm_name, truth_actuators, truth_scale)
+    with capsys.disabled():
+        print(
+            f"\n{arm_name} ({compensator}): fast moves, shaped 60 Hz stream, RMS [mrad] (ratio to gravity only)"
+        )
+        for run, values in rms.items():
+            ratio = rms["gravity"] / values
+            print(f"  {run:<30} {np.round(1e3 * values, 3).tolist()} ({np.round(ratio, 2).tolist()})")
+    profile = load_arm(arm_name)
+    joints = list(profile.joints)
+    proximal = [joints.index(j) for j in proximal_joints(profile, joints)]
+    for run in ("inverse_dynamics", "inverse_dynamics, shaper's q̈"):
+        ratio = rms["gravity"] / rms[run]
+        assert np.all(ratio[proximal] >= 3.0), (run, ratio)
+
+
+def test_the_yam_ultras_gravity_scale_caps_inverse_dynamics(capsys):
+    """With the true actuators but the arm YAML's gravity_scale (i2rt's 1.1 on dof_joint2/3
+    against the simulator's 1.05) inverse dynamics stays below 3× on dof_joint3: a static
+    error of 0.05 × its gravity torque, which no inertial term removes (the data are the
+    vendor's tuning of the real arm, the simulator's scale is illustrative: the route to the
+    true masses is calibrate_gravity, docs/trajectory.md)."""
+    rms = _inverse_dynamics_runs("yam_ultra", True, False)
+    ratio = rms["gravity"] / rms["inverse_dynamics, shaper's q̈"]
+    with capsys.disabled():
+        print(f"\nyam_ultra (arm YAML gravity_scale): ratio {np.round(ratio, 2).tolist()}")
+    assert ratio[2] < 3.0 <= ratio[0]
+
+
+def _inverse_dynamics_runs(arm_name: str, truth_actuators: bool, truth_scale: bool) -> dict[str, np.ndarray]:
     rms = {}
     # inverse dynamics with q̈ from the stage's filter (what the node does: JointState has no
     # acceleration) and with the shaper's own q̈ (GravityStage.update(acceleration=...))
@@ -279,18 +385,10 @@ def test_inverse_dynamics_on_the_shaped_stream_beats_gravity_only(arm_name, caps
         ("inverse_dynamics", "inverse_dynamics", False),
         ("inverse_dynamics, shaper's q̈", "inverse_dynamics", True),
     ):
-        s = _Setup(arm_name, mode=mode, truth_actuators=True)
+        s = _Setup(arm_name, mode=mode, truth_actuators=truth_actuators, truth_scale=truth_scale)
         shaper = _shaper_for(s)
         shaper.reset(s.home)
         amplitude = np.where(np.isin(s.names, s.joints), 0.3, 0.0)
         times, q = _stream(5, s.home, amplitude, 2.4, fast=True)
         rms[run] = _rms(s.run(_shaped_source(shaper, times, q, [], acceleration=given), 2.4, 1000.0))
-    with capsys.disabled():
-        print(f"\n{arm_name}: fast moves, shaped 60 Hz stream, RMS [mrad] (ratio to gravity only)")
-        for run, values in rms.items():
-            ratio = rms["gravity"] / values
-            print(f"  {run:<30} {np.round(1e3 * values, 3).tolist()} ({np.round(ratio, 2).tolist()})")
-    proximal = [s.joints.index(j) for j in proximal_joints(s.profile, s.joints)]
-    for run in ("inverse_dynamics", "inverse_dynamics, shaper's q̈"):
-        ratio = rms["gravity"] / rms[run]
-        assert np.all(ratio[proximal] >= 3.0), (run, ratio)
+    return rms

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable
+from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 from sensor_msgs.msg import JointState
@@ -48,7 +49,7 @@ from gravity_friction_comp.nodes.runtime import (
     make_executor,
     node_parameters,
 )
-from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS
+from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, HandOff
 from gravity_friction_comp.throttle import Throttle
 
 __all__ = [
@@ -157,8 +158,16 @@ class ComposedChain:
         self.gravity.setpoint_subscription = self.gravity.create_subscription(
             JointState, "joint_setpoint", entry, SETPOINT_QOS
         )
-        self.gravity.hand_off = self._to(self.friction.on_setpoint, "friction")
-        self.friction.hand_off = self._to(self.bridge.accept_command, "bridge")
+        # a stage hands its validated arrays on (parsed and checked once, at the gravity
+        # stage); a message handed in (hand_off(msg)) is parsed as from a subscription
+        self.gravity.hand_off = HandOff(
+            self._to(self.friction.on_setpoint, "friction"),
+            self._guarded(self.friction.on_validated, "friction"),
+        )
+        self.friction.hand_off = HandOff(
+            self._to(self.bridge.accept_command, "bridge"),
+            self._guarded(self.bridge.accept_validated, "bridge"),
+        )
         self.bridge.diagnostic_sources.append(self.status)
         # the friction node's measurement from the bridge in this process (same topic only)
         states = self.bridge._state_pub.topic_name  # noqa: SLF001 - its own node set
@@ -184,9 +193,17 @@ class ComposedChain:
             self._failing = False  # the whole chain ran for this setpoint
 
     def _to(self, call: Callable[[JointState], None], where: str) -> Callable[[JointState], None]:
+        guarded = self._guarded(call, where)
+
         def hand_off(msg: JointState) -> None:
+            guarded(HandedOff(msg))  # the five fields the next stage reads, not a new message
+
+        return hand_off
+
+    def _guarded(self, call: Callable[[Any], None], where: str) -> Callable[[Any], None]:
+        def hand_off(msg: Any) -> None:
             try:
-                call(HandedOff(msg))  # the five fields the next stage reads, not a new message
+                call(msg)
             except Exception as error:  # noqa: BLE001 - a raising stage must not stop the bridge
                 self._failed(where, error)  # the upstream stage still publishes its own output
 
@@ -275,8 +292,11 @@ def usage(executable: str = "composed_chain", summary: str | None = None, node_c
 
 def main(args=None) -> None:
     """Entry point of the ``composed_chain`` executable (SIGINT/SIGTERM: clean shutdown;
-    ``-h`` / ``--help`` prints :func:`usage` and exits 0)."""
-    run_composed(ComposedChain, "composed_chain", args, usage)
+    ``-h`` / ``--help`` prints :func:`usage` and exits 0). ``--shaper`` (before
+    ``--ros-args``) puts the setpoint shaper before the gravity stage (its parameters: the
+    file's ``setpoint_shaper`` section; ``arm.launch.py shaper:=true composed:=true``)."""
+    shaper: dict | None = {} if "--shaper" in _user_args(args) else None
+    run_composed(lambda: ComposedChain(shaper=shaper), "composed_chain", args, usage)
 
 
 def run_composed(

@@ -11,8 +11,12 @@ Topics:
     /diagnostics (sub, diagnostic_msgs/DiagnosticArray; absolute, as the bridge publishes it):
         the per-motor ``stale`` flag and ``missed_replies`` of ``bridge_node`` (its statuses
         only: ``<bridge fqn>: <joint>``), its ``rate_hz`` from its bus status.
-    joint_setpoint (pub, sensor_msgs/JointState): measured position, velocity 0 (free drive),
-        or the follow setpoint (blended from the measured pose after a switch).
+    feedback_effort (sub, sensor_msgs/JointState): an effort [N·m] added to the free-drive
+        setpoint's (teleoperation's force feedback, already saturated by its sender); 0 once
+        older than ``feedback_timeout``.
+    joint_setpoint (pub, sensor_msgs/JointState): measured position, velocity 0, effort the
+        feedback effort (free drive), or the follow setpoint (blended from the measured pose
+        after a switch).
 
 Publishing: on every ``joint_states`` (free drive; the freshest pose) and every
 ``follow_setpoint`` (follow); with ``rate_hz`` > 0 also on a timer of the node clock and at
@@ -49,7 +53,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
 from gravity_friction_comp.errors import ConfigError, InputError
-from gravity_friction_comp.nodes.parameters import Param, check, check_undeclared, declare, values_of
+from gravity_friction_comp.nodes.parameters import Param, declare_checked
 from gravity_friction_comp.nodes.runtime import run_node
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, publish_guarded
 from gravity_friction_comp.stage.free_drive import (
@@ -135,6 +139,14 @@ PARAMETERS: tuple[Param, ...] = (
         read_only=True,
     ),
     Param(
+        "feedback_timeout",
+        0.05,
+        "a feedback_effort message older than this counts 0",
+        "s",
+        low=0.0,
+        read_only=True,
+    ),
+    Param(
         "rate_hz",
         0.0,
         "0: publish on each input; > 0: timer on the node clock (lockstep)",
@@ -173,10 +185,7 @@ class FreeDriveNode(Node):
 
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)
-        declare(self, PARAMETERS)
-        check_undeclared(self)
-        values = values_of(self, PARAMETERS)
-        check(PARAMETERS, values)
+        values = declare_checked(self, PARAMETERS)
         fixed = [j for j in values["fixed_joints"] if j]
         positions = list(values["fixed_positions"]) if fixed else []
         self.source = FreeDriveSource(
@@ -188,6 +197,7 @@ class FreeDriveNode(Node):
                 max_jump=values["max_jump"],
                 recover_samples=values["recover_samples"],
                 blend_time=values["blend_time"],
+                feedback_timeout=values["feedback_timeout"],
             ),
             values["mode"],
         )
@@ -212,6 +222,7 @@ class FreeDriveNode(Node):
             JointState, "joint_states", self.on_state, SETPOINT_QOS
         )
         self.create_subscription(JointState, "follow_setpoint", self._on_follow, SETPOINT_QOS)
+        self.create_subscription(JointState, "feedback_effort", self.on_feedback, SETPOINT_QOS)
         self.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, SETPOINT_QOS)
         self.add_on_set_parameters_callback(self._on_parameters)
         self.add_post_set_parameters_callback(self._after_parameters)
@@ -272,6 +283,13 @@ class FreeDriveNode(Node):
         if self.source.mode == "follow":
             self._publish()
 
+    def on_feedback(self, msg: JointState) -> None:
+        """A ``feedback_effort`` message (teleoperation's force feedback), taken at its arrival."""
+        try:
+            self.source.feedback(msg.name, msg.effort, self._now())
+        except InputError as error:
+            self.get_logger().warning(f"feedback_effort ignored: {error}", throttle_duration_sec=2.0)
+
     def _on_diagnostics(self, msg: DiagnosticArray) -> None:
         """The bridge's motors flagged stale, with the age of each one's last reply [s]
         (missed replies / the bridge's ``rate_hz``; ``None`` without a bus status)."""
@@ -318,6 +336,8 @@ class FreeDriveNode(Node):
         msg.name = list(sp.names)
         msg.position = sp.position.tolist()
         msg.velocity = sp.velocity.tolist()
+        if sp.effort.any():
+            msg.effort = sp.effort.tolist()
         if self.hand_off is not None:  # the chain first: the command before the DDS copy
             self.hand_off(msg)
         publish_guarded(self, self._pub, msg)

@@ -48,16 +48,10 @@ when ``urdf_path``/``robot_description`` is set. ``simulate:=true`` runs emulate
 the simulated arm on a private python-can ``virtual`` bus (channel
 ``<can.channel>/sim<node fqn>/<pid>``) in this process, with the true values of
 ``sim_config`` (:class:`~gravity_friction_comp.sim.config.SimConfig`). With
-``sim_lockstep:=true`` the simulated arm owns the time instead of running on the wall clock:
-it publishes ``/clock`` every ``1/sim_setpoint_rate_hz`` (run every node with
-``use_sim_time``) and runs that tick's physics, with the MIT frame exchange every
-``1/rate_hz`` of simulated time, only once the ``joint_command`` stamped with the tick has
-arrived; commands take effect ``sim_delay`` after their stamp, a gripper change at the next
-tick (:mod:`~gravity_friction_comp.sim.lockstep`,
-:mod:`~gravity_friction_comp.nodes.lockstep_clock`). A dead chain raises ``LockstepStalled``
-naming the silent topic: its publisher left the graph, or it was silent for
-``sim_stall_timeout`` [s] (start-up: 10 s) while the machine sat idle, or for
-``sim_stall_limit`` [s] however busy (the last resort); a slow chain is waited for.
+``sim_lockstep:=true`` the simulated arm owns the time: it publishes ``/clock`` and runs each
+tick's physics only once the ``joint_command`` stamped with the tick has arrived; a dead chain
+raises ``LockstepStalled`` naming the silent topic (:mod:`~gravity_friction_comp.sim.lockstep`,
+:mod:`~gravity_friction_comp.nodes.lockstep_clock`; the parameters ``sim_*`` in docs/parameters.md).
 Every default comes from the core's config dataclasses (:mod:`~gravity_friction_comp.mit.bridge_config`,
 :class:`~gravity_friction_comp.mit.bus.CanSettings`); values are validated there too.
 """
@@ -119,7 +113,7 @@ from gravity_friction_comp.nodes.robot_params import (
     log_model_warnings,
 )
 from gravity_friction_comp.nodes.runtime import run_node
-from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, clock_ns, publish_guarded
+from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, StageOutput, clock_ns, publish_guarded
 from gravity_friction_comp.stage.contract import parse_setpoint
 from gravity_friction_comp.throttle import Throttle
 
@@ -151,9 +145,8 @@ class MitBridgeNode(Node):
         self._create_interfaces()
         self._start_observer(values, models)
         self._start_loop()
-        self._diag_timer = self.create_timer(
-            1.0 / float(values["diagnostics_rate_hz"]), self._publish_diagnostics
-        )
+        diagnostics_period = 1.0 / float(values["diagnostics_rate_hz"])
+        self._diag_timer = self.create_timer(diagnostics_period, self._publish_diagnostics)
         self._ready = True
 
     # ------------------------------------------------------------------ start-up steps
@@ -174,8 +167,7 @@ class MitBridgeNode(Node):
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(self._post_set_parameters)
         fill_from_scalar(self, ("kp", "kd"), "joints")  # kp 5 (start-up or ros2 param set): every joint
-        declare(self, BRIDGE_PARAMETERS)
-        declare(self, BRIDGE_OBSERVER_PARAMETERS)
+        declare(self, BRIDGE_PARAMETERS + BRIDGE_OBSERVER_PARAMETERS)
         declare_robot_parameters(self, read_only=True)  # read once, at start-up
         check_undeclared(self)  # before the bus opens
         self._declaring = False
@@ -367,11 +359,22 @@ class MitBridgeNode(Node):
         """Take ``msg`` as a ``joint_command`` (the subscription's callback; the composed
         chain calls it directly): parse, store, and send at once when the send budget allows
         (:class:`SendSchedule`), else the timer sends it (or a newer command supersedes it)."""
+        self._accept(msg, False)
+
+    def accept_validated(self, out: StageOutput) -> None:
+        """:meth:`accept_command` for the composed chain's friction stage output (parsed and checked
+        there: only the joint map is new; the core's checks and clamps run as for any command)."""
+        self._accept(out, True)
+
+    def _accept(self, msg, handed: bool) -> None:
         if self._closed:
             return
         core = self._core
         try:
-            sp = parse_setpoint(msg.name, msg.position, msg.velocity, msg.effort, core.joint_names)
+            if handed:
+                sp = msg.setpoint_for(core.joint_names)
+            else:
+                sp = parse_setpoint(msg.name, msg.position, msg.velocity, msg.effort, core.joint_names)
             command = (sp.model_position(), sp.model_velocity(), sp.model_effort())
             if self._lockstep is not None:  # checked now: the queued command is set later
                 command = core.checked_command(*command)

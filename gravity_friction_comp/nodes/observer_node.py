@@ -39,7 +39,7 @@ from gravity_friction_comp.nodes.observer_runtime import (
     ObserverHook,
     ObserverRuntime,
 )
-from gravity_friction_comp.nodes.parameters import Param, check, check_undeclared, declare, values_of
+from gravity_friction_comp.nodes.parameters import Param, declare_checked
 from gravity_friction_comp.nodes.robot_params import build_robot_models, log_model_warnings, robot_parameters
 from gravity_friction_comp.nodes.runtime import run_node
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS
@@ -66,10 +66,7 @@ class ObserverNode(Node):
         self._hook: ObserverHook | None = None
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(self._post_set_parameters)
-        declare(self, PARAMETERS)
-        check_undeclared(self)
-        values = values_of(self, PARAMETERS)
-        check(PARAMETERS, values)
+        values = declare_checked(self, PARAMETERS)
         models = build_robot_models(values)
         if models is None:
             raise ConfigError(

@@ -424,6 +424,20 @@ def values_of(node, params: Sequence[Param]) -> dict[str, Any]:
     return {p.name: node.get_parameter(p.name).value for p in params}
 
 
+def declare_checked(node, params: Sequence[Param]) -> dict[str, Any]:
+    """A node's start-up: :func:`declare` ``params``, refuse undeclared overrides
+    (:func:`check_undeclared`), :func:`check` the values; returns them by name.
+
+    Raises:
+        ConfigError: an undeclared or invalid parameter (key named).
+    """
+    declare(node, params)
+    check_undeclared(node)
+    values = values_of(node, params)
+    check(params, values)
+    return values
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return "unset"

@@ -18,6 +18,11 @@ Topics:
         says why) leaves the current motion running. The velocity-limit check uses the URDF
         of ``robot_description`` / ``urdf_path`` (none given: no check; the log says so).
 
+Action (where ``control_msgs`` is importable: a ROS install, no PyPI wheel):
+    follow_joint_trajectory (control_msgs/action/FollowJointTrajectory): the same trajectory
+        path as the topic, with a result and feedback
+        (:mod:`gravity_friction_comp.nodes.follow_joint_trajectory`).
+
 Profile ``hold`` (what ``arm.launch.py`` starts with ``player:=none``): the first
 ``joint_states`` message that carries every joint of ``joint_names`` with a finite position
 sets the pose (empty ``joint_names``: every joint it carries); none within ``hold_wait`` [s]
@@ -50,8 +55,8 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool
 from trajectory_msgs.msg import JointTrajectory
 
-from gravity_friction_comp.errors import ConfigError, InputError, ModelError
-from gravity_friction_comp.nodes.parameters import Param, check, check_undeclared, declare, values_of
+from gravity_friction_comp.errors import ConfigError, InputError, ModelError, Reason
+from gravity_friction_comp.nodes.parameters import Param, declare_checked
 from gravity_friction_comp.nodes.robot_params import ROBOT_PARAMETERS
 from gravity_friction_comp.nodes.runtime import run_node
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS
@@ -190,10 +195,7 @@ class SetpointPlayerNode(Node):
 
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)
-        declare(self, PARAMETERS)
-        check_undeclared(self)
-        values = values_of(self, PARAMETERS)
-        check(PARAMETERS, values)
+        values = declare_checked(self, PARAMETERS)
         rate = values["rate_hz"]
         delay = values["start_delay"]
         self.start_delay = delay
@@ -220,6 +222,10 @@ class SetpointPlayerNode(Node):
             )
         self._throttle = Throttle(2.0)
         self.create_subscription(JointTrajectory, "joint_trajectory", self._on_trajectory, SETPOINT_QOS)
+        from gravity_friction_comp.nodes.follow_joint_trajectory import start_action_server
+
+        #: FollowJointTrajectory server where control_msgs imports (``None`` otherwise).
+        self.action_server = start_action_server(self)
         self.create_timer(1.0 / rate, self._tick)
         if hold:
             self._hold_deadline = time.monotonic() + values["hold_wait"]
@@ -282,14 +288,25 @@ class SetpointPlayerNode(Node):
 
     # ------------------------------------------------------------------ trajectories
     def _on_trajectory(self, msg: JointTrajectory) -> None:
+        error = self.accept_trajectory(msg)
+        if error is not None and self._throttle.ready(error.reason):  # a flood stays readable
+            self.get_logger().warning(f"{error}; the current motion goes on")
+
+    def accept_trajectory(self, msg: JointTrajectory) -> InputError | None:
+        """Follow ``msg`` from now on (the ``joint_trajectory`` topic's and the
+        FollowJointTrajectory action's one path; module docstring).
+
+        Returns:
+            ``None`` when accepted, else why it was refused (``reason``
+            :data:`~gravity_friction_comp.errors.Reason.NOT_READY` before the pose is set);
+            the current motion goes on then.
+        """
         if not self._pose_set or self.profile is None:
-            if self._throttle.ready("no setpoint"):
-                self.get_logger().warning(
-                    "joint_trajectory refused: no current setpoint yet (profile hold waiting)"
-                )
-            return
+            return InputError(
+                "joint_trajectory refused: no current setpoint yet (profile hold waiting)",
+                reason=Reason.NOT_READY,
+            )
         now_ns = self.get_clock().now().nanoseconds
-        now = now_ns * 1e-9
         follower = self._follower
         if follower is None:
             current = self._sample(now_ns)
@@ -305,16 +322,21 @@ class SetpointPlayerNode(Node):
             for p in msg.points
         ]
         try:
-            follower.set_trajectory(list(msg.joint_names), points, stamp, now)
+            follower.set_trajectory(list(msg.joint_names), points, stamp, now_ns * 1e-9)
         except InputError as error:
-            if self._throttle.ready(error.reason):  # a flood of bad trajectories stays readable
-                self.get_logger().warning(f"{error}; the current motion goes on")
-            return
+            return error
         if self._follower is None:
             self.get_logger().info(
                 f"joint_trajectory accepted: following it instead of profile {self._name} (last point held)"
             )
         self._follower = follower
+        return None
+
+    @property
+    def follower(self) -> TrajectoryFollower | None:
+        """The trajectory being followed (``None`` until one is accepted); its ``accepted``
+        count tells a newer trajectory from the one a caller handed in."""
+        return self._follower
 
     def _limits(self) -> np.ndarray | None:
         if self._velocity_limits is None or self.profile is None:

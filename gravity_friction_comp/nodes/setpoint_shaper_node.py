@@ -34,7 +34,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
 from gravity_friction_comp.errors import ConfigError, InputError, ModelError
-from gravity_friction_comp.nodes.parameters import Param, check, check_undeclared, declare, values_of
+from gravity_friction_comp.nodes.parameters import Param, declare_checked
 from gravity_friction_comp.nodes.robot_params import ROBOT_PARAMETERS
 from gravity_friction_comp.nodes.runtime import run_node
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, clock_ns, publish_guarded
@@ -156,10 +156,7 @@ class SetpointShaperNode(Node):
 
     def __init__(self, **kwargs):
         super().__init__(self.NODE_NAME, **kwargs)
-        declare(self, PARAMETERS)
-        check_undeclared(self)
-        self._values = values_of(self, PARAMETERS)
-        check(PARAMETERS, self._values)
+        self._values = declare_checked(self, PARAMETERS)
         self._joints = [j for j in self._values["joints"] if j]
         self.shaper: SetpointShaper | None = None
         if self._joints:

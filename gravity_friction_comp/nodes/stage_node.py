@@ -26,12 +26,20 @@ from sensor_msgs.msg import JointState
 from gravity_friction_comp.errors import ConfigError, InputError
 from gravity_friction_comp.nodes.listener_count import ListenerCount
 from gravity_friction_comp.nodes.parameters import Param, check, check_undeclared, declare
-from gravity_friction_comp.stage.contract import MAX_SCALE, FeedforwardStage, StageSettings
+from gravity_friction_comp.stage.contract import (
+    MAX_SCALE,
+    FeedforwardStage,
+    Setpoint,
+    StageResult,
+    StageSettings,
+)
 from gravity_friction_comp.throttle import Throttle
 
 __all__ = [
     "FeedforwardStageNode",
+    "HandOff",
     "SETPOINT_QOS",
+    "StageOutput",
     "STAGE_PARAMETERS",
     "clock_ns",
     "publish_guarded",
@@ -54,6 +62,56 @@ STAGE_PARAMETERS: tuple[Param, ...] = (
         per_joint=True,
     ),
 )
+
+
+class StageOutput:
+    """A stage's output handed to the next stage in this process (composed chain).
+
+    The five ``JointState`` fields the next stage reads: ``header``, ``name``, ``position``,
+    ``velocity`` as the stage received them, ``effort`` its outgoing (m,) [N·m] array
+    (finite, clamped); and the stage's parsed setpoint, so the next stage maps the joints
+    (:meth:`setpoint_for`) instead of parsing and checking the fields again. A new one per
+    setpoint, never changed: the next stage may keep it as its last setpoint and republish
+    from it as from a message.
+    """
+
+    __slots__ = ("header", "name", "position", "velocity", "effort", "_setpoint")
+
+    def __init__(self, header, name, position, velocity, result: StageResult) -> None:
+        self.header = header
+        self.name = name
+        self.position = position
+        self.velocity = velocity
+        self.effort = result.effort
+        self._setpoint = result.setpoint
+
+    def setpoint_for(self, model_names) -> Setpoint:
+        """This output as :func:`~gravity_friction_comp.stage.contract.parse_setpoint` would
+        parse it against ``model_names`` (:meth:`Setpoint.passed_on`).
+
+        Raises:
+            InputError: ``Reason.MISSING_JOINTS`` (as the parse).
+        """
+        assert self._setpoint is not None  # a stage's result always carries it
+        return self._setpoint.passed_on(self.effort, model_names)
+
+
+class HandOff:
+    """The next stage in this process, as :attr:`FeedforwardStageNode.hand_off`.
+
+    ``hand_off(msg)``: a ``JointState``-shaped message, taken as from a subscription (any
+    caller). ``hand_off.validated(out)``: a stage's :class:`StageOutput` (what a stage calls
+    when given one: nothing parsed or built twice).
+    """
+
+    __slots__ = ("message", "validated")
+
+    def __init__(self, message: Callable[[Any], None], validated: Callable[[StageOutput], None]) -> None:
+        self.message = message
+        self.validated = validated
+
+    def __call__(self, msg) -> None:
+        self.message(msg)
 
 
 def settings_from(values: Mapping[str, Any]) -> StageSettings:
@@ -114,7 +172,8 @@ class FeedforwardStageNode(Node):
             JointState, "joint_setpoint", self._on_setpoint, SETPOINT_QOS
         )
         #: Composed chain (:mod:`~gravity_friction_comp.nodes.composed_chain`): the next stage
-        #: in this process, called with each ``joint_command`` before it is published.
+        #: in this process, called with each ``joint_command`` before it is published (a
+        #: :class:`HandOff`: with the :class:`StageOutput` instead of a message).
         self.hand_off: Callable[[JointState], None] | None = None
 
     # ----------------------------------------------------------------- subclass hooks
@@ -225,12 +284,17 @@ class FeedforwardStageNode(Node):
         """Process ``msg`` as a setpoint arriving on ``joint_setpoint`` (composed chain)."""
         self._process(msg, fresh=True)
 
+    def on_validated(self, out: StageOutput) -> None:
+        """Process the previous stage's output in this process (composed chain) as
+        :meth:`on_setpoint` would the same fields, without parsing them again."""
+        self._process(out, fresh=True, handed=True)
+
     def republish(self) -> None:
         """Recompute and publish from the last setpoint (holding/parameter change)."""
         if self._last_setpoint is not None:
             self._process(self._last_setpoint, fresh=False)
 
-    def _process(self, msg: JointState, fresh: bool) -> None:
+    def _process(self, msg: Any, fresh: bool, handed: bool = False) -> None:
         stage = self.stage
         if stage is None:
             if fresh:
@@ -243,9 +307,12 @@ class FeedforwardStageNode(Node):
             if fresh:
                 kept = stage.kept
                 try:
-                    result = stage.update(
-                        name, position, velocity, msg.effort, self.setpoint_time(header.stamp)
-                    )
+                    t = self.setpoint_time(header.stamp)
+                    if handed:  # the previous stage parsed it: only the joint map is new
+                        parsed = msg.setpoint_for(stage.joint_names)
+                        result = stage.update(name, position, velocity, msg.effort, t, parsed=parsed)
+                    else:
+                        result = stage.update(name, position, velocity, msg.effort, t)
                 finally:
                     if stage.kept is not kept:  # accepted (even if its term then failed)
                         self._last_setpoint = msg
@@ -257,17 +324,18 @@ class FeedforwardStageNode(Node):
             return
         if result.clamped:
             self.warn_throttled("clamped", f"effort clamped to the limit for {list(result.clamped)}")
-        command = self._command_msg
-        command.header = header
-        command.name = name
-        command.position = position
-        command.velocity = velocity
-        command.effort = result.effort.tolist()
-        if self.hand_off is not None:  # the next stage first: the CAN frame before the DDS copy
-            self.hand_off(command)
-        heard = self.hand_off is None or self._command_listeners.heard()
-        if heard and not publish_guarded(self, self._command_pub, command):
-            return
+        hand_off = self.hand_off
+        command = None
+        if isinstance(hand_off, HandOff):  # the next stage first: the CAN frame before the DDS copy
+            hand_off.validated(StageOutput(header, name, position, velocity, result))
+        elif hand_off is not None:
+            command = self._command(header, name, position, velocity, result)
+            hand_off(command)
+        if hand_off is None or self._command_listeners.heard():  # built only to be published
+            if command is None:
+                command = self._command(header, name, position, velocity, result)
+            if not publish_guarded(self, self._command_pub, command):
+                return
         # The term alone is for humans comparing terms: not even built when nobody listens.
         if self._effort_listeners.heard():
             term_msg = self._term_msg
@@ -275,6 +343,15 @@ class FeedforwardStageNode(Node):
             term_msg.name = name
             term_msg.effort = result.term.tolist()
             publish_guarded(self, self._effort_pub, term_msg)
+
+    def _command(self, header, name, position, velocity, result: StageResult) -> JointState:
+        command = self._command_msg
+        command.header = header
+        command.name = name
+        command.position = position
+        command.velocity = velocity
+        command.effort = result.effort.tolist()
+        return command
 
 
 def clock_ns(clock) -> int:

@@ -3,7 +3,8 @@
 One tick (the bridge's ``sim_setpoint_rate_hz``) of the chain ``joint_states →
 FreeDriveSource → GravityStage → FrictionStage → MitBridgeCore → emulated motors → arm``:
 after each frame exchange the measured state goes where ``joint_states`` goes (the source,
-the friction stage's ``update_measured``); at the tick the source's setpoint runs through
+the friction stage's ``update_measured``); at the tick the source's setpoint (its effort:
+the feedback effort given to the source, :meth:`FreeDriveSource.feedback`) runs through
 the stages and the command (stamped with the tick) is queued on the
 :class:`~gravity_friction_comp.sim.lockstep.LockstepSchedule`, exactly as
 :class:`~gravity_friction_comp.nodes.lockstep_clock.LockstepClock` does with the nodes'
@@ -61,6 +62,8 @@ class FreeDriveLoop:
         setpoint_rate_hz: Tick rate [Hz] (a divisor of the physics rate).
         delay: Modelled command transport delay [s] (whole physics steps).
         startup_behavior: The bridge core's behaviour before the first command.
+        name: The arm's name in a :class:`~gravity_friction_comp.sim.chain.SimulatedChain`
+            (teleoperation: ``leader`` beside its follower).
 
     Raises:
         ConfigError: rates that are no whole number of physics steps.
@@ -78,6 +81,7 @@ class FreeDriveLoop:
         setpoint_rate_hz: float | None = None,
         delay: float = 0.0,
         startup_behavior: str | None = None,
+        name: str = "arm",
     ):
         self.arm, self.config, self.source = arm, config, source
         self.gravity, self.friction = gravity, friction
@@ -90,6 +94,7 @@ class FreeDriveLoop:
             startup_behavior=startup_behavior,
             on_state=self._on_state,
             external_effort=True,
+            name=name,
         )
         self.chain = chain
         self.schedule, self.core, self.sim, self.driver = chain.schedule, chain.core, chain.sim, chain.driver
@@ -118,13 +123,16 @@ class FreeDriveLoop:
             self.gravity.set_holding(holding)
         self.schedule.set_holding(holding)
 
-    def _command(self, t: float) -> None:
+    def command(self, t: float) -> None:
+        """The tick ``t`` [s]: the source's setpoint through the stages to the bridge (nothing
+        when the source gives none). :meth:`run` calls it; a loop of several arms in one
+        :class:`~gravity_friction_comp.sim.chain.SimulatedChain` calls it before the tick."""
         sp = self.source.setpoint(t)
         if sp is None:  # nothing published: the bridge's command timeout decides
             self._last_effort = np.full(len(self.names), np.nan)
             return
         names, position, velocity = list(sp.names), sp.position, sp.velocity
-        effort = np.zeros(len(names))
+        effort = sp.effort  # the feedback effort (teleoperation), else zeros
         if self.gravity is not None:
             effort = self.gravity.update(names, position, velocity, effort, t).effort
         if self.friction is not None:
@@ -146,7 +154,7 @@ class FreeDriveLoop:
             t = self.schedule.tick_ns * 1e-9
             if on_tick is not None:
                 on_tick(t)
-            self._command(t)
+            self.command(t)
             self.driver.run_tick()
             t_out.append(t)
             q_out.append(self.arm.position)

@@ -137,6 +137,25 @@ class Setpoint(NamedTuple):
         jm = self.joint_map
         return self.effort if jm.identity else self.effort[jm.index]
 
+    def passed_on(self, effort: np.ndarray, model_names: Sequence[str]) -> Setpoint:
+        """What :func:`parse_setpoint` gives for this setpoint with ``effort`` against
+        ``model_names``, without checking again what this parse checked (a stage hands its
+        output to the next one in the same process): the same names, positions and
+        velocities, ``effort`` (m,) [N·m] in message order (a stage's outgoing effort: finite,
+        float64, read-only by contract), a joint map for ``model_names``.
+
+        Raises:
+            InputError: ``Reason.MISSING_JOINTS`` as :func:`parse_setpoint` (same message).
+        """
+        return Setpoint(
+            self.names,
+            self.position,
+            self.velocity,
+            effort,
+            JointMap.for_names(self.names, model_names),
+            len(effort) > 0,
+        )
+
 
 def parse_setpoint(
     names: Sequence[str],
@@ -299,9 +318,12 @@ class StageResult:
             the final command. Computed on first access when the stage had incoming effort
             (most setpoints are never echoed on ``~/effort``).
         clamped: Names of joints whose output was clamped to their effort limit.
+        setpoint: The parsed :class:`Setpoint` the stage computed from (set by the stage;
+            ``None`` from :func:`apply_stage` alone): with :meth:`Setpoint.passed_on`, the
+            next stage's input without a second parse.
     """
 
-    __slots__ = ("effort", "clamped", "_term", "_incoming")
+    __slots__ = ("effort", "clamped", "_term", "_incoming", "setpoint")
 
     def __init__(
         self,
@@ -314,6 +336,7 @@ class StageResult:
         self.clamped = clamped
         self._term = term
         self._incoming = incoming
+        self.setpoint: Setpoint | None = None
 
     @property
     def term(self) -> np.ndarray:
@@ -447,13 +470,18 @@ class FeedforwardStage:
         self.set_settings(StageSettings(enabled=self._settings.enabled, scale=cast(Any, scale)))
 
     # ---- data path ----------------------------------------------------------------------
-    def update(self, names, position, velocity, effort, t: float) -> StageResult:
+    def update(
+        self, names, position, velocity, effort, t: float, *, parsed: Setpoint | None = None
+    ) -> StageResult:
         """One new setpoint (``sensor_msgs/JointState`` fields) at time ``t`` [s].
 
         Args:
             names: (m,) joint names, any order; joints the stage lacks pass through.
             position: (m,) [rad or m]. velocity, effort: (m,) or empty.
             t: setpoint time [s] (its stamp; used by the filters).
+            parsed: ``None``, or these fields already parsed against :attr:`joint_names`
+                (the previous stage's ``result.setpoint.passed_on(result.effort,
+                stage.joint_names)``): the parse is skipped, every other step is the same.
 
         Returns:
             :class:`StageResult` in message order.
@@ -461,9 +489,17 @@ class FeedforwardStage:
         Raises:
             InputError: a setpoint :func:`parse_setpoint` refuses or a ``t`` that is not a
                 finite number (:func:`stage_time`; nothing is kept), or a non-finite term (the setpoint is kept, as it was accepted).
+            ValueError: ``parsed`` mapped for other joints than :attr:`joint_names`.
         """
         t = stage_time(t)
-        setpoint = parse_setpoint(names, position, velocity, effort, self.joint_names)
+        if parsed is None:
+            setpoint = parse_setpoint(names, position, velocity, effort, self.joint_names)
+        elif parsed.joint_map.model_names != self.joint_names:
+            raise ValueError(
+                f"parsed setpoint is mapped for {parsed.joint_map.model_names}, not {self.joint_names}"
+            )
+        else:
+            setpoint = parsed
         self._last = (names, position, velocity, effort)
         self._accept(setpoint, t)
         return self._apply(setpoint)
@@ -493,4 +529,6 @@ class FeedforwardStage:
     def _apply(self, setpoint: Setpoint) -> StageResult:
         settings = self._settings
         term = self._term(setpoint) if settings.enabled else None
-        return apply_stage(setpoint, term, settings.scale, self.effort_limits())
+        result = apply_stage(setpoint, term, settings.scale, self.effort_limits())
+        result.setpoint = setpoint
+        return result

@@ -6,7 +6,9 @@ bridge's ``joint_states`` into the chain's ``joint_setpoint`` so the existing st
 unchanged (gravity reads the setpoint position, friction its measured velocity):
 
 - ``free_drive``: position = the last measured q, velocity = 0 (so the bridge's kd damps
-  towards rest: kd·(0 − q̇)), effort = 0 (the stages add g(q) and τ_f(q̇)).
+  towards rest: kd·(0 − q̇)), effort = the feedback effort (teleoperation's force feedback,
+  :meth:`FreeDriveSource.feedback`; 0 without one or once it is older than
+  ``feedback_timeout``), the stages add g(q) and τ_f(q̇).
 - ``follow``: the follow source's setpoint passed on. After a switch from free drive it
   starts at the measured position at the switch and blends linearly to the follow setpoint
   over ``blend_time`` (position ``q_s + α(p − q_s)``, velocity ``α·v``, ``α = (t − t_s)/T``),
@@ -92,6 +94,7 @@ class FreeDriveConfig:
         max_jump: |Δq| between consecutive samples that counts as a jump [rad] (> 0).
         recover_samples: Good samples needed after a bad one before output resumes (≥ 1).
         blend_time: Follow after free drive: blend from the measured pose [s] (≥ 0).
+        feedback_timeout: A feedback effort older than this counts 0 [s] (> 0).
 
     Raises:
         ConfigError: empty/repeated joints, lengths of fixed joints and positions differ,
@@ -105,6 +108,7 @@ class FreeDriveConfig:
     max_jump: float = 0.2
     recover_samples: int = 10
     blend_time: float = 1.0
+    feedback_timeout: float = 0.05
 
     def __post_init__(self) -> None:
         joints = joint_names("joints", tuple(j for j in self.joints if j))
@@ -125,6 +129,7 @@ class FreeDriveConfig:
         object.__setattr__(self, "stale_timeout", _positive("stale_timeout", self.stale_timeout))
         object.__setattr__(self, "max_jump", _positive("max_jump", self.max_jump))
         object.__setattr__(self, "blend_time", _positive("blend_time", self.blend_time, allow_zero=True))
+        object.__setattr__(self, "feedback_timeout", _positive("feedback_timeout", self.feedback_timeout))
         if isinstance(self.recover_samples, bool) or int(self.recover_samples) != self.recover_samples:
             raise ConfigError("recover_samples must be an integer ≥ 1", key="recover_samples")
         if self.recover_samples < 1:
@@ -132,11 +137,13 @@ class FreeDriveConfig:
 
 
 class FreeDriveSetpoint(NamedTuple):
-    """One setpoint of the source: names, position [rad], velocity [rad/s] (m,) each."""
+    """One setpoint of the source: names, position [rad], velocity [rad/s], effort [N·m]
+    (m,) each (effort: the feedback effort in free drive, zeros otherwise)."""
 
     names: tuple[str, ...]
     position: np.ndarray
     velocity: np.ndarray
+    effort: np.ndarray
 
 
 class FreeDriveSource:
@@ -165,6 +172,7 @@ class FreeDriveSource:
         self._follow: tuple[np.ndarray, np.ndarray] | None = None  # (p, v) in self._names order
         self._blend: tuple[float, np.ndarray] | None = None  # (t_switch, q at the switch)
         self._zeros = np.zeros(n + len(self._fixed))
+        self._feedback: tuple[float, np.ndarray] | None = None  # (t, effort in self._names order)
 
     @property
     def mode(self) -> str:
@@ -269,6 +277,35 @@ class FreeDriveSource:
             raise InputError("follow setpoint not finite", reason=Reason.NOT_FINITE)
         self._follow = (p, v)
 
+    def feedback(self, names: Sequence[str], effort: Sequence[float] | np.ndarray, t: float) -> None:
+        """A feedback effort at ``t`` [s] [N·m] added to the free-drive setpoint's effort
+        (joints not named: 0) until a newer one or ``feedback_timeout``.
+
+        Raises:
+            InputError: a name that is no setpoint joint (``Reason.MISSING_JOINTS``), lengths
+                differ (``Reason.SHAPE``), a non-finite value (``Reason.NOT_FINITE``).
+        """
+        index = {name: i for i, name in enumerate(self._names)}
+        unknown = [j for j in names if j not in index]
+        if unknown:
+            raise InputError(
+                f"feedback effort names {unknown} not in {list(self._names)}", reason=Reason.MISSING_JOINTS
+            )
+        if len(effort) != len(names):
+            raise InputError("feedback effort names/effort lengths differ", reason=Reason.SHAPE)
+        tau = np.zeros(len(self._names))
+        for name, value in zip(names, effort):
+            tau[index[name]] = value
+        if not np.all(np.isfinite(tau)):
+            raise InputError(f"feedback effort not finite: {list(effort)}", reason=Reason.NOT_FINITE)
+        self._feedback = (float(t), tau)
+
+    def feedback_effort(self, t: float) -> np.ndarray:
+        """(m,) [N·m] the feedback effort in force at ``t`` [s] (zeros when none or stale)."""
+        if self._feedback is None or t - self._feedback[0] > self.config.feedback_timeout + 1e-9:
+            return self._zeros.copy()
+        return self._feedback[1].copy()
+
     def switch(self, mode: str, t: float) -> None:
         """Change mode at time ``t`` [s]; into ``follow`` the setpoint starts at the measured pose.
 
@@ -294,17 +331,20 @@ class FreeDriveSource:
         if self._mode == "free_drive":
             if self.fault(t) or self._q is None:
                 return None
-            return FreeDriveSetpoint(self._names, np.concatenate([self._q, self._fixed]), self._zeros.copy())
+            q = np.concatenate([self._q, self._fixed])
+            return FreeDriveSetpoint(self._names, q, self._zeros.copy(), self.feedback_effort(t))
         if self._blend is None:  # follow from the start: a plain pass-through
             if self._follow is None:
                 return None
-            return FreeDriveSetpoint(self._names, self._follow[0].copy(), self._follow[1].copy())
+            return FreeDriveSetpoint(
+                self._names, self._follow[0].copy(), self._follow[1].copy(), self._zeros.copy()
+            )
         t_switch, start = self._blend
         T = self.config.blend_time
         alpha = 1.0 if T == 0 else min(max((t - t_switch) / T, 0.0), 1.0)
         if self._follow is None:
-            return FreeDriveSetpoint(self._names, start.copy(), self._zeros.copy())
+            return FreeDriveSetpoint(self._names, start.copy(), self._zeros.copy(), self._zeros.copy())
         p, v = self._follow
         if alpha >= 1.0:
             self._blend = None
-        return FreeDriveSetpoint(self._names, start + alpha * (p - start), alpha * v)
+        return FreeDriveSetpoint(self._names, start + alpha * (p - start), alpha * v, self._zeros.copy())

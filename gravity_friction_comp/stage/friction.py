@@ -404,13 +404,13 @@ class FrictionStage(FeedforwardStage):
     def effort_limits(self) -> np.ndarray:
         return self._config.effort_limits
 
-    def update(self, names, position, velocity, effort, t: float):
-        """As :meth:`FeedforwardStage.update`; also refuses a q̇ beyond
+    def update(self, names, position, velocity, effort, t: float, *, parsed=None):
+        """As :meth:`FeedforwardStage.update` (``parsed`` as there); also refuses a q̇ beyond
         :data:`~gravity_friction_comp.validation.MAX_PLAUSIBLE_VELOCITY` (InputError
         ``Reason.RANGE``, the previous setpoint and velocity are kept)."""
         kept, self._refused = self._last, False
         try:
-            return super().update(names, position, velocity, effort, t)
+            return super().update(names, position, velocity, effort, t, parsed=parsed)
         except InputError:
             if self._refused:  # the base kept the setpoint before _accept refused it
                 self._last = kept

@@ -206,8 +206,9 @@ class GravityStage(FeedforwardStage):
             previous.set_model(config.model)
         self._config = config
 
-    def update(self, names, position, velocity, effort, t: float, acceleration=None):
-        """:meth:`FeedforwardStage.update`, with the setpoint's own acceleration if it has one.
+    def update(self, names, position, velocity, effort, t: float, acceleration=None, *, parsed=None):
+        """:meth:`FeedforwardStage.update` (``parsed`` as there), with the setpoint's own
+        acceleration if it has one.
 
         Args:
             acceleration: (m,) [rad/s²] in message order (a trajectory's or the setpoint
@@ -223,7 +224,7 @@ class GravityStage(FeedforwardStage):
             acceleration = vector("acceleration", acceleration, len(position))
         self._given_acceleration = acceleration
         try:
-            return super().update(names, position, velocity, effort, t)
+            return super().update(names, position, velocity, effort, t, parsed=parsed)
         finally:
             self._given_acceleration = None
 

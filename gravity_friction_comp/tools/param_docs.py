@@ -49,11 +49,12 @@ NODES: Mapping[str, str] = {
     "setpoint_player": "gravity_friction_comp.nodes.setpoint_player",
     "setpoint_shaper": "gravity_friction_comp.nodes.setpoint_shaper_node",
     "free_drive": "gravity_friction_comp.nodes.free_drive_node",
+    "teleop": "gravity_friction_comp.nodes.teleop_node",
     "momentum_observer": "gravity_friction_comp.nodes.observer_node",
 }
 
 #: Launch files whose arguments docs/parameters.md lists (name in the markers, under ``launch/``).
-LAUNCH_FILES = ("arm.launch.py",)
+LAUNCH_FILES = ("arm.launch.py", "teleop.launch.py")
 
 _DOCS = pathlib.Path("docs") / "parameters.md"
 _REPO = pathlib.Path(__file__).resolve().parents[2]

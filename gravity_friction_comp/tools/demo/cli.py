@@ -47,6 +47,10 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     if args.list_arms:
         return list_profiles()
+    if args.teleop:  # a leader drives a follower, force feedback (issue 31)
+        from gravity_friction_comp.tools.demo.teleop import main as teleop
+
+        return teleop(args)
     if args.profile == "loaded_sine":  # three feedforwards on a BAM joint (issue 17)
         from gravity_friction_comp.tools.demo.loaded_sine import main as loaded_sine
 

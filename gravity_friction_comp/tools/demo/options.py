@@ -366,6 +366,12 @@ def parse_args(argv=None):
     )
     parser.add_argument("--list-arms", action="store_true", help="list the arm profiles and exit")
     parser.add_argument(
+        "--teleop",
+        action="store_true",
+        help="teleoperation: two simulated arms of --arm (default palletizer), leader drives "
+        "follower, force feedback; writes summary.json (teleop.*) and teleop.png (tools/demo/teleop.py)",
+    )
+    parser.add_argument(
         "--arm-gravity-scale",
         action=argparse.BooleanOptionalAction,
         default=None,

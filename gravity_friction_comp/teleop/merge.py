@@ -1,0 +1,93 @@
+"""One arm's state from several ``joint_states`` sources (one per bus), merged by joint name.
+
+An arm on several CAN buses runs one bridge per bus (the bimanual OpenArm: ``left`` and
+``right``), each publishing its own joints. :class:`MergedJointState` keeps the latest good
+sample of every wanted joint with its time and its source, so the link sees one whole
+state; each source's staleness is its own: a silent bus leaves its joints' samples to age,
+and :meth:`MergedJointState.problem` names that source. No rclpy import.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = ["MergedJointState"]
+
+
+class MergedJointState:
+    """The latest sample per joint of ``joints``, from any number of sources.
+
+    Args:
+        joints: (m,) the joints of a whole state, in the order the positions are given.
+        who: The arm's role in messages ("leader", "follower").
+
+    Not thread-safe (one executor thread feeds it).
+    """
+
+    def __init__(self, joints: Sequence[str], who: str):
+        self.joints = tuple(joints)
+        self.who = who
+        m = len(self.joints)
+        self._index = {j: i for i, j in enumerate(self.joints)}
+        self._q = np.full(m, math.nan)
+        self._v = np.zeros(m)
+        self._t = np.full(m, -math.inf)
+        self._source = [""] * m
+
+    def add(self, names: Sequence[str], position, t: float, velocity=None, source: str = "") -> str:
+        """One source's sample at ``t`` [s]: ``position`` [rad or m] (and ``velocity``, optional:
+        missing, of another length or not finite counts 0) of ``names``; names not in
+        :attr:`joints` are skipped. "" when taken, else why not (nothing taken): names and
+        positions of different lengths, none of the joints, a wanted position not finite."""
+        if len(position) != len(names):
+            return f"{self.who} names/positions lengths differ ({len(names)} / {len(position)})"
+        at = [(self._index[n], k) for k, n in enumerate(names) if n in self._index]
+        if not at:
+            return f"{self.who} joint_states{_on(source)} has none of {list(self.joints)}"
+        mine, theirs = (np.array(x, dtype=int) for x in zip(*at))
+        q = np.asarray(position, dtype=float)[theirs]
+        if not np.all(np.isfinite(q)):
+            return f"{self.who} position not finite{_on(source)}: {q.tolist()}"
+        v = np.zeros(len(q))
+        if velocity is not None and len(velocity) == len(names):
+            v = np.asarray(velocity, dtype=float)[theirs]
+            v = np.where(np.isfinite(v), v, 0.0)
+        self._q[mine], self._v[mine], self._t[mine] = q, v, float(t)
+        for i in mine:
+            self._source[i] = source
+        return ""
+
+    @property
+    def position(self) -> np.ndarray | None:
+        """(m,) the latest position of every joint, ``None`` until each has one."""
+        return None if self.missing else self._q.copy()
+
+    @property
+    def velocity(self) -> np.ndarray:
+        """(m,) the latest velocity of every joint (0 where none came)."""
+        return self._v.copy()
+
+    @property
+    def missing(self) -> list[str]:
+        """The joints no good sample has come for yet."""
+        return [j for j, t in zip(self.joints, self._t) if t == -math.inf]
+
+    def problem(self, t: float, timeout: float) -> str:
+        """Why the state at ``t`` [s] is not usable ("" when it is): joints never received,
+        or the oldest joint's sample older than ``timeout`` [s], naming its source."""
+        missing = self.missing
+        if missing:
+            return f"no {self.who} state yet for {missing}"
+        stale = float(t) - self._t > timeout + 1e-9  # float slack of two stamps
+        if not stale.any():
+            return ""
+        age = float(t) - float(self._t.min())
+        sources = ", ".join(dict.fromkeys(s for s, old in zip(self._source, stale) if old and s))
+        return f"{self.who} state {age:.3f} s old{_on(sources)} (stale_timeout {timeout:g} s)"
+
+
+def _on(source: str) -> str:
+    return f" on {source}" if source else ""

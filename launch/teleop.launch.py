@@ -1,0 +1,225 @@
+"""Teleoperation: a leader arm in free drive drives a follower arm, force feedback optional.
+
+    leader (arm.launch.py arm:=LEADER mode:=free_drive namespace:=leader)
+        ─/leader/joint_states─▶ teleop ─/follower/joint_setpoint─▶ follower chain
+    follower (arm.launch.py arm:=FOLLOWER player:=external namespace:=follower)
+        ─/follower/joint_states─▶ momentum_observer ─/follower/momentum_observer/external_effort─▶ teleop
+        ─/leader/feedback_effort─▶ leader's free_drive (added to its τ_ff)
+
+Each arm is its own ``arm.launch.py`` (its own bus and bridge; with ``simulate:=true`` each
+its own simulated arm on a private virtual bus), in its own namespace. ``teleop_node`` maps
+the leader's joints onto the follower's (the per-pair YAML ``pair_config``; default
+``arms/<follower>/teleop.yaml`` where it exists, else the identity mapping of the joints both
+motor maps share), engages softly, shapes the stream and feeds back (docs/teleop.md).
+A bimanual profile (``openarm_v10_bimanual``) is one teleop node over both arms' joints (the
+follower's one gravity stage takes the whole model per setpoint); its follower runs one
+bridge per bus (``/follower/left``, ``/follower/right``): the teleop node reads each bridge's
+``joint_states`` and merges them by joint name (:func:`state_topics`), and a fault of either
+bridge holds the follower.
+
+Examples::
+
+    ros2 launch gravity_friction_comp teleop.launch.py leader:=palletizer follower:=palletizer
+    ros2 launch gravity_friction_comp teleop.launch.py leader:=openarm_v10_bimanual follower:=openarm_v10_bimanual
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+PACKAGE = "gravity_friction_comp"
+LEADER_NS, FOLLOWER_NS = "leader", "follower"
+
+
+def default_pair_config(follower: str) -> str:
+    """``arms/<follower>/teleop.yaml`` when the follower profile has one, else ``""``."""
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
+
+    path = load_arm(follower).directory / "teleop.yaml"
+    return str(path) if path.is_file() else ""
+
+
+def state_topics(motor_values: dict, namespace: str, free_drive: bool) -> list[str]:
+    """The ``joint_states`` topics of one arm as ``arm.launch.py`` starts its bridges in
+    ``namespace``: one per bus's bridge (``/<namespace>/<bus namespace>/joint_states``,
+    :func:`~gravity_friction_comp.profiles.arm_profiles.bus_bridges`), or the one
+    ``/<namespace>/joint_states`` of a single bridge (one bus; free drive, where
+    ``arm.launch.py`` runs one bridge serving every bus)."""
+    from gravity_friction_comp.profiles.arm_profiles import bus_bridges
+
+    subs = [""] if free_drive else [sub for sub, _, _ in bus_bridges(motor_values)]
+    return [f"/{namespace}/{sub}/joint_states" if sub else f"/{namespace}/joint_states" for sub in subs]
+
+
+def teleop_parameters(leader: str, follower: str, pair_config: str, rate_hz: float | None = None) -> dict:
+    """The teleop node's parameters for profiles ``leader`` → ``follower``.
+
+    The identity mapping (no pair file) is the leader bridge joints the follower's bridge
+    also has; the follower's model joints that no bridge drives (grippers' fingers) are
+    published at their sim-config start pose (the gravity stage needs every model joint);
+    ``leader_effort_limit`` is the leader motor map's, per mapped joint; the state topics and
+    the follower's bridges are those of each arm's bridges (:func:`state_topics`: per bus on
+    the bimanual follower).
+
+    Raises:
+        ConfigError: unknown profile, a pair file that does not load, no common joint.
+    """
+    from gravity_friction_comp.errors import ConfigError
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
+    from gravity_friction_comp.sim.config import SimConfig
+    from gravity_friction_comp.teleop.config import TeleopPairConfig, load_pair_config
+
+    lp, fp = load_arm(leader), load_arm(follower)
+    pair_config = pair_config or default_pair_config(follower)
+    if pair_config:
+        pair = load_pair_config(pair_config)
+    else:
+        common = [j for j in lp.joints if j in fp.joints]
+        if not common:
+            raise ConfigError(f"{leader} and {follower} share no joint: give pair_config", key="pair_config")
+        pair = TeleopPairConfig.identity(common)
+    lv, fv = lp.bridge_values(), fp.bridge_values()
+    limits = dict(zip(lv["joints"], map(float, lv["effort_limit"])))
+    leaders = [pair.joints[j].leader for j in pair.joints]
+    missing = [j for j in leaders if j not in limits]
+    if missing:
+        raise ConfigError(f"leader joints {missing} not in {leader}'s motor map", key="pair_config")
+    sim = SimConfig.from_yaml(fp.sim_config)
+    from gravity_friction_comp.model.robot_model import RobotModel
+
+    model_joints = RobotModel.from_urdf(fp.urdf).joint_names  # independent joints (mimic reduced)
+    fixed = [j for j in model_joints if j not in pair.follower_joints and j not in fp.joints]
+    follower_topics = state_topics(fv, FOLLOWER_NS, free_drive=False)
+    return {
+        "pair_config": pair_config,
+        "joints": list(pair.joints) if not pair_config else [""],
+        "urdf_path": str(fp.urdf),
+        "arm_config": str(fp.arm_config),
+        "leader_effort_limit": [limits[j] for j in leaders],
+        "fixed_joints": fixed or [""],
+        "fixed_positions": [float(sim.joint(j).initial_position) for j in fixed] or [0.0],
+        "rate_hz": float(rate_hz if rate_hz is not None else fp.rate_hz),
+        "leader_state_topics": state_topics(lv, LEADER_NS, free_drive=True),
+        "follower_state_topics": follower_topics,
+        "follower_bridges": [t.removesuffix("joint_states") + "mit_bridge" for t in follower_topics],
+    }
+
+
+def observer_command(follower: str, python: str) -> list[str]:
+    """The follower's momentum observer (issue 29's ``observer_node``) in namespace
+    ``follower``, on its ``joint_states``: ``python -m`` (its module), the follower profile's
+    URDF and arm YAML (friction). Its ``~/external_effort`` is :data:`EXTERNAL_EFFORT`."""
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
+
+    fp = load_arm(follower)
+    return [
+        python,
+        "-m",
+        "gravity_friction_comp.nodes.observer_node",
+        "--ros-args",
+        "-r",
+        f"__ns:=/{FOLLOWER_NS}",
+        "-p",
+        f"urdf_path:={fp.urdf}",
+        "-p",
+        f"observer.arm_config:={fp.arm_config}",
+    ]
+
+
+#: The follower observer's estimate topic (``momentum_observer``'s ``~/external_effort``).
+EXTERNAL_EFFORT = f"/{FOLLOWER_NS}/momentum_observer/external_effort"
+
+
+def teleop_remappings(external_effort: str) -> list[tuple[str, str]]:
+    """The teleop node's topics in the two arms' namespaces (the arms' ``joint_states``:
+    ``leader_state_topics``/``follower_state_topics`` of :func:`teleop_parameters`)."""
+    return [
+        ("follower_external_effort", external_effort),
+        ("follower_setpoint", f"/{FOLLOWER_NS}/joint_setpoint"),
+        ("leader_feedback_effort", f"/{LEADER_NS}/feedback_effort"),
+    ]
+
+
+def _setup(context, *args, **kwargs):
+    import sys
+
+    from launch.actions import ExecuteProcess, IncludeLaunchDescription
+    from launch.launch_description_sources import PythonLaunchDescriptionSource
+    from launch.substitutions import LaunchConfiguration
+    from launch_ros.actions import Node
+
+    given = lambda name: LaunchConfiguration(name).perform(context)  # noqa: E731
+    leader, follower = given("leader"), given("follower")
+    if not leader or not follower:
+        raise ValueError(
+            "teleop.launch.py needs leader:=<profile> and follower:=<profile> (gfc_demo --list-arms)"
+        )
+    arm_file = str(pathlib.Path(__file__).resolve().with_name("arm.launch.py"))
+    common = {"simulate": given("simulate"), "lockstep": "false"}
+    actions: list = [
+        IncludeLaunchDescription(
+            PythonLaunchDescriptionSource(arm_file),
+            launch_arguments={"arm": leader, "namespace": LEADER_NS, "mode": "free_drive", **common}.items(),
+        ),
+        IncludeLaunchDescription(
+            PythonLaunchDescriptionSource(arm_file),
+            launch_arguments={
+                "arm": follower,
+                "namespace": FOLLOWER_NS,
+                "player": "external",
+                **common,
+            }.items(),
+        ),
+    ]
+    topic = given("external_effort_topic")
+    if topic == EXTERNAL_EFFORT:  # the default: this launch starts the follower's observer
+        actions.append(ExecuteProcess(cmd=observer_command(follower, sys.executable), output="screen"))
+    values = teleop_parameters(leader, follower, given("pair_config"))
+    for key in ("feedback", "feedback_gain"):
+        if given(key):
+            values["feedback.enable" if key == "feedback" else "feedback.gain"] = (
+                given(key).lower() == "true" if key == "feedback" else float(given(key))
+            )
+    actions.append(
+        Node(
+            package=PACKAGE,
+            executable="teleop_node",
+            name="teleop",
+            output="screen",
+            parameters=[values],
+            remappings=teleop_remappings(topic),
+        )
+    )
+    return actions
+
+
+ARGUMENTS = (
+    ("leader", "", "arm profile of the leader (free drive, in namespace leader)"),
+    ("follower", "", "arm profile of the follower (follow mode, in namespace follower)"),
+    ("pair_config", "", "per-pair YAML (default arms/<follower>/teleop.yaml, else the identity mapping)"),
+    ("simulate", "true", "true: both arms simulated, each on its own private virtual CAN bus"),
+    ("feedback", "", "true | false: force feedback at start (default: the pair YAML's)"),
+    ("feedback_gain", "", "feedback gain at start (default: the pair YAML's; 0..MAX_FEEDBACK_GAIN)"),
+    (
+        "external_effort_topic",
+        EXTERNAL_EFFORT,
+        "the follower's external-torque estimate; the default starts the follower's momentum_observer "
+        "(python -m gravity_friction_comp.nodes.observer_node), another topic (e.g. the follower "
+        "bridge's ~/external_effort with observer.enable) starts none",
+    ),
+)
+
+
+def launch_arguments() -> list:
+    """The launch arguments (:data:`ARGUMENTS`) with their defaults and descriptions."""
+    from launch.actions import DeclareLaunchArgument
+
+    return [DeclareLaunchArgument(n, default_value=d, description=t) for n, d, t in ARGUMENTS]
+
+
+def generate_launch_description():
+    from launch.actions import OpaqueFunction
+
+    from launch import LaunchDescription
+
+    return LaunchDescription([*launch_arguments(), OpaqueFunction(function=_setup)])
