@@ -278,3 +278,93 @@ def test_composed_chain_bridge_publishes_the_estimate(client, tmp_path):
         for node in chain.nodes:
             client.executor.remove_node(node)
         chain.destroy()
+
+
+class _Recorder:
+    """A logger that records warnings and errors and passes everything on."""
+
+    def __init__(self, logger, lines: list[str]):
+        self._logger, self.lines = logger, lines
+
+    def __getattr__(self, name):
+        return getattr(self._logger, name)
+
+    def warning(self, message, **kwargs):
+        self.lines.append(message)
+        return self._logger.warning(message, **kwargs)
+
+    def error(self, message, **kwargs):
+        self.lines.append(message)
+        return self._logger.error(message, **kwargs)
+
+
+def test_observer_node_refuses_hostile_joint_states(client):
+    """Hostile ``joint_states`` into ``momentum_observer`` (its subscription callback): NaN,
+    inf, ±1e308, wrong lengths, missing velocity/effort, duplicate or unknown names, stamps 0
+    (unstamped). Each is refused with a throttled warning and changes nothing: an arm held
+    still (τ_m = g(q) exactly) keeps an estimate of 0 on ``~/external_effort``, no contact, no
+    restart. Before: ±1e308 effort published ~1e307 N·m and latched a contact; a stamp of 0
+    restarted the observer twice (time back to 0, then a gap of 7 s)."""
+    from gravity_friction_comp.model.robot_model import RobotModel
+    from gravity_friction_comp.nodes.observer_node import ObserverNode
+
+    node = ObserverNode(
+        context=client.context,
+        parameter_overrides=[Parameter("urdf_path", value=URDF), Parameter("contact.threshold", value=0.3)],
+    )
+    lines: list[str] = []
+    logger = node.get_logger()
+    node.get_logger = lambda: _Recorder(logger, lines)  # the hook logs through its node
+    client.executor.add_node(node)
+    try:
+        efforts = client.subscribe(
+            JointState, "/momentum_observer/external_effort", nodes=["/momentum_observer"]
+        )
+        q = [0.1, 0.4, -0.2]
+        g = RobotModel.from_urdf(URDF).gravity(np.array(q)).tolist()
+
+        def sample(k=5, names=JOINTS, position=q, velocity=(0.0,) * 3, effort=g, stamp=True) -> JointState:
+            msg = JointState()
+            if stamp:
+                msg.header.stamp.sec, msg.header.stamp.nanosec = 7, 2_000_000 * k
+            msg.name, msg.position, msg.velocity, msg.effort = (
+                list(names),
+                list(position),
+                list(velocity),
+                list(effort),
+            )
+            return msg
+
+        for k in range(5):
+            node.on_joint_states(sample(k))
+        nan, inf = float("nan"), float("inf")
+        for bad in (
+            sample(position=[nan, 0.4, -0.2]),
+            sample(effort=[0.0, inf, 0.0]),
+            sample(effort=[0.0, 1e308, 0.0]),
+            sample(effort=[0.0, -1e308, 0.0]),
+            sample(position=[1e308] * 3),
+            sample(velocity=[1e308, 0.0, 0.0]),
+            sample(position=q[:2]),
+            sample(velocity=[]),
+            sample(effort=[]),
+            sample(names=["base_yaw", "base_yaw", "beam_pitch"]),
+            sample(names=["a", "b", "c"]),
+            sample(names=[], position=[], velocity=[], effort=[]),
+            sample(stamp=False),
+            sample(stamp=False, effort=[0.0, 5.0, 0.0]),
+        ):
+            node.on_joint_states(bad)  # raises nothing
+        for k in range(5, 40):
+            node.on_joint_states(sample(k))
+            client.spin_for(0.01)  # the history is shallow: let the client take each one
+        observer = node.runtime.observer
+        assert observer.restarts == 0 and node.runtime.detector.latched is None
+        np.testing.assert_array_equal(observer.estimate, np.zeros(3))
+        assert client.spin_until(lambda: len(efforts) >= 20, 10.0), len(efforts)  # after discovery
+        assert all(list(m.effort) == [0.0, 0.0, 0.0] for m in efforts)
+        assert any("beyond the plausible" in line and "effort" in line for line in lines), lines
+        assert any("unstamped" in line for line in lines), lines
+        assert not any("contact" in line for line in lines), lines
+    finally:
+        node.destroy_node()

@@ -435,7 +435,8 @@ class ObserverHook:
 
     def observe(self, msg: Any) -> None:
         """One ``joint_states``: estimate, detect, react, publish ``~/external_effort``
-        stamped as ``msg``. A refused measurement is a throttled warning."""
+        stamped as ``msg``. A refused measurement (also an unstamped one: the observer
+        integrates over the stamps) is a throttled warning."""
         from gravity_friction_comp.nodes.stage_node import publish_guarded
 
         runtime = self.runtime
@@ -443,6 +444,13 @@ class ObserverHook:
             return
         stamp = msg.header.stamp
         logger = self._node.get_logger()
+        if stamp.sec == 0 and stamp.nanosec == 0:  # time 0 means "unset" in ROS
+            if self._throttle.ready("input_unstamped"):
+                logger.warning(
+                    "observer: joint_states refused (header.stamp is 0: unstamped; the observer needs "
+                    "the measurement time); estimate not updated"
+                )
+            return
         try:
             contact = runtime.update(
                 stamp.sec + 1e-9 * stamp.nanosec, msg.name, msg.position, msg.velocity, msg.effort
