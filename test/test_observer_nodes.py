@@ -28,15 +28,14 @@ def client():
     c.close()
 
 
-def _bridge(client, tmp_path, **extra):
-    from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode
-
+def _bridge_values(tmp_path):
+    """The simulated 3-joint bridge's parameters with the observer on (sim.yaml in tmp_path)."""
     sim = tmp_path / "sim.yaml"
     joints = {n: {"initial_position": q} for n, q in zip(JOINTS, (0.0, 0.3, 0.2))}
     sim.write_text(
         yaml.safe_dump({"simulation": {"version": 1, "physics_rate_hz": 1000.0, "joints": joints}})
     )
-    params = {
+    return {
         "joints": JOINTS,
         "can_id": [1, 2, 3],
         "master_id": [17, 18, 19],
@@ -49,12 +48,23 @@ def _bridge(client, tmp_path, **extra):
         "sim_config": str(sim),
         "urdf_path": URDF,
         "observer.enable": True,
-        "observer.gain": 50.0,
-        "contact.threshold": 1.2,
-        "contact.rest_band": 0.0,
-        "contact.reaction": "damp",  # every test sets its own
-        "diagnostics_rate_hz": 20.0,
-    } | extra
+    }
+
+
+def _bridge(client, tmp_path, **extra):
+    from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode
+
+    params = (
+        _bridge_values(tmp_path)
+        | {
+            "observer.gain": 50.0,
+            "contact.threshold": 1.2,
+            "contact.rest_band": 0.0,
+            "contact.reaction": "damp",  # every test sets its own
+            "diagnostics_rate_hz": 20.0,
+        }
+        | extra
+    )
     node = MitBridgeNode(
         context=client.context, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]
     )
@@ -227,26 +237,8 @@ def test_composed_chain_bridge_publishes_the_estimate(client, tmp_path):
     arm (setpoints at the start pose, gravity feedforward) the estimate settles near 0."""
     from gravity_friction_comp.nodes.composed_chain import ComposedChain
 
-    sim = tmp_path / "sim.yaml"
-    q0 = (0.0, 0.3, 0.2)
-    joints = {n: {"initial_position": q} for n, q in zip(JOINTS, q0)}
-    sim.write_text(
-        yaml.safe_dump({"simulation": {"version": 1, "physics_rate_hz": 1000.0, "joints": joints}})
-    )
-    bridge = {
-        "joints": JOINTS,
-        "can_id": [1, 2, 3],
-        "master_id": [17, 18, 19],
-        "motor_type": ["DM4310", "DM4340", "DM4310"],
-        "kp": [20.0, 30.0, 15.0],
-        "kd": [0.5, 1.0, 0.3],
-        "rate_hz": 500.0,
-        "simulate": True,
-        "read_motor_limits": False,
-        "sim_config": str(sim),
-        "urdf_path": URDF,
-        "observer.enable": True,
-    }
+    q0 = (0.0, 0.3, 0.2)  # the simulated arm's start (_bridge_values)
+    bridge = _bridge_values(tmp_path)
     overrides = {
         k: [Parameter(n, value=v) for n, v in values.items()]
         for k, values in (
