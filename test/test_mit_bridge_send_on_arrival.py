@@ -225,3 +225,36 @@ def test_spun_the_loop_timer_fires_only_once_commands_stop(tmp_path):
     # a command the executor delivers > 2 periods late (a loaded machine) lets one tick through
     assert flowing_ticks <= 0.2 * flowing_sent, (flowing_ticks, flowing_sent)
     assert stopped_ticks >= 100 and stopped_keepalive >= 0.5 * stopped_ticks
+
+
+def test_joint_states_is_stamped_when_the_replies_were_read_not_at_publish(bridge):
+    """An exchange reads the replies, steps the core, sends, then publishes: ``joint_states``
+    carries the time of the read (the replies' age), not the later publish time. The stamp
+    lies between the clock just before the bus read and the clock at the core's step (both
+    read here on the system clock, the ROS clock without /clock)."""
+    node, spy, clock = bridge
+    io = node._ios[None]  # noqa: SLF001 - the only bus
+    core = node._core  # noqa: SLF001
+    marks: dict[str, list[int]] = {"read": [], "step": [], "stamp": []}
+    read, step = io.read, core.step
+
+    def timed_read():
+        marks["read"].append(time.time_ns())
+        return read()
+
+    def timed_step(*args):
+        marks["step"].append(time.time_ns())
+        return step(*args)
+
+    io.read, core.step = timed_read, timed_step
+    node.state_hand_off = lambda msg: marks["stamp"].append(
+        msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+    )
+    for k in range(6):
+        clock.now += T
+        node.accept_command(_command(0.2 + 0.01 * k))
+        time.sleep(0.005)  # the emulated motors answer
+    assert len(marks["stamp"]) >= 4
+    n = len(marks["stamp"])
+    for r, stamp, s in zip(marks["read"][-n:], marks["stamp"], marks["step"][-n:]):
+        assert r <= stamp <= s, (r, stamp, s)

@@ -18,7 +18,8 @@ Topics:
         effort is τ_ff [N·m] (clamped to ``effort_limit`` and the motor's T_MAX).
     gripper/holding (sub, std_msgs/Bool): attaches the payload in the simulated arm.
     joint_states (pub, sensor_msgs/JointState): measured position [rad], velocity [rad/s],
-        effort [N·m] of the joints that have replied, at ``rate_hz``.
+        effort [N·m] of the joints that have replied, at ``rate_hz``; stamped when the
+        exchange read the replies from the bus (before its step and send).
     /diagnostics (pub, diagnostic_msgs/DiagnosticArray; absolute, where diagnostic_aggregator
         listens, also under a namespace): one status per motor (behaviour,
         fault, stale, missed replies, temperatures) and one for the bus (load as a fraction
@@ -425,17 +426,20 @@ class MitBridgeNode(Node):
         # after the send (frames ~70 µs sooner over socketcand), a reply that sometimes
         # beats the read and sometimes not would count as missed.
         core = self._core
-        self._ingest_waiting()
+        stamp = self._ingest_waiting()  # joint_states: the time its replies were read
         for bus, io in self._ios.items():
             io.send(core.step(now, bus))
-        self._publish_state(clock_ns(self.get_clock()))  # a third of clock.now()
+        self._publish_state(stamp)
 
-    def _ingest_waiting(self) -> None:
-        """Feed the core every reply waiting on each bus (read in one pass, stamped at the read)."""
-        for bus, io in self._ios.items():
-            frames = io.read()
+    def _ingest_waiting(self) -> int:
+        """Feed the core every reply waiting on each bus (read in one pass, stamped at the
+        read); returns the ROS time [ns] of the read (after the last bus's, before decoding)."""
+        read = [(bus, io.read()) for bus, io in self._ios.items()]
+        stamp = clock_ns(self.get_clock())  # a third of clock.now()
+        for bus, frames in read:
             if frames:
                 self._core.ingest_replies(frames, time.monotonic(), bus)
+        return stamp
 
     @property
     def send_schedule(self) -> SendSchedule:
