@@ -175,10 +175,12 @@ def test_at_most_n_plus_one_frames_per_motor_in_n_periods(bridge):
 
 
 def test_spun_the_loop_timer_fires_only_once_commands_stop(tmp_path):
-    """The bridge spun by the executables' executor, commands at rate_hz from a timer of its
-    own node (the composed chain calls accept_command the same way): while they flow the loop
-    timer is re-armed past each next command and (almost) never fires; it fired every period
-    before (TimerPlan). Once they stop, keep-alives feed the motors every period again."""
+    """The bridge spun by the executables' executor, commands just below rate_hz from a timer
+    of its own node (the composed chain calls accept_command the same way): while they flow
+    the loop timer is re-armed past each next command, so it fires only when it has work (a
+    command late by 2 periods on a loaded machine: a keep-alive; one that waited); before
+    (TimerPlan) it fired every period, nearly always for nothing. Once they stop,
+    keep-alives feed the motors every period again."""
     from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode
     from gravity_friction_comp.nodes.runtime import make_executor
 
@@ -210,10 +212,14 @@ def test_spun_the_loop_timer_fires_only_once_commands_stop(tmp_path):
             executor.spin_once(timeout_sec=0.1)
 
     try:
+
+        def empty() -> int:  # ticks that sent nothing
+            return schedule.ticks - schedule.on_tick - schedule.keepalive
+
         spin_until(lambda: sent[0] >= 50)  # warm: start-up holds, the first commands
-        ticks0, sent0 = schedule.ticks, sent[0]
+        empty0, sent0 = empty(), sent[0]
         spin_until(lambda: sent[0] - sent0 >= 300)
-        flowing_ticks, flowing_sent = schedule.ticks - ticks0, sent[0] - sent0
+        flowing_empty, flowing_sent = empty() - empty0, sent[0] - sent0
         streaming[0] = False
         ticks1, keepalive1 = schedule.ticks, schedule.keepalive
         spin_until(lambda: schedule.ticks - ticks1 >= 100)
@@ -222,8 +228,7 @@ def test_spun_the_loop_timer_fires_only_once_commands_stop(tmp_path):
         executor.shutdown()
         node.destroy_node()
         client.close()
-    # a command the executor delivers > 2 periods late (a loaded machine) lets one tick through
-    assert flowing_ticks <= 0.2 * flowing_sent, (flowing_ticks, flowing_sent)
+    assert flowing_empty <= 0.1 * flowing_sent, (flowing_empty, flowing_sent)
     assert stopped_ticks >= 100 and stopped_keepalive >= 0.5 * stopped_ticks
 
 
@@ -258,3 +263,21 @@ def test_joint_states_is_stamped_when_the_replies_were_read_not_at_publish(bridg
     n = len(marks["stamp"])
     for r, stamp, s in zip(marks["read"][-n:], marks["stamp"], marks["step"][-n:]):
         assert r <= stamp <= s, (r, stamp, s)
+
+
+def test_a_bus_that_cannot_carry_the_rate_is_logged_as_an_error_and_the_bridge_starts(tmp_path):
+    """3 motors at 2 kHz on 1 Mbit/s: 162 % expected load, an error line after the info lines.
+    rclpy refuses two severities from one call site ("Logger severity cannot be changed
+    between calls"): the bridge (and bench/bridge_loop.py's 8@1000 case) did not start."""
+    from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode
+
+    client = GraphClient(fresh_domain_id())
+    node = MitBridgeNode(
+        context=client.context,
+        parameter_overrides=[Parameter(k, value=v) for k, v in _parameters(tmp_path, rate_hz=2000.0).items()],
+    )
+    try:
+        assert node.config.rate_hz == 2000.0
+    finally:
+        node.destroy_node()
+        client.close()

@@ -90,7 +90,12 @@ from gravity_friction_comp.mit.bus import (
 from gravity_friction_comp.mit.send_schedule import SendSchedule
 from gravity_friction_comp.mit.startup_check import StartupCheck
 from gravity_friction_comp.mit.timer_plan import TimerPlan
-from gravity_friction_comp.nodes.bridge_diagnostics import bus_status, motor_statuses, start_messages
+from gravity_friction_comp.nodes.bridge_diagnostics import (
+    bus_status,
+    log_messages,
+    motor_statuses,
+    start_messages,
+)
 from gravity_friction_comp.nodes.joint_state_bytes import JointStateBytes
 from gravity_friction_comp.nodes.mit_bridge_parameters import (
     BRIDGE_OBSERVER_PARAMETERS,
@@ -246,11 +251,10 @@ class MitBridgeNode(Node):
             one.send(core.enable_frames(key))
 
     def _log_start(self) -> None:
-        log = self.get_logger()
-        for level, text in start_messages(
+        messages = start_messages(
             self.config, self.settings, self._core, len(self._ios), self._sim is not None
-        ):
-            (log.error if level == "error" else log.info)(text)
+        )
+        log_messages(self.get_logger(), messages)
 
     def _create_interfaces(self) -> None:
         """Loop state, publishers, subscriptions, the clear-faults service."""
@@ -288,7 +292,7 @@ class MitBridgeNode(Node):
         """The lockstep clock (``sim_lockstep:=true``) or the ``rate_hz`` timer; the simulated hand."""
         if self._simulated is not None:
             self._lockstep = self._simulated.attach(
-                self._core, self._ios, self._publish_state_at, SETPOINT_QOS, self._command_sub
+                self._core, self._ios, lambda ns: self._publish_state(ns), SETPOINT_QOS, self._command_sub
             )
         if self._lockstep is None:  # re-armed after each decision: fires when commands stop or wait
             self._loop_timer = self.create_timer(self.config.period, self._loop)
@@ -445,9 +449,6 @@ class MitBridgeNode(Node):
     def send_schedule(self) -> SendSchedule:
         """The send decisions and their counts (exchanges on arrival / on the timer)."""
         return self._schedule
-
-    def _publish_state_at(self, now_ns: int) -> None:
-        self._publish_state(now_ns)
 
     def _publish_state(self, stamp_ns: int) -> None:
         """Publish ``joint_states`` stamped ``stamp_ns`` [ns]: every joint measured, as the
