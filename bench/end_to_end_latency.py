@@ -102,8 +102,10 @@ GOALS = {"p50_ratio": 2.0, "extra_drops": 0.001, "cpu_ratio": 1.5, "rss_mb": 1.0
 #: loop timer at every period whatever the commands (main before the re-armed timer,
 #: ``mit/timer_plan.py``); ``future`` the executor driven by one ``spin_until_future_complete``
 #: per 0.2 s (every event of the wake in one call) instead of one ``spin_once`` per event;
-#: ``single`` rclpy's SingleThreadedExecutor instead of the EventsExecutor.
-LEVERS = ("fixed_timer", "future", "single")
+#: ``single`` rclpy's SingleThreadedExecutor instead of the EventsExecutor; ``rate_hz_102`` the
+#: bridge's ``rate_hz`` 2 % above the setpoint rate (the send budget's slack: at exactly the rate a
+#: stream that starts with one credit in hand makes its early commands wait, ``send_schedule``).
+LEVERS = ("fixed_timer", "future", "single", "rate_hz_102")
 
 
 class CpuSpan:
@@ -446,6 +448,8 @@ def run_chain(
         raise SystemExit(f"unknown chain {kind!r} or lever {sorted(unknown)} (levers: {', '.join(LEVERS)})")
     if "single" in levers:
         env = dict(env, GRAVITY_FRICTION_COMP_EXECUTOR="single")
+    if "rate_hz_102" in levers:
+        params["mit_bridge"]["rate_hz"] = 1.02 * rate_hz
     out = tmp / f"{label}.npz"
     me = [str(pathlib.Path(__file__).resolve()), "--child", kind, "--out", str(out), "--sim-arm", sim_arm]
     me += ["--frozen"] if frozen else []
