@@ -56,6 +56,10 @@ Usage::
     python bench/end_to_end_latency.py --soak-seconds 600 --rates 1000
     python bench/end_to_end_latency.py --duration 20 --chains baseline,separate,composed
     python bench/end_to_end_latency.py --duration 20 --sim-arm in-process --frozen
+    python bench/end_to_end_latency.py --duration 10 --chains baseline,composed,composed:fixed_timer
+
+A chain ``<chain>:<lever>`` is that chain with one lever of :data:`LEVERS` changed, in the
+same run (a table per rate: CPU per setpoint against the relay on the same executor drive).
 """
 
 from __future__ import annotations
@@ -93,6 +97,15 @@ CHAINS = ("baseline", "separate", "composed")
 #: drops <= its drops + 0.1 % of the setpoints, main-thread CPU per setpoint <= 1.5x its CPU
 #: per message (point 2); RSS growth of a chain process over the run <= 1 MB (the soak).
 GOALS = {"p50_ratio": 2.0, "extra_drops": 0.001, "cpu_ratio": 1.5, "rss_mb": 1.0}
+#: Levers, each a chain variant ``<chain>:<lever>[+<lever>]`` run in the same run as the plain
+#: chains (``--chains baseline,composed,composed:fixed_timer``): ``fixed_timer`` the bridge's
+#: loop timer at every period whatever the commands (main before the re-armed timer,
+#: ``mit/timer_plan.py``); ``future`` the executor driven by one ``spin_until_future_complete``
+#: per 0.2 s (every event of the wake in one call) instead of one ``spin_once`` per event;
+#: ``single`` rclpy's SingleThreadedExecutor instead of the EventsExecutor; ``rate_hz_102`` the
+#: bridge's ``rate_hz`` 2 % above the setpoint rate (the send budget's slack: at exactly the rate a
+#: stream that starts with one credit in hand makes its early commands wait, ``send_schedule``).
+LEVERS = ("fixed_timer", "future", "single", "rate_hz_102")
 
 
 class CpuSpan:
@@ -126,6 +139,26 @@ class CpuSpan:
         if self.start is None or self.end is None:
             return {}
         return {"span_cpu": self.end[0] - self.start[0], "span_n": self.end[1] - self.start[1]}
+
+
+def spin_future(nodes, stop) -> None:
+    """The ``future`` lever: ``nodes`` on :func:`make_executor`'s executor, driven by one
+    ``spin_until_future_complete`` of a never-done future per 0.2 s until ``stop()``."""
+    from rclpy.task import Future
+
+    from gravity_friction_comp.nodes.runtime import SPIN_WAKE, make_executor
+
+    gc.collect()
+    gc.freeze()
+    context = nodes[0].context
+    executor = make_executor(context)
+    for node in nodes:
+        executor.add_node(node)
+    try:
+        while context.ok() and not stop():
+            executor.spin_until_future_complete(Future(), timeout_sec=SPIN_WAKE)
+    finally:
+        executor.shutdown()
 
 
 def _launch_module():
@@ -271,11 +304,14 @@ def run_sim_child(params_file: str, out: str, frozen: bool = False) -> None:
     np.savez(out, times=tap.times, codes=tap.codes.astype(np.int64))
 
 
-def run_child(kind: str, out: str, sim_arm: str = "process", frozen: bool = False) -> None:
+def run_child(
+    kind: str, out: str, sim_arm: str = "process", frozen: bool = False, levers: tuple[str, ...] = ()
+) -> None:
     """``--child``: run the bridge part of a chain with a tap until SIGINT; save the tap.
 
     ``sim_arm`` ``process``: the bridge talks socketcand to the simulated arm's process,
-    whose server is the tap (this process saves only its counters)."""
+    whose server is the tap (this process saves only its counters). ``levers``: see
+    :data:`LEVERS` (``single`` is the parent's: the child's environment)."""
     import rclpy
     from rclpy.signals import SignalHandlerOptions
 
@@ -307,7 +343,10 @@ def run_child(kind: str, out: str, sim_arm: str = "process", frozen: bool = Fals
         node.create_subscription(JointState, "joint_setpoint", relay, SETPOINT_QOS)
         span = CpuSpan(lambda: received[0])
         signal.signal(signal.SIGUSR1, lambda *a: span.mark("start"))
-        spin_node(node, stop=lambda: bool(stop))
+        if "future" in levers:
+            spin_future([node], stop=lambda: bool(stop))
+        else:
+            spin_node(node, stop=lambda: bool(stop))
         counters = {"received": received[0], **span.figures(), "profile": span.profile_text()}
         sender.shutdown()
         nodes = [node]
@@ -318,6 +357,9 @@ def run_child(kind: str, out: str, sim_arm: str = "process", frozen: bool = Fals
 
         chain = ComposedChain() if kind == "composed" else None
         bridge = chain.bridge if chain is not None else MitBridgeNode()
+        if "fixed_timer" in levers:  # main's timer: every period, whatever the commands
+            plan = bridge._timer_plan  # noqa: SLF001 - the bench's own lever
+            plan.command = plan.tick = lambda now: None
         if sim_arm != "process":
             tap = Tap(bridge.settings.channel, _bridge_decoder(bridge))
         probe = BridgeProbe(bridge)
@@ -338,7 +380,10 @@ def run_child(kind: str, out: str, sim_arm: str = "process", frozen: bool = Fals
         signal.signal(signal.SIGUSR1, started)
         if frozen and sim_arm != "process":  # the arm holds still; its motors still answer
             bridge.simulation.arm.step = lambda tau, dt=None: None
-        if chain is not None:
+        if "future" in levers:
+            nodes = list(chain.nodes) if chain is not None else [bridge]
+            spin_future(nodes, stop=lambda: bool(stop))
+        elif chain is not None:
             spin_chain(chain, stop=lambda: bool(stop))
             nodes = list(chain.nodes)
         else:
@@ -395,14 +440,25 @@ def run_chain(
     from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS
 
     params = chain_parameters(rate_hz)
-    out = tmp / f"{kind}.npz"
+    label = kind.replace(":", "_").replace("+", "_")
+    kind, _, lever_text = kind.partition(":")
+    levers = tuple(x for x in lever_text.split("+") if x)
+    unknown = set(levers) - set(LEVERS)
+    if kind not in CHAINS or unknown:
+        raise SystemExit(f"unknown chain {kind!r} or lever {sorted(unknown)} (levers: {', '.join(LEVERS)})")
+    if "single" in levers:
+        env = dict(env, GRAVITY_FRICTION_COMP_EXECUTOR="single")
+    if "rate_hz_102" in levers:
+        params["mit_bridge"]["rate_hz"] = 1.02 * rate_hz
+    out = tmp / f"{label}.npz"
     me = [str(pathlib.Path(__file__).resolve()), "--child", kind, "--out", str(out), "--sim-arm", sim_arm]
     me += ["--frozen"] if frozen else []
+    me += ["--levers", "+".join(levers)] if levers else []
     procs: list[subprocess.Popen] = []
     sim_proc = None
     sim_cpu0 = None
     if kind != "baseline" and sim_arm == "process":
-        sim_proc, port = _start_sim(params["mit_bridge"], tmp / f"{kind}_sim", env, frozen)
+        sim_proc, port = _start_sim(params["mit_bridge"], tmp / f"{label}_sim", env, frozen)
         params["mit_bridge"] |= {
             "simulate": False,
             "can.interface": "socketcand",
@@ -511,7 +567,7 @@ def run_chain(
         raise RuntimeError(f"{kind}: the bridge process saved nothing (logs in {env['E2E_LOG_DIR']})")
     tap = dict(np.load(out))
     if sim_proc is not None:
-        sim_out = tmp / f"{kind}_sim.npz"
+        sim_out = tmp / f"{label}_sim.npz"
         if not sim_out.exists():
             raise RuntimeError(
                 f"{kind}: the simulated arm's process saved nothing (logs in {env['E2E_LOG_DIR']})"
@@ -631,12 +687,15 @@ def main() -> None:
     parser.add_argument("--child", choices=(*CHAINS, "sim"), help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     parser.add_argument("--sim-params", help=argparse.SUPPRESS)
+    parser.add_argument("--levers", default="", help=argparse.SUPPRESS)
     args, _ros = parser.parse_known_args()
     if args.child == "sim":
         run_sim_child(args.sim_params, args.out, args.frozen)
         return
     if args.child:
-        run_child(args.child, args.out, args.sim_arm, args.frozen)
+        run_child(
+            args.child, args.out, args.sim_arm, args.frozen, tuple(x for x in args.levers.split("+") if x)
+        )
         return
     duration = args.soak if args.soak is not None else args.duration
     rates = [float(r) for r in args.rates.split(",")]
@@ -668,6 +727,7 @@ def main() -> None:
                 )
                 _print_chain(kind, r)
             goals += _goals(rate, duration, results)
+            _print_levers(rate, results)
     print(f"load average at the end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print("goals: " + "; ".join(f"{text}: {'met' if ok else 'not met'}" for text, ok in goals))
     print("met" if goals and all(ok for _, ok in goals) else "not met")
@@ -683,7 +743,7 @@ def _print_chain(kind: str, r: dict) -> None:
     )
     if r["split"]:
         sp = r["split"]
-        where = "the gravity stage's callback" if kind == "composed" else "the bridge's set_command"
+        where = "the gravity stage's callback" if kind.startswith("composed") else "the bridge's set_command"
         print(
             f"  split at the chain's entry ({where}): publish -> entry p50 {sp['to_chain_p50']:.3f}"
             f" / p99 {sp['to_chain_p99']:.3f} ms (DDS, waiting for the executor), entry -> frame p50"
@@ -697,6 +757,29 @@ def _print_chain(kind: str, r: dict) -> None:
         print(f"  simulated arm's process CPU: {r['sim_cpu']:.0f}% of one core", flush=True)
     if r["profile"]:
         print(r["profile"], flush=True)
+
+
+def _print_levers(rate: float, results: dict) -> None:
+    """Each chain variant (:data:`LEVERS`) against the plain chain and the relay of the same run:
+    CPU per setpoint, its ratio to the relay on the same executor drive, p50, drops."""
+    if not any(":" in kind for kind in results):
+        return
+    print(f"levers at {rate:g} Hz (same run; ratio: to the relay on the same executor and drive):")
+    for kind, r in results.items():
+        if kind.startswith("baseline"):
+            continue
+        drive = "+".join(x for x in kind.partition(":")[2].split("+") if x in ("future", "single"))
+        base = results.get(f"baseline:{drive}" if drive else "baseline")
+        ratio = r["cpu_per_setpoint_us"] / base["cpu_per_setpoint_us"] if base else float("nan")
+        probe = r.get("probe") or {}
+        print(
+            f"  {kind:26s} CPU {r['cpu_per_setpoint_us']:5.0f} us/setpoint = {ratio:.2f}x"
+            f" | p50 {r['p50']:.3f} ms | drops {r['drops']} | timer {probe.get('ticks/s', float('nan')):.0f}"
+            f" ticks/s | waited {probe.get('deferred/s', float('nan')):.0f}/s"
+        )
+    for kind, r in results.items():
+        if kind.startswith("baseline:"):
+            print(f"  {kind:26s} CPU {r['cpu_per_setpoint_us']:5.0f} us/message | p50 {r['p50']:.3f} ms")
 
 
 def _goals(rate: float, duration: float, results: dict) -> list[tuple[str, bool]]:

@@ -68,6 +68,25 @@ class SendSchedule:
         #: Timer ticks seen.
         self.ticks = 0
 
+    @property
+    def waiting(self) -> bool:
+        """A command waits for the send budget (the next tick that finds credit sends it)."""
+        return self._waiting
+
+    def next_due(self, now: float) -> float:
+        """The earliest time [s] at which :meth:`tick` would exchange if no command comes
+        first: a waiting command when the credit reaches 1, else the keep-alive (2 periods
+        after the last command, with a full credit). Reads the state; changes nothing."""
+        credit = self._credit
+        if self._credit_at is not None:
+            credit = min(BURST, credit + max(now - self._credit_at, 0.0) / self.period)
+        if self._waiting:
+            return now + max(1.0 - credit, 0.0) * self.period
+        full = now + max(BURST - credit, 0.0) * self.period
+        if self._last_command is None:
+            return full
+        return max(full, self._last_command + KEEPALIVE_AFTER * self.period)
+
     def _allowed(self, now: float) -> bool:
         if self._credit_at is not None:
             self._credit = min(BURST, self._credit + max(now - self._credit_at, 0.0) / self.period)

@@ -18,7 +18,7 @@ from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 
 from gravity_friction_comp.mit.bus_load import bus_load_fraction, mit_bus_load
 
-__all__ = ["bus_status", "motor_statuses", "start_messages"]
+__all__ = ["bus_status", "log_messages", "motor_statuses", "start_messages"]
 
 _LEVEL = {"ok": DiagnosticStatus.OK, "warn": DiagnosticStatus.WARN, "error": DiagnosticStatus.ERROR}
 
@@ -200,3 +200,14 @@ def start_messages(
             )
         )
     return out
+
+
+def log_messages(logger, messages: list[tuple[str, str]]) -> None:
+    """Log :func:`start_messages`' ``(level, text)`` lines on an rclpy ``logger``, one call
+    site per severity: rclpy refuses two severities from one line ("Logger severity cannot
+    be changed between calls")."""
+    for level, text in messages:
+        if level == "error":
+            logger.error(text)
+        else:
+            logger.info(text)

@@ -5,8 +5,10 @@ The decisions (clamping, timeouts, faults, stale replies, shutdown) live in the 
 :mod:`gravity_friction_comp.mit.bus`. This node only translates parameters and messages and
 owns the clock. A frame exchange reads the replies waiting on the bus (on the executor's
 thread, no reader thread: :class:`~gravity_friction_comp.mit.bus.CanFrameIO`), feeds them
-to the core, sends the core's frames and publishes ``joint_states``; it runs as soon as a ``joint_command`` arrives, and from a timer at
-``rate_hz`` only for a command that had to wait or when commands stop or come slower; on
+to the core, sends the core's frames and publishes ``joint_states``; it runs as soon as a
+``joint_command`` arrives, and from a timer at ``rate_hz`` only for a command that had to wait
+or when commands stop or come slower (the timer is re-armed after each decision, so it does
+not fire while commands flow: :mod:`~gravity_friction_comp.mit.timer_plan`); on
 average never more than once per period, at most ``n + 1`` exchanges in any ``n`` periods
 (:mod:`~gravity_friction_comp.mit.send_schedule`).
 
@@ -16,7 +18,8 @@ Topics:
         effort is τ_ff [N·m] (clamped to ``effort_limit`` and the motor's T_MAX).
     gripper/holding (sub, std_msgs/Bool): attaches the payload in the simulated arm.
     joint_states (pub, sensor_msgs/JointState): measured position [rad], velocity [rad/s],
-        effort [N·m] of the joints that have replied, at ``rate_hz``.
+        effort [N·m] of the joints that have replied, at ``rate_hz``; stamped when the
+        exchange read the replies from the bus (before its step and send).
     /diagnostics (pub, diagnostic_msgs/DiagnosticArray; absolute, where diagnostic_aggregator
         listens, also under a namespace): one status per motor (behaviour,
         fault, stale, missed replies, temperatures) and one for the bus (load as a fraction
@@ -83,16 +86,22 @@ from gravity_friction_comp.mit.bus import (
     bus_settings,
     can_settings_from_values,
     open_bus,
-    read_damiao_limits,
 )
 from gravity_friction_comp.mit.send_schedule import SendSchedule
 from gravity_friction_comp.mit.startup_check import StartupCheck
-from gravity_friction_comp.nodes.bridge_diagnostics import bus_status, motor_statuses, start_messages
+from gravity_friction_comp.mit.timer_plan import TimerPlan
+from gravity_friction_comp.nodes.bridge_diagnostics import (
+    bus_status,
+    log_messages,
+    motor_statuses,
+    start_messages,
+)
 from gravity_friction_comp.nodes.joint_state_bytes import JointStateBytes
 from gravity_friction_comp.nodes.mit_bridge_parameters import (
     BRIDGE_OBSERVER_PARAMETERS,
     BRIDGE_PARAMETERS,
     PARAMETERS,
+    config_with_motor_limits,
 )
 from gravity_friction_comp.nodes.observer_runtime import (
     ObserverHook,
@@ -212,7 +221,7 @@ class MitBridgeNode(Node):
             for name, bus_cfg in per_bus.items():
                 buses[name] = open_bus(bus_cfg)
             if values["read_motor_limits"]:
-                config = self._read_limits(buses, config, values)
+                config = config_with_motor_limits(buses, config, values, self.get_logger())
             core = MitBridgeCore(config, startup_behavior=values["startup_behavior"])
             ios: dict[str | None, CanFrameIO] = {}  # key None: the only bus (every motor)
             single = len(buses) == 1
@@ -243,16 +252,16 @@ class MitBridgeNode(Node):
             one.send(core.enable_frames(key))
 
     def _log_start(self) -> None:
-        log = self.get_logger()
-        for level, text in start_messages(
+        messages = start_messages(
             self.config, self.settings, self._core, len(self._ios), self._sim is not None
-        ):
-            (log.error if level == "error" else log.info)(text)
+        )
+        log_messages(self.get_logger(), messages)
 
     def _create_interfaces(self) -> None:
         """Loop state, publishers, subscriptions, the clear-faults service."""
         self._periods: collections.deque[float] = collections.deque(maxlen=4096)
-        self._last_loop: float | None = None
+        self._last_loop: float | None = None  # the timer's last tick, and the re-arms until then
+        self._last_rearms = 0
         self._rejected = 0
         self._diag_prev = {bus: (time.monotonic(), 0, 0) for bus in self._ios}
         self._schedule = SendSchedule(self.config.period)
@@ -284,10 +293,11 @@ class MitBridgeNode(Node):
         """The lockstep clock (``sim_lockstep:=true``) or the ``rate_hz`` timer; the simulated hand."""
         if self._simulated is not None:
             self._lockstep = self._simulated.attach(
-                self._core, self._ios, self._publish_state_at, SETPOINT_QOS, self._command_sub
+                self._core, self._ios, lambda ns: self._publish_state(ns), SETPOINT_QOS, self._command_sub
             )
-        if self._lockstep is None:
+        if self._lockstep is None:  # re-armed after each decision: fires when commands stop or wait
             self._loop_timer = self.create_timer(self.config.period, self._loop)
+            self._timer_plan = TimerPlan(self._schedule, self._loop_timer)
 
     def _start_observer(self, values: dict[str, Any], models) -> None:
         """The momentum observer (docs/observer.md), its topic and its diagnostics status."""
@@ -310,20 +320,6 @@ class MitBridgeNode(Node):
     def lockstep(self) -> LockstepClock | None:
         """The lockstep clock (``sim_lockstep:=true``), else ``None``."""
         return self._lockstep
-
-    def _read_limits(self, buses, config, values):
-        results = {}
-        for name, bus in buses.items():
-            results.update(read_damiao_limits(bus, config.motors_on(name)))
-        for name, (limits, note) in results.items():
-            if note:
-                self.get_logger().warning(f"{name}: limit registers: {note}")
-            else:
-                self.get_logger().info(
-                    f"{name}: motor reports P_MAX {limits.p_max:g} rad, V_MAX "
-                    f"{limits.v_max:g} rad/s, T_MAX {limits.t_max:g} N·m"
-                )
-        return bridge_config_from_values(values, {k: v[0] for k, v in results.items()})
 
     # ------------------------------------------------------------------ parameters
     def _on_set_parameters(self, params) -> SetParametersResult:
@@ -390,8 +386,10 @@ class MitBridgeNode(Node):
             from gravity_friction_comp.nodes.lockstep_clock import stamp_ns  # loaded with the simulator
 
             self._lockstep.command_received(stamp_ns(msg.header.stamp), command)
-        elif self._schedule.command(now):
-            self._exchange(now)
+        else:
+            if self._schedule.command(now):
+                self._exchange(now)
+            self._timer_plan.command(now)
 
     def _on_holding(self, msg: Bool) -> None:
         if self._observer_hook is not None:
@@ -417,11 +415,13 @@ class MitBridgeNode(Node):
         if self._closed:
             return
         now = self._monotonic()
-        if self._last_loop is not None:
+        plan = self._timer_plan
+        if self._last_loop is not None and plan.rearms == self._last_rearms:  # a periodic tick
             self._periods.append(now - self._last_loop)
-        self._last_loop = now
         if self._schedule.tick(now):  # a waiting command, or commands stopped: keep the motors fed
             self._exchange(now)
+        plan.tick(now)
+        self._last_loop, self._last_rearms = now, plan.rearms
 
     def _exchange(self, now: float) -> None:
         # per bus (key None: the only bus, every motor): CAN ids repeat across buses, so
@@ -430,25 +430,25 @@ class MitBridgeNode(Node):
         # after the send (frames ~70 µs sooner over socketcand), a reply that sometimes
         # beats the read and sometimes not would count as missed.
         core = self._core
-        self._ingest_waiting()
+        stamp = self._ingest_waiting()  # joint_states: the time its replies were read
         for bus, io in self._ios.items():
             io.send(core.step(now, bus))
-        self._publish_state(clock_ns(self.get_clock()))  # a third of clock.now()
+        self._publish_state(stamp)
 
-    def _ingest_waiting(self) -> None:
-        """Feed the core every reply waiting on each bus (read in one pass, stamped at the read)."""
-        for bus, io in self._ios.items():
-            frames = io.read()
+    def _ingest_waiting(self) -> int:
+        """Feed the core every reply waiting on each bus (read in one pass, stamped at the
+        read); returns the ROS time [ns] of the read (after the last bus's, before decoding)."""
+        read = [(bus, io.read()) for bus, io in self._ios.items()]
+        stamp = clock_ns(self.get_clock())  # a third of clock.now()
+        for bus, frames in read:
             if frames:
                 self._core.ingest_replies(frames, time.monotonic(), bus)
+        return stamp
 
     @property
     def send_schedule(self) -> SendSchedule:
         """The send decisions and their counts (exchanges on arrival / on the timer)."""
         return self._schedule
-
-    def _publish_state_at(self, now_ns: int) -> None:
-        self._publish_state(now_ns)
 
     def _publish_state(self, stamp_ns: int) -> None:
         """Publish ``joint_states`` stamped ``stamp_ns`` [ns]: every joint measured, as the

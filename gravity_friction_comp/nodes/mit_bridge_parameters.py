@@ -11,8 +11,8 @@ import math
 
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.mit.bridge_config import BEHAVIORS, BridgeConfig, default_of
-from gravity_friction_comp.mit.bridge_params import PER_JOINT_DEFAULTS
-from gravity_friction_comp.mit.bus import CanSettings
+from gravity_friction_comp.mit.bridge_params import PER_JOINT_DEFAULTS, bridge_config_from_values
+from gravity_friction_comp.mit.bus import CanSettings, read_damiao_limits
 from gravity_friction_comp.nodes.observer_runtime import (
     BRIDGE_ENABLE,
     OBSERVER_PARAMETERS,
@@ -21,7 +21,13 @@ from gravity_friction_comp.nodes.observer_runtime import (
 from gravity_friction_comp.nodes.parameters import Param
 from gravity_friction_comp.nodes.robot_params import robot_parameters
 
-__all__ = ["BRIDGE_OBSERVER_PARAMETERS", "BRIDGE_PARAMETERS", "PARAMETERS", "STARTUP_BEHAVIOR"]
+__all__ = [
+    "BRIDGE_OBSERVER_PARAMETERS",
+    "BRIDGE_PARAMETERS",
+    "PARAMETERS",
+    "STARTUP_BEHAVIOR",
+    "config_with_motor_limits",
+]
 
 _JOINT = PER_JOINT_DEFAULTS
 
@@ -298,3 +304,21 @@ BRIDGE_OBSERVER_PARAMETERS: tuple[Param, ...] = (BRIDGE_ENABLE, *OBSERVER_PARAME
 PARAMETERS: tuple[Param, ...] = (
     BRIDGE_PARAMETERS + BRIDGE_OBSERVER_PARAMETERS + robot_parameters(read_only=True)
 )
+
+
+def config_with_motor_limits(buses: dict, config: BridgeConfig, values: dict, logger) -> BridgeConfig:
+    """The bridge's config with the P/V/T limits each Damiao motor reports
+    (``read_motor_limits:=true``; :func:`~gravity_friction_comp.mit.bus.read_damiao_limits`
+    on each of ``buses``, name → open bus); each motor's values or why not logged."""
+    results = {}
+    for name, bus in buses.items():
+        results.update(read_damiao_limits(bus, config.motors_on(name)))
+    for name, (limits, note) in results.items():
+        if note:
+            logger.warning(f"{name}: limit registers: {note}")
+        else:
+            logger.info(
+                f"{name}: motor reports P_MAX {limits.p_max:g} rad, V_MAX "
+                f"{limits.v_max:g} rad/s, T_MAX {limits.t_max:g} N·m"
+            )
+    return bridge_config_from_values(values, {k: v[0] for k, v in results.items()})
