@@ -20,9 +20,9 @@ FREE_KD = [0.11, 0.12, 0.13]  # free drive's kd, distinct from the file's kd [0.
 @pytest.mark.parametrize(
     ("namespace", "bridge_node", "service"),
     [
-        ("/left", "mit_bridge", "/left/mit_bridge/set_parameters"),
-        ("/", "mit_bridge", "/mit_bridge/set_parameters"),
-        ("/left", "/right/mit_bridge", "/right/mit_bridge/set_parameters"),  # absolute stays so
+        ("/left", "mit_bridge", "/left/mit_bridge/set_parameters_atomically"),
+        ("/", "mit_bridge", "/mit_bridge/set_parameters_atomically"),
+        ("/left", "/right/mit_bridge", "/right/mit_bridge/set_parameters_atomically"),  # absolute stays so
     ],
 )
 def test_bridge_service_resolved_in_the_nodes_namespace(context, namespace, bridge_node, service):

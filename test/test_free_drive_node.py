@@ -148,6 +148,8 @@ def test_gains_reach_the_bridge_on_a_setpoint_and_a_refusal_is_logged(context):
         for p in params:
             if p.name == "kd" and max(p.value) > 1.0:
                 return SetParametersResult(successful=False, reason="kd above the motor's 1.0")
+            if p.name == "kp" and max(p.value) > 200.0:
+                return SetParametersResult(successful=False, reason="kp above the motor's 200")
         return SetParametersResult(successful=True)
 
     bridge.add_on_set_parameters_callback(refuse_kd_above_1)
@@ -194,6 +196,24 @@ def test_gains_reach_the_bridge_on_a_setpoint_and_a_refusal_is_logged(context):
         assert spin_until(lambda: bool(errors)), gains()
         assert errors == ["mit_bridge refused the free_drive gains: kd above the motor's 1.0"]
         assert gains() == ([0.0, 0.0], [0.3, 0.4])
+        # follow gains beyond the motor's kp: kp and kd refused together (not kd alone), and
+        # the node back in free drive (following with the bridge's kp 0 would only look engaged)
+        (result,) = node.set_parameters([Parameter("free_drive_kd", value=[0.3, 0.4])])
+        errors.clear()
+        results = node.set_parameters(
+            [Parameter("follow_kp", value=[300.0, 4.0]), Parameter("follow_kd", value=[0.7, 0.8])]
+        )
+        assert all(r.successful for r in results)
+        (result,) = node.set_parameters([Parameter("mode", value="follow")])
+        assert result.successful, result.reason
+        follow = JointState(name=["a", "b"], position=[0.1, 0.2])
+        end = time.monotonic() + 10.0
+        while time.monotonic() < end and node.source.mode == "follow":
+            node._on_follow(follow)  # noqa: SLF001 - a follow setpoint: the follow gains are sent
+            executor.spin_once(timeout_sec=0.02)
+        assert errors[0] == "mit_bridge refused the follow gains: kp above the motor's 200"
+        assert node.get_parameter("mode").value == "free_drive" and node.source.mode == "free_drive"
+        assert gains() == ([0.0, 0.0], [0.3, 0.4])  # kd 0.7/0.8 not applied without its kp
     finally:
         executor.shutdown()
         node.destroy_node()

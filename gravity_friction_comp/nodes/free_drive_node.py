@@ -30,7 +30,9 @@ bridge's ``command_timeout`` brings its ``timeout_behavior``; the reason is logg
 the bridge's gains (``bridge_node``'s ``kp``/``kd`` parameters): kp 0 and ``free_drive_kd``
 after its first free-drive setpoint (position = measured, so the kp term was ≈ 0 already),
 ``follow_kp``/``follow_kd`` after its first follow setpoint (which starts at the measured
-pose). Without it the gains are left to the launch file. The three gain parameters are
+pose), kp and kd in one atomic set. Gains the bridge refuses (its motors' limits) are logged
+as an ERROR and leave its gains as they were; refused follow gains switch ``mode`` back to
+``free_drive`` (the bridge still runs kp 0). Without it the gains are left to the launch file. The three gain parameters are
 settable at runtime (the bridge gets them with the next setpoint of the mode they are for);
 gains of the wrong length, negative or not finite are refused, at start-up (ConfigError) and
 at runtime (the set fails with the reason), by :func:`bridge_gains`.
@@ -48,8 +50,9 @@ from typing import Any
 from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType, ParameterValue, SetParametersResult
-from rcl_interfaces.srv import SetParameters
+from rcl_interfaces.srv import SetParametersAtomically
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 
 from gravity_friction_comp.errors import ConfigError, InputError
@@ -346,7 +349,9 @@ class FreeDriveNode(Node):
 
     def _bridge_client(self) -> Any:
         if self._set_params is None:
-            self._set_params = self.create_client(SetParameters, f"{self._bridge_fqn}/set_parameters")
+            self._set_params = self.create_client(
+                SetParametersAtomically, f"{self._bridge_fqn}/set_parameters_atomically"
+            )
         return self._set_params
 
     def _apply_gains(self) -> None:
@@ -356,7 +361,7 @@ class FreeDriveNode(Node):
         if not self._bridge_client().service_is_ready():
             return
         kp, kd = self._gains[mode]
-        request = SetParameters.Request()
+        request = SetParametersAtomically.Request()  # kp and kd together or neither
         for name, values in (("kp", kp), ("kd", kd)):
             value = ParameterValue(type=ParameterType.PARAMETER_DOUBLE_ARRAY, double_array_value=values)
             request.parameters.append(ParameterMsg(name=name, value=value))
@@ -367,9 +372,14 @@ class FreeDriveNode(Node):
     def _bridge_reply(self, future, mode: str) -> None:
         # the bridge checks what this node cannot (the motors' gain limits): say when it refused
         reply = future.result()
-        refused = [r.reason for r in (reply.results if reply is not None else []) if not r.successful]
-        if refused:
-            self.get_logger().error(f"{self._bridge_node} refused the {mode} gains: {'; '.join(refused)}")
+        result = None if reply is None else reply.result
+        if result is None or result.successful:
+            return
+        self.get_logger().error(f"{self._bridge_node} refused the {mode} gains: {result.reason}")
+        if mode == "follow" and self.source.mode == "follow":
+            # the bridge kept its free-drive gains (kp 0): following would only look engaged
+            self.set_parameters([Parameter("mode", value="free_drive")])
+            self.get_logger().error("mode -> free_drive: the bridge has no follow gains")
 
 
 def main(args=None) -> None:

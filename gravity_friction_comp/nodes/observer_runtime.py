@@ -355,7 +355,7 @@ def clear_faults_message(
     reaction ended (``(behavior, reason)`` in force before the call, ``None``: none). A
     reaction outlives its contact when the observer was switched off meanwhile: it is named
     here, so the reply never says "nothing" while the motors were holding."""
-    message = f"clearing {list(faulted)}" if faulted else "no latched fault"
+    message = f"clearing {list(faulted)}" if faulted else "no motor fault latched"
     if contact is not None:
         message += f"; contact cleared ({contact.describe()})"
     if reaction is not None:
