@@ -24,6 +24,7 @@ import numpy as np
 
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.teleop.config import FeedbackSettings, TeleopPairConfig
+from gravity_friction_comp.teleop.merge import pick_named
 
 __all__ = ["FeedbackEffort", "ForceFeedback"]
 
@@ -107,16 +108,11 @@ class ForceFeedback:
         all of the mapped follower joints; others skipped) from ``source`` (its topic, for the
         reason); "" when taken, else why not (nothing taken; the last values age out): names
         and efforts of different lengths, none of the mapped joints, a value not finite."""
-        on = f" on {source}" if source else ""
-        if len(effort) != len(names):
-            return f"external_effort{on}: names/efforts lengths differ ({len(names)} / {len(effort)})"
-        at = [(self._index[n], k) for k, n in enumerate(names) if n in self._index]
-        if not at:
-            return f"external_effort{on} has none of {list(self.follower_names)}"
-        mine, theirs = (np.array(x, dtype=int) for x in zip(*at))
-        tau = np.asarray(effort, dtype=float)[theirs]
-        if not np.all(np.isfinite(tau)):
-            return f"external_effort{on} not finite: {tau.tolist()}"
+        what = f"external_effort on {source}" if source else "external_effort"
+        picked = pick_named(self._index, names, effort, what, self.follower_names)
+        if isinstance(picked, str):
+            return picked
+        mine, _, tau = picked
         self._tau[mine], self._t[mine] = tau, float(t)
         return ""
 
