@@ -265,16 +265,19 @@ ARGUMENTS = (
 )
 
 
-def launch_arguments() -> list:
-    """The launch arguments (:data:`ARGUMENTS`) with their defaults and descriptions."""
-    from launch.actions import DeclareLaunchArgument
+def _arm_launch():
+    """``arm.launch.py`` beside this file (its description helper serves both files)."""
+    import importlib.util
 
-    return [DeclareLaunchArgument(n, default_value=d, description=t) for n, d, t in ARGUMENTS]
+    spec = importlib.util.spec_from_file_location(
+        "gfc_arm_launch", pathlib.Path(__file__).resolve().with_name("arm.launch.py")
+    )
+    assert spec is not None and spec.loader is not None
+    arm = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(arm)
+    return arm
 
 
 def generate_launch_description():
-    from launch.actions import OpaqueFunction
-
-    from launch import LaunchDescription
-
-    return LaunchDescription([*launch_arguments(), OpaqueFunction(function=_setup)])
+    """:data:`ARGUMENTS` and :func:`_setup` (``arm.launch.py``'s ``generate_launch_description``)."""
+    return _arm_launch().generate_launch_description(ARGUMENTS, _setup)

@@ -116,3 +116,27 @@ def test_the_launch_starts_one_observer_per_follower_bridge_and_the_node_reads_t
     assert observers == []
     assert values["follower_effort_topics"] == [t.strip() for t in given.split(",")]
     assert values["feedback.enable"] is True and values["feedback.gain"] == 0.5
+
+
+def test_the_description_is_arm_launch_pys_helper_on_this_files_arguments(repo_root, monkeypatch):
+    """One helper builds both files' descriptions (arm.launch.py's generate_launch_description
+    with this file's ARGUMENTS and _setup); ``launch`` replaced by recorders (not installed in
+    the pip environment)."""
+    import sys
+    import types
+
+    launch = types.ModuleType("launch")
+    launch.LaunchDescription = list
+    actions = types.ModuleType("launch.actions")
+    actions.DeclareLaunchArgument = lambda name, default_value, description: (
+        name,
+        default_value,
+        description,
+    )
+    actions.OpaqueFunction = lambda function: function
+    monkeypatch.setitem(sys.modules, "launch", launch)
+    monkeypatch.setitem(sys.modules, "launch.actions", actions)
+    m = _module(repo_root)
+    *declared, setup = m.generate_launch_description()
+    assert declared == list(m.ARGUMENTS)
+    assert setup is m._setup
