@@ -66,7 +66,7 @@ def teleop_parameters(
     ``leader_effort_limit`` is the leader motor map's, per mapped joint; the state topics and
     the follower's bridges are those of each arm's bridges (:func:`state_topics`: per bus on
     the bimanual follower), the external-torque topics those of the follower's observers
-    (:func:`effort_topics`: one per bus). ``root``: as :func:`state_topics`.
+    (:func:`observer_commands`: one per bus). ``root``: as :func:`state_topics`.
 
     Raises:
         ConfigError: unknown profile, a pair file that does not load, no common joint.
@@ -185,7 +185,8 @@ def teleop_wiring(
     read and no observer started; ``feedback``/``feedback_gain`` given: their start values.
 
     Raises:
-        ConfigError: as :func:`teleop_parameters`. ValueError: a feedback_gain not a number.
+        ConfigError: as :func:`teleop_parameters`. ValueError: ``feedback`` not true/false,
+            ``feedback_gain`` not a number (the teleop node checks its range).
     """
     values = teleop_parameters(leader, follower, pair_config, root=root)
     topics = [t.strip() for t in external_effort_topic.split(",") if t.strip()]
@@ -193,9 +194,14 @@ def teleop_wiring(
     if topics:  # estimates from elsewhere (e.g. the bridges' own observers)
         values["follower_effort_topics"] = topics
     if feedback:
+        if feedback.lower() not in ("true", "false"):
+            raise ValueError(f"feedback:={feedback!r}: true or false")
         values["feedback.enable"] = feedback.lower() == "true"
     if feedback_gain:
-        values["feedback.gain"] = float(feedback_gain)
+        try:
+            values["feedback.gain"] = float(feedback_gain)
+        except ValueError:
+            raise ValueError(f"feedback_gain:={feedback_gain!r} is not a number") from None
     return values, observers
 
 

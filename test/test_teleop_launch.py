@@ -116,6 +116,9 @@ def test_the_launch_starts_one_observer_per_follower_bridge_and_the_node_reads_t
     assert observers == []
     assert values["follower_effort_topics"] == [t.strip() for t in given.split(",")]
     assert values["feedback.enable"] is True and values["feedback.gain"] == 0.5
+    for bad, needle in ({"feedback": "yes"}, "true or false"), ({"feedback_gain": "high"}, "not a number"):
+        with pytest.raises(ValueError, match=needle):
+            m.teleop_wiring(arm, arm, "python3", **bad)
 
 
 def test_the_description_is_arm_launch_pys_helper_on_this_files_arguments(repo_root, monkeypatch):
