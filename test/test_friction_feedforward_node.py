@@ -28,11 +28,12 @@ JOINTS = ["base_yaw", "shoulder_pitch", "beam_pitch"]
 ARM_YAML = REPO_ROOT / "config" / "palletizer_arm.yaml"
 # The values of config/palletizer_arm.yaml, restated: the test computes friction by hand.
 BREAKAWAY = np.array([0.12, 0.20, 0.10])
-EPS = 0.02
+EPS = 0.02  # a measured velocity's tanh scale
+EPS_SETPOINT = 0.005  # a setpoint's (eps_setpoint)
 VISCOUS = np.array([0.02, 0.04, 0.02])
 
 
-def _hand_friction(v, breakaway=BREAKAWAY, eps=EPS, viscous=VISCOUS):
+def _hand_friction(v, breakaway=BREAKAWAY, eps=EPS_SETPOINT, viscous=VISCOUS):
     return np.array([b * math.tanh(x / eps) + c * x for b, x, c in zip(breakaway, v, viscous)])
 
 
@@ -96,14 +97,20 @@ def test_runtime_parameters_override_yaml_and_reject_bad_values(friction):
     client, proc, setpoints, _, commands = friction
     v = np.array([0.05, 0.1, -0.2])
     msg = _js(JOINTS, [0.0] * 3, v)
-    for name, value in (("breakaway", [0.5, 0.6, 0.7]), ("eps", 0.05)):
+    # eps serves the measured velocity; the setpoint's is eps_setpoint's (from the YAML, then set)
+    for name, value in (("breakaway", [0.5, 0.6, 0.7]), ("eps", 0.07)):
         assert client.set_parameters(NODE, **{name: value})[0].successful
+    out = _exchange(client, proc, setpoints, commands, msg)
+    np.testing.assert_allclose(out.effort, _hand_friction(v, [0.5, 0.6, 0.7], EPS_SETPOINT), atol=1e-12)
+    assert client.set_parameters(NODE, eps_setpoint=0.05)[0].successful
     out = _exchange(client, proc, setpoints, commands, msg)
     np.testing.assert_allclose(out.effort, _hand_friction(v, [0.5, 0.6, 0.7], 0.05), atol=1e-12)
     for bad, needle in (
         ({"breakaway": [0.1, 0.2]}, "expected 3"),
         ({"breakaway": [0.1, -0.2, 0.1]}, "breakaway"),
         ({"eps": 0.0}, "eps"),
+        ({"eps_setpoint": 0.0}, "eps_setpoint: values must be > 0"),
+        ({"eps_setpoint": [0.01, 0.01]}, "eps_setpoint: expected 3"),
         ({"model": "magic"}, "valid choices"),
         ({"velocity_source": "psychic"}, "valid choices"),
         ({"scale": math.nan}, "scale"),
@@ -115,7 +122,12 @@ def test_runtime_parameters_override_yaml_and_reject_bad_values(friction):
     assert client.set_parameters(NODE, enable=False)[0].successful
     out = _exchange(client, proc, setpoints, commands, _js(JOINTS, [0.0] * 3, v, [0.1 + 0.2] * 3))
     assert list(out.effort) == [0.1 + 0.2] * 3  # bit-identical pass-through
-    for name, value in (("enable", True), ("breakaway", [0.12, 0.20, 0.10]), ("eps", 0.02)):
+    for name, value in (
+        ("enable", True),
+        ("breakaway", [0.12, 0.20, 0.10]),
+        ("eps", EPS),
+        ("eps_setpoint", EPS_SETPOINT),
+    ):
         assert client.set_parameters(NODE, **{name: value})[0].successful
 
 
@@ -132,7 +144,7 @@ def test_measured_velocity_with_deadband_gives_no_dither(friction):
     states.publish(_js(JOINTS, [0.0] * 3, [0.2, -0.2, 0.0]))
     client.spin_for(0.1)
     out = _exchange(client, proc, setpoints, commands, _js(JOINTS, [0.0] * 3, [0.5] * 3))
-    np.testing.assert_allclose(out.effort, _hand_friction([0.2, -0.2, 0.0]), atol=1e-12)
+    np.testing.assert_allclose(out.effort, _hand_friction([0.2, -0.2, 0.0], eps=EPS), atol=1e-12)
     for name, value in (("velocity_source", "setpoint"), ("velocity_deadband", 0.0)):
         assert client.set_parameters(NODE, **{name: value})[0].successful
 

@@ -128,6 +128,19 @@ def test_bridge_observer_publishes_reacts_and_clears(client, tmp_path):
         assert "contact cleared" in message and "base_yaw" in message
         assert node._core.reaction is None  # noqa: SLF001
         assert node.diagnostic_sources[-1]().level == status.OK
+        # the observer switched off while the motors hold after a contact: the reaction stays
+        # (no command obeyed until a person clears it), and clear_faults says it ended it
+        node.simulation.set_external_effort([2.5, 0.0, 0.0])
+        assert client.spin_until(lambda: node._core.reaction is not None, 10.0)  # noqa: SLF001
+        (result,) = _set(node, observer__enable=False)
+        assert result.successful and node.observer is None
+        node.simulation.set_external_effort([0.0, 0.0, 0.0])
+        client.spin_for(0.3)
+        assert node._core.reaction is not None  # noqa: SLF001
+        message = _clear(client)
+        assert "contact reaction hold ended" in message and "base_yaw" in message
+        assert "contact cleared" not in message  # the observer is off: no contact latched
+        assert node._core.reaction is None  # noqa: SLF001
     finally:
         node.destroy_node()
 

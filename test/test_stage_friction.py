@@ -19,14 +19,15 @@ from gravity_friction_comp.stage.friction import FrictionConfig, FrictionStage
 
 JOINTS = ["base_yaw", "shoulder_pitch", "beam_pitch"]
 BREAKAWAY = np.array([0.12, 0.20, 0.10])  # config/palletizer_arm.yaml, restated
-EPS = 0.02
+EPS = 0.02  # its eps: a measured velocity's tanh scale
+EPS_SETPOINT = 0.005  # its eps_setpoint: a setpoint's (setpoint or differentiated source)
 VISCOUS = np.array([0.02, 0.04, 0.02])
 NAMES = ["shoulder_pitch", "gripper", "beam_pitch", "base_yaw"]
 INDEX = [3, 0, 2]
 
 
-def _hand(v):
-    return np.array([b * math.tanh(x / EPS) + c * x for b, x, c in zip(BREAKAWAY, v, VISCOUS)])
+def _hand(v, eps=EPS_SETPOINT):
+    return np.array([b * math.tanh(x / eps) + c * x for b, x, c in zip(BREAKAWAY, v, VISCOUS)])
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +64,7 @@ def test_measured_velocity_and_deadband(model):
     assert stage.update(JOINTS, [0.0] * 3, [0.5] * 3, [], 0.01).effort.tolist() == [0.0, 0.0, 0.0]
     stage.update_measured(JOINTS[::-1], [0.0, -0.2, 0.2])
     res = stage.update(JOINTS, [0.0] * 3, [0.5] * 3, [], 0.02)
-    np.testing.assert_allclose(res.effort, _hand([0.2, -0.2, 0.0]), atol=1e-12)
+    np.testing.assert_allclose(res.effort, _hand([0.2, -0.2, 0.0], EPS), atol=1e-12)
     for names, velocity, reason in (
         (JOINTS, [0.0, 0.0], Reason.SHAPE),
         (JOINTS[:2], [0.0, 0.0], Reason.MISSING_JOINTS),
@@ -167,7 +168,43 @@ def test_per_joint_scale_in_joints_order_and_changing_with_the_joints(model):
     assert stage.joint_names == tuple(JOINTS)  # refused: nothing changed
     stage.set_config(FrictionConfig(two, JOINTS[:2]), StageSettings(scale=[3.0, 0.5]))
     res = stage.update(JOINTS[:2], [0.0] * 2, [0.3, -0.2], [], 2.0)
-    np.testing.assert_allclose(res.effort, [3.0, 0.5] * _hand([0.3, -0.2, 0.0])[:2], atol=1e-12)
+    np.testing.assert_allclose(res.effort, [3.0, 0.5] * _hand([0.3, -0.2, 0.0], EPS)[:2], atol=1e-12)
+
+
+@pytest.mark.parametrize("source", ["setpoint", "differentiated", "measured"])
+def test_a_setpoints_velocity_drives_the_tanh_with_eps_setpoint(model, source):
+    # issue 30: the same q̇ = 0.004 rad/s (a slow approach's tail) through each source; by hand
+    # b·tanh(0.004/ε) + c·0.004 with ε = 0.005 for the setpoint's velocity, 0.02 for a measured one
+    v = np.array([0.004, -0.004, 0.004])
+    stage = FrictionStage(FrictionConfig(model, JOINTS, velocity_source=source))
+    if source == "differentiated":  # a constant-velocity ramp: the filter converges to v
+        for k in range(2000):
+            res = stage.update(JOINTS, (v * 1e-3 * k).tolist(), [], [], 1e-3 * k)
+        np.testing.assert_allclose(stage.velocity, v, rtol=1e-9)
+        v = stage.velocity
+    else:
+        stage.update_measured(JOINTS, v.tolist())
+        res = stage.update(JOINTS, [0.0] * 3, v.tolist(), [], 0.0)
+    eps = EPS if source == "measured" else EPS_SETPOINT
+    np.testing.assert_allclose(res.effort, _hand(v, eps), rtol=1e-12, atol=1e-15)
+    # the sharper tanh keeps 62 % of the Coulomb level there, the measured one 20 %
+    assert math.tanh(0.004 / eps) == pytest.approx(0.664 if eps == EPS_SETPOINT else 0.197, abs=1e-3)
+
+
+def test_eps_setpoint_unset_follows_eps_and_is_validated():
+    m = FrictionModel(JOINTS, breakaway=0.1, eps=0.03)
+    assert m.params.eps_setpoint is None and m.for_setpoint_velocity() is m
+    changed = m.with_updates(eps=0.04)  # unset stays unset: it follows eps
+    assert changed.params.eps_setpoint is None
+    assert FrictionConfig(changed, JOINTS).term_model.params.eps.tolist() == [0.04] * 3
+    sharp = m.with_updates(eps_setpoint=[0.005, 0.006, 0.007])
+    np.testing.assert_array_equal(sharp.for_setpoint_velocity().params.eps, [0.005, 0.006, 0.007])
+    np.testing.assert_array_equal(sharp.with_updates(eps=0.05).params.eps_setpoint, [0.005, 0.006, 0.007])
+    assert FrictionConfig(sharp, JOINTS, velocity_source="measured").term_model is sharp
+    for bad in (0.0, -0.01, math.nan, [0.005, 0.005]):
+        with pytest.raises((ConfigError, ValueError)) as info:
+            FrictionModel(JOINTS, breakaway=0.1, eps_setpoint=bad)
+        assert "eps_setpoint" in str(info.value)
 
 
 def test_implausible_velocity_is_refused_and_changes_nothing(model):

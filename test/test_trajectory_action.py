@@ -184,9 +184,21 @@ def test_with_control_msgs_the_player_serves_follow_joint_trajectory(player):  #
     goal = FollowJointTrajectory.Goal(trajectory=_trajectory(NAMES, [(0.5, TARGET, [0.0] * 3)]))
     sent = client.send_goal_async(goal)
     executor.spin_until_future_complete(sent, timeout_sec=10.0)
+    assert sent.result() is not None and sent.result().accepted
+    server = player.action_server
+    for _ in range(200):  # until the execute callback has handed the goal to the player
+        if server.active:
+            break
+        executor.spin_once(timeout_sec=0.05)
+    assert server.active, "the goal never reached the execute callback"
     result = sent.result().get_result_async()
-    player.at(101.0)
+    # stamp 0 = the clock when execute ran: 100 s, held until now (had the clock moved on
+    # first, the goal would start later and a fixed end time could miss it); check() at once
+    # rather than waiting for the ROS-time timer to notice the override
+    player.at(102.0)
+    server.check()
     executor.spin_until_future_complete(result, timeout_sec=10.0)
+    assert result.result() is not None, "no result"
     assert result.result().result.error_code == FollowJointTrajectory.Result.SUCCESSFUL
     client.destroy()
     executor.shutdown()

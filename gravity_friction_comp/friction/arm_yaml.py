@@ -22,6 +22,7 @@ the file's ``joints:`` list, for the gravity node's ``scale``.
       breakaway_positive: [...]  # level for v > 0 [N·m] (overrides breakaway)
       breakaway_negative: [...]  # level magnitude for v < 0 [N·m] (overrides breakaway)
       eps: 0.005                 # tanh velocity scale [rad/s], scalar or per joint, > 0
+      eps_setpoint: 0.005        # eps for a setpoint's velocity [rad/s] (unset: eps)
       viscous: [...]             # [N·m·s/rad]
       stribeck_breakaway: [...]  # static level above the Coulomb level [N·m]
       stribeck_velocity: 0.1     # [rad/s], > 0
@@ -75,7 +76,7 @@ FRICTION_BLOCK_KEYS = (
     "enable",
     *(k for k in FRICTION_KEYWORDS if k not in ("enabled", "bam")),
 )
-_NUMERIC_KEYS = FRICTION_BLOCK_KEYS[3:12]
+_NUMERIC_KEYS = tuple(k for k in FRICTION_BLOCK_KEYS if k not in ("enabled", "enable", "model", "bam_files"))
 #: Keys of the ``setpoint_shaper`` block (read by
 #: :func:`~gravity_friction_comp.stage.shaper.shaper_limits_from_arm_yaml`): listed here so
 #: that this module checks every section's keys in one place.

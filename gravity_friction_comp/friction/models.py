@@ -19,7 +19,10 @@ Model ``"coulomb"`` (per joint i; v = joint velocity [rad/s]):
   ``friction_stribeck``).
 - ``F_v`` = ``viscous`` [N·m·s/rad ≥ 0], ``F_o`` = ``offset`` [N·m, any sign], added at every
   velocity including rest, as OpenArm's ``Fo`` (openarm_teleop).
-- ``ε`` = ``eps`` [rad/s > 0], scalar or per joint.
+- ``ε`` = ``eps`` [rad/s > 0], scalar or per joint. ``eps_setpoint`` (same form, unset:
+  ``eps``) is the ε of a setpoint's velocity (:meth:`FrictionModel.for_setpoint_velocity`):
+  a planned velocity is free of the measurement's noise, so it can keep the Coulomb term
+  up to a slower approach (a sharper tanh on a measured velocity chatters).
 
 At v = +0.0 and v = −0.0 the velocity-dependent part is exactly +0.0 (no signed zero).
 With asymmetric breakaway the term is continuous at 0 but its slope jumps from
@@ -37,6 +40,7 @@ torque the load applies to the joint is then BAM's ``tau_e = -load``.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -73,6 +77,8 @@ class FrictionModel:
         stribeck_velocity: [rad/s], > 0. Default 0.1.
         stribeck_exponent: [-], > 0. Default 2.
         offset: constant torque [N·m], any sign. Default 0.
+        eps_setpoint: tanh velocity scale [rad/s] when the velocity is a setpoint's, scalar
+            or (n,), > 0; ``None``: ``eps`` (:meth:`for_setpoint_velocity`).
         model: ``"coulomb"`` (default) or ``"bam"``.
         bam: (n,) sequence of :class:`BamParameters` or ``None`` (used when ``model="bam"``).
         bam_files: (n,) sequence of BAM JSON paths, ``None`` or ``""`` for none; exclusive
@@ -87,7 +93,7 @@ class FrictionModel:
 
     Raises:
         ConfigError: negative / non-finite coefficient or one beyond ``MAX_COEFFICIENT``,
-            ``eps`` or Stribeck velocity/exponent ≤ 0, unknown model (choices listed), non-bool ``enabled``, BAM file problems,
+            ``eps``, ``eps_setpoint`` or Stribeck velocity/exponent ≤ 0, unknown model (choices listed), non-bool ``enabled``, BAM file problems,
             non-zero tanh coefficients on a BAM joint, an unknown keyword (valid ones listed).
             ``key`` names the parameter.
         DimensionError: a per-joint array whose length is not n.
@@ -118,6 +124,7 @@ class FrictionModel:
         stribeck_velocity: Any = None,
         stribeck_exponent: Any = None,
         offset: Any = None,
+        eps_setpoint: Any = None,
         model: str | None = None,
         bam: Sequence[BamParameters | None] | None = None,
         bam_files: Sequence[Any] | None = None,
@@ -135,6 +142,7 @@ class FrictionModel:
                 stribeck_velocity=stribeck_velocity,
                 stribeck_exponent=stribeck_exponent,
                 offset=offset,
+                eps_setpoint=eps_setpoint,
                 model=model,
                 bam=bam,
                 bam_files=bam_files,
@@ -262,6 +270,18 @@ class FrictionModel:
         p = self._params
         target = list(p.joint_names) if p.joint_names is not None else p.n_joints
         return type(self)(target, **merged)
+
+    def for_setpoint_velocity(self) -> FrictionModel:
+        """The model to evaluate on a setpoint's velocity: ``eps`` (BAM joints' included)
+        replaced by ``eps_setpoint``; the model itself when that is unset or equal.
+
+        Returns:
+            A validated model (no new checks: the values are this model's).
+        """
+        p = self._params
+        if p.eps_setpoint is None or np.array_equal(p.eps_setpoint, p.eps):
+            return self
+        return type(self).from_params(dataclasses.replace(p, eps=p.eps_setpoint))
 
     # -- properties ---------------------------------------------------------------------
     @property

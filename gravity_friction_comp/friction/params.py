@@ -53,7 +53,16 @@ SYMMETRIC_KEYWORDS = ("breakaway", *COEFFICIENT_KEYWORDS[2:])
 
 #: Keyword names accepted by :class:`FrictionModel`, :meth:`FrictionModel.with_updates` and
 #: :meth:`FrictionModel.from_yaml` (the node can declare one ROS parameter per name).
-FRICTION_KEYWORDS = ("enabled", "model", "breakaway", *COEFFICIENT_KEYWORDS, "bam", "bam_files")
+#: ``eps_setpoint`` is no coefficient array: unset, ``eps`` serves (and follows its changes).
+FRICTION_KEYWORDS = (
+    "enabled",
+    "model",
+    "breakaway",
+    *COEFFICIENT_KEYWORDS,
+    "eps_setpoint",
+    "bam",
+    "bam_files",
+)
 
 DEFAULT_EPS = 0.01  # [rad/s], i2rt PR #37 default
 #: Plausibility limit of every torque-like friction coefficient [N·m or N·m·s/rad].
@@ -80,6 +89,9 @@ class FrictionParams:
         stribeck_exponent: [-], (n,), > 0.
         offset: constant torque [N·m], (n,), any sign.
         bam: per-joint :class:`BamParameters` or ``None``, length n.
+        eps_setpoint: tanh velocity scale for a setpoint's velocity [rad/s], (n,), > 0, or
+            ``None`` (unset: ``eps``); see
+            :meth:`~gravity_friction_comp.friction.models.FrictionModel.for_setpoint_velocity`.
     """
 
     n_joints: int
@@ -95,6 +107,7 @@ class FrictionParams:
     stribeck_exponent: np.ndarray
     offset: np.ndarray
     bam: tuple[BamParameters | None, ...]
+    eps_setpoint: np.ndarray | None = None
 
     @property
     def bam_files(self) -> tuple[str | None, ...]:
@@ -106,6 +119,8 @@ class FrictionParams:
         out: dict[str, Any] = {"enabled": self.enabled, "model": self.model}
         for key in COEFFICIENT_KEYWORDS:
             out[key] = getattr(self, key).tolist()
+        if self.eps_setpoint is not None:  # unset stays unset: it follows eps
+            out["eps_setpoint"] = self.eps_setpoint.tolist()
         out["bam"] = list(self.bam)
         return out
 
@@ -122,6 +137,7 @@ def params_from_keywords(
     stribeck_velocity: Any = None,
     stribeck_exponent: Any = None,
     offset: Any = None,
+    eps_setpoint: Any = None,
     model: str | None = None,
     bam: Sequence[BamParameters | None] | None = None,
     bam_files: Sequence[Any] | None = None,
@@ -166,6 +182,9 @@ def params_from_keywords(
         ),
         offset=_per_joint("offset", offset, n, 0.0, signed=True, bound=MAX_COEFFICIENT),
         bam=_bam_list(bam, bam_files, n),
+        eps_setpoint=None
+        if eps_setpoint is None or _is_empty_sequence(eps_setpoint)
+        else _per_joint("eps_setpoint", eps_setpoint, n, DEFAULT_EPS, positive=True),
     )
 
 

@@ -15,9 +15,11 @@ Parameters:
     joints (string[]): names the per-joint arrays refer to (others pass through).
     arm_config (string): per-arm YAML (``friction_comp`` block, or OpenArm leader/follower).
     enabled, model, breakaway, breakaway_positive, breakaway_negative, eps, viscous,
-        stribeck_breakaway, stribeck_velocity, stribeck_exponent, offset, bam_files:
+        stribeck_breakaway, stribeck_velocity, stribeck_exponent, offset, eps_setpoint, bam_files:
         friction model values (:class:`~gravity_friction_comp.friction.models.FrictionModel`);
         unset ones come from ``arm_config``, set ones override it. Scalars or per joint.
+        ``eps_setpoint`` is the tanh scale of a setpoint's velocity (``velocity_source``
+        setpoint or differentiated; unset there too: ``eps``), ``eps`` the measured one's.
         A ``friction_comp`` block without ``enabled``/``enable`` is off (logged at start-up).
     velocity_source (string): setpoint | measured | differentiated.
     velocity_cutoff_hz (double): low-pass cutoff of the differentiation [Hz].
@@ -57,6 +59,12 @@ __all__ = ["FrictionFeedforwardNode", "PARAMETERS", "build_friction_config", "fr
 #: Model keywords exposed as parameters ("bam" objects are not a parameter type).
 MODEL_PARAMETERS = tuple(k for k in FRICTION_KEYWORDS if k != "bam")
 VELOCITY_PARAMETERS = ("velocity_source", "velocity_cutoff_hz", "velocity_deadband")
+#: What a model parameter's description adds to "friction model value; unset: from arm_config".
+_MODEL_NOTES = {
+    "eps": " (tanh velocity scale, rad/s; a setpoint's velocity takes eps_setpoint when set)",
+    "eps_setpoint": ", else eps (tanh scale of a setpoint's velocity: velocity_source setpoint or "
+    "differentiated, rad/s)",
+}
 DRIVE_PARAMETERS = ("drive", "eps_position", "measurement_timeout")
 
 #: Every parameter of the node, declared once.
@@ -64,7 +72,10 @@ PARAMETERS: tuple[Param, ...] = (
     *STAGE_PARAMETERS,
     Param("joints", [""], "joint names the per-joint arrays refer to"),
     Param("arm_config", "", "per-arm YAML with a friction_comp block (defaults for the model)"),
-    *(Param(name, None, "friction model value; unset: from arm_config") for name in MODEL_PARAMETERS),
+    *(
+        Param(name, None, "friction model value; unset: from arm_config" + _MODEL_NOTES.get(name, ""))
+        for name in MODEL_PARAMETERS
+    ),
     Param(
         "effort_limit",
         None,

@@ -98,6 +98,7 @@ from gravity_friction_comp.nodes.observer_runtime import (
     ObserverHook,
     ObserverRuntime,
     check_enabled,
+    clear_faults_message,
     contact_status,
 )
 from gravity_friction_comp.nodes.parameters import (
@@ -403,12 +404,11 @@ class MitBridgeNode(Node):
     def _on_clear_faults(self, request, response):
         faulted = [s.name for s in self._core.status() if s.fault]
         self._core.request_clear_fault(None)
+        reaction = self._core.reaction  # before the hook's clear ends it (it may outlive its contact)
         contact = None if self._observer_hook is None else self._observer_hook.clear()
         self._core.clear_reaction()
         response.success = True
-        response.message = f"clearing {faulted}" if faulted else "no latched fault"
-        if contact is not None:
-            response.message += f"; contact cleared ({contact.describe()})"
+        response.message = clear_faults_message(faulted, contact, reaction)
         self.get_logger().info(f"clear_faults: {response.message}")
         return response
 

@@ -46,6 +46,7 @@ __all__ = [
     "REACTION_PARAMETERS",
     "ObserverRuntime",
     "check_enabled",
+    "clear_faults_message",
     "contact_status",
     "external_effort_message",
 ]
@@ -344,6 +345,22 @@ def check_enabled(values: Mapping[str, Any], models: RobotModels | None) -> None
             key="observer.enable",
             value=True,
         )
+
+
+def clear_faults_message(
+    faulted: Sequence[str], contact: Contact | None, reaction: tuple[str, str] | None
+) -> str:
+    """The bridge's ``~/clear_faults`` reply: the motors whose latched fault is cleared, the
+    contact unlatched (``None``: none latched, or the observer is off) and the core's contact
+    reaction ended (``(behavior, reason)`` in force before the call, ``None``: none). A
+    reaction outlives its contact when the observer was switched off meanwhile: it is named
+    here, so the reply never says "nothing" while the motors were holding."""
+    message = f"clearing {list(faulted)}" if faulted else "no latched fault"
+    if contact is not None:
+        message += f"; contact cleared ({contact.describe()})"
+    if reaction is not None:
+        message += f"; contact reaction {reaction[0]} ended ({reaction[1]})"
+    return message
 
 
 class ObserverHook:

@@ -11,6 +11,11 @@ with ``τ_f`` the :class:`~gravity_friction_comp.friction.models.FrictionModel` 
 incoming effort is the load of BAM models), ``q̇`` from the setpoint, the measurement or
 differentiated positions (:class:`~gravity_friction_comp.stage.velocity.VelocitySelector`,
 deadband included), ``s`` the scale and ``τ_max`` the effort limits (``inf`` unless set).
+A ``q̇`` of the setpoint (``velocity_source`` ``setpoint`` or ``differentiated``) drives the
+model's tanh with its ``eps_setpoint`` (unset: ``eps``;
+:meth:`~gravity_friction_comp.friction.models.FrictionModel.for_setpoint_velocity`), a
+measured one with ``eps``: a planned velocity has no sensor noise to chatter on, so a sharper
+tanh keeps the Coulomb term up to the end of a slow approach (docs/trajectory.md).
 
 ``drive: position_error`` replaces ``τ_f`` by the error-driven Coulomb term of i2rt PR #37
 (``motor_chain_robot._compute_friction_compensation``), with asymmetric levels:
@@ -135,6 +140,8 @@ class FrictionConfig:
             called, e.g. the node's ``joint_states``); ``velocity_source: measured`` and
             ``drive: position_error`` need one.
         effort_limits: (n,) [N·m] the limits in force (derived, read-only).
+        term_model: the model the velocity drive evaluates (derived): ``model`` for a
+            measured velocity, ``model.for_setpoint_velocity()`` for a setpoint's.
 
     Raises:
         ConfigError: no/duplicate joints, a model of another size, invalid velocity source
@@ -158,6 +165,7 @@ class FrictionConfig:
     dither_hz: float = 5.0
     measured: bool = True
     effort_limits: np.ndarray = field(init=False, repr=False)
+    term_model: FrictionModel = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, FrictionModel):
@@ -177,6 +185,9 @@ class FrictionConfig:
         limits = effort_limits_from(self.effort_limit, len(joints))
         limits.setflags(write=False)
         object.__setattr__(self, "effort_limits", limits)
+        measured_velocity = self.velocity_source == "measured"
+        term_model = self.model if measured_velocity else self.model.for_setpoint_velocity()
+        object.__setattr__(self, "term_model", term_model)
 
     def _check_drive(self, n: int) -> None:
         if self.drive not in DRIVES:
@@ -430,7 +441,7 @@ class FrictionStage(FeedforwardStage):
         self._velocity = self._selector.velocity(setpoint.model_position(), model_velocity, t)
 
     def _term(self, setpoint: Setpoint) -> np.ndarray | None:
-        model = self._config.model
+        model = self._config.term_model
         self.measurement_problem = None
         if model.is_zero:
             return None  # bit-identical pass-through
