@@ -63,7 +63,7 @@ DOCUMENTED_GAIN = 0.75
 SWEEP_GAINS = (0.25, 0.5, 0.75, 1.0)
 #: Beyond the maximum (refused at runtime): the probe that shows the instability the sweep
 #: stays clear of (informative, not part of ``teleop.passed``): on the palletizer 2.0 settles
-#: (0.06 mrad), 2.5 oscillates (docs/teleop.md, Stability).
+#: (0.1 mrad), 2.5 oscillates (docs/teleop.md, Stability).
 PROBE_GAIN = 2.5
 #: [rad] free-motion tracking RMS bound per proximal joint (issue 31).
 MAX_RMS = 5e-3
