@@ -720,16 +720,20 @@ ARGUMENTS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def launch_arguments() -> list:
-    """The launch arguments (:data:`ARGUMENTS`) with their defaults and descriptions."""
+def launch_arguments(arguments=None) -> list:
+    """The launch arguments ``(name, default, description)`` of ``arguments`` (default
+    :data:`ARGUMENTS`; teleop.launch.py gives its own) as ``DeclareLaunchArgument``."""
     from launch.actions import DeclareLaunchArgument
 
-    return [DeclareLaunchArgument(n, default_value=d, description=t) for n, d, t in ARGUMENTS]
+    given = ARGUMENTS if arguments is None else arguments
+    return [DeclareLaunchArgument(n, default_value=d, description=t) for n, d, t in given]
 
 
-def generate_launch_description():
+def generate_launch_description(arguments=None, setup=None):
+    """The arguments (:func:`launch_arguments`) and ``setup`` (default this file's) run on
+    them: this file's description, or another launch file's of the same shape."""
     from launch.actions import OpaqueFunction
 
     from launch import LaunchDescription
 
-    return LaunchDescription([*launch_arguments(), OpaqueFunction(function=_setup)])
+    return LaunchDescription([*launch_arguments(arguments), OpaqueFunction(function=setup or _setup)])

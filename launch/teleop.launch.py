@@ -14,8 +14,10 @@ motor maps share), engages softly, shapes the stream and feeds back (docs/teleop
 A bimanual profile (``openarm_v10_bimanual``) is one teleop node over both arms' joints (the
 follower's one gravity stage takes the whole model per setpoint); its follower runs one
 bridge per bus (``/follower/left``, ``/follower/right``): the teleop node reads each bridge's
-``joint_states`` and merges them by joint name (:func:`state_topics`), and a fault of either
-bridge holds the follower.
+``joint_states`` and merges them by joint name (:func:`state_topics`), a fault of either
+bridge holds the follower, and each bus has its own momentum observer on its bridge's
+``joint_states`` (:func:`observer_commands`: ``/follower/left/momentum_observer``, ...), the
+teleop node taking each one's estimate for that bus's joints.
 
 Examples::
 
@@ -39,19 +41,23 @@ def default_pair_config(follower: str) -> str:
     return str(path) if path.is_file() else ""
 
 
-def state_topics(motor_values: dict, namespace: str, free_drive: bool) -> list[str]:
+def state_topics(motor_values: dict, namespace: str, free_drive: bool, root: str = "") -> list[str]:
     """The ``joint_states`` topics of one arm as ``arm.launch.py`` starts its bridges in
-    ``namespace``: one per bus's bridge (``/<namespace>/<bus namespace>/joint_states``,
+    ``namespace``: one per bus's bridge (``<root>/<namespace>/<bus namespace>/joint_states``,
     :func:`~gravity_friction_comp.profiles.arm_profiles.bus_bridges`), or the one
-    ``/<namespace>/joint_states`` of a single bridge (one bus; free drive, where
-    ``arm.launch.py`` runs one bridge serving every bus)."""
+    ``<root>/<namespace>/joint_states`` of a single bridge (one bus; free drive, where
+    ``arm.launch.py`` runs one bridge serving every bus). ``root``: "" (the launch) or a
+    namespace ``/x`` above both arms' (a test's own)."""
     from gravity_friction_comp.profiles.arm_profiles import bus_bridges
 
     subs = [""] if free_drive else [sub for sub, _, _ in bus_bridges(motor_values)]
-    return [f"/{namespace}/{sub}/joint_states" if sub else f"/{namespace}/joint_states" for sub in subs]
+    base = f"{root.rstrip('/')}/{namespace}"
+    return [f"{base}/{sub}/joint_states" if sub else f"{base}/joint_states" for sub in subs]
 
 
-def teleop_parameters(leader: str, follower: str, pair_config: str, rate_hz: float | None = None) -> dict:
+def teleop_parameters(
+    leader: str, follower: str, pair_config: str, rate_hz: float | None = None, root: str = ""
+) -> dict:
     """The teleop node's parameters for profiles ``leader`` → ``follower``.
 
     The identity mapping (no pair file) is the leader bridge joints the follower's bridge
@@ -59,7 +65,8 @@ def teleop_parameters(leader: str, follower: str, pair_config: str, rate_hz: flo
     published at their sim-config start pose (the gravity stage needs every model joint);
     ``leader_effort_limit`` is the leader motor map's, per mapped joint; the state topics and
     the follower's bridges are those of each arm's bridges (:func:`state_topics`: per bus on
-    the bimanual follower).
+    the bimanual follower), the external-torque topics those of the follower's observers
+    (:func:`observer_commands`: one per bus). ``root``: as :func:`state_topics`.
 
     Raises:
         ConfigError: unknown profile, a pair file that does not load, no common joint.
@@ -89,7 +96,7 @@ def teleop_parameters(leader: str, follower: str, pair_config: str, rate_hz: flo
 
     model_joints = RobotModel.from_urdf(fp.urdf).joint_names  # independent joints (mimic reduced)
     fixed = [j for j in model_joints if j not in pair.follower_joints and j not in fp.joints]
-    follower_topics = state_topics(fv, FOLLOWER_NS, free_drive=False)
+    follower_topics = state_topics(fv, FOLLOWER_NS, free_drive=False, root=root)
     return {
         "pair_config": pair_config,
         "joints": list(pair.joints) if not pair_config else [""],
@@ -99,45 +106,103 @@ def teleop_parameters(leader: str, follower: str, pair_config: str, rate_hz: flo
         "fixed_joints": fixed or [""],
         "fixed_positions": [float(sim.joint(j).initial_position) for j in fixed] or [0.0],
         "rate_hz": float(rate_hz if rate_hz is not None else fp.rate_hz),
-        "leader_state_topics": state_topics(lv, LEADER_NS, free_drive=True),
+        "leader_state_topics": state_topics(lv, LEADER_NS, free_drive=True, root=root),
         "follower_state_topics": follower_topics,
         "follower_bridges": [t.removesuffix("joint_states") + "mit_bridge" for t in follower_topics],
+        "follower_effort_topics": [
+            f"{ns}/{OBSERVER}/external_effort" for ns in _bus_namespaces(follower_topics)
+        ],
     }
 
 
-def observer_command(follower: str, python: str) -> list[str]:
-    """The follower's momentum observer (issue 29's ``observer_node``) in namespace
-    ``follower``, on its ``joint_states``: ``python -m`` (its module), the follower profile's
-    URDF and arm YAML (friction). Its ``~/external_effort`` is :data:`EXTERNAL_EFFORT`."""
+#: The momentum observer's node name (issue 29's ``observer_node``).
+OBSERVER = "momentum_observer"
+
+
+def _bus_namespaces(topics: list[str]) -> list[str]:
+    """The namespace of each bridge's ``joint_states`` topic (``/follower/left``, ...)."""
+    return [t.removesuffix("/joint_states") for t in topics]
+
+
+def observer_commands(follower: str, python: str, root: str = "") -> list[list[str]]:
+    """The follower's momentum observers (issue 29's ``observer_node``), one per bridge, each
+    in its bridge's namespace on that bridge's ``joint_states`` (the bimanual follower:
+    ``/follower/left`` and ``/follower/right``, each with its bus's joints; one bus:
+    ``/follower``): ``python -m`` (its module), the follower profile's URDF (the whole model:
+    the arms of a bimanual share no moving body, so a bus's estimates need only its own
+    joints) and arm YAML (friction). Their ``~/external_effort`` are the teleop node's
+    ``follower_effort_topics`` (:func:`teleop_parameters`). ``root``: as :func:`state_topics`.
+    """
     from gravity_friction_comp.profiles.arm_profiles import load_arm
 
     fp = load_arm(follower)
+    topics = state_topics(fp.bridge_values(), FOLLOWER_NS, free_drive=False, root=root)
     return [
-        python,
-        "-m",
-        "gravity_friction_comp.nodes.observer_node",
-        "--ros-args",
-        "-r",
-        f"__ns:=/{FOLLOWER_NS}",
-        "-p",
-        f"urdf_path:={fp.urdf}",
-        "-p",
-        f"observer.arm_config:={fp.arm_config}",
+        [
+            python,
+            "-m",
+            "gravity_friction_comp.nodes.observer_node",
+            "--ros-args",
+            "-r",
+            f"__ns:={ns}",
+            "-p",
+            f"urdf_path:={fp.urdf}",
+            "-p",
+            f"observer.arm_config:={fp.arm_config}",
+        ]
+        for ns in _bus_namespaces(topics)
     ]
 
 
-#: The follower observer's estimate topic (``momentum_observer``'s ``~/external_effort``).
-EXTERNAL_EFFORT = f"/{FOLLOWER_NS}/momentum_observer/external_effort"
-
-
-def teleop_remappings(external_effort: str) -> list[tuple[str, str]]:
-    """The teleop node's topics in the two arms' namespaces (the arms' ``joint_states``:
-    ``leader_state_topics``/``follower_state_topics`` of :func:`teleop_parameters`)."""
+def teleop_remappings(root: str = "") -> list[tuple[str, str]]:
+    """The teleop node's topics in the two arms' namespaces (the arms' ``joint_states`` and
+    the follower's estimates: ``leader_state_topics``/``follower_state_topics``/
+    ``follower_effort_topics`` of :func:`teleop_parameters`). ``root``: as :func:`state_topics`."""
+    base = root.rstrip("/")
     return [
-        ("follower_external_effort", external_effort),
-        ("follower_setpoint", f"/{FOLLOWER_NS}/joint_setpoint"),
-        ("leader_feedback_effort", f"/{LEADER_NS}/feedback_effort"),
+        ("follower_setpoint", f"{base}/{FOLLOWER_NS}/joint_setpoint"),
+        ("leader_feedback_effort", f"{base}/{LEADER_NS}/feedback_effort"),
     ]
+
+
+#: The launch arguments :func:`teleop_wiring` takes.
+WIRING_ARGUMENTS = ("pair_config", "external_effort_topic", "feedback", "feedback_gain")
+
+
+def teleop_wiring(
+    leader: str,
+    follower: str,
+    python: str,
+    pair_config: str = "",
+    external_effort_topic: str = "",
+    feedback: str = "",
+    feedback_gain: str = "",
+    root: str = "",
+) -> tuple[dict, list[list[str]]]:
+    """The teleop node's parameters and the observers to start, from the launch arguments
+    (strings, :data:`ARGUMENTS`): :func:`teleop_parameters`; ``external_effort_topic`` empty:
+    the follower's observers (:func:`observer_commands`), else its topics (comma-separated)
+    read and no observer started; ``feedback``/``feedback_gain`` given: their start values.
+
+    Raises:
+        ConfigError: as :func:`teleop_parameters`. ValueError: ``feedback`` not true/false,
+            ``feedback_gain`` not a number (the teleop node checks its range).
+    """
+    values = teleop_parameters(leader, follower, pair_config, root=root)
+    topics = [t.strip() for t in external_effort_topic.split(",") if t.strip()]
+    observers = [] if topics else observer_commands(follower, python, root=root)
+    if topics:  # estimates from elsewhere (e.g. the bridges' own observers)
+        values["follower_effort_topics"] = topics
+    if feedback:
+        if feedback.lower() not in ("true", "false"):
+            raise ValueError(f"feedback:={feedback!r}: true or false")
+        values["feedback.enable"] = feedback.lower() == "true"
+    if feedback_gain:
+        try:
+            values["feedback.gain"] = float(feedback_gain)
+        except ValueError:
+            raise ValueError(f"feedback_gain:={feedback_gain!r} is not a number") from None
+    return values, observers
 
 
 def _setup(context, *args, **kwargs):
@@ -171,15 +236,10 @@ def _setup(context, *args, **kwargs):
             }.items(),
         ),
     ]
-    topic = given("external_effort_topic")
-    if topic == EXTERNAL_EFFORT:  # the default: this launch starts the follower's observer
-        actions.append(ExecuteProcess(cmd=observer_command(follower, sys.executable), output="screen"))
-    values = teleop_parameters(leader, follower, given("pair_config"))
-    for key in ("feedback", "feedback_gain"):
-        if given(key):
-            values["feedback.enable" if key == "feedback" else "feedback.gain"] = (
-                given(key).lower() == "true" if key == "feedback" else float(given(key))
-            )
+    values, observers = teleop_wiring(
+        leader, follower, sys.executable, **{k: given(k) for k in WIRING_ARGUMENTS}
+    )
+    actions += [ExecuteProcess(cmd=c, output="screen") for c in observers]
     actions.append(
         Node(
             package=PACKAGE,
@@ -187,7 +247,7 @@ def _setup(context, *args, **kwargs):
             name="teleop",
             output="screen",
             parameters=[values],
-            remappings=teleop_remappings(topic),
+            remappings=teleop_remappings(),
         )
     )
     return actions
@@ -202,24 +262,28 @@ ARGUMENTS = (
     ("feedback_gain", "", "feedback gain at start (default: the pair YAML's; 0..MAX_FEEDBACK_GAIN)"),
     (
         "external_effort_topic",
-        EXTERNAL_EFFORT,
-        "the follower's external-torque estimate; the default starts the follower's momentum_observer "
-        "(python -m gravity_friction_comp.nodes.observer_node), another topic (e.g. the follower "
-        "bridge's ~/external_effort with observer.enable) starts none",
+        "",
+        "the follower's external-torque estimate, a topic or several separated by commas (one per "
+        "bus); empty (default): start one momentum_observer per follower bridge (python -m "
+        "gravity_friction_comp.nodes.observer_node, on that bridge's joint_states) and read theirs; "
+        "a topic (e.g. the follower bridges' ~/external_effort with observer.enable) starts none",
     ),
 )
 
 
-def launch_arguments() -> list:
-    """The launch arguments (:data:`ARGUMENTS`) with their defaults and descriptions."""
-    from launch.actions import DeclareLaunchArgument
+def _arm_launch():
+    """``arm.launch.py`` beside this file (its description helper serves both files)."""
+    import importlib.util
 
-    return [DeclareLaunchArgument(n, default_value=d, description=t) for n, d, t in ARGUMENTS]
+    spec = importlib.util.spec_from_file_location(
+        "gfc_arm_launch", pathlib.Path(__file__).resolve().with_name("arm.launch.py")
+    )
+    assert spec is not None and spec.loader is not None
+    arm = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(arm)
+    return arm
 
 
 def generate_launch_description():
-    from launch.actions import OpaqueFunction
-
-    from launch import LaunchDescription
-
-    return LaunchDescription([*launch_arguments(), OpaqueFunction(function=_setup)])
+    """:data:`ARGUMENTS` and :func:`_setup` (``arm.launch.py``'s ``generate_launch_description``)."""
+    return _arm_launch().generate_launch_description(ARGUMENTS, _setup)

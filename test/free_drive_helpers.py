@@ -275,3 +275,50 @@ def state_at(states, t: float, joint: str, field: str = "position") -> float:
     """``field`` of ``joint`` in the recorded ``joint_states`` message stamped nearest ``t`` [s]."""
     m = min(states, key=lambda s: abs(s.header.stamp.sec + 1e-9 * s.header.stamp.nanosec - t))
     return getattr(m, field)[list(m.name).index(joint)]
+
+
+def lockstep_chain_nodes(
+    repo_root, namespace: str, rate: float, *, friction: dict | None = None, bridge: dict | None = None
+) -> dict[str, dict]:
+    """The simulated palletizer's composed chain in lockstep on sim time, as the composed tests
+    build it: ``{"gravity", "friction", "bridge"}`` → that node's constructor keywords
+    (``namespace``, ``parameter_overrides``: ``config/*.yaml``, the URDF, the arm and sim YAML,
+    lockstep at ``rate`` [Hz]), plus ``friction``/``bridge`` overrides (free drive's)."""
+    from rclpy.parameter import Parameter
+
+    from gravity_friction_comp.param_files import first_node_parameters
+
+    urdf = str(repo_root / "urdf" / "palletizer.urdf")
+    files = {
+        "bridge": "mit_bridge.yaml",
+        "gravity": "gravity_compensation.yaml",
+        "friction": "friction_feedforward.yaml",
+    }
+    values = {k: first_node_parameters(repo_root / "config" / f)[1] for k, f in files.items()}
+    sim_time = {"use_sim_time": True}
+    given = {
+        "gravity": {**values["gravity"], "urdf_path": urdf},
+        "friction": {
+            **values["friction"],
+            "arm_config": str(repo_root / "config" / "palletizer_arm.yaml"),
+            **(friction or {}),
+        },
+        "bridge": {
+            **values["bridge"],
+            "simulate": True,
+            "urdf_path": urdf,
+            "sim_config": str(repo_root / "config" / "sim_palletizer.yaml"),
+            "read_motor_limits": False,
+            "sim_lockstep": True,
+            "sim_setpoint_rate_hz": rate,
+            "sim_stall_timeout": 5.0,
+            **(bridge or {}),
+        },
+    }
+    return {
+        k: {
+            "namespace": namespace,
+            "parameter_overrides": [Parameter(n, value=v) for n, v in {**p, **sim_time}.items()],
+        }
+        for k, p in given.items()
+    }

@@ -9,7 +9,7 @@ import pytest
 
 rclpy = pytest.importorskip("rclpy")
 pytestmark = pytest.mark.slow
-from free_drive_helpers import lockstep_time, publish_pushes, spin_to, state_at  # noqa: E402
+from free_drive_helpers import lockstep_chain_nodes, lockstep_time, publish_pushes, spin_to, state_at  # noqa: E402
 from graph_helpers import fresh_domain_id, own_namespace, publishers_of  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
@@ -53,7 +53,6 @@ def test_composed_free_drive_holds_the_arm_in_lockstep(repo_root):
         profile.free_drive_dither,
         profile.free_drive_friction_scale,
     )
-    sim_time = {"use_sim_time": True}
     context = Context()
     rclpy.init(args=[], context=context, domain_id=fresh_domain_id())
     ns = own_namespace()  # every node under it: a stranger's topics never reach them
@@ -61,39 +60,8 @@ def test_composed_free_drive_holds_the_arm_in_lockstep(repo_root):
     try:
         composed = ComposedFreeDrive(
             context,
-            free_drive={"namespace": ns, "parameter_overrides": _params({**fd_node, **sim_time})},
-            gravity={
-                "namespace": ns,
-                "parameter_overrides": _params({**values["gravity"], "urdf_path": urdf, **sim_time}),
-            },
-            friction={
-                "namespace": ns,
-                "parameter_overrides": _params(
-                    {
-                        **values["friction"],
-                        "arm_config": str(repo_root / "config" / "palletizer_arm.yaml"),
-                        **fd_friction,
-                        **sim_time,
-                    }
-                ),
-            },
-            bridge={
-                "namespace": ns,
-                "parameter_overrides": _params(
-                    {
-                        **values["bridge"],
-                        "simulate": True,
-                        "urdf_path": urdf,
-                        "sim_config": str(repo_root / "config" / "sim_palletizer.yaml"),
-                        "read_motor_limits": False,
-                        "sim_lockstep": True,
-                        "sim_setpoint_rate_hz": rate,
-                        "sim_stall_timeout": 5.0,
-                        **fd_bridge,
-                        **sim_time,
-                    }
-                ),
-            },
+            free_drive={"namespace": ns, "parameter_overrides": _params({**fd_node, "use_sim_time": True})},
+            **lockstep_chain_nodes(repo_root, ns, rate, friction=fd_friction, bridge=fd_bridge),
         )
         bridge, free = composed.bridge, composed.free_drive
         # the measured state is handed over, not subscribed to

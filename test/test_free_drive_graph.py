@@ -9,7 +9,7 @@ import pytest
 
 rclpy = pytest.importorskip("rclpy")
 pytestmark = pytest.mark.slow
-from free_drive_helpers import lockstep_time, publish_pushes, spin_to, state_at  # noqa: E402
+from free_drive_helpers import lockstep_chain_nodes, lockstep_time, publish_pushes, spin_to, state_at  # noqa: E402
 from graph_helpers import fresh_domain_id, own_namespace, publishers_of  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
@@ -53,54 +53,18 @@ def test_push_then_release_in_lockstep_through_the_nodes(repo_root, start):
     # every node under the test's own namespace (a stranger's topics never reach them), so the
     # config files' sections (keyed by the bare node name) go in as values
     ns = own_namespace()
+    chain = lockstep_chain_nodes(repo_root, ns, rate, friction=fd_friction, bridge=fd_bridge)
     sim_time = {"use_sim_time": True}
     nodes = []
     try:
-        bridge = MitBridgeNode(
-            context=context,
-            namespace=ns,
-            parameter_overrides=_params(
-                {
-                    **first_node_parameters(bridge_file)[1],
-                    "simulate": True,
-                    "urdf_path": urdf,
-                    "sim_config": str(repo_root / "config" / "sim_palletizer.yaml"),
-                    "read_motor_limits": False,
-                    "sim_lockstep": True,
-                    "sim_setpoint_rate_hz": rate,
-                    "sim_stall_timeout": 5.0,
-                    **fd_bridge,
-                    **sim_time,
-                }
-            ),
-        )
+        bridge = MitBridgeNode(context=context, **chain["bridge"])
         nodes.append(bridge)
-        nodes.append(
-            GravityCompensationNode(
-                context=context,
-                namespace=ns,
-                parameter_overrides=_params(
-                    {
-                        **first_node_parameters(repo_root / "config" / "gravity_compensation.yaml")[1],
-                        "urdf_path": urdf,
-                        **sim_time,
-                    }
-                ),
-            )
-        )
+        nodes.append(GravityCompensationNode(context=context, **chain["gravity"]))
         nodes.append(
             FrictionFeedforwardNode(
                 context=context,
-                namespace=ns,
                 cli_args=["--ros-args", "-r", "joint_setpoint:=gravity/joint_command"],
-                parameter_overrides=_params(
-                    {
-                        **first_node_parameters(friction_file)[1],
-                        "arm_config": str(repo_root / "config" / "palletizer_arm.yaml"),
-                        **fd_friction,
-                        **sim_time,
-                    }
-                ),
+                **chain["friction"],
             )
         )
         free = FreeDriveNode(

@@ -9,7 +9,7 @@ import pytest
 rclpy = pytest.importorskip("rclpy")
 pytest.importorskip("ruckig")
 pytestmark = pytest.mark.slow
-from free_drive_helpers import lockstep_time, spin_to, state_at  # noqa: E402
+from free_drive_helpers import lockstep_chain_nodes, lockstep_time, spin_to, state_at  # noqa: E402
 from graph_helpers import fresh_domain_id, own_namespace  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
@@ -25,66 +25,24 @@ def test_composed_teleop_engages_softly_to_the_leader_pose(repo_root):
     from rclpy.executors import SingleThreadedExecutor
 
     from gravity_friction_comp.nodes.composed_teleop import ComposedTeleop
-    from gravity_friction_comp.param_files import first_node_parameters
 
-    urdf = str(repo_root / "urdf" / "palletizer.urdf")
-    files = {
-        "bridge": "mit_bridge.yaml",
-        "gravity": "gravity_compensation.yaml",
-        "friction": "friction_feedforward.yaml",
-    }
-    values = {k: first_node_parameters(repo_root / "config" / f)[1] for k, f in files.items()}
     rate = 500.0
-    sim_time = {"use_sim_time": True}
     context = Context()
     rclpy.init(args=[], context=context, domain_id=fresh_domain_id())
     ns = own_namespace()
     composed = probe = None
     try:
+        teleop = {
+            "pair_config": str(repo_root / "arms" / "palletizer" / "teleop.yaml"),
+            "urdf_path": str(repo_root / "urdf" / "palletizer.urdf"),
+            "arm_config": str(repo_root / "config" / "palletizer_arm.yaml"),
+            "rate_hz": rate,
+            "use_sim_time": True,
+        }
         composed = ComposedTeleop(
             context,
-            teleop={
-                "namespace": ns,
-                "parameter_overrides": _params(
-                    {
-                        "pair_config": str(repo_root / "arms" / "palletizer" / "teleop.yaml"),
-                        "urdf_path": urdf,
-                        "arm_config": str(repo_root / "config" / "palletizer_arm.yaml"),
-                        "rate_hz": rate,
-                        **sim_time,
-                    }
-                ),
-            },
-            gravity={
-                "namespace": ns,
-                "parameter_overrides": _params({**values["gravity"], "urdf_path": urdf, **sim_time}),
-            },
-            friction={
-                "namespace": ns,
-                "parameter_overrides": _params(
-                    {
-                        **values["friction"],
-                        "arm_config": str(repo_root / "config" / "palletizer_arm.yaml"),
-                        **sim_time,
-                    }
-                ),
-            },
-            bridge={
-                "namespace": ns,
-                "parameter_overrides": _params(
-                    {
-                        **values["bridge"],
-                        "simulate": True,
-                        "urdf_path": urdf,
-                        "sim_config": str(repo_root / "config" / "sim_palletizer.yaml"),
-                        "read_motor_limits": False,
-                        "sim_lockstep": True,
-                        "sim_setpoint_rate_hz": rate,
-                        "sim_stall_timeout": 5.0,
-                        **sim_time,
-                    }
-                ),
-            },
+            teleop={"namespace": ns, "parameter_overrides": _params(teleop)},
+            **lockstep_chain_nodes(repo_root, ns, rate),
         )
         bridge, teleop = composed.bridge, composed.teleop
         assert not set(teleop.follower_subscriptions) & set(teleop.subscriptions)  # handed over by call

@@ -27,9 +27,19 @@ def test_one_pair_from_the_followers_pair_file_and_the_leaders_effort_limits(rep
     # one bus each: the bridges' one joint_states (what teleop_remappings gave before)
     assert values["leader_state_topics"] == ["/leader/joint_states"]
     assert values["follower_state_topics"] == ["/follower/joint_states"]
-    topics = dict(m.teleop_remappings("/follower/external_effort"))
-    assert topics["follower_setpoint"] == "/follower/joint_setpoint"
-    assert topics["leader_feedback_effort"] == "/leader/feedback_effort"
+    # the one observer's estimate (observer_commands: one per bridge)
+    assert values["follower_effort_topics"] == ["/follower/momentum_observer/external_effort"]
+    topics = dict(m.teleop_remappings())
+    assert topics == {
+        "follower_setpoint": "/follower/joint_setpoint",
+        "leader_feedback_effort": "/leader/feedback_effort",
+    }
+    # under a test's own namespace: every topic below it
+    rooted = m.teleop_parameters("palletizer", "palletizer", "", root="/t1")
+    assert rooted["follower_state_topics"] == ["/t1/follower/joint_states"]
+    assert rooted["leader_state_topics"] == ["/t1/leader/joint_states"]
+    assert rooted["follower_bridges"] == ["/t1/follower/mit_bridge"]
+    assert dict(m.teleop_remappings("/t1"))["follower_setpoint"] == "/t1/follower/joint_setpoint"
 
 
 def test_bimanual_pairs_are_one_node_over_both_arms_fingers_fixed(repo_root):
@@ -47,6 +57,11 @@ def test_bimanual_pairs_are_one_node_over_both_arms_fingers_fixed(repo_root):
     assert values["follower_state_topics"] == ["/follower/left/joint_states", "/follower/right/joint_states"]
     assert values["follower_bridges"] == ["/follower/left/mit_bridge", "/follower/right/mit_bridge"]
     assert values["leader_state_topics"] == ["/leader/joint_states"]
+    # one observer per bus, on its bridge's joint_states (test_teleop_graph.py: over DDS)
+    assert values["follower_effort_topics"] == [
+        "/follower/left/momentum_observer/external_effort",
+        "/follower/right/momentum_observer/external_effort",
+    ]
     # the model's independent joints no bridge drives (finger_joint2 mimics finger_joint1)
     assert values["fixed_joints"] == ["openarm_left_finger_joint1", "openarm_right_finger_joint1"]
     assert len(values["fixed_positions"]) == 2 and values["rate_hz"] == 1000.0
@@ -68,13 +83,63 @@ def test_launch_description_builds(repo_root):
     assert {"leader", "follower", "pair_config", "feedback"} <= set(names)
 
 
-def test_the_followers_observer_runs_on_its_joint_states(repo_root):
+def test_the_followers_observers_run_one_per_bridge_on_its_joint_states(repo_root):
     m = _module(repo_root)
-    cmd = m.observer_command("palletizer", "python3")
+    (cmd,) = m.observer_commands("palletizer", "python3")
     assert cmd[:3] == ["python3", "-m", "gravity_friction_comp.nodes.observer_node"]
     assert "__ns:=/follower" in cmd and any(
         a.startswith("urdf_path:=") and a.endswith("palletizer.urdf") for a in cmd
     )
-    # what the teleop node reads by default is this node's ~/external_effort
-    assert m.EXTERNAL_EFFORT == "/follower/momentum_observer/external_effort"
-    assert {a[0]: a[1] for a in m.ARGUMENTS}["external_effort_topic"] == m.EXTERNAL_EFFORT
+    left, right = m.observer_commands("openarm_v10_bimanual", "python3")
+    assert "__ns:=/follower/left" in left and "__ns:=/follower/right" in right
+    assert any(a.endswith("openarm_v10_bimanual_hand.urdf") for a in left)  # the whole model
+    # the default starts them; a topic list (comma-separated) replaces them
+    assert {a[0]: a[1] for a in m.ARGUMENTS}["external_effort_topic"] == ""
+
+
+def test_the_launch_starts_one_observer_per_follower_bridge_and_the_node_reads_theirs(repo_root):
+    m = _module(repo_root)
+    arm = "openarm_v10_bimanual"
+    defaults = {n: d for n, d, _ in m.ARGUMENTS if n in m.WIRING_ARGUMENTS}
+    values, observers = m.teleop_wiring(arm, arm, "python3", **defaults)
+    assert observers == m.observer_commands(arm, "python3") and len(observers) == 2
+    assert values["follower_effort_topics"] == [
+        "/follower/left/momentum_observer/external_effort",
+        "/follower/right/momentum_observer/external_effort",
+    ]
+    assert "feedback.enable" not in values  # the pair YAML's
+    # estimates from elsewhere (the bridges' own observers): those topics, no observer started
+    given = "/follower/left/mit_bridge/external_effort, /follower/right/mit_bridge/external_effort"
+    values, observers = m.teleop_wiring(
+        arm, arm, "python3", external_effort_topic=given, feedback="True", feedback_gain="0.5"
+    )
+    assert observers == []
+    assert values["follower_effort_topics"] == [t.strip() for t in given.split(",")]
+    assert values["feedback.enable"] is True and values["feedback.gain"] == 0.5
+    for bad, needle in ({"feedback": "yes"}, "true or false"), ({"feedback_gain": "high"}, "not a number"):
+        with pytest.raises(ValueError, match=needle):
+            m.teleop_wiring(arm, arm, "python3", **bad)
+
+
+def test_the_description_is_arm_launch_pys_helper_on_this_files_arguments(repo_root, monkeypatch):
+    """One helper builds both files' descriptions (arm.launch.py's generate_launch_description
+    with this file's ARGUMENTS and _setup); ``launch`` replaced by recorders (not installed in
+    the pip environment)."""
+    import sys
+    import types
+
+    launch = types.ModuleType("launch")
+    launch.LaunchDescription = list
+    actions = types.ModuleType("launch.actions")
+    actions.DeclareLaunchArgument = lambda name, default_value, description: (
+        name,
+        default_value,
+        description,
+    )
+    actions.OpaqueFunction = lambda function: function
+    monkeypatch.setitem(sys.modules, "launch", launch)
+    monkeypatch.setitem(sys.modules, "launch.actions", actions)
+    m = _module(repo_root)
+    *declared, setup = m.generate_launch_description()
+    assert declared == list(m.ARGUMENTS)
+    assert setup is m._setup

@@ -194,6 +194,28 @@ def test_feedback_maps_scales_and_saturates():
     np.testing.assert_array_equal(fb.effort(2.0).effort, [0.0, 0.0])
 
 
+def test_feedback_estimate_in_parts_one_per_bus_each_joint_ages_alone():
+    """One observer per bus (the bimanual follower): each message carries some of the joints;
+    each joint keeps its own latest value and time; a silent bus's joints feed back 0."""
+    cfg = _pair(feedback=FeedbackSettings.build(("f1", "f2"), True, 0.5, 10.0))
+    fb = ForceFeedback(cfg)
+    assert fb.external(["f1", "other"], [2.0, 9.0], 1.0, "/f/a/ext") == ""  # names it lacks skipped
+    # f2 never heard: 0 there; f1: 0.5 * 2
+    np.testing.assert_array_equal(fb.effort(1.0).effort, [1.0, 0.0])
+    assert fb.external(["f2"], [1.0], 1.03, "/f/b/ext") == ""
+    # f2: 0.5 * (-1 * 2) * 1 = -1 (sign, scale of the map)
+    np.testing.assert_allclose(fb.effort(1.03).effort, [1.0, -1.0])
+    # bus a silent: at 1.06 its f1 estimate is 60 ms old (> 50 ms timeout), f2's 30 ms
+    np.testing.assert_allclose(fb.effort(1.06).effort, [0.0, -1.0])
+    # refused, nothing taken: the reason names the source
+    assert (
+        fb.external(["x"], [1.0], 1.07, "/f/b/ext") == "external_effort on /f/b/ext has none of ['f1', 'f2']"
+    )
+    assert "not finite" in fb.external(["f2"], [math.nan], 1.07)
+    assert "lengths differ" in fb.external(["f1", "f2"], [1.0], 1.07)
+    np.testing.assert_allclose(fb.effort(1.07).effort, [0.0, -1.0])
+
+
 def test_feedback_settings_are_validated_all_or_nothing():
     fb = ForceFeedback(_pair(feedback=FeedbackSettings.build(("f1", "f2"), True, 0.5, 2.0)))
     for kwargs, match in (

@@ -176,4 +176,8 @@ def test_delay_estimator_finds_a_known_shift():
     ref = np.sin(2 * np.pi * t / 4)[:, None]
     shifted = np.concatenate([np.zeros((7, 1)), ref[:-7]])  # 7 ticks behind
     assert demo.best_delay(ref, shifted, 50) == 7
+    # per joint: 7 and 3 ticks behind, found alone (together: one shift for both)
+    two = np.hstack([ref, ref])
+    late = np.hstack([shifted, np.concatenate([np.zeros((3, 1)), ref[:-3]])])
+    np.testing.assert_array_equal(demo.joint_delays(two, late, 50), [7, 3])
     np.testing.assert_allclose(demo.limit_cycle(np.array([[0.0, 1.0], [0.004, 1.0]])), [0.002, 0.0])

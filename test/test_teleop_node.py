@@ -140,16 +140,27 @@ def test_per_bus_state_topics_merged_a_silent_one_named_and_each_bus_bridge_faul
     from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 
     a, b = "/follower/a/joint_states", "/follower/b/joint_states"
+    ea, eb = "/follower/a/momentum_observer/external_effort", "/follower/b/momentum_observer/external_effort"
     node = _node(
         context,
         repo_root,
         follower_state_topics=[a, b],
+        follower_effort_topics=[ea, eb],
+        **{"feedback.enable": True, "feedback.gain": 0.5},
         follower_bridges=["/follower/a/mit_bridge", "/follower/b/mit_bridge"],
         **{"joints": J, "rate_hz": 100.0},
     )
     try:
         subs = {s.topic_name: s for s in node.subscriptions}
-        assert {a, b, "/leader_joint_states"} <= set(subs) and "/follower_joint_states" not in subs
+        assert {a, b, ea, eb, "/leader_joint_states"} <= set(subs)
+        assert not {"/follower_joint_states", "/follower_external_effort"} & set(subs)
+        # each bus's observer: its joints' estimates, the whole feedback published each time
+        published = []
+        node._feedback_pub.publish = published.append
+        subs[ea].callback(_effort(J[:2], [1.0, -2.0]))
+        np.testing.assert_allclose(published[-1].effort, [0.5, -1.0, 0.0])  # bus b not heard yet
+        subs[eb].callback(_effort(J[2:], [4.0]))
+        np.testing.assert_allclose(published[-1].effort, [0.5, -1.0, 2.0])
         sent = []
         node._setpoint_pub.publish = sent.append
         subs[a].callback(_state(J[:2], [0.0, 0.3]))

@@ -13,7 +13,8 @@ Topics (relative: ``teleop.launch.py`` remaps them into the arms' namespaces):
         ``left``/``right`` bridges), merged by joint name, a silent one holds the follower
         (the diagnostic names it).
     follower_external_effort (sub, sensor_msgs/JointState): the follower's observer estimate
-        (effort per joint, N·m).
+        (effort per joint, N·m); ``follower_effort_topics`` instead: one per bus's observer
+        (each with its bus's joints), each joint's latest estimate kept, a stale one fed back as 0.
     /diagnostics (sub): an ERROR status of a follower bridge (``follower_bridges``'
         statuses: one per bus) latches a follower fault: the follower holds, feedback stops, until
         ``~/clear_fault``.
@@ -91,6 +92,13 @@ PARAMETERS: tuple[Param, ...] = (
         "follower_state_topics",
         [""],
         "the follower's joint_states, one per bus's bridge (empty: the topic follower_joint_states)",
+        read_only=True,
+    ),
+    Param(
+        "follower_effort_topics",
+        [""],
+        "the follower's external-torque estimates, one per bus's observer (empty: the topic "
+        "follower_external_effort)",
         read_only=True,
     ),
     Param("rate_hz", 500.0, "follower setpoint rate (the follower chain's)", "Hz", low=1.0, read_only=True),
@@ -232,7 +240,10 @@ class TeleopNode(Node):
             )
             for topic in _topics(values, "follower_state_topics", "follower_joint_states")
         ]
-        self.create_subscription(JointState, "follower_external_effort", self.on_external, SETPOINT_QOS)
+        for topic in _topics(values, "follower_effort_topics", "follower_external_effort"):
+            self.create_subscription(
+                JointState, topic, lambda msg, s=topic: self.on_external(msg, s), SETPOINT_QOS
+            )
         self.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, SETPOINT_QOS)
         self.create_service(Trigger, "~/clear_fault", self._clear_fault)
         self.add_on_set_parameters_callback(self._on_parameters)
@@ -261,10 +272,11 @@ class TeleopNode(Node):
         if why:
             self.get_logger().warning(f"follower state ignored: {why}", throttle_duration_sec=2.0)
 
-    def on_external(self, msg: JointState) -> None:
-        """The follower's external-torque estimate: feedback to the leader at once."""
+    def on_external(self, msg: JointState, source: str = "follower_external_effort") -> None:
+        """The follower's external-torque estimate from ``source`` (its topic; all or some of
+        the joints): feedback to the leader at once."""
         t = self._now()
-        why = self.feedback.external(msg.name, msg.effort, t)
+        why = self.feedback.external(msg.name, msg.effort, t, source)
         if why:
             self.get_logger().warning(f"external effort ignored: {why}", throttle_duration_sec=2.0)
         out = self.feedback.effort(t)

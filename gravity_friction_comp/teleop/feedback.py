@@ -4,9 +4,11 @@
 observer's ``external_effort``, per follower joint) and gives the effort added to the
 leader's feedforward: for each mapped joint ``τ_l = gain · sign·scale · τ_ext,f`` (the
 torque of the same power through the joint map), clipped to ``±min(cap, leader effort
-limit)``. It gives **0** on every joint while feedback is disabled, a follower fault is
-latched, or the estimate is older than ``feedback.timeout`` (never an old contact). The
-gripper gets none. Gain, cap and enable change at runtime through :meth:`ForceFeedback.update`,
+limit)``. It gives **0** on every joint while feedback is disabled or a follower fault is
+latched, and on each joint whose estimate is older than ``feedback.timeout`` or never came
+(never an old contact). The estimate may come in parts, each with some of the follower's
+joints (one observer per bus of an arm on several buses: the bimanual OpenArm), each joint
+keeping its latest value and time. The gripper gets none. Gain, cap and enable change at runtime through :meth:`ForceFeedback.update`,
 validated as the file's values.
 
 No rclpy import.
@@ -22,6 +24,7 @@ import numpy as np
 
 from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.teleop.config import FeedbackSettings, TeleopPairConfig
+from gravity_friction_comp.teleop.merge import pick_named
 
 __all__ = ["FeedbackEffort", "ForceFeedback"]
 
@@ -62,8 +65,10 @@ class ForceFeedback:
         assert settings is not None  # TeleopPairConfig fills it
         self._settings: FeedbackSettings = settings
         self._arrays()
-        self._tau: np.ndarray | None = None  # (n,) last estimate, follower order
-        self._t = -math.inf
+        n = len(self.follower_names)
+        self._index = {j: i for i, j in enumerate(self.follower_names)}
+        self._tau = np.zeros(n)  # (n,) latest estimate per joint, follower order
+        self._t = np.full(n, -math.inf)  # (n,) its time [s]; -inf: none yet
         self._fault = False
 
     def _arrays(self) -> None:
@@ -98,30 +103,28 @@ class ForceFeedback:
         """A follower fault stops feedback (0) while set."""
         self._fault = bool(fault)
 
-    def external(self, names: Sequence[str], effort, t: float) -> str:
-        """The follower's external-torque estimate at ``t`` [s] [N·m or N]; "" when taken, else
-        why not (then the last one ages out)."""
-        index = {n: i for i, n in enumerate(names)}
-        missing = [j for j in self.follower_names if j not in index]
-        if missing or len(effort) != len(names):
-            return (
-                f"external_effort lacks {missing}"
-                if missing
-                else "external_effort names/efforts lengths differ"
-            )
-        tau = np.array([effort[index[j]] for j in self.follower_names], dtype=float)
-        if not np.all(np.isfinite(tau)):
-            return f"external_effort not finite: {tau.tolist()}"
-        self._tau, self._t = tau, float(t)
+    def external(self, names: Sequence[str], effort, t: float, source: str = "") -> str:
+        """The follower's external-torque estimate at ``t`` [s] [N·m or N] of ``names`` (some or
+        all of the mapped follower joints; others skipped) from ``source`` (its topic, for the
+        reason); "" when taken, else why not (nothing taken; the last values age out): names
+        and efforts of different lengths, none of the mapped joints, a value not finite."""
+        what = f"external_effort on {source}" if source else "external_effort"
+        picked = pick_named(self._index, names, effort, what, self.follower_names)
+        if isinstance(picked, str):
+            return picked
+        mine, _, tau = picked
+        self._tau[mine], self._t[mine] = tau, float(t)
         return ""
 
     def effort(self, t: float) -> FeedbackEffort:
-        """The leader's feedback effort at ``t`` [s] (0 when off, faulted or stale)."""
+        """The leader's feedback effort at ``t`` [s] (0 when off or faulted; per joint 0 where
+        its estimate is stale or missing)."""
         zero = np.zeros(len(self.names))
         s = self._settings
-        if not s.enable or self._fault or self._tau is None or t - self._t > s.timeout + 1e-9:
+        if not s.enable or self._fault:
             return FeedbackEffort(self.names, zero, ())
-        raw = self._gain * self._ratio * self._tau
+        fresh = float(t) - self._t <= s.timeout + 1e-9
+        raw = np.where(fresh, self._gain * self._ratio * self._tau, 0.0)
         out = np.clip(raw, -self._bound, self._bound)
         saturated = tuple(n for n, r, o in zip(self.names, raw, out) if r != o)
         return FeedbackEffort(self.names, out, saturated)

@@ -10,11 +10,30 @@ and :meth:`MergedJointState.problem` names that source. No rclpy import.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["MergedJointState"]
+__all__ = ["MergedJointState", "pick_named"]
+
+
+def pick_named(
+    index: Mapping[str, int], names: Sequence[str], values, what: str, wanted: Sequence[str]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | str:
+    """The wanted joints of one message: ``(mine, theirs, values[theirs])``, ``mine`` the
+    positions in ``index`` (joint → slot) of the ``names`` it has, ``theirs`` their places in
+    the message, as float; or why not (a reason naming ``what``): ``names`` and ``values`` of
+    different lengths, none of ``wanted``, a wanted value not finite."""
+    if len(values) != len(names):
+        return f"{what}: names/values lengths differ ({len(names)} / {len(values)})"
+    at = [(index[n], k) for k, n in enumerate(names) if n in index]
+    if not at:
+        return f"{what} has none of {list(wanted)}"
+    mine, theirs = (np.array(x, dtype=int) for x in zip(*at))
+    picked = np.asarray(values, dtype=float)[theirs]
+    if not np.all(np.isfinite(picked)):
+        return f"{what} not finite: {picked.tolist()}"
+    return mine, theirs, picked
 
 
 class MergedJointState:
@@ -42,15 +61,12 @@ class MergedJointState:
         missing, of another length or not finite counts 0) of ``names``; names not in
         :attr:`joints` are skipped. "" when taken, else why not (nothing taken): names and
         positions of different lengths, none of the joints, a wanted position not finite."""
-        if len(position) != len(names):
-            return f"{self.who} names/positions lengths differ ({len(names)} / {len(position)})"
-        at = [(self._index[n], k) for k, n in enumerate(names) if n in self._index]
-        if not at:
-            return f"{self.who} joint_states{_on(source)} has none of {list(self.joints)}"
-        mine, theirs = (np.array(x, dtype=int) for x in zip(*at))
-        q = np.asarray(position, dtype=float)[theirs]
-        if not np.all(np.isfinite(q)):
-            return f"{self.who} position not finite{_on(source)}: {q.tolist()}"
+        picked = pick_named(
+            self._index, names, position, f"{self.who} joint_states{_on(source)}", self.joints
+        )
+        if isinstance(picked, str):
+            return picked
+        mine, theirs, q = picked
         v = np.zeros(len(q))
         if velocity is not None and len(velocity) == len(names):
             v = np.asarray(velocity, dtype=float)[theirs]

@@ -49,6 +49,7 @@ __all__ = [
     "MAX_RMS",
     "MIN_FEEDBACK_RATIO",
     "best_delay",
+    "joint_delays",
     "limit_cycle",
     "main",
     "run_contact",
@@ -61,8 +62,9 @@ DOCUMENTED_GAIN = 0.75
 #: Gains of the stability sweep (the last is MAX_FEEDBACK_GAIN).
 SWEEP_GAINS = (0.25, 0.5, 0.75, 1.0)
 #: Beyond the maximum (refused at runtime): the probe that shows the instability the sweep
-#: stays clear of (informative, not part of ``teleop.passed``).
-PROBE_GAIN = 2.0
+#: stays clear of (informative, not part of ``teleop.passed``): on the palletizer 2.0 settles
+#: (0.1 mrad), 2.5 oscillates (docs/teleop.md, Stability).
+PROBE_GAIN = 2.5
 #: [rad] free-motion tracking RMS bound per proximal joint (issue 31).
 MAX_RMS = 5e-3
 #: Feedback ratio with feedback on, at least (issue 31).
@@ -85,6 +87,15 @@ def best_delay(reference: np.ndarray, response: np.ndarray, max_shift: int) -> i
         d = response[s:] - reference[: len(reference) - s]
         errors.append(float(np.sqrt(np.mean(d**2))))
     return int(np.argmin(errors))
+
+
+def joint_delays(reference: np.ndarray, response: np.ndarray, max_shift: int) -> np.ndarray:
+    """:func:`best_delay` of each joint alone (m,) [ticks]; both (k, m). A joint whose error
+    follows its velocity (a friction feedforward short of the true friction) reads as a delay
+    here although nothing is late (docs/teleop.md: the OpenArm wrists)."""
+    return np.array(
+        [best_delay(reference[:, [k]], response[:, [k]], max_shift) for k in range(reference.shape[1])]
+    )
 
 
 def limit_cycle(q: np.ndarray) -> np.ndarray:
@@ -136,7 +147,8 @@ def _loop(
 
 def run_free_motion(arm: str, duration: float = FREE_TIME) -> dict[str, Any]:
     """Phase 1 (module docstring): tracking RMS [rad] per joint, delay [s] (follower behind
-    the leader, over the proximal joints; ``delay_all``: over every joint), shaper delay [s]
+    the leader, over the proximal joints; ``delay_all``: over every joint;
+    ``delay_per_joint``: (m,) each joint alone, :func:`joint_delays`), shaper delay [s]
     (its setpoint behind the leader), the largest setpoint step [rad], the first setpoint's
     offset from the follower's pose [rad], the proximal joints, the joints (the RMS's order),
     and the record."""
@@ -176,6 +188,7 @@ def run_free_motion(arm: str, duration: float = FREE_TIME) -> dict[str, Any]:
         "rms": rms,
         "delay": delay,
         "delay_all": best_delay(mapped, fq, max_shift) * period,
+        "delay_per_joint": joint_delays(mapped, fq, max_shift) * period,
         "shaper_delay": shaper_delay,
         "proximal": proximal,
         "joints": tuple(loop.pair.follower_joints),
@@ -244,7 +257,8 @@ def run_teleop(
     free = run_free_motion(arm)
     log(
         f"free motion: RMS {[round(1e3 * float(x), 3) for x in free['rms']]} mrad, delay {1e3 * free['delay']:.1f} ms "
-        f"(every joint {1e3 * free['delay_all']:.1f} ms) "
+        f"(every joint {1e3 * free['delay_all']:.1f} ms; each alone "
+        f"{[round(1e3 * float(x), 1) for x in free['delay_per_joint']]} ms) "
         f"(shaper alone {1e3 * free['shaper_delay']:.1f} ms, period {1e3 * free['period']:.1f} ms), "
         f"engaged after {free['engage_time']} s"
     )
@@ -287,6 +301,9 @@ def run_teleop(
             "proximal": list(proximal),
             "delay_ms": 1e3 * free["delay"],
             "delay_all_joints_ms": 1e3 * free["delay_all"],
+            "delay_per_joint_ms": {
+                j: 1e3 * float(v) for j, v in zip(free["joints"], free["delay_per_joint"])
+            },
             "shaper_delay_ms": 1e3 * free["shaper_delay"],
             "period_ms": 1e3 * free["period"],
             "engage_time_s": free["engage_time"],
