@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
-from test_launch import require_launch_ros
+from test_launch import assert_profile_file, require_launch_ros
 
 
 def _module(repo_root):
@@ -19,7 +19,7 @@ def _module(repo_root):
 def test_one_pair_from_the_followers_pair_file_and_the_leaders_effort_limits(repo_root):
     m = _module(repo_root)
     values = m.teleop_parameters("palletizer", "palletizer", "")
-    assert values["pair_config"] == str(repo_root / "arms" / "palletizer" / "teleop.yaml")
+    assert_profile_file(values["pair_config"], repo_root, "palletizer", "teleop.yaml")
     assert values["joints"] == [""]  # the file maps them
     assert values["leader_effort_limit"] == [10.0, 28.0, 10.0]  # config/mit_bridge.yaml
     assert values["fixed_joints"] == [""]  # mimic joints are the model's, not the setpoint's
@@ -38,7 +38,7 @@ def test_bimanual_pairs_are_one_node_over_both_arms_fingers_fixed(repo_root):
     m = _module(repo_root)
     values = m.teleop_parameters("openarm_v10_bimanual", "openarm_v10_bimanual", "")
     pair = load_pair_config(values["pair_config"])
-    assert values["pair_config"] == str(repo_root / "arms" / "openarm_v10_bimanual" / "teleop.yaml")
+    assert_profile_file(values["pair_config"], repo_root, "openarm_v10_bimanual", "teleop.yaml")
     assert len(pair.joints) == 14 and pair.follower_joints[0] == "openarm_left_joint1"
     assert all(j == pair.joints[j].leader for j in pair.joints)  # identity
     # the follower: one bridge per bus (motor map: can1 the left arm, can0 the right), each
