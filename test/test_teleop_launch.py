@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
+import yaml
 from test_launch import assert_profile_file, require_launch_ros
 
 
@@ -78,3 +79,63 @@ def test_the_followers_observer_runs_on_its_joint_states(repo_root):
     # what the teleop node reads by default is this node's ~/external_effort
     assert m.EXTERNAL_EFFORT == "/follower/momentum_observer/external_effort"
     assert {a[0]: a[1] for a in m.ARGUMENTS}["external_effort_topic"] == m.EXTERNAL_EFFORT
+
+
+def test_follower_include_sets_every_argument_the_leaders_does(repo_root):
+    """An include's arguments stay set in the launch context: each arm's include names the same
+    arguments (mode, player), so the leader's ``mode:=free_drive`` cannot reach the follower."""
+    m = _module(repo_root)
+    leader, follower = m.arm_arguments("palletizer", "yam_ultra", "true")
+    assert leader.keys() == follower.keys()
+    assert (leader["arm"], leader["namespace"], leader["mode"]) == ("palletizer", "leader", "free_drive")
+    assert (follower["arm"], follower["namespace"]) == ("yam_ultra", "follower")
+    assert (follower["mode"], follower["player"]) == ("follow", "external")
+
+
+def launched_nodes(module, **configurations) -> list[tuple[str, str, dict]]:
+    """(namespace, executable, parameters) of every ``Node`` the launch file starts, its includes
+    expanded in order in one launch context (as ``ros2 launch`` does; no process started)."""
+    from launch.actions import ExecuteProcess
+    from launch_ros.actions import Node
+    from launch_ros.utilities import evaluate_parameters
+
+    from launch import LaunchContext
+
+    context = LaunchContext()
+    found = []
+
+    def visit(entity):
+        if isinstance(entity, Node):
+            values = evaluate_parameters(context, entity._Node__parameters)
+            params = {k: v for d in values if isinstance(d, dict) for k, v in d.items()}
+            ns = context.launch_configurations.get("ros_namespace", "")
+            found.append((ns, entity.node_executable, params))
+            return
+        if isinstance(entity, ExecuteProcess):
+            return
+        for sub in entity.visit(context) or []:
+            visit(sub)
+
+    for entity in module.generate_launch_description().entities:
+        visit(entity)
+        if type(entity).__name__ == "DeclareLaunchArgument":
+            context.launch_configurations.update(configurations)
+    return found
+
+
+def test_teleop_launch_runs_the_follower_in_follow_mode(repo_root):
+    """Launch level: the leader is the free-drive chain (its free_drive node, kp 0), the follower
+    the follow chain without player or free_drive node, its bridge at the motor map's kp (before:
+    the leader's mode:=free_drive leaked into the follower's include: a /follower/free_drive
+    node and kp 0 on the follower's bridge)."""
+    require_launch_ros()
+    m = _module(repo_root)
+    nodes = launched_nodes(m, leader="palletizer", follower="palletizer")
+    by_ns: dict[str, dict[str, dict]] = {}
+    for ns, executable, params in nodes:
+        by_ns.setdefault(ns.strip("/"), {})[executable] = params
+    assert "free_drive_node" in by_ns["leader"]
+    assert "free_drive_node" not in by_ns["follower"] and "setpoint_player" not in by_ns["follower"]
+    motor = yaml.safe_load((repo_root / "config" / "mit_bridge.yaml").read_text())["mit_bridge"]
+    assert list(by_ns["follower"]["mit_bridge_node"]["kp"]) == motor["ros__parameters"]["kp"]  # [20, 30, 15]
+    assert list(by_ns["leader"]["mit_bridge_node"]["kp"]) == [0.0, 0.0, 0.0]
