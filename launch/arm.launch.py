@@ -297,6 +297,17 @@ def time_parameters(lockstep: bool, simulate: bool, setpoint_rate_hz: float) -> 
     return {"use_sim_time": True}, {"sim_lockstep": True, "sim_setpoint_rate_hz": float(setpoint_rate_hz)}
 
 
+def player_velocity_limits(player_values: dict, urdf: str) -> dict:
+    """The player's robot description, so a ``joint_trajectory`` is checked against the URDF
+    velocity limits (without one the player checks none, and a trajectory to 1e30 rad was
+    followed: the friction stage dropped its setpoints and the bridge fell into the timeout
+    damp). The chain's ``urdf`` unless the player's file names a description of its own.
+    """
+    if player_values.get("robot_description") or player_values.get("urdf_path"):
+        return {}
+    return {"urdf_path": urdf}
+
+
 def player_parameters(
     player: str, simulate: bool, sim_config: str, joint_names: list[str] | None = None
 ) -> dict:
@@ -576,6 +587,7 @@ def _setup(context, *args, **kwargs):
         player_values |= profile_player_parameters(arm, urdf, sim_config, joints)
     names = player_values["joint_names"] if player_from_profile else None
     player_values |= player_parameters(player, simulate, sim_config, names)  # none: hold (issue 13.4)
+    player_values |= player_velocity_limits(player_values, urdf)
     actions.append(
         Node(
             package=PACKAGE,

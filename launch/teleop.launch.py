@@ -205,10 +205,23 @@ def teleop_wiring(
     return values, observers
 
 
+def arm_arguments(leader: str, follower: str, simulate: str) -> list[dict[str, str]]:
+    """The two ``arm.launch.py`` includes' arguments, leader's then follower's: the same keys
+    in both, each include in a scoped group, because an include's arguments stay set in the
+    launch context (the leader's ``mode:=free_drive`` put the follower in free drive, kp 0,
+    its own ``free_drive`` node publishing on ``/follower/joint_setpoint`` beside the teleop
+    node's)."""
+    common = {"simulate": simulate, "lockstep": "false"}
+    return [
+        {"arm": leader, "namespace": LEADER_NS, "mode": "free_drive", "player": "none"} | common,
+        {"arm": follower, "namespace": FOLLOWER_NS, "mode": "follow", "player": "external"} | common,
+    ]
+
+
 def _setup(context, *args, **kwargs):
     import sys
 
-    from launch.actions import ExecuteProcess, IncludeLaunchDescription
+    from launch.actions import ExecuteProcess, GroupAction, IncludeLaunchDescription
     from launch.launch_description_sources import PythonLaunchDescriptionSource
     from launch.substitutions import LaunchConfiguration
     from launch_ros.actions import Node
@@ -220,21 +233,16 @@ def _setup(context, *args, **kwargs):
             "teleop.launch.py needs leader:=<profile> and follower:=<profile> (gfc_demo --list-arms)"
         )
     arm_file = str(pathlib.Path(__file__).resolve().with_name("arm.launch.py"))
-    common = {"simulate": given("simulate"), "lockstep": "false"}
     actions: list = [
-        IncludeLaunchDescription(
-            PythonLaunchDescriptionSource(arm_file),
-            launch_arguments={"arm": leader, "namespace": LEADER_NS, "mode": "free_drive", **common}.items(),
-        ),
-        IncludeLaunchDescription(
-            PythonLaunchDescriptionSource(arm_file),
-            launch_arguments={
-                "arm": follower,
-                "namespace": FOLLOWER_NS,
-                "player": "external",
-                **common,
-            }.items(),
-        ),
+        GroupAction(
+            [
+                IncludeLaunchDescription(
+                    PythonLaunchDescriptionSource(arm_file), launch_arguments=args.items()
+                )
+            ],
+            scoped=True,
+        )
+        for args in arm_arguments(leader, follower, given("simulate"))
     ]
     values, observers = teleop_wiring(
         leader, follower, sys.executable, **{k: given(k) for k in WIRING_ARGUMENTS}

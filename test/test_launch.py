@@ -10,6 +10,7 @@ import ast
 import contextlib
 import importlib.util
 import os
+import pathlib
 import py_compile
 import re
 import signal
@@ -186,6 +187,57 @@ def test_lockstep_time_parameters(repo_root):
     assert set(bridge) <= {p.name for p in PARAMETERS}
     with pytest.raises(ValueError, match="simulate"):
         arm.time_parameters(True, False, 250.0)
+
+
+def test_player_checks_trajectories_against_the_chains_urdf(repo_root):
+    """The player gets the chain's URDF (before: none, so ``ros2 topic pub /joint_trajectory`` to
+    1e30 rad in 2 s was followed; the friction stage dropped the 5e29 rad/s setpoints and the
+    bridge fell into its timeout damp): with those values a trajectory faster than the URDF's
+    ``<limit velocity>`` (3.0 rad/s on base_yaw, read from urdf/palletizer.urdf) is refused; a
+    player file naming its own description keeps it."""
+    pytest.importorskip("rclpy")
+    import xml.etree.ElementTree as ElementTree
+
+    from gravity_friction_comp.errors import InputError
+    from gravity_friction_comp.nodes.setpoint_player import PLAYER_PARAMETERS, _urdf_velocity_limits
+    from gravity_friction_comp.trajectory.joint_trajectory import TrajectoryFollower, TrajectoryPoint
+
+    arm = load_launch_module(repo_root, "arm.launch.py")
+    xacro = str(repo_root / "urdf" / "palletizer.urdf.xacro")
+    assert arm.player_velocity_limits({"urdf_path": "/my/arm.urdf"}, xacro) == {}
+    assert arm.player_velocity_limits({"robot_description": "<robot/>"}, xacro) == {}
+    file_values = arm.node_parameters(str(repo_root / "config" / "setpoint_player.yaml"), "setpoint_player")
+    values = {k: v[0] for k, v in PLAYER_PARAMETERS.items()} | file_values
+    values |= arm.player_velocity_limits(values, xacro)
+    assert values["urdf_path"] == xacro
+    urdf = ElementTree.parse(repo_root / "urdf" / "palletizer.urdf").getroot()
+    joints = ["base_yaw", "shoulder_pitch", "beam_pitch"]
+    want = {
+        j.get("name"): float(j.find("limit").get("velocity"))
+        for j in urdf.iter("joint")
+        if j.find("limit") is not None
+    }
+    limits = _urdf_velocity_limits(values)
+    assert limits is not None and [limits[j] for j in joints] == [want[j] for j in joints] == [3.0, 2.5, 2.5]
+    follower = TrajectoryFollower(joints, [0.0, 0.3, 0.2], [limits[j] for j in joints])
+    with pytest.raises(InputError, match="velocity"):
+        follower.set_trajectory(joints, [TrajectoryPoint(2.0, [1e30, 0.3, 0.2])], 0.0, 100.0)
+    with pytest.raises(InputError, match="velocity"):  # 6.2 rad in 2 s: 3.1 rad/s > 3.0
+        follower.set_trajectory(joints, [TrajectoryPoint(2.0, [6.2, 0.3, 0.2])], 0.0, 100.0)
+    follower.set_trajectory(joints, [TrajectoryPoint(2.0, [5.8, 0.3, 0.2])], 0.0, 100.0)  # 2.9 rad/s
+
+
+def test_launched_player_gets_the_urdf(repo_root):
+    """Launch-description level: the player's ``urdf_path`` is the chain's (palletizer and an
+    arm profile), so its joint_trajectory check is on."""
+    require_launch_ros()
+    arm = load_launch_module(repo_root, "arm.launch.py")
+    nodes = launched_parameters(arm)
+    assert nodes["setpoint_player"]["urdf_path"] == nodes["gravity_compensation_node"]["urdf_path"]
+    assert nodes["setpoint_player"]["urdf_path"].endswith("palletizer.urdf.xacro")
+    nodes = launched_parameters(arm, arm="yam_ultra", player="pick_place")
+    assert nodes["setpoint_player"]["urdf_path"] == nodes["gravity_compensation_node"]["urdf_path"]
+    assert nodes["setpoint_player"]["urdf_path"].endswith("yam_ultra.urdf")
 
 
 def test_launch_description_builds(repo_root):
@@ -553,6 +605,13 @@ def test_profile_values_replace_the_palletizers(repo_root, tmp_path):
         np.testing.assert_allclose(getattr(setup, key), player[key], atol=1e-12, err_msg=key)
 
 
+def assert_profile_file(path: str, repo_root, arm: str, name: str) -> None:
+    """``path`` is the profile's ``arms/<arm>/<name>``: the checkout's, or its installed copy in
+    the package share when the package is sourced (colcon install, the real launch tools)."""
+    assert pathlib.Path(path).parts[-3:] == ("arms", arm, name), path
+    assert pathlib.Path(path).read_bytes() == (repo_root / "arms" / arm / name).read_bytes(), path
+
+
 def launched_parameters(module, **configurations) -> dict[str, dict]:
     """executable → its evaluated parameters, from ``_setup`` with these launch arguments."""
     from launch.utilities import normalize_to_list_of_substitutions, perform_substitutions
@@ -591,9 +650,8 @@ def test_arm_profile_launch_gives_each_node_the_profiles_values(repo_root):
     bridge, player = nodes["mit_bridge_node"], nodes["setpoint_player"]
     assert gravity["payload.parent"] == bridge["payload.parent"] == want["payload.parent"]
     assert gravity["effort_limit"] == want["gravity_effort_limit"]
-    assert (
-        gravity["arm_config"] == friction["arm_config"] == str(repo_root / "arms" / "yam_ultra" / "arm.yaml")
-    )
+    assert gravity["arm_config"] == friction["arm_config"]
+    assert_profile_file(gravity["arm_config"], repo_root, "yam_ultra", "arm.yaml")
     assert (
         friction["joints"] == want["friction_joints"]
         and friction["effort_limit"] == want["friction_effort_limit"]
@@ -760,7 +818,7 @@ def test_shaper_launch_gives_the_shaper_node_the_chains_rate(repo_root):
     nodes = launched_parameters(arm, arm="yam_ultra", player="pick_place", lockstep="true", shaper="true")
     shaper = nodes["setpoint_shaper"]
     assert shaper["rate_hz"] == nodes["setpoint_player"]["rate_hz"] == 250.0
-    assert shaper["arm_config"] == str(repo_root / "arms" / "yam_ultra" / "arm.yaml")
+    assert_profile_file(shaper["arm_config"], repo_root, "yam_ultra", "arm.yaml")
     assert shaper["use_sim_time"] is True
     wall = launched_parameters(arm, arm="yam_ultra", shaper="true")["setpoint_shaper"]
     assert wall["rate_hz"] == 500.0  # arms/yam_ultra/mit_bridge.yaml rate_hz

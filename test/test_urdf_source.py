@@ -257,3 +257,15 @@ def test_implausible_mimic_coupling_is_refused(mimic):
     # the limit itself loads: a 1000:1 multiplier
     ok = parse_urdf(ROBOT.replace('<mimic joint="j1"/>', '<mimic joint="j1" multiplier="1e3"/>'))
     assert ok.joints["j2"].mimic.multiplier == 1e3
+
+
+def test_xacro_args_parameter_entries_need_a_name():
+    """``ros2 param set /gravity_compensation xacro_args '[":=x"]'`` was accepted (a mapping of
+    no argument); an entry without a name before ``:=`` is refused with the entry named."""
+    from gravity_friction_comp.nodes.robot_params import _xacro_mappings
+
+    assert _xacro_mappings(["prefix:=left_", "", " side := r"]) == {"prefix": "left_", "side": " r"}
+    for bad in (":=x", " :=x", "prefix"):
+        with pytest.raises(ConfigError, match="xacro_args entry") as info:
+            _xacro_mappings([bad])
+        assert info.value.key == "xacro_args"

@@ -154,6 +154,10 @@ def _xacro_mappings(raw) -> dict[str, str]:
         if ":=" not in item:
             raise ConfigError(f"xacro_args entry {item!r} is not name:=value", key="xacro_args", value=item)
         name, value = item.split(":=", 1)
+        if not name.strip():  # ':=x' maps no argument: a typo, not a mapping
+            raise ConfigError(
+                f"xacro_args entry {item!r} has no name before :=", key="xacro_args", value=item
+            )
         mappings[name.strip()] = value
     return mappings
 
