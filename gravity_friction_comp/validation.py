@@ -105,7 +105,7 @@ def per_joint(
         raise DimensionError(key, n, arr.size)
     signs = (
         (positive, arr <= 0.0, "> 0"),
-        (nonneg, arr < 0.0, ">= 0"),
+        (nonneg and not positive, arr < 0.0, ">= 0"),  # > 0 says it already
         (nonzero, arr == 0.0, "!= 0"),
     )
     if not np.all(np.isfinite(arr)):

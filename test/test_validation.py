@@ -36,6 +36,15 @@ def test_per_joint_rejects_with_key(value, kwargs, exc, needle):
     assert info.value.key == "gear_ratio"
 
 
+def test_per_joint_names_the_whole_rule_once_for_a_non_finite_value():
+    # positive implies non-negative: "finite and > 0", not "finite and > 0 and >= 0"
+    with pytest.raises(ConfigError) as info:
+        per_joint("eps", math.nan, 2, positive=True, nonneg=True)
+    assert str(info.value) == "eps: values must be finite and > 0, got [nan, nan]"
+    with pytest.raises(ConfigError, match=r"finite and >= 0, got"):
+        per_joint("viscous", math.inf, 2, nonneg=True)
+
+
 def test_number():
     assert number("x", 3) == 3.0 and isinstance(number("x", np.float32(2.5)), float)
     for bad, kwargs in (
