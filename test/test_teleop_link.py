@@ -119,6 +119,20 @@ def test_bad_leader_samples_are_refused():
     assert link.state == "holding" and "missing ['lg']" in link.status()
 
 
+def test_a_joint_named_twice_is_refused_leader_follower_and_estimate():
+    """A message naming a joint twice is ambiguous: refused whole, never its last value taken."""
+    link = _link()
+    why = link.leader(["l1", "l1", "l2", "lg"], [0.0, 5.0, 0.0, 0.0], 0.0)
+    assert "given twice ['l1']" in why and link.mapped() is None
+    assert "given twice ['f1']" in link.follower(["f1", "f2", "fg", "f1"], [0.0, 0.0, 0.0, 9.0], 0.0)
+    assert link.target(0.0) is None and link.state == "waiting"  # nothing of it taken
+    cfg = _pair(feedback=FeedbackSettings.build(("f1", "f2"), True, 1.0, 10.0))
+    fb = ForceFeedback(cfg)
+    assert fb.external(["f1", "f2"], [1.0, 0.0], 1.0) == ""
+    assert "given twice ['f1']" in fb.external(["f1", "f1"], [5.0, -5.0], 1.0)
+    np.testing.assert_allclose(fb.effort(1.0).effort, [1.0, 0.0])  # the earlier estimate stands
+
+
 def _two_buses(link, t, leader, follower):
     """The leader's and the follower's state as two bridges publish them: one message per bus
     (bus a: joint 1 and the gripper, bus b: joint 2), in the buses' own order."""

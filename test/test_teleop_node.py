@@ -90,6 +90,28 @@ def test_runtime_feedback_parameters_validated_and_applied(context, repo_root):
         node.destroy_node()
 
 
+def test_one_element_lists_mean_every_joint_and_enable_is_never_per_joint(context, repo_root):
+    """`ros2 param set /teleop feedback.gain "[0.3]"`: the reason for a wrong length promises
+    "1 or 3 values", so one value is every joint; feedback.enable as a list is refused as
+    not a bool (was: "expected 1 or 3 values" for any list, one element included)."""
+    from rclpy.parameter import Parameter
+
+    node = _node(context, repo_root, **{"feedback.gain": [0.25]})
+    try:
+        assert node.feedback.settings.gain == dict.fromkeys(J, 0.25)
+        for name, value in (("feedback.gain", [0.3]), ("feedback.cap", [1.5])):
+            (result,) = node.set_parameters([Parameter(name, value=value)])
+            assert result.successful, (name, result.reason)
+        assert node.feedback.settings.gain == dict.fromkeys(J, 0.3)
+        assert node.feedback.settings.cap == dict.fromkeys(J, 1.5)
+        (result,) = node.set_parameters([Parameter("feedback.enable", value=[True])])
+        assert not result.successful and "true or false" in result.reason, result.reason
+        (result,) = node.set_parameters([Parameter("feedback.gain", value=[0.1, 0.2])])
+        assert not result.successful and "expected 1 or 3 values" in result.reason
+    finally:
+        node.destroy_node()
+
+
 def test_follower_fault_from_the_bridge_diagnostics_holds_until_cleared(context, repo_root):
     from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
     from std_srvs.srv import Trigger

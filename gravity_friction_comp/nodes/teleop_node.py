@@ -136,9 +136,16 @@ def _topics(values: dict[str, Any], key: str, default: str) -> list[str]:
 
 
 def _settings_value(value: Any, joints) -> Any:
-    """A ROS number or list (one per mapped joint) → what FeedbackSettings.build takes."""
+    """A ROS number or list (one per mapped joint; one element: every joint, as a number) →
+    what FeedbackSettings.build takes.
+
+    Raises:
+        ConfigError: a list of another length.
+    """
     if isinstance(value, (list, tuple)) or hasattr(value, "tolist"):
         values = list(value)
+        if len(values) == 1:  # `ros2 param set ... "[0.5]"`: the message promises 1 value
+            return values[0]
         if len(values) != len(joints):
             raise ConfigError(f"expected 1 or {len(joints)} values (one per mapped joint), got {len(values)}")
         return dict(zip(joints, values))
@@ -185,7 +192,7 @@ def build_teleop(values: dict[str, Any]) -> tuple[TeleopPairConfig, TeleopLink, 
         if values.get(f"feedback.{k}") is not None
     }
     if fb:
-        feedback.update(**{k: _settings_value(v, fj) for k, v in fb.items()})
+        feedback.update(**{k: v if k == "enable" else _settings_value(v, fj) for k, v in fb.items()})
     overrides = dict(pair.shaper) | {
         k: values[k] for k in ("max_acceleration", "max_jerk") if values[k] is not None
     }
@@ -341,6 +348,9 @@ class TeleopNode(Node):
                     return SetParametersResult(
                         successful=False, reason=f"{p.name} cannot be unset at runtime"
                     )
+                if p.name == "feedback.enable":  # a bool, never per joint: build() names it
+                    changes[p.name] = p.value
+                    continue
                 try:
                     changes[p.name] = _settings_value(p.value, list(self.pair.joints))
                 except ConfigError as error:

@@ -23,9 +23,13 @@ def pick_named(
     """The wanted joints of one message: ``(mine, theirs, values[theirs])``, ``mine`` the
     positions in ``index`` (joint → slot) of the ``names`` it has, ``theirs`` their places in
     the message, as float; or why not (a reason naming ``what``): ``names`` and ``values`` of
-    different lengths, none of ``wanted``, a wanted value not finite."""
+    different lengths, a name given twice (which value is meant?), none of ``wanted``, a
+    wanted value not finite."""
     if len(values) != len(names):
         return f"{what}: names/values lengths differ ({len(names)} / {len(values)})"
+    if len(set(names)) != len(names):
+        twice = sorted({n for i, n in enumerate(names) if n in names[:i]})
+        return f"{what}: joint names given twice {twice}"
     at = [(index[n], k) for k, n in enumerate(names) if n in index]
     if not at:
         return f"{what} has none of {list(wanted)}"
