@@ -99,3 +99,23 @@ def test_stamps_on_another_clock_are_timed_on_arrival(context, repo_root):
         np.testing.assert_allclose(v, 0.5, atol=1e-3)
     finally:
         node.destroy_node()
+
+
+def test_a_measured_position_beyond_the_plausible_bound_is_not_a_start(context, repo_root):
+    """joint_states with 1e308 (finite) was the start: Ruckig failed at every tick, nothing
+    was ever published. Now ignored: the stream starts on the first setpoint."""
+    from rclpy.time import Time
+
+    node = _node(context, repo_root, joints=NAMES)
+    try:
+        sent = []
+        node._pub.publish = lambda msg: sent.append(list(msg.position))
+        node._on_joint_states(_setpoint(0.0, [1e308, 0.3, 0.2]))
+        node.on_setpoint(_setpoint(0.001, [0.1, 0.3, 0.2]))
+        for k in range(1, 4):
+            node.get_clock().set_ros_time_override(Time(nanoseconds=k * 1_000_000))
+            node._tick()
+        assert len(sent) == 3
+        np.testing.assert_allclose(sent[-1], [0.1, 0.3, 0.2])  # at rest on the first setpoint
+    finally:
+        node.destroy_node()

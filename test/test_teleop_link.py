@@ -133,6 +133,17 @@ def test_a_joint_named_twice_is_refused_leader_follower_and_estimate():
     np.testing.assert_allclose(fb.effort(1.0).effort, [1.0, 0.0])  # the earlier estimate stands
 
 
+def test_a_position_beyond_the_plausible_bound_is_refused_and_the_link_recovers():
+    """One follower joint_states with 1e308 (finite) became the engage start: the link's target
+    stayed ~1e308 and the shaper failed on it for ever. Refused; the next good sample engages."""
+    link = _link()
+    assert "beyond ±1e+06" in link.follower(["f1", "f2", "fg"], [1e308, 0.0, 0.0], 0.0)
+    assert "beyond ±1e+06" in link.leader(["l1", "l2", "lg"], [0.0, -1e308, 0.0], 0.0)
+    assert link.follower(["f1", "f2", "fg"], [0.2, 0.0, 0.0], 0.0) == ""
+    assert link.leader(["l1", "l2", "lg"], [0.2, -0.05, 0.0], 0.0) == ""
+    np.testing.assert_allclose(link.target(0.0), [0.2, 0.0, 0.0])  # from the good sample
+
+
 def _two_buses(link, t, leader, follower):
     """The leader's and the follower's state as two bridges publish them: one message per bus
     (bus a: joint 1 and the gripper, bus b: joint 2), in the buses' own order."""

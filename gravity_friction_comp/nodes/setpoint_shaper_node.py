@@ -41,6 +41,7 @@ from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, clock_ns, publi
 from gravity_friction_comp.stage.contract import parse_setpoint
 from gravity_friction_comp.stage.shaper import SetpointShaper, shaper_limits_from_arm_yaml
 from gravity_friction_comp.throttle import Throttle
+from gravity_friction_comp.validation import MAX_PLAUSIBLE_POSITION
 
 __all__ = ["PARAMETERS", "SHAPED_TOPIC", "SetpointShaperNode", "main", "shaper_from_values"]
 
@@ -219,8 +220,10 @@ class SetpointShaperNode(Node):
     def _on_joint_states(self, msg) -> None:
         """The measured state (until the first output): where the shaped stream starts."""
         if not self._started:
-            self._measured.update(
-                (str(n), float(q)) for n, q in zip(msg.name, msg.position) if math.isfinite(q)
+            self._measured.update(  # 1e308 is finite, but the shaper cannot start there
+                (str(n), float(q))
+                for n, q in zip(msg.name, msg.position)
+                if math.isfinite(q) and abs(q) <= MAX_PLAUSIBLE_POSITION
             )
 
     def _start(self, shaper: SetpointShaper) -> None:
