@@ -119,3 +119,22 @@ def test_a_measured_position_beyond_the_plausible_bound_is_not_a_start(context, 
         np.testing.assert_allclose(sent[-1], [0.1, 0.3, 0.2])  # at rest on the first setpoint
     finally:
         node.destroy_node()
+
+
+def test_a_setpoint_beyond_the_plausible_bound_is_dropped_not_clipped(context, repo_root):
+    """A 1e308 setpoint was clipped to the URDF limit (2.6 rad) and followed there; dropped now,
+    the previous target kept."""
+    from rclpy.time import Time
+
+    node = _node(context, repo_root, joints=NAMES)
+    try:
+        sent = []
+        node._pub.publish = lambda msg: sent.append(list(msg.position))
+        node.on_setpoint(_setpoint(0.001, [0.1, 0.3, 0.2]))
+        node.on_setpoint(_setpoint(0.002, [1e308, 0.3, 0.2]))
+        for k in range(1, 200):
+            node.get_clock().set_ros_time_override(Time(nanoseconds=k * 1_000_000))
+            node._tick()
+        np.testing.assert_allclose(sent[-1], [0.1, 0.3, 0.2])
+    finally:
+        node.destroy_node()

@@ -18,7 +18,8 @@ the velocity never above the URDF's ``<limit velocity>``; targets clipped to the
 position limits). Joints: ``joints``, or every joint of the first setpoint. The state starts
 at rest on the measured position (``joint_states`` with every shaped joint), else on the
 first setpoint (the log says so); a source that goes silent is followed to rest on its last
-sample. Bad setpoints are dropped with a throttled warning. Parameters: :data:`PARAMETERS`
+sample. Bad setpoints (a position beyond ±``MAX_PLAUSIBLE_POSITION`` too) are dropped with a
+throttled warning. Parameters: :data:`PARAMETERS`
 (all read at start).
 """
 
@@ -199,6 +200,10 @@ class SetpointShaperNode(Node):
         except InputError as error:
             self._warn(error.reason, f"setpoint dropped: {error}")
             return
+        position = np.array(sp.model_position())
+        if np.any(np.abs(position) > MAX_PLAUSIBLE_POSITION):  # 1e308: no pose (was: to the limit)
+            self._warn("range", f"setpoint dropped: a position beyond ±{MAX_PLAUSIBLE_POSITION:g}")
+            return
         stamped = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
         now = clock_ns(self.get_clock()) * 1e-9
         stamp: float | None = stamped
@@ -212,7 +217,7 @@ class SetpointShaperNode(Node):
             stamp = None
         velocity = sp.model_velocity() if self._values["stream_velocity"] else None
         self._target = (
-            np.array(sp.model_position()),
+            position,
             None if velocity is None else np.array(velocity),
             stamp,
         )
