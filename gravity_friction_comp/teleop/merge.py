@@ -112,10 +112,16 @@ class MergedJointState:
 
     def problem(self, t: float, timeout: float) -> str:
         """Why the state at ``t`` [s] is not usable ("" when it is): joints never received,
-        or the oldest joint's sample older than ``timeout`` [s], naming its source."""
+        or the oldest joint's sample older than ``timeout`` [s], naming its source, or a sample
+        later than ``t`` (the clock went back: until a new sample, nothing is known fresh)."""
         missing = self.missing
         if missing:
             return f"no {self.who} state yet for {missing}"
+        ahead = self._t - float(t) > 1e-9  # the clock went back: no sample is known fresh
+        if ahead.any():
+            return (
+                f"{self.who} state {float(self._t.max()) - float(t):.3f} s ahead of the clock (it went back)"
+            )
         stale = float(t) - self._t > timeout + 1e-9  # float slack of two stamps
         if not stale.any():
             return ""
