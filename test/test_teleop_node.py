@@ -53,6 +53,26 @@ def _effort(names, effort):
         ({"feedback.cap": -1.0}, ">= 0"),
         ({"leader_effort_limit": [10.0]}, "one per mapped joint"),
         ({"urdf_path": ""}, "urdf_path"),
+        # were published in every follower setpoint (NaN; base_yaw named twice)
+        (
+            {
+                "joints": J[:2],
+                "leader_effort_limit": [10.0, 28.0],
+                "fixed_joints": ["beam_pitch"],
+                "fixed_positions": [math.nan],
+            },
+            "finite values",
+        ),
+        (
+            {
+                "joints": J[:2],
+                "leader_effort_limit": [10.0, 28.0],
+                "fixed_joints": ["beam_pitch"],
+                "fixed_positions": [math.inf],
+            },
+            "finite values",
+        ),
+        ({"fixed_joints": ["base_yaw"], "fixed_positions": [0.0]}, "duplicate"),
     ],
 )
 def test_bad_start_up_values_are_refused(context, repo_root, values, needle):

@@ -45,6 +45,7 @@ from gravity_friction_comp.errors import ConfigError, InputError
 from gravity_friction_comp.nodes.parameters import Param, declare_checked
 from gravity_friction_comp.nodes.runtime import run_node
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, publish_guarded
+from gravity_friction_comp.stage.free_drive import fixed_pose
 from gravity_friction_comp.teleop.config import TeleopPairConfig, load_pair_config
 from gravity_friction_comp.teleop.feedback import ForceFeedback
 from gravity_friction_comp.teleop.link import TeleopLink
@@ -223,13 +224,11 @@ class TeleopNode(Node):
         self.pair, self.link, self.feedback, self.shaper = build_teleop(values)
         self.link.enable(values["enable"])
         self._bridges = [f"{b}: " for b in values["follower_bridges"] if b]
-        fixed = [j for j in values["fixed_joints"] if j]
-        positions = list(values["fixed_positions"]) if fixed else []
-        if len(positions) != len(fixed):
-            raise ConfigError(
-                f"fixed_positions: {len(fixed)} values (one per fixed joint)", key="fixed_positions"
-            )
-        self._fixed = (fixed, [float(x) for x in positions])
+        # NaN / a mapped joint again were published in every follower setpoint
+        fixed, positions = fixed_pose(
+            self.pair.follower_joints, values["fixed_joints"], values["fixed_positions"]
+        )
+        self._fixed = (list(fixed), list(positions))
         self._follower_state: tuple[list[str], list[float]] | None = None
         self._shaping = False
         self._reported = None
