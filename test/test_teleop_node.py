@@ -80,6 +80,16 @@ def test_bad_start_up_values_are_refused(context, repo_root, values, needle):
         _node(context, repo_root, **values)
 
 
+@pytest.mark.parametrize("rate", [1e9, math.inf])
+def test_a_rate_beyond_the_shapers_maximum_is_refused_with_its_name(context, repo_root, rate):
+    """1e9 Hz was taken (a 1 ns timer: the node busy for ever); inf was refused without the
+    parameter's name ("period must be > 0")."""
+    from rclpy.exceptions import InvalidParameterValueException
+
+    with pytest.raises((ConfigError, InvalidParameterValueException), match="rate_hz"):
+        _node(context, repo_root, rate_hz=rate)
+
+
 def test_runtime_feedback_parameters_validated_and_applied(context, repo_root):
     from rclpy.parameter import Parameter
 

@@ -44,6 +44,7 @@ from std_srvs.srv import Trigger
 from gravity_friction_comp.errors import ConfigError, InputError
 from gravity_friction_comp.nodes.parameters import Param, declare_checked
 from gravity_friction_comp.nodes.runtime import run_node
+from gravity_friction_comp.nodes.setpoint_shaper_node import MAX_RATE_HZ
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, publish_guarded
 from gravity_friction_comp.stage.free_drive import fixed_pose
 from gravity_friction_comp.teleop.config import TeleopPairConfig, load_pair_config
@@ -102,7 +103,15 @@ PARAMETERS: tuple[Param, ...] = (
         "follower_external_effort)",
         read_only=True,
     ),
-    Param("rate_hz", 500.0, "follower setpoint rate (the follower chain's)", "Hz", low=1.0, read_only=True),
+    Param(  # 1e9 was taken: a 1 ns timer, the node busy for ever
+        "rate_hz",
+        500.0,
+        "follower setpoint rate (the follower chain's)",
+        "Hz",
+        low=1.0,
+        high=MAX_RATE_HZ,
+        read_only=True,
+    ),
     Param(
         "leader_effort_limit",
         None,
