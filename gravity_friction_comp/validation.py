@@ -28,6 +28,7 @@ __all__ = [
     "integer",
     "joint_names",
     "known_keys",
+    "MAX_PLAUSIBLE_POSITION",
     "MAX_PLAUSIBLE_VELOCITY",
     "MAX_SCALE",
     "number",
@@ -52,6 +53,10 @@ CAN_EXTENDED_ID_MAX = 0x1FFFFFFF
 #: :meth:`FrictionStage.update`), and a faster step between two position samples is a
 #: *jump*, not motion (:class:`~gravity_friction_comp.stage.velocity.VelocityEstimator`).
 MAX_PLAUSIBLE_VELOCITY = 100.0
+#: [rad or m] no joint position is larger: a measured or target position beyond it (1e308 is
+#: finite) is refused, not planned from (Ruckig fails on it at every later step, a shaper
+#: started there never produced a setpoint again).
+MAX_PLAUSIBLE_POSITION = 1e6
 
 
 def per_joint(

@@ -99,3 +99,42 @@ def test_stamps_on_another_clock_are_timed_on_arrival(context, repo_root):
         np.testing.assert_allclose(v, 0.5, atol=1e-3)
     finally:
         node.destroy_node()
+
+
+def _feed(node, measured, setpoints, ticks):
+    """The shaper node's output positions: ``measured`` as joint_states (or none), the
+    setpoints (1 ms apart), then ``ticks`` ticks 1 ms apart on simulated time."""
+    from rclpy.time import Time
+
+    sent = []
+    node._pub.publish = lambda msg: sent.append(list(msg.position))
+    if measured is not None:
+        node._on_joint_states(_setpoint(0.0, measured))
+    for k, q in enumerate(setpoints, 1):
+        node.on_setpoint(_setpoint(k * 1e-3, q))
+    for k in range(1, ticks + 1):
+        node.get_clock().set_ros_time_override(Time(nanoseconds=k * 1_000_000))
+        node._tick()
+    return sent
+
+
+@pytest.mark.parametrize(
+    ("measured", "setpoints", "ticks"),
+    [
+        # joint_states with 1e308 (finite) was the start: Ruckig failed at every tick, nothing
+        # was ever published; ignored now: the stream starts at rest on the first setpoint
+        ([1e308, 0.3, 0.2], [[0.1, 0.3, 0.2]], 3),
+        # a 1e308 setpoint was clipped to the URDF limit (2.6 rad) and followed there; dropped
+        # now, the previous target kept
+        (None, [[0.1, 0.3, 0.2], [1e308, 0.3, 0.2]], 200),
+    ],
+    ids=["measured_start", "setpoint"],
+)
+def test_a_position_beyond_the_plausible_bound_is_ignored(context, repo_root, measured, setpoints, ticks):
+    node = _node(context, repo_root, joints=NAMES)
+    try:
+        sent = _feed(node, measured, setpoints, ticks)
+        assert len(sent) == ticks
+        np.testing.assert_allclose(sent[-1], [0.1, 0.3, 0.2])
+    finally:
+        node.destroy_node()

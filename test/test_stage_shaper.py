@@ -230,3 +230,16 @@ def test_a_sample_every_cycle_with_its_velocity_is_followed_exactly():
         out = shaper.step([0.5 * t], t, target_velocity=[0.5], sample_time=t)
     assert out.position[0] == pytest.approx(0.5 * t, abs=1e-9)
     assert out.velocity[0] == pytest.approx(0.5, abs=1e-9)
+
+
+def test_a_start_position_beyond_the_plausible_bound_is_refused_and_the_shaper_stays_usable():
+    """reset(1e308) (finite: a hostile joint_states) was taken; Ruckig then failed at every step,
+    so the stream never produced a setpoint again. Refused (RANGE); a sane reset works."""
+    shaper = SetpointShaper([1.0, 1.0], 5.0, 50.0, DT)
+    with pytest.raises(InputError) as info:
+        shaper.reset([1e308, 0.0])
+    assert info.value.reason == Reason.RANGE
+    shaper.reset([1e6, 0.0])  # MAX_PLAUSIBLE_POSITION itself is taken
+    shaper.reset([0.0, 0.0])
+    out = shaper.step([0.0, 0.0], 1.0)
+    np.testing.assert_array_equal(out.position, [0.0, 0.0])

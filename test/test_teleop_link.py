@@ -119,6 +119,54 @@ def test_bad_leader_samples_are_refused():
     assert link.state == "holding" and "missing ['lg']" in link.status()
 
 
+def test_a_joint_named_twice_is_refused_leader_follower_and_estimate():
+    """A message naming a joint twice is ambiguous: refused whole, never its last value taken."""
+    link = _link()
+    why = link.leader(["l1", "l1", "l2", "lg"], [0.0, 5.0, 0.0, 0.0], 0.0)
+    assert "given twice ['l1']" in why and link.mapped() is None
+    assert "given twice ['f1']" in link.follower(["f1", "f2", "fg", "f1"], [0.0, 0.0, 0.0, 9.0], 0.0)
+    assert link.target(0.0) is None and link.state == "waiting"  # nothing of it taken
+    cfg = _pair(feedback=FeedbackSettings.build(("f1", "f2"), True, 1.0, 10.0))
+    fb = ForceFeedback(cfg)
+    assert fb.external(["f1", "f2"], [1.0, 0.0], 1.0) == ""
+    assert "given twice ['f1']" in fb.external(["f1", "f1"], [5.0, -5.0], 1.0)
+    np.testing.assert_allclose(fb.effort(1.0).effort, [1.0, 0.0])  # the earlier estimate stands
+
+
+def test_a_position_beyond_the_plausible_bound_is_refused_and_the_link_recovers():
+    """One follower joint_states with 1e308 (finite) became the engage start: the link's target
+    stayed ~1e308 and the shaper failed on it for ever. Refused; the next good sample engages."""
+    link = _link()
+    assert "beyond ±1e+06" in link.follower(["f1", "f2", "fg"], [1e308, 0.0, 0.0], 0.0)
+    assert "beyond ±1e+06" in link.leader(["l1", "l2", "lg"], [0.0, -1e308, 0.0], 0.0)
+    assert link.follower(["f1", "f2", "fg"], [0.2, 0.0, 0.0], 0.0) == ""
+    assert link.leader(["l1", "l2", "lg"], [0.2, -0.05, 0.0], 0.0) == ""
+    np.testing.assert_allclose(link.target(0.0), [0.2, 0.0, 0.0])  # from the good sample
+
+
+def test_the_clock_going_back_makes_nothing_fresh_no_old_contact_fed_back():
+    """The clock going back 100 s (a simulation restarted): the estimate of t = 200 was fed back
+    at t = 100 (100 s of an old contact) and the link followed a leader silent since; now 0 and
+    holding until new samples come on the new clock."""
+    cfg = _pair(feedback=FeedbackSettings.build(("f1", "f2"), True, 1.0, 10.0))
+    fb = ForceFeedback(cfg)
+    fb.external(["f1", "f2"], [2.0, 0.0], 200.0)
+    np.testing.assert_allclose(fb.effort(200.0).effort, [2.0, 0.0])
+    np.testing.assert_array_equal(fb.effort(100.0).effort, [0.0, 0.0])
+    fb.external(["f1", "f2"], [1.0, 0.0], 100.0)  # the new clock's estimate is taken
+    np.testing.assert_allclose(fb.effort(100.0).effort, [1.0, 0.0])
+    link = _link()
+    link.follower(["f1", "f2", "fg"], [0.0, 0.0, 0.0], 200.0)
+    link.leader(["l1", "l2", "lg"], [0.0, 0.05, 0.0], 200.0)
+    link.target(200.0)
+    link.target(100.0)
+    assert link.state == "holding" and "ahead of the clock" in link.status()
+    link.follower(["f1", "f2", "fg"], [0.0, 0.0, 0.0], 100.0)
+    link.leader(["l1", "l2", "lg"], [0.0, 0.05, 0.0], 100.0)
+    link.target(100.0)
+    assert link.state != "holding", link.status()
+
+
 def _two_buses(link, t, leader, follower):
     """The leader's and the follower's state as two bridges publish them: one message per bus
     (bus a: joint 1 and the gripper, bus b: joint 2), in the buses' own order."""

@@ -53,11 +53,41 @@ def _effort(names, effort):
         ({"feedback.cap": -1.0}, ">= 0"),
         ({"leader_effort_limit": [10.0]}, "one per mapped joint"),
         ({"urdf_path": ""}, "urdf_path"),
+        # were published in every follower setpoint (NaN; base_yaw named twice)
+        (
+            {
+                "joints": J[:2],
+                "leader_effort_limit": [10.0, 28.0],
+                "fixed_joints": ["beam_pitch"],
+                "fixed_positions": [math.nan],
+            },
+            "finite values",
+        ),
+        (
+            {
+                "joints": J[:2],
+                "leader_effort_limit": [10.0, 28.0],
+                "fixed_joints": ["beam_pitch"],
+                "fixed_positions": [math.inf],
+            },
+            "finite values",
+        ),
+        ({"fixed_joints": ["base_yaw"], "fixed_positions": [0.0]}, "duplicate"),
     ],
 )
 def test_bad_start_up_values_are_refused(context, repo_root, values, needle):
     with pytest.raises(ConfigError, match=needle.replace("[", r"\[").replace("]", r"\]")):
         _node(context, repo_root, **values)
+
+
+@pytest.mark.parametrize("rate", [1e9, math.inf])
+def test_a_rate_beyond_the_shapers_maximum_is_refused_with_its_name(context, repo_root, rate):
+    """1e9 Hz was taken (a 1 ns timer: the node busy for ever); inf was refused without the
+    parameter's name ("period must be > 0")."""
+    from rclpy.exceptions import InvalidParameterValueException
+
+    with pytest.raises((ConfigError, InvalidParameterValueException), match="rate_hz"):
+        _node(context, repo_root, rate_hz=rate)
 
 
 def test_runtime_feedback_parameters_validated_and_applied(context, repo_root):
@@ -86,6 +116,28 @@ def test_runtime_feedback_parameters_validated_and_applied(context, repo_root):
         assert result.successful
         node.on_external(_effort(J, [1.0, -10.0, 0.5]))
         np.testing.assert_array_equal(published[-1].effort, [0.0, 0.0, 0.0])
+    finally:
+        node.destroy_node()
+
+
+def test_one_element_lists_mean_every_joint_and_enable_is_never_per_joint(context, repo_root):
+    """`ros2 param set /teleop feedback.gain "[0.3]"`: the reason for a wrong length promises
+    "1 or 3 values", so one value is every joint; feedback.enable as a list is refused as
+    not a bool (was: "expected 1 or 3 values" for any list, one element included)."""
+    from rclpy.parameter import Parameter
+
+    node = _node(context, repo_root, **{"feedback.gain": [0.25]})
+    try:
+        assert node.feedback.settings.gain == dict.fromkeys(J, 0.25)
+        for name, value in (("feedback.gain", [0.3]), ("feedback.cap", [1.5])):
+            (result,) = node.set_parameters([Parameter(name, value=value)])
+            assert result.successful, (name, result.reason)
+        assert node.feedback.settings.gain == dict.fromkeys(J, 0.3)
+        assert node.feedback.settings.cap == dict.fromkeys(J, 1.5)
+        (result,) = node.set_parameters([Parameter("feedback.enable", value=[True])])
+        assert not result.successful and "true or false" in result.reason, result.reason
+        (result,) = node.set_parameters([Parameter("feedback.gain", value=[0.1, 0.2])])
+        assert not result.successful and "expected 1 or 3 values" in result.reason
     finally:
         node.destroy_node()
 

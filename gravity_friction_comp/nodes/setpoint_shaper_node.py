@@ -18,7 +18,8 @@ the velocity never above the URDF's ``<limit velocity>``; targets clipped to the
 position limits). Joints: ``joints``, or every joint of the first setpoint. The state starts
 at rest on the measured position (``joint_states`` with every shaped joint), else on the
 first setpoint (the log says so); a source that goes silent is followed to rest on its last
-sample. Bad setpoints are dropped with a throttled warning. Parameters: :data:`PARAMETERS`
+sample. Bad setpoints (a position beyond ±``MAX_PLAUSIBLE_POSITION`` too) are dropped with a
+throttled warning. Parameters: :data:`PARAMETERS`
 (all read at start).
 """
 
@@ -41,6 +42,7 @@ from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, clock_ns, publi
 from gravity_friction_comp.stage.contract import parse_setpoint
 from gravity_friction_comp.stage.shaper import SetpointShaper, shaper_limits_from_arm_yaml
 from gravity_friction_comp.throttle import Throttle
+from gravity_friction_comp.validation import MAX_PLAUSIBLE_POSITION
 
 __all__ = ["PARAMETERS", "SHAPED_TOPIC", "SetpointShaperNode", "main", "shaper_from_values"]
 
@@ -198,6 +200,10 @@ class SetpointShaperNode(Node):
         except InputError as error:
             self._warn(error.reason, f"setpoint dropped: {error}")
             return
+        position = np.array(sp.model_position())
+        if np.any(np.abs(position) > MAX_PLAUSIBLE_POSITION):  # 1e308: no pose (was: to the limit)
+            self._warn("range", f"setpoint dropped: a position beyond ±{MAX_PLAUSIBLE_POSITION:g}")
+            return
         stamped = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
         now = clock_ns(self.get_clock()) * 1e-9
         stamp: float | None = stamped
@@ -211,7 +217,7 @@ class SetpointShaperNode(Node):
             stamp = None
         velocity = sp.model_velocity() if self._values["stream_velocity"] else None
         self._target = (
-            np.array(sp.model_position()),
+            position,
             None if velocity is None else np.array(velocity),
             stamp,
         )
@@ -219,8 +225,10 @@ class SetpointShaperNode(Node):
     def _on_joint_states(self, msg) -> None:
         """The measured state (until the first output): where the shaped stream starts."""
         if not self._started:
-            self._measured.update(
-                (str(n), float(q)) for n, q in zip(msg.name, msg.position) if math.isfinite(q)
+            self._measured.update(  # 1e308 is finite, but the shaper cannot start there
+                (str(n), float(q))
+                for n, q in zip(msg.name, msg.position)
+                if math.isfinite(q) and abs(q) <= MAX_PLAUSIBLE_POSITION
             )
 
     def _start(self, shaper: SetpointShaper) -> None:

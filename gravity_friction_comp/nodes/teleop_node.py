@@ -44,7 +44,9 @@ from std_srvs.srv import Trigger
 from gravity_friction_comp.errors import ConfigError, InputError
 from gravity_friction_comp.nodes.parameters import Param, declare_checked
 from gravity_friction_comp.nodes.runtime import run_node
+from gravity_friction_comp.nodes.setpoint_shaper_node import MAX_RATE_HZ
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, publish_guarded
+from gravity_friction_comp.stage.free_drive import fixed_pose
 from gravity_friction_comp.teleop.config import TeleopPairConfig, load_pair_config
 from gravity_friction_comp.teleop.feedback import ForceFeedback
 from gravity_friction_comp.teleop.link import TeleopLink
@@ -101,7 +103,15 @@ PARAMETERS: tuple[Param, ...] = (
         "follower_external_effort)",
         read_only=True,
     ),
-    Param("rate_hz", 500.0, "follower setpoint rate (the follower chain's)", "Hz", low=1.0, read_only=True),
+    Param(  # 1e9 was taken: a 1 ns timer, the node busy for ever
+        "rate_hz",
+        500.0,
+        "follower setpoint rate (the follower chain's)",
+        "Hz",
+        low=1.0,
+        high=MAX_RATE_HZ,
+        read_only=True,
+    ),
     Param(
         "leader_effort_limit",
         None,
@@ -136,9 +146,16 @@ def _topics(values: dict[str, Any], key: str, default: str) -> list[str]:
 
 
 def _settings_value(value: Any, joints) -> Any:
-    """A ROS number or list (one per mapped joint) → what FeedbackSettings.build takes."""
+    """A ROS number or list (one per mapped joint; one element: every joint, as a number) →
+    what FeedbackSettings.build takes.
+
+    Raises:
+        ConfigError: a list of another length.
+    """
     if isinstance(value, (list, tuple)) or hasattr(value, "tolist"):
         values = list(value)
+        if len(values) == 1:  # `ros2 param set ... "[0.5]"`: the message promises 1 value
+            return values[0]
         if len(values) != len(joints):
             raise ConfigError(f"expected 1 or {len(joints)} values (one per mapped joint), got {len(values)}")
         return dict(zip(joints, values))
@@ -185,7 +202,7 @@ def build_teleop(values: dict[str, Any]) -> tuple[TeleopPairConfig, TeleopLink, 
         if values.get(f"feedback.{k}") is not None
     }
     if fb:
-        feedback.update(**{k: _settings_value(v, fj) for k, v in fb.items()})
+        feedback.update(**{k: v if k == "enable" else _settings_value(v, fj) for k, v in fb.items()})
     overrides = dict(pair.shaper) | {
         k: values[k] for k in ("max_acceleration", "max_jerk") if values[k] is not None
     }
@@ -216,13 +233,11 @@ class TeleopNode(Node):
         self.pair, self.link, self.feedback, self.shaper = build_teleop(values)
         self.link.enable(values["enable"])
         self._bridges = [f"{b}: " for b in values["follower_bridges"] if b]
-        fixed = [j for j in values["fixed_joints"] if j]
-        positions = list(values["fixed_positions"]) if fixed else []
-        if len(positions) != len(fixed):
-            raise ConfigError(
-                f"fixed_positions: {len(fixed)} values (one per fixed joint)", key="fixed_positions"
-            )
-        self._fixed = (fixed, [float(x) for x in positions])
+        # NaN / a mapped joint again were published in every follower setpoint
+        fixed, positions = fixed_pose(
+            self.pair.follower_joints, values["fixed_joints"], values["fixed_positions"]
+        )
+        self._fixed = (list(fixed), list(positions))
         self._follower_state: tuple[list[str], list[float]] | None = None
         self._shaping = False
         self._reported = None
@@ -341,6 +356,9 @@ class TeleopNode(Node):
                     return SetParametersResult(
                         successful=False, reason=f"{p.name} cannot be unset at runtime"
                     )
+                if p.name == "feedback.enable":  # a bool, never per joint: build() names it
+                    changes[p.name] = p.value
+                    continue
                 try:
                     changes[p.name] = _settings_value(p.value, list(self.pair.joints))
                 except ConfigError as error:

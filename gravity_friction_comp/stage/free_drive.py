@@ -41,12 +41,36 @@ __all__ = [
     "FreeDriveConfig",
     "FreeDriveSetpoint",
     "FreeDriveSource",
+    "fixed_pose",
     "stale_reply_ages",
     "validate_mode",
 ]
 
 #: The source's modes.
 FREE_DRIVE_MODES = ("follow", "free_drive")
+
+
+def fixed_pose(
+    joints: Sequence[str], fixed_joints: Sequence[str], fixed_positions: Sequence[float]
+) -> tuple[tuple[str, ...], tuple[float, ...]]:
+    """The model joints nobody measures and their positions [rad], checked: ``fixed_joints``
+    without empty entries (ROS's ``[""]``), one finite position each, no name also in
+    ``joints`` (the setpoint would name it twice). Free drive's and teleop's.
+
+    Raises:
+        ConfigError: another number of positions, a NaN/inf one (``key="fixed_positions"``),
+            a name twice (``key="fixed_joints"``).
+    """
+    fixed = tuple(j for j in fixed_joints if j)
+    positions = tuple(float(p) for p in fixed_positions) if fixed else ()
+    if len(positions) != len(fixed) or not all(math.isfinite(p) for p in positions):
+        raise ConfigError(
+            f"fixed_positions must be {len(fixed)} finite values (one per fixed joint), got {list(positions)}",
+            key="fixed_positions",
+        )
+    if fixed:
+        joint_names("fixed_joints", tuple(joints) + fixed)  # no name in both lists
+    return fixed, positions
 
 
 def validate_mode(mode: str) -> str:
@@ -114,15 +138,7 @@ class FreeDriveConfig:
         joints = joint_names("joints", tuple(j for j in self.joints if j))
         if not joints:
             raise ConfigError("joints must name the measured joints", key="joints")
-        fixed = tuple(j for j in self.fixed_joints if j)
-        positions = tuple(float(p) for p in self.fixed_positions)
-        if len(positions) != len(fixed) or not all(math.isfinite(p) for p in positions):
-            raise ConfigError(
-                f"fixed_positions must be {len(fixed)} finite values (one per fixed joint), got {list(positions)}",
-                key="fixed_positions",
-            )
-        if fixed:
-            joint_names("fixed_joints", joints + fixed)  # no name in both lists
+        fixed, positions = fixed_pose(joints, self.fixed_joints, self.fixed_positions)
         object.__setattr__(self, "joints", joints)
         object.__setattr__(self, "fixed_joints", fixed)
         object.__setattr__(self, "fixed_positions", positions)

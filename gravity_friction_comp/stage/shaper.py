@@ -43,8 +43,15 @@ import numpy as np
 
 from gravity_friction_comp.errors import ConfigError, InputError, Reason
 from gravity_friction_comp.friction.arm_yaml import SHAPER_BLOCK_KEYS, load_arm_yaml
+from gravity_friction_comp.validation import (
+    MAX_PLAUSIBLE_POSITION,
+    known_keys,
+    number,
+    per_joint,
+    string_keys,
+    vector,
+)
 from gravity_friction_comp.validation import joint_names as validated_names
-from gravity_friction_comp.validation import known_keys, number, per_joint, string_keys, vector
 
 __all__ = [
     "STALE_INTERVALS",
@@ -202,14 +209,16 @@ class SetpointShaper:
                 Ruckig first brakes them inside).
 
         Raises:
-            InputError: a vector not (n,) or not finite (``Reason.SHAPE`` / ``NOT_FINITE``).
+            InputError: a vector not (n,) or not finite (``Reason.SHAPE`` / ``NOT_FINITE``),
+                a position beyond ±:data:`~gravity_friction_comp.validation.MAX_PLAUSIBLE_POSITION`
+                (``Reason.RANGE``; Ruckig cannot plan from it).
         """
         self._now, self._sample, self._interval = None, None, math.inf
         self._sample_velocity = np.zeros(self.n)
         if position is None:
             self._state = None
             return
-        q = self._vector("position", position)
+        q = self._vector("position", position, MAX_PLAUSIBLE_POSITION)
         v = np.zeros(self.n) if velocity is None else self._vector("velocity", velocity)
         a = np.zeros(self.n) if acceleration is None else self._vector("acceleration", acceleration)
         self._state = ShapedSetpoint(q, v, a)
@@ -313,8 +322,9 @@ class SetpointShaper:
         )
         return self.state  # type: ignore[return-value]  # set just above
 
-    def _vector(self, what: str, value) -> np.ndarray:
-        return np.array(vector(what, value, self.n, names=self.joint_names))  # a copy: kept as state
+    def _vector(self, what: str, value, bound: float | None = None) -> np.ndarray:
+        # a copy: kept as state
+        return np.array(vector(what, value, self.n, names=self.joint_names, bound=bound))
 
     @staticmethod
     def _time(what: str, t) -> float:

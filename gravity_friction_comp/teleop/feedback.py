@@ -118,12 +118,15 @@ class ForceFeedback:
 
     def effort(self, t: float) -> FeedbackEffort:
         """The leader's feedback effort at ``t`` [s] (0 when off or faulted; per joint 0 where
-        its estimate is stale or missing)."""
+        its estimate is stale, missing or later than ``t``)."""
         zero = np.zeros(len(self.names))
         s = self._settings
         if not s.enable or self._fault:
             return FeedbackEffort(self.names, zero, ())
-        fresh = float(t) - self._t <= s.timeout + 1e-9
+        age = float(t) - self._t
+        # an estimate "from the future" (the clock went back: a simulation restarted) is no
+        # fresh one: it fed back an old contact until the clock came round again
+        fresh = (age >= -1e-9) & (age <= s.timeout + 1e-9)
         raw = np.where(fresh, self._gain * self._ratio * self._tau, 0.0)
         out = np.clip(raw, -self._bound, self._bound)
         saturated = tuple(n for n, r, o in zip(self.names, raw, out) if r != o)

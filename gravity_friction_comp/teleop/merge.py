@@ -14,18 +14,29 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from gravity_friction_comp.validation import MAX_PLAUSIBLE_POSITION
+
 __all__ = ["MergedJointState", "pick_named"]
 
 
 def pick_named(
-    index: Mapping[str, int], names: Sequence[str], values, what: str, wanted: Sequence[str]
+    index: Mapping[str, int],
+    names: Sequence[str],
+    values,
+    what: str,
+    wanted: Sequence[str],
+    bound: float = math.inf,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | str:
     """The wanted joints of one message: ``(mine, theirs, values[theirs])``, ``mine`` the
     positions in ``index`` (joint → slot) of the ``names`` it has, ``theirs`` their places in
     the message, as float; or why not (a reason naming ``what``): ``names`` and ``values`` of
-    different lengths, none of ``wanted``, a wanted value not finite."""
+    different lengths, a name given twice (which value is meant?), none of ``wanted``, a
+    wanted value not finite or beyond ±``bound``."""
     if len(values) != len(names):
         return f"{what}: names/values lengths differ ({len(names)} / {len(values)})"
+    if len(set(names)) != len(names):
+        twice = sorted({n for i, n in enumerate(names) if n in names[:i]})
+        return f"{what}: joint names given twice {twice}"
     at = [(index[n], k) for k, n in enumerate(names) if n in index]
     if not at:
         return f"{what} has none of {list(wanted)}"
@@ -33,6 +44,8 @@ def pick_named(
     picked = np.asarray(values, dtype=float)[theirs]
     if not np.all(np.isfinite(picked)):
         return f"{what} not finite: {picked.tolist()}"
+    if np.any(np.abs(picked) > bound):
+        return f"{what} beyond ±{bound:g}: {picked.tolist()}"
     return mine, theirs, picked
 
 
@@ -60,9 +73,15 @@ class MergedJointState:
         """One source's sample at ``t`` [s]: ``position`` [rad or m] (and ``velocity``, optional:
         missing, of another length or not finite counts 0) of ``names``; names not in
         :attr:`joints` are skipped. "" when taken, else why not (nothing taken): names and
-        positions of different lengths, none of the joints, a wanted position not finite."""
-        picked = pick_named(
-            self._index, names, position, f"{self.who} joint_states{_on(source)}", self.joints
+        positions of different lengths, a name twice, none of the joints, a wanted position not
+        finite or beyond ±MAX_PLAUSIBLE_POSITION."""
+        picked = pick_named(  # 1e308 is finite, but no position: the shaper cannot start there
+            self._index,
+            names,
+            position,
+            f"{self.who} joint_states{_on(source)}",
+            self.joints,
+            MAX_PLAUSIBLE_POSITION,
         )
         if isinstance(picked, str):
             return picked
@@ -93,10 +112,16 @@ class MergedJointState:
 
     def problem(self, t: float, timeout: float) -> str:
         """Why the state at ``t`` [s] is not usable ("" when it is): joints never received,
-        or the oldest joint's sample older than ``timeout`` [s], naming its source."""
+        or the oldest joint's sample older than ``timeout`` [s], naming its source, or a sample
+        later than ``t`` (the clock went back: until a new sample, nothing is known fresh)."""
         missing = self.missing
         if missing:
             return f"no {self.who} state yet for {missing}"
+        ahead = self._t - float(t) > 1e-9  # the clock went back: no sample is known fresh
+        if ahead.any():
+            return (
+                f"{self.who} state {float(self._t.max()) - float(t):.3f} s ahead of the clock (it went back)"
+            )
         stale = float(t) - self._t > timeout + 1e-9  # float slack of two stamps
         if not stale.any():
             return ""
