@@ -77,9 +77,7 @@ class SendSchedule:
         """The earliest time [s] at which :meth:`tick` would exchange if no command comes
         first: a waiting command when the credit reaches 1, else the keep-alive (2 periods
         after the last command, with a full credit). Reads the state; changes nothing."""
-        credit = self._credit
-        if self._credit_at is not None:
-            credit = min(BURST, credit + max(now - self._credit_at, 0.0) / self.period)
+        credit = self._credit_at_time(now)
         if self._waiting:
             return now + max(1.0 - credit, 0.0) * self.period
         full = now + max(BURST - credit, 0.0) * self.period
@@ -87,10 +85,14 @@ class SendSchedule:
             return full
         return max(full, self._last_command + KEEPALIVE_AFTER * self.period)
 
+    def _credit_at_time(self, now: float) -> float:
+        """The credit at ``now`` [s]: grown by 1 per period since the last update, capped."""
+        if self._credit_at is None:
+            return self._credit
+        return min(BURST, self._credit + max(now - self._credit_at, 0.0) / self.period)
+
     def _allowed(self, now: float) -> bool:
-        if self._credit_at is not None:
-            self._credit = min(BURST, self._credit + max(now - self._credit_at, 0.0) / self.period)
-        self._credit_at = now
+        self._credit, self._credit_at = self._credit_at_time(now), now
         return self._credit >= 1.0 - 1e-9  # float sums of exact periods land just below 1
 
     def _spend(self, now: float) -> None:

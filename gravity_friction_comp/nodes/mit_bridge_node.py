@@ -293,7 +293,7 @@ class MitBridgeNode(Node):
         """The lockstep clock (``sim_lockstep:=true``) or the ``rate_hz`` timer; the simulated hand."""
         if self._simulated is not None:
             self._lockstep = self._simulated.attach(
-                self._core, self._ios, lambda ns: self._publish_state(ns), SETPOINT_QOS, self._command_sub
+                self._core, self._ios, self._publish_state, SETPOINT_QOS, self._command_sub
             )
         if self._lockstep is None:  # re-armed after each decision: fires when commands stop or wait
             self._loop_timer = self.create_timer(self.config.period, self._loop)
