@@ -109,7 +109,11 @@ def test_bimanual_follower_contact_fed_back_per_bus_and_zero_when_off(repo_root,
             last = feedback[-1]
             return dict(zip(last.name, last.effort))
 
-        assert client.spin_until(lambda: len(feedback) > 0, 30.0, p_teleop), "graph did not come up"
+        def both_observers_heard() -> bool:  # each starts on its own: one may be seconds late
+            last = dict(zip(feedback[-1].name, feedback[-1].effort)) if feedback else {}
+            return all(any(last.get(j, 0.0) != 0.0 for j in joints) for _, joints in buses)
+
+        assert client.spin_until(both_observers_heard, 30.0, p_teleop), "graph did not come up"
         before = settle(1.5)
         contact["on"] = True
         during = settle(1.5)
