@@ -269,7 +269,7 @@ class MitBridgeNode(Node):
         #: Reused for every ``joint_states`` (publish serialises at once); typed fields only.
         self._state_msg = JointState(check_fields=False)
         self._joint_names = list(self._core.joint_names)
-        try:  # joint_states as serialized bytes, refilled in place
+        try:  # joint_states as serialized bytes, packed from a template
             self._state_bytes: JointStateBytes | None = JointStateBytes(self._joint_names)
         except ValueError:  # pragma: no cover - an encoding without the slots: messages
             self._state_bytes = None
@@ -452,7 +452,7 @@ class MitBridgeNode(Node):
 
     def _publish_state(self, stamp_ns: int) -> None:
         """Publish ``joint_states`` stamped ``stamp_ns`` [ns]: every joint measured, as the
-        serialized bytes refilled in place (:class:`JointStateBytes`); before that, the
+        serialized bytes packed from a template (:class:`JointStateBytes`); before that, the
         joints measured so far in a ``JointState``. Then the hand-off (composed chain)."""
         position, velocity, effort, every = self._core.measured()
         if every and self._state_bytes is not None:
