@@ -108,6 +108,29 @@ def test_socketcand_read_parses_as_python_can_in_one_pass_and_keeps_a_partial_me
         peer.close()
 
 
+def test_socketcand_read_reads_again_while_a_read_fills_its_size(monkeypatch):
+    """One os.read takes what waits unless it returns the whole read size: then it reads
+    again, so replies beyond one read's size are all taken in the same call."""
+    import gravity_friction_comp.mit.frame_transport as frame_transport
+
+    monkeypatch.setattr(frame_transport, "_READ_SIZE", 64)
+    ours, peer = socket.socketpair()
+    try:
+        ours.settimeout(2.0)
+        transport = SocketcandTransport(_FakeSocketcandBus(ours))
+        lines = [
+            f"< frame {0x11 + k:03X} 1700000000.{k:06d} {bytes(range(k, k + 8)).hex().upper()} >"
+            for k in range(9)
+        ]
+        peer.sendall("".join(lines).encode("ascii"))
+        out: list = []
+        assert transport.read(out) == 0
+        assert out == [(0x11 + k, bytes(range(k, k + 8))) for k in range(9)]
+    finally:
+        ours.close()
+        peer.close()
+
+
 def test_socketcand_read_takes_over_what_python_cans_own_reads_buffered():
     """read_damiao_limits reads the bus through python-can before the bridge owns it: the
     frames python-can parsed and the partial message it kept are not lost."""
