@@ -102,10 +102,11 @@ GOALS = {"p50_ratio": 2.0, "extra_drops": 0.001, "cpu_ratio": 1.5, "rss_mb": 1.0
 #: loop timer at every period whatever the commands (main before the re-armed timer,
 #: ``mit/timer_plan.py``); ``future`` the executor driven by one ``spin_until_future_complete``
 #: per 0.2 s (every event of the wake in one call) instead of one ``spin_once`` per event;
-#: ``single`` rclpy's SingleThreadedExecutor instead of the EventsExecutor; ``rate_hz_102`` the
-#: bridge's ``rate_hz`` 2 % above the setpoint rate (the send budget's slack: at exactly the rate a
-#: stream that starts with one credit in hand makes its early commands wait, ``send_schedule``).
-LEVERS = ("fixed_timer", "future", "single", "rate_hz_102")
+#: ``single`` rclpy's SingleThreadedExecutor instead of the EventsExecutor; ``no_slack`` the send
+#: budget refilled at exactly ``rate_hz`` (before its 5 % slack: a stream at the rate never repaid
+#: a stall's burst, ``mit/send_schedule.py``); ``rate_hz_102`` the bridge's ``rate_hz`` 2 % above
+#: the setpoint rate.
+LEVERS = ("fixed_timer", "future", "single", "no_slack", "rate_hz_102")
 
 
 class CpuSpan:
@@ -355,6 +356,10 @@ def run_child(
         from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode
         from gravity_friction_comp.nodes.runtime import spin_node
 
+        if "no_slack" in levers:  # the budget of before, read by SendSchedule when the bridge builds it
+            from gravity_friction_comp.mit import send_schedule
+
+            send_schedule.SLACK, send_schedule.BURST = 0.0, 2.0
         chain = ComposedChain() if kind == "composed" else None
         bridge = chain.bridge if chain is not None else MitBridgeNode()
         if "fixed_timer" in levers:  # main's timer: every period, whatever the commands

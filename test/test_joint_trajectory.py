@@ -153,3 +153,33 @@ def test_a_trajectory_that_ends_in_the_past_is_refused():
     with pytest.raises(InputError, match="not after now") as info:
         f.set_trajectory(NAMES, [TrajectoryPoint(1.0, [0.0, 0.0])], 5.0, 7.0)
     assert info.value.reason == Reason.RANGE
+
+
+def test_a_point_outside_the_position_limits_is_refused_one_on_them_accepted():
+    # a: continuous (no limits); b: [-1, 0.5] rad (a URDF <limit lower upper>)
+    f = TrajectoryFollower(NAMES, (0.0, 0.0), (10.0, 10.0), ((-math.inf, -1.0), (math.inf, 0.5)))
+    f.set_trajectory(NAMES, [TrajectoryPoint(4.0, [0.4, 0.4])], 0.0, 0.0)
+    before = f.sample(1.0)
+    for q_b, text in ((0.5 + 1e-3, "0.501 rad at point 1"), (-1.2, "-1.2 rad at point 0"), (1e30, "1e\\+30")):
+        points = [TrajectoryPoint(2.0, [0.0, min(q_b, 0.0)]), TrajectoryPoint(60.0, [0.0, q_b])]
+        if q_b < 0:
+            points = [TrajectoryPoint(2.0, [0.0, q_b]), TrajectoryPoint(60.0, [0.0, 0.0])]
+        with pytest.raises(InputError, match=f"position {text}.*'b'.*\\[-1, 0.5\\]") as info:
+            f.set_trajectory(NAMES, points, 0.0, 1.0)
+        assert info.value.reason == Reason.RANGE
+        np.testing.assert_array_equal(f.sample(1.0).position, before.position)
+    # on the limits (and within the 1e-6 rad of a sender's rounding), a far out continuous joint
+    f.set_trajectory(
+        NAMES, [TrajectoryPoint(2.0, [20.0, -1.0]), TrajectoryPoint(60.0, [40.0, 0.5 + 1e-7])], 0.0, 1.0
+    )
+    np.testing.assert_allclose(f.sample(61.0).position, [40.0, 0.5 + 1e-7])
+
+
+@pytest.mark.parametrize(
+    "limits", [((0.0,), (1.0,)), ((0.0, 0.0), (1.0, -1.0)), ((0.0, math.nan), (1.0, 1.0))]
+)
+def test_bad_position_limits_are_a_config_error(limits):
+    from gravity_friction_comp.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="position_limits"):
+        TrajectoryFollower(NAMES, (0.0, 0.0), None, limits)

@@ -199,7 +199,7 @@ def test_player_checks_trajectories_against_the_chains_urdf(repo_root):
     import xml.etree.ElementTree as ElementTree
 
     from gravity_friction_comp.errors import InputError
-    from gravity_friction_comp.nodes.setpoint_player import PLAYER_PARAMETERS, _urdf_velocity_limits
+    from gravity_friction_comp.nodes.setpoint_player import PLAYER_PARAMETERS, _urdf_joint_limits
     from gravity_friction_comp.trajectory.joint_trajectory import TrajectoryFollower, TrajectoryPoint
 
     arm = load_launch_module(repo_root, "arm.launch.py")
@@ -217,9 +217,10 @@ def test_player_checks_trajectories_against_the_chains_urdf(repo_root):
         for j in urdf.iter("joint")
         if j.find("limit") is not None
     }
-    limits = _urdf_velocity_limits(values)
-    assert limits is not None and [limits[j] for j in joints] == [want[j] for j in joints] == [3.0, 2.5, 2.5]
-    follower = TrajectoryFollower(joints, [0.0, 0.3, 0.2], [limits[j] for j in joints])
+    limits = _urdf_joint_limits(values)
+    assert limits is not None
+    assert [limits[j][2] for j in joints] == [want[j] for j in joints] == [3.0, 2.5, 2.5]
+    follower = TrajectoryFollower(joints, [0.0, 0.3, 0.2], [limits[j][2] for j in joints])
     with pytest.raises(InputError, match="velocity"):
         follower.set_trajectory(joints, [TrajectoryPoint(2.0, [1e30, 0.3, 0.2])], 0.0, 100.0)
     with pytest.raises(InputError, match="velocity"):  # 6.2 rad in 2 s: 3.1 rad/s > 3.0

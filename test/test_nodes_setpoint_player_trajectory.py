@@ -1,6 +1,7 @@
 """setpoint_player's joint_trajectory input (issue 30 point 1), in the test's process: the node
 on a simulated clock, its joint_setpoint against the hand-computed cubic, a refused
-trajectory (the URDF's velocity limit, NaN) leaving the motion and the hold unchanged."""
+trajectory (the URDF's velocity and position limits, NaN) leaving the motion and the hold
+unchanged."""
 
 from __future__ import annotations
 
@@ -90,8 +91,28 @@ def test_refused_trajectories_keep_the_motion(player):
     player._on_trajectory(_trajectory(NAMES, [(0.1, [1.05, 0.3, 0.2], [0, 0, 0])]))
     player._on_trajectory(_trajectory(NAMES, [(1.0, [math.nan, 0.3, 0.2], [0, 0, 0])]))
     player._on_trajectory(_trajectory(["base_yaw"], [(1.0, [0.0], [0])]))
+    # shoulder_pitch 0.3 → 1.35 rad in 10 s: slow (0.1 rad/s), but above its <limit upper>
+    player._on_trajectory(_trajectory(NAMES, [(10.0, [0.1, 1.35, 0.2], [0, 0, 0])]))
     again, _ = player.at(10.5)
     np.testing.assert_array_equal(again, before)
     q, _ = player.at(12.0)
     np.testing.assert_allclose(q, [0.1, 0.3, 0.2], atol=1e-12)
     assert player._follower.accepted == 1
+
+
+def test_the_urdf_position_limits_reach_the_follower(player, repo_root):
+    import xml.etree.ElementTree as ElementTree
+
+    from gravity_friction_comp.errors import Reason
+
+    player.at(10.0)
+    assert player.accept_trajectory(_trajectory(NAMES, [(1.0, [0.1, 0.3, 0.2], [0, 0, 0])])) is None
+    urdf = ElementTree.parse(repo_root / "urdf" / "palletizer.urdf").getroot()
+    limit = {j.get("name"): j.find("limit") for j in urdf.iter("joint") if j.find("limit") is not None}
+    upper = float(limit["shoulder_pitch"].get("upper"))  # 1.3
+    lower = float(limit["beam_pitch"].get("lower"))  # -1.3
+    error = player.accept_trajectory(_trajectory(NAMES, [(30.0, [0.1, upper + 0.01, 0.2], [0, 0, 0])]))
+    assert error is not None and error.reason == Reason.RANGE and "'shoulder_pitch'" in str(error)
+    error = player.accept_trajectory(_trajectory(NAMES, [(30.0, [0.1, 0.3, lower - 0.01], [0, 0, 0])]))
+    assert error is not None and "'beam_pitch'" in str(error)
+    assert player.accept_trajectory(_trajectory(NAMES, [(30.0, [0.1, upper, lower], [0, 0, 0])])) is None

@@ -15,8 +15,8 @@ Topics:
         ``joint_trajectory_controller``'s interpolation, its last point then held
         (:mod:`gravity_friction_comp.trajectory.joint_trajectory`; the profile's gripper
         state and ``~/done`` stop with it). A refused one (the log
-        says why) leaves the current motion running. The velocity-limit check uses the URDF
-        of ``robot_description`` / ``urdf_path`` (none given: no check; the log says so).
+        says why) leaves the current motion running. The position- and velocity-limit checks use
+        the URDF of ``robot_description`` / ``urdf_path`` (none given: no check; the log says so).
 
 Action (where ``control_msgs`` is importable: a ROS install, no PyPI wheel):
     follow_joint_trajectory (control_msgs/action/FollowJointTrajectory): the same trajectory
@@ -215,10 +215,10 @@ class SetpointPlayerNode(Node):
         self._pose_set = not hold  # hold: nothing is published before the pose is known
         self._missed_tick = False
         self._follower: TrajectoryFollower | None = None
-        self._velocity_limits = _urdf_velocity_limits(values)
-        if self._velocity_limits is None:
+        self._joint_limits = _urdf_joint_limits(values)
+        if self._joint_limits is None:
             self.get_logger().info(
-                "joint_trajectory: no robot_description / urdf_path, so no velocity-limit check"
+                "joint_trajectory: no robot_description / urdf_path, so no position- and velocity-limit check"
             )
         self._throttle = Throttle(2.0)
         self.create_subscription(JointTrajectory, "joint_trajectory", self._on_trajectory, SETPOINT_QOS)
@@ -310,7 +310,7 @@ class SetpointPlayerNode(Node):
         follower = self._follower
         if follower is None:
             current = self._sample(now_ns)
-            follower = TrajectoryFollower(self.profile.joint_names, current.position, self._limits())
+            follower = TrajectoryFollower(self.profile.joint_names, current.position, *self._limits())
         stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
         points = [
             TrajectoryPoint(
@@ -338,10 +338,12 @@ class SetpointPlayerNode(Node):
         count tells a newer trajectory from the one a caller handed in."""
         return self._follower
 
-    def _limits(self) -> np.ndarray | None:
-        if self._velocity_limits is None or self.profile is None:
-            return None
-        return np.array([self._velocity_limits.get(n, math.inf) for n in self.profile.joint_names])
+    def _limits(self) -> tuple:
+        """(velocity limits, (lower, upper)) of the profile's joints from the URDF, or Nones."""
+        if self._joint_limits is None or self.profile is None:
+            return None, None
+        lim = [self._joint_limits.get(n, (-math.inf, math.inf, math.inf)) for n in self.profile.joint_names]
+        return np.array([x[2] for x in lim]), (np.array([x[0] for x in lim]), np.array([x[1] for x in lim]))
 
     def _sample(self, now_ns: int):
         """The profile's sample at node time ``now_ns`` [ns] (velocity 0 while settling)."""
@@ -396,9 +398,10 @@ class SetpointPlayerNode(Node):
         self._setpoint_pub.publish(msg)
 
 
-def _urdf_velocity_limits(values) -> dict[str, float] | None:
-    """Joint → URDF ``<limit velocity>`` [rad/s] of the ``robot_description`` / ``urdf_path``
-    parameters, ``None`` when neither is set.
+def _urdf_joint_limits(values) -> dict[str, tuple[float, float, float]] | None:
+    """Joint → URDF ``<limit lower, upper, velocity>`` [rad, rad, rad/s] (``-inf, inf, inf``
+    where absent) of the ``robot_description`` / ``urdf_path`` parameters, ``None`` when
+    neither is set.
 
     Raises:
         ConfigError: an unreadable or invalid robot description.
@@ -411,8 +414,11 @@ def _urdf_velocity_limits(values) -> dict[str, float] | None:
     try:
         desc = load_description(source)
     except ModelError as error:
-        raise ConfigError(f"joint_trajectory velocity limits: {error}", key="urdf_path") from None
-    return {name: (j.velocity if j.velocity > 0.0 else math.inf) for name, j in desc.joints.items()}
+        raise ConfigError(f"joint_trajectory limits: {error}", key="urdf_path") from None
+    return {
+        name: (j.lower, j.upper, j.velocity if j.velocity > 0.0 else math.inf)
+        for name, j in desc.joints.items()
+    }
 
 
 def main(args=None) -> None:

@@ -29,7 +29,9 @@ What JTC does and this follows:
   non-zero velocity at the last point (JTC's default
   ``allow_nonzero_velocity_at_trajectory_end: false``), and (this package's addition) a
   segment whose mean velocity ``|Δq|/Δt`` (the first one from the current setpoint) or a
-  point whose velocity exceeds the URDF ``<limit velocity>``.
+  point whose velocity exceeds the URDF ``<limit velocity>``, and a point whose position
+  lies outside the URDF ``<limit lower/upper>`` (the points only: a cubic or quintic
+  segment between two points inside may still overshoot them slightly).
 
 Differences from JTC: an acceleration-only point is interpolated linearly (JTC leaves
 such a segment's output at zero); no partial-joint goals (``allow_partial_joints_goal``
@@ -51,6 +53,8 @@ __all__ = ["TrajectoryFollower", "TrajectoryPoint", "TrajectorySample", "interpo
 
 #: Relative slack of the velocity-limit check (a planner that plans exactly at the limit).
 _LIMIT_SLACK = 1e-6
+#: [rad] A point this far outside a position limit still counts as on it (rounding of the sender's).
+_POSITION_SLACK = 1e-6
 
 
 class TrajectoryPoint(NamedTuple):
@@ -130,13 +134,16 @@ class TrajectoryFollower:
         joint_names: (n,) the follower's joints (a trajectory must name exactly these).
         hold_position: (n,) [rad] the setpoint held before any trajectory.
         velocity_limits: (n,) [rad/s] (URDF ``<limit velocity>``; ``inf``: none) or ``None``.
+        position_limits: ``(lower, upper)``, each (n,) [rad] (URDF ``<limit lower/upper>``;
+            ``∓inf``: none, e.g. continuous joints) or ``None``.
 
     Raises:
         ConfigError / DimensionError: bad names, a pose or limits of the wrong length or
-            not finite (limits: > 0, ``inf`` allowed).
+            not finite (velocity limits: > 0, ``inf`` allowed; position limits: NaN-free,
+            lower ≤ upper).
     """
 
-    def __init__(self, joint_names: Sequence[str], hold_position, velocity_limits=None):
+    def __init__(self, joint_names: Sequence[str], hold_position, velocity_limits=None, position_limits=None):
         self.joint_names = checked_names(joint_names)
         self.n = len(self.joint_names)
         q = vector("hold_position", hold_position, self.n)
@@ -150,6 +157,21 @@ class TrajectoryFollower:
                     key="velocity_limits",
                 )
             self.velocity_limits = limits
+        self.position_lower, self.position_upper = np.full(self.n, -math.inf), np.full(self.n, math.inf)
+        if position_limits is not None:
+            lower, upper = (np.array(x, dtype=float).reshape(-1) for x in position_limits)
+            if (
+                lower.size != self.n
+                or upper.size != self.n
+                or np.isnan([*lower, *upper]).any()
+                or np.any(lower > upper)
+            ):
+                raise ConfigError(
+                    f"position_limits must be (lower, upper) of {self.n} numbers each, lower <= upper, "
+                    f"got {position_limits!r}",
+                    key="position_limits",
+                )
+            self.position_lower, self.position_upper = lower, upper
         self._knots: list[_Knot] = [_Knot(-math.inf, q, np.zeros(self.n), np.zeros(self.n))]
         self.accepted = 0  # trajectories accepted
 
@@ -214,6 +236,7 @@ class TrajectoryFollower:
                 reason=Reason.RANGE,
             )
         first = _Knot(now, current.position, current.velocity, current.acceleration)
+        self._check_positions(kept, len(knots) - len(kept))
         self._check_velocity([first, *kept], len(knots) - len(kept))
         self._knots = [first, *kept]
         self.accepted += 1
@@ -280,6 +303,20 @@ class TrajectoryFollower:
             assert positions is not None  # required above
             knots.append(_Knot(start + tfs, positions, fields[1], fields[2]))
         return knots
+
+    def _check_positions(self, knots: list[_Knot], dropped: int) -> None:
+        for k, knot in enumerate(knots):
+            out = np.flatnonzero(
+                (knot.q < self.position_lower - _POSITION_SLACK)
+                | (knot.q > self.position_upper + _POSITION_SLACK)
+            )
+            if out.size:
+                j = int(out[0])
+                raise InputError(
+                    f"trajectory refused: position {knot.q[j]:.6g} rad at point {dropped + k} is outside joint "
+                    f"{self.joint_names[j]!r}'s URDF limits [{self.position_lower[j]:g}, {self.position_upper[j]:g}] rad",
+                    reason=Reason.RANGE,
+                )
 
     def _check_velocity(self, knots: list[_Knot], dropped: int) -> None:
         limit = self.velocity_limits * (1.0 + _LIMIT_SLACK)
