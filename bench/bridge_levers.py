@@ -1,22 +1,27 @@
-"""Each lever of issue 28 point 1 on its own: the bridge's per-exchange work, before and after.
+"""The bridge's per-exchange work lever by lever, before (main) and after (this tree), alternated.
 
-8 Damiao motors (the OpenArm arm + gripper types), thread CPU time (``time.thread_time``)
-per exchange, median of ``--repeats`` rounds of ``--n`` exchanges, old and new alternated in
-the same process:
+Thread CPU time (``time.thread_time``) per exchange, min / median of ``--repeats`` rounds of
+``--n`` exchanges, old and new alternated in the same process. "Before" is main's package as
+a whole (``git archive main``, imported as ``gravity_friction_comp_main``: its core, codec,
+checks, transport, joint_states bytes), "after" this tree's:
 
-- ``core``: :meth:`MitBridgeCore.step` + the 8 replies, the tree's core (one-pass codec,
-  ``ingest_replies``) against main's ``mit/bridge_core.py`` loaded from git (``encode_command``
-  and ``decode_feedback`` per frame, ``ingest_feedback`` per reply);
-- ``joint_states``: fill a ``JointState`` and ``publish`` it (rclpy converts and serializes)
-  against :class:`~gravity_friction_comp.nodes.joint_state_bytes.JointStateBytes` + publish
-  of the bytes, on a real publisher (no subscriber);
-- ``socketcand send`` / ``read``: python-can's ``SocketCanDaemonBus.send`` per frame and its
-  ``_recv_internal`` per frame (its own code, on a TCP connection over 127.0.0.1) against
-  :class:`~gravity_friction_comp.mit.frame_transport.SocketcandTransport` (one write; the
-  replies parsed from the socket);
+- ``exchange``: a whole exchange without rclpy (3 motors: the palletizer; 8: OpenArm + gripper
+  types): the replies waiting on a socketcand TCP connection read and parsed, the command set
+  (read-only arrays, as a stage hands them on), ingest, step, the frames sent in one write,
+  ``joint_states`` packed; ``caches evicted``: an 8 MB copy before each exchange (not timed),
+  as in the chain, where the stages and rclpy run between two exchanges;
+- ``core``: command, replies, step and the measured lists of :class:`MitBridgeCore`;
+- ``publish joint_states``: fill a ``JointState`` and ``publish`` it (rclpy converts and
+  serializes) against :class:`~gravity_friction_comp.nodes.joint_state_bytes.JointStateBytes`
+  + publish of the bytes, on a real publisher (no subscriber; the former route, not main's);
+- ``socketcand send`` / ``read``: :class:`~gravity_friction_comp.mit.frame_transport.SocketcandTransport`
+  on a TCP connection over 127.0.0.1 (the peer's write of the replies included in a read);
 - ``socketcan send``: python-can's ``SocketcanBus.send`` (``select`` per frame) against
   :class:`~gravity_friction_comp.mit.frame_transport.SocketcanTransport`, both on a Unix
-  datagram pair (no SocketCAN on this machine: the syscall differs, the Python around it not).
+  datagram pair (no SocketCAN on this machine: the syscall differs, the Python around it not);
+- then the socket calls alone (min of the rounds): the peer's write, ``os.read`` of waiting
+  replies and of an empty socket, ``sendall``, ``TCP_QUICKACK``: what of an exchange is the
+  kernel's, not Python's.
 
 Run: ``python bench/bridge_levers.py [--n 2000] [--repeats 5]``
 """
@@ -44,12 +49,14 @@ os.environ.setdefault("ROS_DOMAIN_ID", str(150 + os.getpid() % 80))
 
 import numpy as np  # noqa: E402
 
+from gravity_friction_comp.mit import frame_transport  # noqa: E402
 from gravity_friction_comp.mit.bridge_config import BridgeConfig, MotorConfig  # noqa: E402
 from gravity_friction_comp.mit.bridge_core import MitBridgeCore  # noqa: E402
 from gravity_friction_comp.mit.bus import mit_message  # noqa: E402
 from gravity_friction_comp.mit.frame_transport import SocketcandTransport, SocketcanTransport  # noqa: E402
 from gravity_friction_comp.mit.joint_motor_map import JointMotorMap  # noqa: E402
 from gravity_friction_comp.mit.motor_table import motor_limits  # noqa: E402
+from gravity_friction_comp.nodes import joint_state_bytes  # noqa: E402
 from gravity_friction_comp.sim.motor_emulator import EmulatedMotor  # noqa: E402
 
 TYPES = ["DM8009", "DM8009", "DM4340", "DM4340", "DM4310", "DM4310", "DM4310", "DM4310"]
@@ -283,6 +290,61 @@ def lever_socketcand_read_empty(n: int):
     return run(old_transport), run(ours), lambda: (client.close(), peer.close())
 
 
+def lever_exchange(n: int, replies: int = 3):
+    """A whole exchange of the bridge without rclpy, ``replies`` motors (3: the palletizer):
+    read the replies waiting on a socketcand TCP connection (the peer wrote them), the
+    command handed on, ingest, step, send the frames (drained by the peer), the measured
+    lists packed as ``joint_states`` bytes: main's modules against this tree's."""
+    client, peer = tcp_pair()
+    bus = python_can_socketcand(client)
+    q = np.random.default_rng(1).uniform(-1, 1, replies)
+    q.flags.writeable = False
+    names = [f"j{k}" for k in range(replies)]
+
+    def run(main: bool):
+        transport = (main_module("mit.frame_transport") if main else frame_transport).SocketcandTransport(bus)
+        state_bytes = (main_module("nodes.joint_state_bytes") if main else joint_state_bytes).JointStateBytes
+        fill = state_bytes(names).fill
+        core = (main_core_class() if main else MitBridgeCore)(config(replies, main))
+        emus = [EmulatedMotor(m.limits, m.can_id, m.master_id) for m in config(replies).motors]
+        core.set_command(q, None, q, 0.0)
+        data = b"".join(
+            f"< frame {e.reply_id:03X} 1764000000.000100 {e.handle_frame(d).hex().upper()} >".encode("ascii")
+            for e, (_, d) in zip(emus, core.step(0.0))
+        )
+
+        def exchange(k):
+            now = k * 1e-3
+            peer.sendall(data)
+            core.set_command(q, None, q, now)
+            frames: list = []
+            while len(frames) < replies:
+                transport.read(frames)
+            core.ingest_replies(frames, now)
+            transport.send(core.step(now), 0.0005)
+            position, velocity, effort, _ = core.measured()
+            fill(1_764_000_000_000_000_000 + k, position, velocity, effort)
+            if k % 50 == 0:
+                drain(peer)
+
+        return exchange
+
+    return run(True), run(False), lambda: (client.close(), peer.close())
+
+
+def per_exchange_cold(fn, n: int) -> float:
+    """[us] :func:`per_exchange` with the caches evicted before each call (an 8 MB copy, not
+    timed): as in the chain, where the stages and rclpy run between two exchanges."""
+    churn = bytearray(8 << 20)
+    total = 0
+    for k in range(n):
+        bytes(churn)
+        t0 = time.thread_time_ns()
+        fn(k)
+        total += time.thread_time_ns() - t0
+    return total / n / 1e3
+
+
 def syscalls_alone(n: int, repeats: int) -> None:
     """What the socket calls cost without the Python around them: the peer's write of 3 and
     8 replies then one ``os.read`` of them (the peer's write measured alone and subtracted),
@@ -376,6 +438,9 @@ def main() -> None:
         f"(this tree) alternated; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
     )
     levers = {
+        "exchange, 3 motors (no rclpy)": lever_exchange,
+        "exchange, 3 motors, caches evicted": lever_exchange,
+        "exchange, 8 motors, caches evicted": lambda n: lever_exchange(n, 8),
         "core: command, 3 replies, step": lambda n: (*lever_core(3), lambda: None),
         "core: command, 8 replies, step": lambda n: (*lever_core(8), lambda: None),
         "publish joint_states": lever_joint_states,
@@ -389,9 +454,10 @@ def main() -> None:
         old, new, close = make(args.n)
         old(0), new(0)  # warm
         olds, news = [], []
+        timing = per_exchange_cold if "evicted" in name else per_exchange
         for _ in range(args.repeats):
-            olds.append(per_exchange(old, args.n))
-            news.append(per_exchange(new, args.n))
+            olds.append(timing(old, args.n))
+            news.append(timing(new, args.n))
         close()
         o, w = float(np.median(olds)), float(np.median(news))
         print(
