@@ -347,7 +347,9 @@ def per_exchange_cold(fn, n: int) -> float:
 
 def syscalls_alone(n: int, repeats: int) -> None:
     """What the socket calls cost without the Python around them: the peer's write of 3 and
-    8 replies then one ``os.read`` of them (the peer's write measured alone and subtracted),
+    8 replies then one ``os.read`` of them (the peer's write measured alone, to subtract), or
+    ``recv_into`` a preallocated buffer with ``MSG_DONTWAIT`` (the socket's timeout makes
+    CPython ``poll`` first),
     an ``os.read`` of an empty socket (``BlockingIOError``), a ``sendall`` of 8 frames' text,
     the ``TCP_QUICKACK`` ``setsockopt``."""
     client, peer = tcp_pair()
@@ -368,6 +370,15 @@ def syscalls_alone(n: int, repeats: int) -> None:
             os.read(fd, 65536)
         except BlockingIOError:
             pass
+
+    buffer = bytearray(65536)
+
+    def recv_into(data):
+        def run(k):  # python-can's socket has a timeout: CPython polls before each recv
+            peer.sendall(data)
+            client.recv_into(buffer, 65536, socket.MSG_DONTWAIT)
+
+        return run
 
     def send(k):
         client.sendall(text)
@@ -394,6 +405,7 @@ def syscalls_alone(n: int, repeats: int) -> None:
         "peer write + os.read 3 replies": write_read(reply_text(3)),
         "peer write 8 replies (subtracted below)": write_only(reply_text(8)),
         "peer write + os.read 8 replies": write_read(reply_text(8)),
+        "peer write + sock.recv_into 3 replies": recv_into(reply_text(3)),
         "os.read empty (BlockingIOError)": empty,
         "sendall 8 frames' text": send,
         "setsockopt TCP_QUICKACK": quickack,

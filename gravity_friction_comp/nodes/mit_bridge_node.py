@@ -462,19 +462,19 @@ class MitBridgeNode(Node):
                 data = None
             if data is not None:
                 publish_guarded(self, self._state_pub, data)  # SIGINT may end the context mid-tick
-                if self.state_hand_off is not None or self.observer is not None:
+                hook = self._observer_hook if self.observer is not None else None
+                if self.state_hand_off is not None or hook is not None:
                     msg = self._state_msg
-                    msg.header.stamp = TimeMsg(
-                        sec=stamp_ns // 1_000_000_000, nanosec=stamp_ns % 1_000_000_000
-                    )
+                    stamp = msg.header.stamp  # reused as the message is: each call reads it at once
+                    stamp.sec, stamp.nanosec = divmod(stamp_ns, 1_000_000_000)
                     msg.name, msg.position, msg.velocity, msg.effort = (
                         self._joint_names,
                         position,
                         velocity,
                         effort,
                     )
-                    if self._observer_hook is not None:
-                        self._observer_hook.observe(msg)
+                    if hook is not None:  # (not called while off: observe() would return at once)
+                        hook.observe(msg)
                     if self.state_hand_off is not None:
                         self.state_hand_off(msg)
                 return
