@@ -295,6 +295,33 @@ def test_foreign_and_bad_frames_ignored():
     assert core.register_frames == 1 and not core.joint_state().valid.any()
 
 
+def test_register_reply_screen_agrees_with_the_parse():
+    """The core parses a reply as a Damiao register reply only when it starts [id lo, id hi,
+    0x33]: over random frames (byte 0 the motor's id nibble, bytes 1 and 2 mostly the
+    register head), a frame counts as a register reply exactly when
+    parse_damiao_register_reply says so, and as feedback otherwise."""
+    import random
+
+    from gravity_friction_comp.mit.damiao_registers import parse_damiao_register_reply
+
+    core = MitBridgeCore(_config())
+    m = core.config.motors[0]
+    assert m.limits.family == "damiao"
+    rng = random.Random(5)
+    registers = 0
+    for _ in range(2000):
+        raw = bytearray(rng.randbytes(8))
+        raw[0] = (raw[0] & 0xF0) | (m.can_id & 0xF) if rng.random() < 0.5 else m.can_id & 0xFF
+        if rng.random() < 0.7:
+            raw[1], raw[2] = (m.can_id >> 8) if rng.random() < 0.8 else 1, 0x33
+        register = parse_damiao_register_reply(bytes(raw), m.can_id) is not None
+        before = core.register_frames
+        got = core.ingest_feedback(m.master_id, bytes(raw), 0.0)
+        assert (core.register_frames - before, got is None) == (int(register), register)
+        registers += register
+    assert 200 < registers < 1800
+
+
 def test_fault_reply_in_flight_after_clear_does_not_relatch_but_persistent_fault_does():
     cfg = _config("damp")
     core, emus = MitBridgeCore(cfg), _emulators(cfg)

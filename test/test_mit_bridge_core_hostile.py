@@ -179,6 +179,18 @@ def test_timeout_switches_on_the_first_tick_after_the_timeout(timeout):
         assert tick == expected, (trial, start_ns, tick, expected)
 
 
+def test_command_finite_on_the_motor_side_whose_motor_side_sum_overflows_is_accepted():
+    """The motor-side overflow check is screened by the sum of the motor-side values: at
+    gear 1, θ + θ̇ = 1e308 + 1e308 overflows the sum, not a value, so the check of each
+    value behind it accepts (the frames are the clamped ones; a value that does overflow is
+    refused: test_velocity_that_overflows_at_the_motor_is_refused)."""
+    core = _core(1.0)
+    core.set_command([1e308, 0.0, 0.0], [1e308, 0.0, 0.0], None, 0.0)
+    _check_frames(core, core.step(0.0))
+    assert [s.behavior for s in core.status()] == ["command"] * 3
+    assert core.rejected_commands == 0
+
+
 def test_finite_command_whose_sum_overflows_is_accepted_and_inf_is_not():
     """set_command screens finiteness with a sum: 1e308 + 1e308 overflows it, and the
     element-wise check behind it must still accept; inf - inf (NaN sum) and a lone NaN

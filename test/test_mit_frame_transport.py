@@ -108,6 +108,62 @@ def test_socketcand_read_parses_as_python_can_in_one_pass_and_keeps_a_partial_me
         peer.close()
 
 
+@pytest.mark.parametrize(
+    "lines",
+    [
+        ["< frame 013 1700000000.000100 0102030405060708 >"],
+        [
+            "< frame 011 1700000000.000100 A1B2C3D4E5F60718 >",
+            "< frame 1FFFFFFF 23.424242 aabb >",  # lower-case hex, a short time, 2 bytes
+            "< frame 012 1700000000.000400  >",  # no data bytes
+            "< frame 7FF 1700000000.000500 00 >",
+        ],
+    ],
+)
+def test_socketcand_read_of_whole_frames_is_python_cans_parse(lines):
+    """Whole, well-formed frames only (the one-pass route of the read): the frames python-can's
+    own parser gives, nothing skipped, nothing left buffered."""
+    ours, peer = socket.socketpair()
+    try:
+        ours.settimeout(2.0)
+        transport = SocketcandTransport(_FakeSocketcandBus(ours))
+        peer.sendall("".join(lines).encode("ascii"))
+        out: list = []
+        assert transport.read(out) == 0
+        ref = [convert_ascii_message_to_can_message(line) for line in lines]
+        assert out == [(m.arbitration_id, bytes(m.data)) for m in ref]
+        peer.sendall(b"< frame 013 1700000000.0001")  # then a split message: kept for the next read
+        assert transport.read(out) == 0 and len(out) == len(lines)
+        peer.sendall(b"00 0102 >")
+        assert transport.read(out) == 0 and out[-1] == (0x013, bytes([1, 2]))
+    finally:
+        ours.close()
+        peer.close()
+
+
+def test_socketcand_read_reads_again_while_a_read_fills_its_size(monkeypatch):
+    """One os.read takes what waits unless it returns the whole read size: then it reads
+    again, so replies beyond one read's size are all taken in the same call."""
+    import gravity_friction_comp.mit.frame_transport as frame_transport
+
+    monkeypatch.setattr(frame_transport, "_READ_SIZE", 64)
+    ours, peer = socket.socketpair()
+    try:
+        ours.settimeout(2.0)
+        transport = SocketcandTransport(_FakeSocketcandBus(ours))
+        lines = [
+            f"< frame {0x11 + k:03X} 1700000000.{k:06d} {bytes(range(k, k + 8)).hex().upper()} >"
+            for k in range(9)
+        ]
+        peer.sendall("".join(lines).encode("ascii"))
+        out: list = []
+        assert transport.read(out) == 0
+        assert out == [(0x11 + k, bytes(range(k, k + 8))) for k in range(9)]
+    finally:
+        ours.close()
+        peer.close()
+
+
 def test_socketcand_read_takes_over_what_python_cans_own_reads_buffered():
     """read_damiao_limits reads the bus through python-can before the bridge owns it: the
     frames python-can parsed and the partial message it kept are not lost."""

@@ -103,16 +103,24 @@ def check_command(
     tau = joint_array("effort", effort, n)
     # a sum is the cheap finiteness screen (NaN/inf propagate, ~1 µs against ~10 µs of
     # np.isfinite); only a non-finite or overflowing total pays for the element-wise check
-    if not math.isfinite(sum(q.tolist()) + sum(qd.tolist()) + sum(tau.tolist())) and not (
+    qs, qds, taus = q.tolist(), qd.tolist(), tau.tolist()
+    if not math.isfinite(sum(qs) + sum(qds) + sum(taus)) and not (
         np.isfinite(q).all() and np.isfinite(qd).all() and np.isfinite(tau).all()
     ):
         raise InputError("joint command contains NaN/inf; rejected", reason=Reason.NOT_FINITE)
-    # a finite joint value times the gear ratio can still overflow on the motor side
-    for i, m in enumerate(motors):
-        try:
-            m.mapping.command_to_motor(float(q[i]), float(qd[i]), 0.0, 0.0, float(tau[i]))
-        except InputError as error:
-            raise InputError(f"joint {m.name}: {error}; rejected", reason=Reason.RANGE) from None
+    # a finite joint value times the gear ratio can still overflow on the motor side: the
+    # motor-side values summed are the screen again (~0.5 µs a joint), only a non-finite
+    # total pays for command_to_motor's check of each value (~2 µs a joint), which names it
+    total = 0.0
+    for m, a, b, c in zip(motors, qs, qds, taus):
+        mp = m.mapping
+        total += mp.position_to_motor(a) + mp.velocity_to_motor(b) + mp.torque_to_motor(c)
+    if not math.isfinite(total):
+        for m, a, b, c in zip(motors, qs, qds, taus):
+            try:
+                m.mapping.command_to_motor(a, b, 0.0, 0.0, c)
+            except InputError as error:
+                raise InputError(f"joint {m.name}: {error}; rejected", reason=Reason.RANGE) from None
     return q, qd, tau
 
 

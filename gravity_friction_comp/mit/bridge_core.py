@@ -58,7 +58,10 @@ from gravity_friction_comp.mit.bridge_checks import (
 )
 from gravity_friction_comp.mit.bridge_config import BridgeConfig, check_behavior, check_gains
 from gravity_friction_comp.mit.bridge_status import JointStateArrays, MotorStatus
-from gravity_friction_comp.mit.damiao_registers import parse_damiao_register_reply
+from gravity_friction_comp.mit.damiao_registers import (
+    damiao_register_read_request,
+    parse_damiao_register_reply,
+)
 from gravity_friction_comp.mit.motor_codec import MotorCodec
 from gravity_friction_comp.mit.special_frames import DISABLE_FRAME, ENABLE_FRAME, clear_error_frames
 from gravity_friction_comp.validation import frame_bytes
@@ -146,7 +149,13 @@ class MitBridgeCore:
         self._cmd_time: float | None = None
         self._rt = [_MotorRuntime() for _ in range(n)]
         self._codecs = [MotorCodec(m.limits, m.mapping) for m in config.motors]
-        self._damiao = [m.limits.family == "damiao" for m in config.motors]
+        self._motors = config.motors
+        # a Damiao register reply starts [id lo, id hi, 0x33] as the request does: a reply that
+        # does not (every feedback frame but an aliasing one) skips the parse (None: not Damiao)
+        self._register_head = [
+            damiao_register_read_request(m.can_id, 0)[:3] if m.limits.family == "damiao" else None
+            for m in config.motors
+        ]
         self._by_master: dict[int, list[int]] = {}
         for i, m in enumerate(config.motors):
             self._by_master.setdefault(m.master_id, []).append(i)
@@ -494,18 +503,24 @@ class MitBridgeCore:
             self.unknown_frames += 1
             return None
         for i in candidates:
-            m = self.config.motors[i]
+            m = self._motors[i]
             if (bus is not None and m.bus != bus) or not m.reply_matches(raw):
                 continue
-            if self._damiao[i] and parse_damiao_register_reply(raw, m.can_id) is not None:
+            head = self._register_head[i]
+            if (
+                head is not None
+                and raw[:3] == head
+                and parse_damiao_register_reply(raw, m.can_id) is not None
+            ):
                 # a register read reply on the master id, not feedback (see damiao_registers)
                 self.register_frames += 1
                 return None
-            state = self._codecs[i].joint_state(raw)  # p|v|τ in one pass, bit-identical to decode_feedback's
+            codec = self._codecs[i]
+            state = codec.joint_state(raw)  # p|v|τ in one pass, bit-identical to decode_feedback's
             if state is None:  # a length this family does not send
                 continue
             rt = self._rt[i]
-            is_fault, fault_reason, rt.temperatures, rt.motor_enabled = self._codecs[i].reply_status(raw)
+            is_fault, fault_reason, rt.temperatures, rt.motor_enabled = codec.reply_status(raw)
             rt.q, rt.qd, rt.tau = state
             rt.valid = True
             rt.replied = True

@@ -24,6 +24,7 @@ The only module of the bridge besides ``mit.bus`` that touches python-can's bus 
 from __future__ import annotations
 
 import os
+import re
 import socket
 import struct
 import time
@@ -168,14 +169,25 @@ class PythonCanTransport:
 
 # --- socketcand: one write per exchange, replies parsed from the socket ----------------------------
 
-_HEX = tuple(f"{x:x}" for x in range(256))  # python-can's byte format in a send: no zero padding
+#: [bytes] One read of the socketcand socket (~1,500 replies); a shorter read took all that waited.
+_READ_SIZE = 65536
+#: Text of whole, well-formed data frames only (what a read gets but for an error frame or a
+#: split message), each ``< frame ID SECONDS HEX >``: parsed in one pass; anything else by the loop.
+_WHOLE_FRAMES = re.compile(r"(?:< frame [0-9A-Fa-f]+ [0-9]+\.[0-9]+ (?:[0-9A-Fa-f]{2})* >)+")
+_FRAME = re.compile(r"< frame ([0-9A-Fa-f]+) [0-9.]+ ([0-9A-Fa-f]*) >")
+
+
+def _send_line(arbitration_id: int, length: int) -> str:
+    """:func:`socketcand_send_text`'s line with a ``%x`` in place of each data byte (python-can's
+    byte format in a send: lower-case, no zero padding), to be formatted with the bytes."""
+    return f"< send {arbitration_id & 0x7FF:03X} {length:X} {' '.join(['%x'] * length)} >"
 
 
 def socketcand_send_text(arbitration_id: int, data: bytes) -> str:
     """The ``< send ID LEN b0 b1 … >`` line python-can's socketcand client writes for an
     11-bit frame (``convert_can_message_to_ascii_message``: id ``%03X``, length ``%X``,
     bytes lower-case hex without padding)."""
-    return f"< send {arbitration_id & 0x7FF:03X} {len(data):X} {' '.join([_HEX[b] for b in data])} >"
+    return _send_line(arbitration_id, len(data)) % tuple(data)
 
 
 class SocketcandTransport:
@@ -208,7 +220,7 @@ class SocketcandTransport:
         self._buffer: str = getattr(bus, "_SocketCanDaemonBus__receive_buffer", "") or ""
         if queued:
             queued.clear()
-        self._ids: dict[int, str] = {}
+        self._lines: dict[tuple[int, int], str] = {}  # (id, length) → _send_line
 
     def _ack(self) -> None:
         if self._quickack:  # as python-can after each send and recv (tcp_tune)
@@ -219,13 +231,13 @@ class SocketcandTransport:
         on a failure none counts as sent."""
         if not frames:
             return 0, None
-        ids, hexes = self._ids, _HEX
+        lines = self._lines
         parts = []
         for arbitration_id, data in frames:
-            head = ids.get(arbitration_id)
-            if head is None:
-                head = ids[arbitration_id] = f"< send {arbitration_id & 0x7FF:03X} "
-            parts.append(f"{head}{len(data):X} {' '.join([hexes[b] for b in data])} >")
+            line = lines.get((arbitration_id, len(data)))
+            if line is None:
+                line = lines[arbitration_id, len(data)] = _send_line(arbitration_id, len(data))
+            parts.append(line % tuple(data))
         try:
             self.sock.sendall("".join(parts).encode("ascii"))
         except OSError as error:
@@ -237,19 +249,25 @@ class SocketcandTransport:
         if self._pending:
             out.extend(self._pending)
             self._pending = []
-        chunks = []
-        while True:
+        try:
+            chunk = os.read(self._fd, _READ_SIZE)
+        except BlockingIOError:  # nothing waiting
+            return 0
+        if not chunk:  # the server closed: python-can reads nothing either
+            return 0
+        chunks = [chunk]
+        while len(chunk) == _READ_SIZE:  # one read takes all that waits unless it fills the size
             try:
-                chunk = os.read(self._fd, 65536)
+                chunk = os.read(self._fd, _READ_SIZE)
             except BlockingIOError:
                 break
-            if not chunk:  # the server closed: python-can reads nothing either
-                break
             chunks.append(chunk)
-        if not chunks:
-            return 0
         self._ack()
         text = self._buffer + b"".join(chunks).decode("ascii", errors="replace")
+        if _WHOLE_FRAMES.fullmatch(text):  # the loop's result without its dozen steps per frame
+            out.extend([(int(can_id, 16), bytes.fromhex(data)) for can_id, data in _FRAME.findall(text)])
+            self._buffer = ""
+            return 0
         skipped, pos, n = 0, 0, len(text)
         while pos < n:
             start = text.find("<", pos)

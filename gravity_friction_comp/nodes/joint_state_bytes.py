@@ -1,4 +1,4 @@
-"""``joint_states`` as serialized bytes, built once and refilled in place for every publish.
+"""``joint_states`` as serialized bytes: the template built once, packed with the values for every publish.
 
 rclpy's ``Publisher.publish`` takes a serialized message (``bytes``) as well as a message
 object; the bridge's ``joint_states`` keeps the same names every exchange, so its
@@ -6,8 +6,9 @@ serialization is the same bytes but for the stamp and the three double arrays. T
 is the message's CDR (little-endian, the encapsulation header ``00 01 00 00``, each field
 aligned to its size from the end of that header, padding zeroed: rclpy's serializer leaves
 its padding bytes as it finds them), checked at construction by rclpy's own deserializer
-(``rclpy.serialization.deserialize_message``) with marker values; a publish writes the stamp
-and the values into their slots (``struct.pack_into``) and publishes a copy: the message
+(``rclpy.serialization.deserialize_message``) with marker values; a publish packs the
+template's constant bytes, the stamp and the values in one ``struct.Struct.pack`` (one call,
+no buffer copied): the message
 ``deserialize_message`` gives back is the one the bridge built field by field before
 (tested), at a fraction of the cost of filling a ``JointState`` and having it serialized.
 """
@@ -40,8 +41,6 @@ class JointStateBytes:
 
     def __init__(self, names: Sequence[str]):
         n = len(names)
-        self._stamp = struct.Struct("<iI")
-        self._values = struct.Struct(f"<{n}d")
         out = bytearray(b"\x00\x01\x00\x00")  # CDR, little-endian
 
         def align(size: int) -> None:
@@ -66,8 +65,17 @@ class JointStateBytes:
             align(8)
             slots.append(len(out))
             out.extend(bytes(8 * n))
-        self._position_at, self._velocity_at, self._effort_at = slots
-        self._buffer = out
+        # the whole message in one pack: the constant bytes between the slots as "s" fields
+        stamp_at, (position_at, velocity_at, effort_at) = self._stamp_at, slots
+        ends = (position_at + 8 * n, velocity_at + 8 * n)
+        self._fixed = (
+            bytes(out[:stamp_at]),
+            bytes(out[stamp_at + 8 : position_at]),
+            bytes(out[ends[0] : velocity_at]),
+            bytes(out[ends[1] : effort_at]),
+        )
+        head, names_part, between_1, between_2 = (len(x) for x in self._fixed)
+        self._message = struct.Struct(f"<{head}siI{names_part}s{n}d{between_1}s{n}d{between_2}s{n}d")
         markers = [[base * (k + 1.0) for k in range(n)] for base in _MARKERS]
         try:
             msg = deserialize_message(self.fill(_STAMP[0] * 1_000_000_000 + _STAMP[1], *markers), JointState)
@@ -89,9 +97,15 @@ class JointStateBytes:
         Raises:
             struct.error: a value count other than the names' or a stamp beyond int32 seconds.
         """
-        buf = self._buffer
-        self._stamp.pack_into(buf, self._stamp_at, stamp_ns // 1_000_000_000, stamp_ns % 1_000_000_000)
-        self._values.pack_into(buf, self._position_at, *position)
-        self._values.pack_into(buf, self._velocity_at, *velocity)
-        self._values.pack_into(buf, self._effort_at, *effort)
-        return bytes(buf)
+        head, names, between_1, between_2 = self._fixed
+        return self._message.pack(
+            head,
+            stamp_ns // 1_000_000_000,
+            stamp_ns % 1_000_000_000,
+            names,
+            *position,
+            between_1,
+            *velocity,
+            between_2,
+            *effort,
+        )

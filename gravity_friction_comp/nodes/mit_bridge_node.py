@@ -269,7 +269,7 @@ class MitBridgeNode(Node):
         #: Reused for every ``joint_states`` (publish serialises at once); typed fields only.
         self._state_msg = JointState(check_fields=False)
         self._joint_names = list(self._core.joint_names)
-        try:  # joint_states as serialized bytes, refilled in place
+        try:  # joint_states as serialized bytes, packed from a template
             self._state_bytes: JointStateBytes | None = JointStateBytes(self._joint_names)
         except ValueError:  # pragma: no cover - an encoding without the slots: messages
             self._state_bytes = None
@@ -452,7 +452,7 @@ class MitBridgeNode(Node):
 
     def _publish_state(self, stamp_ns: int) -> None:
         """Publish ``joint_states`` stamped ``stamp_ns`` [ns]: every joint measured, as the
-        serialized bytes refilled in place (:class:`JointStateBytes`); before that, the
+        serialized bytes packed from a template (:class:`JointStateBytes`); before that, the
         joints measured so far in a ``JointState``. Then the hand-off (composed chain)."""
         position, velocity, effort, every = self._core.measured()
         if every and self._state_bytes is not None:
@@ -462,19 +462,19 @@ class MitBridgeNode(Node):
                 data = None
             if data is not None:
                 publish_guarded(self, self._state_pub, data)  # SIGINT may end the context mid-tick
-                if self.state_hand_off is not None or self.observer is not None:
+                hook = self._observer_hook if self.observer is not None else None
+                if self.state_hand_off is not None or hook is not None:
                     msg = self._state_msg
-                    msg.header.stamp = TimeMsg(
-                        sec=stamp_ns // 1_000_000_000, nanosec=stamp_ns % 1_000_000_000
-                    )
+                    stamp = msg.header.stamp  # reused as the message is: each call reads it at once
+                    stamp.sec, stamp.nanosec = divmod(stamp_ns, 1_000_000_000)
                     msg.name, msg.position, msg.velocity, msg.effort = (
                         self._joint_names,
                         position,
                         velocity,
                         effort,
                     )
-                    if self._observer_hook is not None:
-                        self._observer_hook.observe(msg)
+                    if hook is not None:  # (not called while off: observe() would return at once)
+                        hook.observe(msg)
                     if self.state_hand_off is not None:
                         self.state_hand_off(msg)
                 return
