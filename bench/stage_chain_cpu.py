@@ -106,7 +106,7 @@ def child(setpoints: int, rate: float, profile: bool) -> None:
     if profile:
         pr.disable()
         stats = pstats.Stats(pr)
-        stats.sort_stats("tottime").print_stats(30)
+        stats.sort_stats("tottime").print_stats(80)
         print("calls per setpoint", stats.total_calls / (len(batches) * len(msgs)))
     n = len(batches) * len(msgs)
     assert seen[0] == n + len(msgs) and chain.errors == 0, (seen[0], chain.errors, chain.last_error)

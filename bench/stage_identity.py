@@ -30,6 +30,7 @@ import pickle
 import subprocess
 import sys
 import tempfile
+import zlib
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -63,6 +64,7 @@ def _setpoints(rng, names, lower, upper, count):
         t += float(rng.choice([0.001, 0.001, 0.002, 0.0]))
         q = rng.uniform(lower, upper)
         v = rng.normal(0.0, 1.0, n) * rng.choice([0.0, 0.001, 0.01, 1.0])
+        v[0] = 0.003 if k % 17 == 0 else v[0]
         e = rng.normal(0.0, 3.0, n) * rng.choice([0.0, 1.0, 30.0])
         order = list(range(n))
         kind = k % 10
@@ -118,13 +120,17 @@ def stage_cases(setpoints: int) -> dict[str, list]:
         payload = model.with_payload(Payload.point(0.4, com=[0.0, 0.0, 0.05], parent=names[-1]))
         low = np.maximum(model.position_lower, -3.0)
         high = np.minimum(model.position_upper, 3.0)
-        rng = np.random.default_rng(abs(hash(arm)) % 2**32)
+        rng = np.random.default_rng(zlib.crc32(arm.encode()))
         sps = _setpoints(rng, names, low, high, setpoints)
         per_joint = np.linspace(0.5, 1.2, n)
         gravity_variants = {
             "gravity": (GravityConfig(model), StageSettings(), False),
             "payload_held": (GravityConfig(model, payload), StageSettings(scale=0.7), True),
-            "per_joint_scale": (GravityConfig(model, effort_limit=0.5), StageSettings(scale=per_joint), False),
+            "per_joint_scale": (
+                GravityConfig(model, effort_limit=0.5),
+                StageSettings(scale=per_joint),
+                False,
+            ),
             "scale0": (GravityConfig(model), StageSettings(scale=0.0), False),
             "disabled": (GravityConfig(model), StageSettings(enabled=False), False),
             "inverse_dynamics": (
@@ -152,7 +158,9 @@ def stage_cases(setpoints: int) -> dict[str, list]:
             "bam": (
                 dict(
                     model="bam",
-                    bam_files=[str(bam / "erob80_100_m4.json")] + [""] * (n - 2) + [str(bam / "erob80_100_m6.json")],
+                    bam_files=[str(bam / "erob80_100_m4.json")]
+                    + [""] * (n - 2)
+                    + [str(bam / "erob80_100_m6.json")],
                     breakaway=[0.0] + [0.1] * (n - 2) + [0.0],
                 ),
                 {},
@@ -163,7 +171,9 @@ def stage_cases(setpoints: int) -> dict[str, list]:
             g = GravityStage(gconfig, gsettings, holding)
             fname = list(friction_variants)[len(results) % len(friction_variants)]
             fkw, ckw = friction_variants[fname]
-            f = FrictionStage(FrictionConfig(FrictionModel(names, **fkw), **ckw), StageSettings(scale=per_joint))
+            f = FrictionStage(
+                FrictionConfig(FrictionModel(names, **fkw), **ckw), StageSettings(scale=per_joint)
+            )
             out: list = []
             for k, (nm, pos, vel, eff, t) in enumerate(sps):
                 if k % 7 == 0:
@@ -188,7 +198,9 @@ def stage_cases(setpoints: int) -> dict[str, list]:
                 try:
                     f = FrictionStage(FrictionConfig(FrictionModel(names, **fkw), **ckw), settings)
                 except Exception as e:  # noqa: BLE001 - e.g. dither with a scale: recorded
-                    results[f"{arm}/friction_{fname}/{settings.scale!r}"] = [("config", type(e).__name__, str(e))]
+                    results[f"{arm}/friction_{fname}/{settings.scale!r}"] = [
+                        ("config", type(e).__name__, str(e))
+                    ]
                     continue
                 out = []
                 for k, (nm, pos, vel, eff, t) in enumerate(sps):
@@ -232,7 +244,11 @@ def node_cases(setpoints: int) -> dict[str, list]:
             params["gravity_compensation"], params["friction_feedforward"], params["mit_bridge"]
         )
         ctx = Context()
-        rclpy.init(context=ctx, args=["--ros-args", "--params-file", path], domain_id=int(os.environ["ROS_DOMAIN_ID"]))
+        rclpy.init(
+            context=ctx,
+            args=["--ros-args", "--params-file", path],
+            domain_id=int(os.environ["ROS_DOMAIN_ID"]),
+        )
         chain = ComposedChain(context=ctx)
         out: list = []
 
@@ -248,11 +264,19 @@ def node_cases(setpoints: int) -> dict[str, list]:
 
         def sink(o):
             sp = o.setpoint_for(tuple(JOINTS))
-            out.append(("bridge", np.asarray(o.effort).tobytes(), sp.model_position().tobytes(),
-                        None if sp.model_velocity() is None else sp.model_velocity().tobytes(),
-                        sp.model_effort().tobytes()))
+            out.append(
+                (
+                    "bridge",
+                    np.asarray(o.effort).tobytes(),
+                    sp.model_position().tobytes(),
+                    None if sp.model_velocity() is None else sp.model_velocity().tobytes(),
+                    sp.model_effort().tobytes(),
+                )
+            )
 
-        chain.friction.hand_off = HandOff(lambda m: out.append(("msg", bytes(array.array("d", m.effort)))), sink)
+        chain.friction.hand_off = HandOff(
+            lambda m: out.append(("msg", bytes(array.array("d", m.effort)))), sink
+        )
         rng = np.random.default_rng(7)
         for k in range(setpoints):
             msg = JointState()
@@ -266,7 +290,11 @@ def node_cases(setpoints: int) -> dict[str, list]:
             msg.header.stamp.sec, msg.header.stamp.nanosec = 100 + k // 1000, (k % 1000) * 1_000_000
             if k % 13 == 0:
                 js = JointState()
-                js.name, js.position, js.velocity = list(JOINTS), [0.1, 0.2, 0.3], rng.normal(0, 1, 3).tolist()
+                js.name, js.position, js.velocity = (
+                    list(JOINTS),
+                    [0.1, 0.2, 0.3],
+                    rng.normal(0, 1, 3).tolist(),
+                )
                 js.header.stamp = msg.header.stamp
                 chain.friction.on_joint_states(js)
             chain._on_setpoint(msg)  # noqa: SLF001
@@ -293,8 +321,12 @@ def run(tree: pathlib.Path, setpoints: int) -> dict[str, list]:
     script = tree / "bench" / "_stage_identity.py"
     script.write_text(pathlib.Path(__file__).read_text())
     dump = tempfile.mktemp(suffix=".pickle")
-    subprocess.run([sys.executable, str(script), "--child", dump, "--setpoints", str(setpoints)], check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, str(script), "--child", dump, "--setpoints", str(setpoints)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     script.unlink()
     return pickle.loads(pathlib.Path(dump).read_bytes())
 

@@ -382,14 +382,19 @@ def apply_stage(
     else:
         summed = scaled + _zeros(len(scaled))  # the absent incoming 0: IEEE 0 + -0.0 = +0.0
     clamped: tuple[str, ...] = ()
-    if not math.isfinite(summed.dot(summed)) and not np.isfinite(summed).all():
+    # A few joints: the checks on Python floats (one conversion) cost less than numpy's
+    # calls. A sum is the finiteness screen (NaN/inf propagate); only a non-finite (or
+    # overflowing) total pays for the element-wise check.
+    values = summed.tolist()
+    if not math.isfinite(sum(values)) and not np.isfinite(summed).all():
         raise InputError("stage term is not finite", reason=Reason.NOT_FINITE)
-    # Test before clamping (clamping is rare); count_nonzero is the cheap "any" here.
-    over = np.abs(summed) > effort_limits
-    if np.count_nonzero(over):
-        clamped = tuple(joint_map.model_names[i] for i in np.flatnonzero(over))
-        # minimum/maximum rather than np.clip: same result, less call overhead
-        summed = np.minimum(np.maximum(summed, -effort_limits), effort_limits)
+    for x, limit in zip(values, effort_limits.tolist()):
+        if abs(x) > limit:  # test before clamping (clamping is rare)
+            over = np.flatnonzero(np.abs(summed) > effort_limits)
+            clamped = tuple(joint_map.model_names[i] for i in over)
+            # minimum/maximum rather than np.clip: same result, less call overhead
+            summed = np.minimum(np.maximum(summed, -effort_limits), effort_limits)
+            break
     if joint_map.identity:
         out = summed
     else:

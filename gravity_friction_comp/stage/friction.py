@@ -433,11 +433,12 @@ class FrictionStage(FeedforwardStage):
             return  # no q̇ used: no velocity checks, no differentiation
         model_velocity = setpoint.model_velocity()
         if model_velocity is not None:  # before the selector: a refused setpoint changes nothing
-            try:
-                check_bound("velocity", model_velocity, MAX_PLAUSIBLE_VELOCITY, self._joints)
-            except InputError:
+            # screened on Python floats (finite, parsed), cheaper than numpy's calls for a few
+            # joints; check_bound names the joints beyond the bound
+            values = model_velocity.tolist()
+            if max(values) > MAX_PLAUSIBLE_VELOCITY or min(values) < -MAX_PLAUSIBLE_VELOCITY:
                 self._refused = True
-                raise
+                check_bound("velocity", model_velocity, MAX_PLAUSIBLE_VELOCITY, self._joints)
         self._velocity = self._selector.velocity(setpoint.model_position(), model_velocity, t)
 
     def _term(self, setpoint: Setpoint) -> np.ndarray | None:
