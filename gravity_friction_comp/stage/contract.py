@@ -147,14 +147,10 @@ class Setpoint(NamedTuple):
         Raises:
             InputError: ``Reason.MISSING_JOINTS`` as :func:`parse_setpoint` (same message).
         """
-        return Setpoint(
-            self.names,
-            self.position,
-            self.velocity,
-            effort,
-            JointMap.for_names(self.names, model_names),
-            len(effort) > 0,
-        )
+        joint_map = self.joint_map
+        if model_names != joint_map.model_names:  # the next stage models other joints
+            joint_map = JointMap.for_names(self.names, model_names)
+        return Setpoint(self.names, self.position, self.velocity, effort, joint_map, len(effort) > 0)
 
 
 def parse_setpoint(

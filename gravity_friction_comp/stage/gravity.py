@@ -141,8 +141,8 @@ class GravityStage(FeedforwardStage):
         #: (inverse-dynamics mode).
         self.velocity_clamped = False
         self._config = _checked(config)
-        self.set_config(config, self._settings)
         self._holding = False
+        self.set_config(config, self._settings)
         self.set_holding(holding)
 
     # ---- configuration -------------------------------------------------------------------
@@ -159,7 +159,7 @@ class GravityStage(FeedforwardStage):
     @property
     def model(self) -> RobotModel:
         """The model the next term is computed with (payload model while holding)."""
-        return self._config.select(self._holding)
+        return self._model
 
     def set_holding(self, holding: bool) -> None:
         """Switch between the bare and the payload model (call :meth:`repeat` to republish).
@@ -170,6 +170,7 @@ class GravityStage(FeedforwardStage):
         if not isinstance(holding, (bool, np.bool_)):
             raise ConfigError(f"holding must be a bool, got {holding!r}", key="holding", value=holding)
         self._holding = bool(holding)
+        self._model = self._config.select(self._holding)
 
     def set_config(self, config: GravityConfig, settings: StageSettings | None = None) -> None:
         """Use ``config`` (and ``settings``, when given) from the next computation on.
@@ -205,6 +206,9 @@ class GravityStage(FeedforwardStage):
         else:
             previous.set_model(config.model)
         self._config = config
+        # read on every setpoint: looked up here, once
+        self._model = config.select(self._holding)
+        self._joint_names = config.model.joint_names
 
     def update(self, names, position, velocity, effort, t: float, acceleration=None, *, parsed=None):
         """:meth:`FeedforwardStage.update` (``parsed`` as there), with the setpoint's own
@@ -220,9 +224,9 @@ class GravityStage(FeedforwardStage):
             InputError: as :meth:`FeedforwardStage.update`; an acceleration whose length is
                 not the message's or that is not finite (nothing is kept).
         """
-        if acceleration is not None:
-            acceleration = vector("acceleration", acceleration, len(position))
-        self._given_acceleration = acceleration
+        if acceleration is None:  # _given_acceleration is None outside this call
+            return super().update(names, position, velocity, effort, t, parsed=parsed)
+        self._given_acceleration = vector("acceleration", acceleration, len(position))
         try:
             return super().update(names, position, velocity, effort, t, parsed=parsed)
         finally:
@@ -231,7 +235,7 @@ class GravityStage(FeedforwardStage):
     # ---- stage hooks ---------------------------------------------------------------------
     @property
     def joint_names(self) -> tuple[str, ...]:
-        return self._config.model.joint_names
+        return self._joint_names
 
     def effort_limits(self) -> np.ndarray:
         return self._config.effort_limits
@@ -249,7 +253,7 @@ class GravityStage(FeedforwardStage):
         self.velocity_clamped = self._filter.velocity_clamped
 
     def _term(self, setpoint: Setpoint) -> np.ndarray:
-        model = self.model
+        model = self._model
         q = setpoint.model_position()
         if self._motion is not None:
             velocity, acceleration = self._motion
