@@ -55,7 +55,7 @@ from gravity_friction_comp.model.urdf import (
 )
 from gravity_friction_comp.validation import check_shape
 
-__all__ = ["MIN_TOTAL_MASS", "MimicCoupling", "RobotModel"]
+__all__ = ["MAX_UNCHECKED_POSITION", "MIN_TOTAL_MASS", "MimicCoupling", "RobotModel"]
 
 #: Below this moving mass [kg] the model warns that gravity will be ~0 (placeholder masses).
 MIN_TOTAL_MASS = 1e-3
@@ -75,6 +75,11 @@ def _gravity_vector(value: Sequence[float] | np.ndarray) -> np.ndarray:
             f"gravity must be 3 finite numbers [m/s²], got {value!r}", key="gravity", value=value
         )
     return vec
+
+
+#: [rad or m] Largest |q_i| :meth:`RobotModel.gravity` may skip its checks for: the checked
+#: call refuses a q whose q·q overflows (|q| beyond ~1e154), never one within this bound.
+MAX_UNCHECKED_POSITION = 1e150
 
 
 class RobotModel:
@@ -389,7 +394,7 @@ class RobotModel:
         return self._s.full_map.configuration(theta)
 
     # ---- gravity -----------------------------------------------------------------------
-    def gravity(self, q) -> np.ndarray:
+    def gravity(self, q, *, checked: bool = True) -> np.ndarray:
         """Gravity torque g(q) (n,) [N·m or N] that holds the arm still at q.
 
         ``g = Gᵀ·g_full(q_full)`` (FIELD_NOTES; computed directly on an equivalent Pinocchio
@@ -398,10 +403,16 @@ class RobotModel:
 
         Args:
             q: (n,) positions [rad or m] in :attr:`joint_names` order.
+            checked: ``False`` skips the input checks for a caller whose ``q`` is already a
+                finite float64 (n,) array with every ``|q_i| <=`` :data:`MAX_UNCHECKED_POSITION`
+                (a parsed setpoint, screened: the gravity stage at 1 kHz); anything else is
+                then undefined. Same result bit for bit.
 
         Raises:
             InputError: Wrong shape (reason ``Reason.SHAPE``) or non-finite (reason ``Reason.NOT_FINITE``).
         """
+        if not checked:
+            return self._kernel(q)
         try:
             q = np.asarray(q, dtype=float)
         except (TypeError, ValueError):

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from gravity_friction_comp.errors import ConfigError
-from gravity_friction_comp.model.robot_model import RobotModel
+from gravity_friction_comp.model.robot_model import MAX_UNCHECKED_POSITION, RobotModel
 from gravity_friction_comp.stage.contract import (
     FeedforwardStage,
     Setpoint,
@@ -258,6 +258,10 @@ class GravityStage(FeedforwardStage):
         if self._motion is not None:
             velocity, acceleration = self._motion
             return model.inverse_dynamics(q, velocity, acceleration, include_friction=False)
-        # the checked call: it also drops |q| > ~1e154 (absurd, and mimic multipliers > 1
-        # would overflow it to NaN), which parsing alone lets through
-        return model.gravity(q)
+        # q is parsed (finite float64): only the magnitude is left to check. The checked
+        # call drops |q| > ~1e154 (absurd, and mimic multipliers > 1 would overflow it to
+        # NaN), which parsing alone lets through: it decides for any q near that.
+        values = q.tolist()
+        if values and (max(values) > MAX_UNCHECKED_POSITION or min(values) < -MAX_UNCHECKED_POSITION):
+            return model.gravity(q)
+        return model.gravity(q, checked=False)
