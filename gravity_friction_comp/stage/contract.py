@@ -249,6 +249,8 @@ def stage_time(t) -> float:
     Raises:
         InputError: ``Reason.TYPE`` not a real number (bools too), ``Reason.NOT_FINITE`` NaN/inf.
     """
+    if type(t) is float and math.isfinite(t):  # a node's stamp: the common case first
+        return t
     if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, float, np.integer, np.floating)):
         raise InputError(f"t must be a time in seconds, got {t!r}", reason=Reason.TYPE)
     try:
