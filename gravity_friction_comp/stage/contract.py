@@ -186,18 +186,23 @@ def parse_setpoint(
     if isinstance(names, (str, bytes)) or not hasattr(names, "__len__"):
         raise InputError(f"names must be a list of joint names, got {names!r}", reason=Reason.TYPE)
     m = len(names)
-    # A sum is the cheapest finiteness screen (NaN/inf propagate); only a non-finite (or
-    # overflowing) total pays for the element-wise check below. An empty field sums to 0.
-    pos, total = _floats(position, "position")
-    vel_in, vel_total = _floats(velocity, "velocity")
-    eff_in, eff_total = _floats(effort, "effort")
+    pos = _floats(position, "position")
+    vel_in = _floats(velocity, "velocity")
+    eff_in = _floats(effort, "effort")
     n_vel, n_eff = len(vel_in), len(eff_in)
     if len(pos) != m or n_vel not in (0, m) or n_eff not in (0, m):
         _raise_length_mismatch(m, len(pos), n_vel, n_eff)
     joint_map = JointMap.for_names(names, model_names)
     vel = vel_in if n_vel else None
     eff = eff_in if n_eff else _zeros(m)
-    if not math.isfinite(total + vel_total + eff_total):
+    # A sum is the cheapest finiteness screen (NaN/inf propagate); only a non-finite (or
+    # overflowing) total pays for the element-wise check below.
+    total = _sum(position, pos)
+    if n_vel:
+        total += _sum(velocity, vel_in)
+    if n_eff:
+        total += _sum(effort, eff_in)
+    if not math.isfinite(total):
         for field, values in (("position", pos), ("velocity", vel), ("effort", eff)):
             if values is not None:
                 bad = [joint_map.message_names[i] for i in np.flatnonzero(~np.isfinite(values))]
@@ -206,18 +211,11 @@ def parse_setpoint(
     return Setpoint(joint_map.message_names, pos, vel, eff, joint_map, n_eff > 0)
 
 
-def _floats(values, field: str) -> tuple[np.ndarray, float]:
-    """``values`` as a 1-D float64 array and their sum (the finiteness screen);
-    InputError ``Reason.TYPE``/``SHAPE`` otherwise."""
+def _floats(values, field: str) -> np.ndarray:
+    """``values`` as a 1-D float64 array; InputError ``Reason.TYPE``/``SHAPE`` otherwise."""
     # rclpy's array('d') fields are viewed without a copy (a third of the conversion time)
     if type(values) is array.array and values.typecode == "d":
-        return np.frombuffer(values), sum(values)
-    arr = _float_array(values, field)
-    # Python's sum over array()/list/tuple is the fast path; numpy arrays sum themselves
-    return arr, sum(values) if type(values) in (array.array, list, tuple) else float(arr.sum())
-
-
-def _float_array(values, field: str) -> np.ndarray:
+        return np.frombuffer(values)
     if values is None or isinstance(values, (str, bytes)):
         raise InputError(f"{field} must be a list of numbers, got {values!r}", reason=Reason.TYPE)
     try:
@@ -241,6 +239,11 @@ def _float_array(values, field: str) -> np.ndarray:
         except OverflowError:
             raise InputError(f"non-finite {field}: {values!r}", reason=Reason.NOT_FINITE) from None
     raise InputError(f"{field} must be real numbers, got {values!r}", reason=Reason.TYPE)
+
+
+def _sum(values, arr: np.ndarray) -> float:
+    # Python's sum over array('d')/list is the fast path; numpy arrays sum themselves
+    return sum(values) if type(values) in (array.array, list, tuple) else float(arr.sum())
 
 
 def stage_time(t) -> float:
