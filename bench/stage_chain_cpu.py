@@ -42,22 +42,12 @@ def child(setpoints: int, rate: float, profile: bool) -> None:
     os.environ.setdefault("ROS_DOMAIN_ID", str(150 + os.getpid() % 80))
     import numpy as np
     import rclpy
-    from end_to_end_latency import JOINTS, _launch_module, chain_parameters
-    from rclpy.context import Context
+    from end_to_end_latency import JOINTS, chain_parameters
     from sensor_msgs.msg import JointState
 
-    from gravity_friction_comp.nodes.composed_chain import ComposedChain
     from gravity_friction_comp.nodes.stage_node import HandOff
 
-    params = chain_parameters(1000.0)
-    path = _launch_module().composed_parameters_file(
-        params["gravity_compensation"], params["friction_feedforward"], params["mit_bridge"]
-    )
-    ctx = Context()
-    rclpy.init(
-        context=ctx, args=["--ros-args", "--params-file", path], domain_id=int(os.environ["ROS_DOMAIN_ID"])
-    )
-    chain = ComposedChain(context=ctx)
+    ctx, chain = composed_chain(chain_parameters(1000.0))
     names = tuple(JOINTS)
     seen = [0]
 
@@ -115,10 +105,33 @@ def child(setpoints: int, rate: float, profile: bool) -> None:
     rclpy.try_shutdown(context=ctx)
 
 
+def composed_chain(params: dict):
+    """``(context, ComposedChain)`` of each node's parameters (a new rclpy context)."""
+    import rclpy
+    from end_to_end_latency import _launch_module
+    from rclpy.context import Context
+
+    from gravity_friction_comp.nodes.composed_chain import ComposedChain
+
+    path = _launch_module().composed_parameters_file(
+        params["gravity_compensation"], params["friction_feedforward"], params["mit_bridge"]
+    )
+    ctx = Context()
+    rclpy.init(
+        context=ctx, args=["--ros-args", "--params-file", path], domain_id=int(os.environ["ROS_DOMAIN_ID"])
+    )
+    return ctx, ComposedChain(context=ctx)
+
+
 def baseline_tree(revision: str) -> pathlib.Path:
-    if pathlib.Path(revision).is_dir():
-        return pathlib.Path(revision)
+    """A temporary copy of the baseline: a directory's files, or a git revision exported."""
     out = pathlib.Path(tempfile.mkdtemp(prefix="stage_chain_base_"))
+    if pathlib.Path(revision).is_dir():  # copied: the benches add their scripts to it
+        import shutil
+
+        ignore = shutil.ignore_patterns(".git", ".venv", "__pycache__", "build", "install", "log")
+        shutil.copytree(revision, out, ignore=ignore, dirs_exist_ok=True)
+        return out
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision], check=True, capture_output=True)
     subprocess.run(["tar", "-x", "-C", str(out)], input=archive.stdout, check=True)
     return out

@@ -216,13 +216,12 @@ def node_cases(setpoints: int) -> dict[str, list]:
 
     import numpy as np
     import rclpy
-    from rclpy.context import Context
     from sensor_msgs.msg import JointState
 
     sys.path.insert(0, str(ROOT / "bench"))
-    from end_to_end_latency import JOINTS, _launch_module, chain_parameters
+    from end_to_end_latency import JOINTS, chain_parameters
+    from stage_chain_cpu import composed_chain
 
-    from gravity_friction_comp.nodes.composed_chain import ComposedChain
     from gravity_friction_comp.nodes.listener_count import ListenerCount
     from gravity_friction_comp.nodes.stage_node import HandOff
 
@@ -240,16 +239,7 @@ def node_cases(setpoints: int) -> dict[str, list]:
         params = chain_parameters(1000.0)
         params["gravity_compensation"] |= gravity_over
         params["friction_feedforward"] |= friction_over
-        path = _launch_module().composed_parameters_file(
-            params["gravity_compensation"], params["friction_feedforward"], params["mit_bridge"]
-        )
-        ctx = Context()
-        rclpy.init(
-            context=ctx,
-            args=["--ros-args", "--params-file", path],
-            domain_id=int(os.environ["ROS_DOMAIN_ID"]),
-        )
-        chain = ComposedChain(context=ctx)
+        ctx, chain = composed_chain(params)
         out: list = []
 
         def capture(label):
@@ -318,8 +308,11 @@ def child(setpoints: int, dump: str) -> None:
 
 
 def run(tree: pathlib.Path, setpoints: int) -> dict[str, list]:
-    script = tree / "bench" / "_stage_identity.py"
+    script = tree / "bench" / "_stage_identity.py"  # the tree is a temporary copy
     script.write_text(pathlib.Path(__file__).read_text())
+    helper = tree / "bench" / "stage_chain_cpu.py"
+    if not helper.exists():  # a baseline from before it
+        helper.write_text((ROOT / "bench" / "stage_chain_cpu.py").read_text())
     dump = tempfile.mktemp(suffix=".pickle")
     subprocess.run(
         [sys.executable, str(script), "--child", dump, "--setpoints", str(setpoints)],
