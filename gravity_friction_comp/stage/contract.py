@@ -386,13 +386,19 @@ def apply_stage(
     values = summed.tolist()
     if not math.isfinite(sum(values)) and not np.isfinite(summed).all():
         raise InputError("stage term is not finite", reason=Reason.NOT_FINITE)
-    for x, limit in zip(values, effort_limits.tolist()):
-        if abs(x) > limit:  # test before clamping (clamping is rare)
-            over = np.flatnonzero(np.abs(summed) > effort_limits)
+    # Test before clamping (clamping is rare); limits of another shape: numpy broadcasts them
+    beyond = not isinstance(effort_limits, np.ndarray) or effort_limits.shape != summed.shape
+    if not beyond:
+        for x, limit in zip(values, effort_limits.tolist()):
+            if abs(x) > limit:
+                beyond = True
+                break
+    if beyond:
+        over = np.flatnonzero(np.abs(summed) > effort_limits)
+        if over.size:
             clamped = tuple(joint_map.model_names[i] for i in over)
             # minimum/maximum rather than np.clip: same result, less call overhead
             summed = np.minimum(np.maximum(summed, -effort_limits), effort_limits)
-            break
     if joint_map.identity:
         out = summed
     else:
