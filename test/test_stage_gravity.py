@@ -259,7 +259,7 @@ def test_gravity_mode_checks_t_like_every_stage(models, t, reason):
 
 
 def test_the_term_skips_the_models_checks_only_for_parsed_positions_within_the_bound(models, monkeypatch):
-    from gravity_friction_comp.model.robot_model import MAX_UNCHECKED_POSITION
+    from gravity_friction_comp.stage.gravity import MAX_UNCHECKED_POSITION
 
     bare, _ = models
     rng = np.random.default_rng(3)

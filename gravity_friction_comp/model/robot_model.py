@@ -55,7 +55,7 @@ from gravity_friction_comp.model.urdf import (
 )
 from gravity_friction_comp.validation import check_shape
 
-__all__ = ["MAX_UNCHECKED_POSITION", "MIN_TOTAL_MASS", "MimicCoupling", "RobotModel"]
+__all__ = ["MIN_TOTAL_MASS", "MimicCoupling", "RobotModel"]
 
 #: Below this moving mass [kg] the model warns that gravity will be ~0 (placeholder masses).
 MIN_TOTAL_MASS = 1e-3
@@ -75,11 +75,6 @@ def _gravity_vector(value: Sequence[float] | np.ndarray) -> np.ndarray:
             f"gravity must be 3 finite numbers [m/s²], got {value!r}", key="gravity", value=value
         )
     return vec
-
-
-#: [rad or m] Largest |q_i| :meth:`RobotModel.gravity` may skip its checks for: the checked
-#: call refuses a q whose q·q overflows (|q| beyond ~1e154), never one within this bound.
-MAX_UNCHECKED_POSITION = 1e150
 
 
 class RobotModel:
@@ -403,10 +398,8 @@ class RobotModel:
 
         Args:
             q: (n,) positions [rad or m] in :attr:`joint_names` order.
-            checked: ``False`` skips the input checks for a caller whose ``q`` is already a
-                finite float64 (n,) array with every ``|q_i| <=`` :data:`MAX_UNCHECKED_POSITION`
-                (a parsed setpoint, screened: the gravity stage at 1 kHz); anything else is
-                then undefined. Same result bit for bit.
+            checked: ``False`` skips the checks for a ``q`` known to pass them (float64 (n,),
+                ``q·q`` finite: the gravity stage's parsed, screened q); same result bit for bit.
 
         Raises:
             InputError: Wrong shape (reason ``Reason.SHAPE``) or non-finite (reason ``Reason.NOT_FINITE``).

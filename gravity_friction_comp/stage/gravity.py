@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from gravity_friction_comp.errors import ConfigError
-from gravity_friction_comp.model.robot_model import MAX_UNCHECKED_POSITION, RobotModel
+from gravity_friction_comp.model.robot_model import RobotModel
 from gravity_friction_comp.stage.contract import (
     FeedforwardStage,
     Setpoint,
@@ -43,6 +43,10 @@ from gravity_friction_comp.stage.inverse_dynamics import (
 from gravity_friction_comp.validation import vector
 
 __all__ = ["GRAVITY_MODES", "GravityConfig", "GravityStage", "validate_mode"]
+
+#: [rad or m] Largest |q_i| whose gravity skips the model's checks: within it q·q cannot
+#: overflow, so the checked call (it refuses |q| beyond ~1e154) would pass it.
+MAX_UNCHECKED_POSITION = 1e150
 
 #: ``gravity``: τ = g(q). ``inverse_dynamics``: τ = M(q)q̈ + C(q, q̇)q̇ + g(q), no friction.
 GRAVITY_MODES = ("gravity", "inverse_dynamics")
