@@ -40,6 +40,15 @@ def test_clamp_to_effort_limit_reports_joint():
     assert res.clamped == ("b", "c")
 
 
+def test_a_limit_of_another_shape_is_broadcast_as_numpy_does():
+    # the limit test runs on Python floats for (n,) limits; one limit for all still clamps all
+    sp = parse_setpoint(["a", "b", "c"], [0.0] * 3, [], [0.0, 0.0, -4.0], MODEL)
+    for limits in (np.array([5.0]), np.float64(5.0)):
+        res = apply_stage(sp, np.array([1.0, 50.0, -3.0]), 1.0, limits)
+        assert res.effort.tolist() == [1.0, 5.0, -5.0]
+        assert res.clamped == ("b", "c")
+
+
 def test_disabled_term_is_bit_identical_pass_through():
     eff = [0.1 + 0.2, -0.0, 1e-300]
     sp = parse_setpoint(["a", "b", "c"], [0.0] * 3, [], eff, MODEL)

@@ -256,3 +256,30 @@ def test_gravity_mode_checks_t_like_every_stage(models, t, reason):
     with pytest.raises(InputError) as err:
         stage.update(NAMES, [0.1, 0.2, 0.3, 0.4], [], [], t)
     assert err.value.reason is reason and stage.kept is None
+
+
+def test_the_term_skips_the_models_checks_only_for_parsed_positions_within_the_bound(models, monkeypatch):
+    from gravity_friction_comp.stage.gravity import MAX_UNCHECKED_POSITION
+
+    bare, _ = models
+    rng = np.random.default_rng(3)
+    for q in rng.uniform(-3.0, 3.0, (20, 3)):  # the unchecked call: the same numbers bit for bit
+        assert bare.gravity(q, checked=False).tobytes() == bare.gravity(q).tobytes()
+    calls: list[bool] = []
+    original = RobotModel.gravity
+
+    def spy(self, q, *, checked=True):
+        calls.append(checked)
+        return original(self, q, checked=checked)
+
+    monkeypatch.setattr(RobotModel, "gravity", spy)
+    stage = GravityStage(GravityConfig(bare))
+    names = list(bare.joint_names)
+    stage.update(names, [0.1, MAX_UNCHECKED_POSITION, -0.2], [], [], 1.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for q0 in (-2 * MAX_UNCHECKED_POSITION, 1e200):  # beyond the bound: the checked call decides
+            try:
+                stage.update(names, [0.1, q0, -0.2], [], [], 1.0)
+            except InputError as error:
+                assert error.reason is Reason.NOT_FINITE and q0 == 1e200
+    assert calls == [False, True, True]

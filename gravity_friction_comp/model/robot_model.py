@@ -389,7 +389,7 @@ class RobotModel:
         return self._s.full_map.configuration(theta)
 
     # ---- gravity -----------------------------------------------------------------------
-    def gravity(self, q) -> np.ndarray:
+    def gravity(self, q, *, checked: bool = True) -> np.ndarray:
         """Gravity torque g(q) (n,) [N·m or N] that holds the arm still at q.
 
         ``g = Gᵀ·g_full(q_full)`` (FIELD_NOTES; computed directly on an equivalent Pinocchio
@@ -398,10 +398,14 @@ class RobotModel:
 
         Args:
             q: (n,) positions [rad or m] in :attr:`joint_names` order.
+            checked: ``False`` skips the checks for a ``q`` known to pass them (float64 (n,),
+                ``q·q`` finite: the gravity stage's parsed, screened q); same result bit for bit.
 
         Raises:
             InputError: Wrong shape (reason ``Reason.SHAPE``) or non-finite (reason ``Reason.NOT_FINITE``).
         """
+        if not checked:
+            return self._kernel(q)
         try:
             q = np.asarray(q, dtype=float)
         except (TypeError, ValueError):

@@ -147,14 +147,10 @@ class Setpoint(NamedTuple):
         Raises:
             InputError: ``Reason.MISSING_JOINTS`` as :func:`parse_setpoint` (same message).
         """
-        return Setpoint(
-            self.names,
-            self.position,
-            self.velocity,
-            effort,
-            JointMap.for_names(self.names, model_names),
-            len(effort) > 0,
-        )
+        joint_map = self.joint_map
+        if model_names != joint_map.model_names:  # the next stage models other joints
+            joint_map = JointMap.for_names(self.names, model_names)
+        return Setpoint(self.names, self.position, self.velocity, effort, joint_map, len(effort) > 0)
 
 
 def parse_setpoint(
@@ -256,6 +252,8 @@ def stage_time(t) -> float:
     Raises:
         InputError: ``Reason.TYPE`` not a real number (bools too), ``Reason.NOT_FINITE`` NaN/inf.
     """
+    if type(t) is float and math.isfinite(t):  # a node's stamp: the common case first
+        return t
     if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, float, np.integer, np.floating)):
         raise InputError(f"t must be a time in seconds, got {t!r}", reason=Reason.TYPE)
     try:
@@ -382,14 +380,25 @@ def apply_stage(
     else:
         summed = scaled + _zeros(len(scaled))  # the absent incoming 0: IEEE 0 + -0.0 = +0.0
     clamped: tuple[str, ...] = ()
-    if not math.isfinite(summed.dot(summed)) and not np.isfinite(summed).all():
+    # A few joints: the checks on Python floats (one conversion) cost less than numpy's
+    # calls. A sum is the finiteness screen (NaN/inf propagate); only a non-finite (or
+    # overflowing) total pays for the element-wise check.
+    values = summed.tolist()
+    if not math.isfinite(sum(values)) and not np.isfinite(summed).all():
         raise InputError("stage term is not finite", reason=Reason.NOT_FINITE)
-    # Test before clamping (clamping is rare); count_nonzero is the cheap "any" here.
-    over = np.abs(summed) > effort_limits
-    if np.count_nonzero(over):
-        clamped = tuple(joint_map.model_names[i] for i in np.flatnonzero(over))
-        # minimum/maximum rather than np.clip: same result, less call overhead
-        summed = np.minimum(np.maximum(summed, -effort_limits), effort_limits)
+    # Test before clamping (clamping is rare); limits of another shape: numpy broadcasts them
+    beyond = not isinstance(effort_limits, np.ndarray) or effort_limits.shape != summed.shape
+    if not beyond:
+        for x, limit in zip(values, effort_limits.tolist()):
+            if abs(x) > limit:
+                beyond = True
+                break
+    if beyond:
+        over = np.flatnonzero(np.abs(summed) > effort_limits)
+        if over.size:
+            clamped = tuple(joint_map.model_names[i] for i in over)
+            # minimum/maximum rather than np.clip: same result, less call overhead
+            summed = np.minimum(np.maximum(summed, -effort_limits), effort_limits)
     if joint_map.identity:
         out = summed
     else:

@@ -290,6 +290,7 @@ class FrictionStage(FeedforwardStage):
         super().__init__(settings)
         self._config = _checked(config)
         self._joints = tuple(config.joints)
+        self._set_plan(config)
         self._settings.scale_for(len(self._joints))
         self._selector = _selector(config)
         self._dither = _dither(config)
@@ -346,6 +347,14 @@ class FrictionStage(FeedforwardStage):
             self._raw_velocity = np.zeros(len(config.joints))
         self._dither = _dither(config)
         self._config, self._joints = config, tuple(config.joints)
+        self._set_plan(config)
+
+    def _set_plan(self, config: FrictionConfig) -> None:
+        # what every setpoint reads of the config, looked up once per config
+        self._term_model = config.term_model
+        self._zero_term = config.term_model.is_zero
+        self._uses_load = config.term_model.uses_load
+        self._error_drive = config.drive == "position_error"
 
     def update_measured(
         self,
@@ -429,29 +438,29 @@ class FrictionStage(FeedforwardStage):
 
     def _accept(self, setpoint: Setpoint, t: float) -> None:
         self._t = t
-        if self._config.drive == "position_error":
+        if self._error_drive:
             return  # no q̇ used: no velocity checks, no differentiation
         model_velocity = setpoint.model_velocity()
         if model_velocity is not None:  # before the selector: a refused setpoint changes nothing
-            try:
-                check_bound("velocity", model_velocity, MAX_PLAUSIBLE_VELOCITY, self._joints)
-            except InputError:
+            # screened on Python floats (finite, parsed), cheaper than numpy's calls for a few
+            # joints; check_bound names the joints beyond the bound
+            values = model_velocity.tolist()
+            if max(values) > MAX_PLAUSIBLE_VELOCITY or min(values) < -MAX_PLAUSIBLE_VELOCITY:
                 self._refused = True
-                raise
+                check_bound("velocity", model_velocity, MAX_PLAUSIBLE_VELOCITY, self._joints)
         self._velocity = self._selector.velocity(setpoint.model_position(), model_velocity, t)
 
     def _term(self, setpoint: Setpoint) -> np.ndarray | None:
-        model = self._config.term_model
         self.measurement_problem = None
-        if model.is_zero:
+        if self._zero_term:
             return None  # bit-identical pass-through
-        if self._config.drive == "position_error":
+        if self._error_drive:
             return self._position_error_term(setpoint)
         if self._velocity is None:  # evaluate() before any update(): no q̇ to use yet
             raise InputError("no velocity yet: feed a setpoint with update() first", reason=Reason.NOT_READY)
-        load = setpoint.model_effort() if model.uses_load else None
+        load = setpoint.model_effort() if self._uses_load else None
         # parse_setpoint and the selector hand over finite float64 (n,) arrays only
-        term = model.torque(self._velocity, load, checked=False)
+        term = self._term_model.torque(self._velocity, load, checked=False)
         if self._dither is not None:
             # its own amplitude, not scaled with the model: apply_stage multiplies by s, so it
             # enters as dither / s (s_i = 0: that joint's whole term is off, dither included)

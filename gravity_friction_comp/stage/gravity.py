@@ -44,6 +44,10 @@ from gravity_friction_comp.validation import vector
 
 __all__ = ["GRAVITY_MODES", "GravityConfig", "GravityStage", "validate_mode"]
 
+#: [rad or m] Largest |q_i| whose gravity skips the model's checks: within it q·q cannot
+#: overflow, so the checked call (it refuses |q| beyond ~1e154) would pass it.
+MAX_UNCHECKED_POSITION = 1e150
+
 #: ``gravity``: τ = g(q). ``inverse_dynamics``: τ = M(q)q̈ + C(q, q̇)q̇ + g(q), no friction.
 GRAVITY_MODES = ("gravity", "inverse_dynamics")
 
@@ -141,8 +145,8 @@ class GravityStage(FeedforwardStage):
         #: (inverse-dynamics mode).
         self.velocity_clamped = False
         self._config = _checked(config)
-        self.set_config(config, self._settings)
         self._holding = False
+        self.set_config(config, self._settings)
         self.set_holding(holding)
 
     # ---- configuration -------------------------------------------------------------------
@@ -159,7 +163,7 @@ class GravityStage(FeedforwardStage):
     @property
     def model(self) -> RobotModel:
         """The model the next term is computed with (payload model while holding)."""
-        return self._config.select(self._holding)
+        return self._model
 
     def set_holding(self, holding: bool) -> None:
         """Switch between the bare and the payload model (call :meth:`repeat` to republish).
@@ -170,6 +174,7 @@ class GravityStage(FeedforwardStage):
         if not isinstance(holding, (bool, np.bool_)):
             raise ConfigError(f"holding must be a bool, got {holding!r}", key="holding", value=holding)
         self._holding = bool(holding)
+        self._model = self._config.select(self._holding)
 
     def set_config(self, config: GravityConfig, settings: StageSettings | None = None) -> None:
         """Use ``config`` (and ``settings``, when given) from the next computation on.
@@ -205,6 +210,9 @@ class GravityStage(FeedforwardStage):
         else:
             previous.set_model(config.model)
         self._config = config
+        # read on every setpoint: looked up here, once
+        self._model = config.select(self._holding)
+        self._joint_names = config.model.joint_names
 
     def update(self, names, position, velocity, effort, t: float, acceleration=None, *, parsed=None):
         """:meth:`FeedforwardStage.update` (``parsed`` as there), with the setpoint's own
@@ -220,9 +228,9 @@ class GravityStage(FeedforwardStage):
             InputError: as :meth:`FeedforwardStage.update`; an acceleration whose length is
                 not the message's or that is not finite (nothing is kept).
         """
-        if acceleration is not None:
-            acceleration = vector("acceleration", acceleration, len(position))
-        self._given_acceleration = acceleration
+        if acceleration is None:  # _given_acceleration is None outside this call
+            return super().update(names, position, velocity, effort, t, parsed=parsed)
+        self._given_acceleration = vector("acceleration", acceleration, len(position))
         try:
             return super().update(names, position, velocity, effort, t, parsed=parsed)
         finally:
@@ -231,7 +239,7 @@ class GravityStage(FeedforwardStage):
     # ---- stage hooks ---------------------------------------------------------------------
     @property
     def joint_names(self) -> tuple[str, ...]:
-        return self._config.model.joint_names
+        return self._joint_names
 
     def effort_limits(self) -> np.ndarray:
         return self._config.effort_limits
@@ -249,11 +257,15 @@ class GravityStage(FeedforwardStage):
         self.velocity_clamped = self._filter.velocity_clamped
 
     def _term(self, setpoint: Setpoint) -> np.ndarray:
-        model = self.model
+        model = self._model
         q = setpoint.model_position()
         if self._motion is not None:
             velocity, acceleration = self._motion
             return model.inverse_dynamics(q, velocity, acceleration, include_friction=False)
-        # the checked call: it also drops |q| > ~1e154 (absurd, and mimic multipliers > 1
-        # would overflow it to NaN), which parsing alone lets through
-        return model.gravity(q)
+        # q is parsed (finite float64): only the magnitude is left to check. The checked
+        # call drops |q| > ~1e154 (absurd, and mimic multipliers > 1 would overflow it to
+        # NaN), which parsing alone lets through: it decides for any q near that.
+        values = q.tolist()
+        if values and (max(values) > MAX_UNCHECKED_POSITION or min(values) < -MAX_UNCHECKED_POSITION):
+            return model.gravity(q)
+        return model.gravity(q, checked=False)

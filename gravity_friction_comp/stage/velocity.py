@@ -76,9 +76,12 @@ def apply_deadband(velocity: np.ndarray, deadband: float | np.ndarray) -> np.nda
     joint at rest reads exactly 0 and gets no friction torque.
     """
     velocity = np.asarray(velocity, dtype=float)
-    if not isinstance(deadband, np.ndarray) and deadband <= 0.0:
+    if isinstance(deadband, np.ndarray):
+        return np.where(np.abs(velocity) <= deadband, 0.0, velocity)
+    if deadband <= 0.0:
         return velocity.copy()
-    return np.where(np.abs(velocity) <= deadband, 0.0, velocity)
+    # one number, a few joints: on Python floats (cheaper than numpy's calls), same values
+    return np.array([0.0 if abs(v) <= deadband else v for v in velocity.tolist()])
 
 
 class VelocityEstimator:
