@@ -1,5 +1,5 @@
-"""SendSchedule: a command leaves on arrival while the budget allows (at most two exchanges
-in any one period, ⌊BURST + n·(1 + SLACK)⌋ in any n), a waiting command goes with the next
+"""SendSchedule: a command leaves on arrival while the budget allows (at most two back to
+back, ⌊BURST + n·(1 + SLACK)⌋ in any n periods), a waiting command goes with the next
 tick or is superseded, a stream at the rate repays a burst's debt, the timer keeps the motors
 fed once commands stop (timed event sequences, no real clock; the budget is checked by
 counting exchanges in sliding windows)."""
@@ -95,7 +95,7 @@ def test_budget_holds_for_any_event_sequence():
         ticks = ticks[rng.random(len(ticks)) > 0.2]  # skipped ticks (a late executor)
         schedule, out = _run(commands, ticks)
         times = _exchange_times(out)
-        assert _max_in_window(times, T) <= 2  # never three in one period
+        assert _max_in_window(times, 0.95 * T) <= 2  # a third no sooner than 0.95 T after two
         for periods in (1, 2, 5, 20, 100):
             assert _max_in_window(times, periods * T) <= budget_bound(periods)
         assert len(times) <= (times[-1] - times[0]) / T * (1.0 + SLACK) + 2.0  # ≤ 1.05 rate_hz on average
@@ -113,19 +113,19 @@ def test_faster_commands_a_waiting_one_goes_with_the_tick_or_is_superseded():
     assert kinds.count("c") > 400  # most exchanges still leave on arrival
 
 
-def test_a_burst_after_a_stall_the_first_goes_the_newest_follows_on_the_tick():
+def test_a_burst_after_a_stall_two_go_the_newest_follows_on_the_tick():
     schedule = SendSchedule(T)
     assert schedule.command(0.0)
     assert schedule.command(1.0 * T)
     # stall: three commands taken back to back 3 periods later
-    assert schedule.command(4.0 * T)  # full credit 1.95: it goes, 0.95 left
-    assert not schedule.command(4.0 * T + 1e-5)  # 0.95 + 0.01: waits ...
-    assert not schedule.command(4.0 * T + 2e-5) and schedule.superseded == 1  # ... the newest in its place
-    assert not schedule.tick(4.04 * T)  # credit 0.95 + 0.042: not yet
-    assert schedule.tick(4.06 * T)  # 0.95 + 0.063: the waiting (newest) command goes
-    assert (schedule.on_arrival, schedule.on_tick, schedule.deferred, schedule.superseded) == (3, 1, 2, 1)
-    assert not schedule.command(4.9 * T)  # credit 0.013 + 0.84 x 1.05 = 0.895: waits
-    assert schedule.command(5.9 * T) and schedule.superseded == 2  # newer: the waiting one is dropped
+    assert schedule.command(4.0 * T)
+    assert schedule.command(4.0 * T + 1e-5)  # the credit of the stall: two go
+    assert not schedule.command(4.0 * T + 2e-5)  # the third waits
+    assert not schedule.tick(4.6 * T)  # credit 0.01 + 0.6 x 1.05 = 0.64: not yet
+    assert schedule.tick(5.1 * T)  # 1.16: the waiting (newest) command goes
+    assert (schedule.on_arrival, schedule.on_tick, schedule.deferred, schedule.superseded) == (4, 1, 1, 0)
+    assert not schedule.command(5.2 * T)  # credit 0.16 + 0.105: waits
+    assert schedule.command(6.2 * T) and schedule.superseded == 1  # newer: the waiting one is dropped
 
 
 def test_a_late_command_and_the_next_on_time_both_go():

@@ -4,12 +4,11 @@ One *exchange* = one frame per motor (:meth:`MitBridgeCore.step`). ``T = 1/rate_
 Rule, on the caller's monotonic clock:
 
 - **Budget** (a token bucket): credit grows by ``1 +`` :data:`SLACK` per period ``T``
-  (5 % above ``rate_hz``), capped at :data:`BURST` = 2 − SLACK = 1.95; every exchange
-  needs credit ≥ 1 and spends 1. So any ``n`` consecutive periods hold at most
-  ``⌊BURST + n·(1 + SLACK)⌋`` exchanges: at most two in one period (a late command, then
-  the next on time: 5 % of a period or more after it), at most ``n + 2`` up to 20 periods,
-  on average at most ``1.05 × rate_hz``; a command up to 0.95 of a period early against
-  the others still finds its credit. Why the slack: with commands at exactly ``rate_hz`` a budget that
+  (5 % above ``rate_hz``), capped at :data:`BURST` = 2; every exchange needs credit ≥ 1
+  and spends 1. So any ``n`` consecutive periods hold at most ``⌊2 + 1.05·n⌋`` exchanges:
+  at most two back to back (a late command, then the next on time), a third no sooner
+  than 0.95 of a period after them, on average at most ``1.05 × rate_hz``; a command up to
+  one period early against the others still finds its credit. Why the slack: with commands at exactly ``rate_hz`` a budget that
   refills at ``rate_hz`` never gets back what a burst spent (a keep-alive just before the
   stream, the queued commands after a stall): every later command then waits for the
   credit of the one before, each one early by its jitter waits for a tick or is superseded
@@ -41,9 +40,9 @@ __all__ = ["BURST", "KEEPALIVE_AFTER", "SLACK", "SendSchedule"]
 
 #: Budget refill above ``rate_hz`` [fraction]: a stream at ``rate_hz`` repays a burst's debt.
 SLACK = 0.05
-#: Credit cap [exchanges]: a late command and the next one on time both go at once; below 2
-#: by the slack, so that one period still never holds three exchanges.
-BURST = 2.0 - SLACK
+#: Credit cap [exchanges]: a late command and the next one on time both go at once (a cap
+#: below 2 made the second wait for a tick, and a third taken meanwhile superseded it).
+BURST = 2.0
 #: [periods] No command for this long: the timer sends keep-alives (commands stopped/slow).
 KEEPALIVE_AFTER = 2.0
 

@@ -9,7 +9,7 @@ to the core, sends the core's frames and publishes ``joint_states``; it runs as 
 ``joint_command`` arrives, and from a timer at ``rate_hz`` only for a command that had to wait
 or when commands stop or come slower (the timer is re-armed after each decision, so it does
 not fire while commands flow: :mod:`~gravity_friction_comp.mit.timer_plan`); on
-average at most 1.05 times per period, at most two exchanges in any one period
+average at most 1.05 times per period, at most two exchanges back to back
 (:mod:`~gravity_friction_comp.mit.send_schedule`).
 
 Topics:
