@@ -116,3 +116,37 @@ def test_the_urdf_position_limits_reach_the_follower(player, repo_root):
     error = player.accept_trajectory(_trajectory(NAMES, [(30.0, [0.1, 0.3, lower - 0.01], [0, 0, 0])]))
     assert error is not None and "'beam_pitch'" in str(error)
     assert player.accept_trajectory(_trajectory(NAMES, [(30.0, [0.1, upper, lower], [0, 0, 0])])) is None
+
+
+def test_inverted_urdf_limits_are_no_position_check_not_a_crash(context, repo_root, tmp_path):
+    """A URDF whose <limit lower> is above <limit upper> (the shipped Dobot Magician's
+    magician_joint_prismatic_r has lower 0, upper -0.0135): the player warns at start and
+    checks no position limit for that joint; before, the first trajectory raised a
+    ConfigError out of the subscription's callback."""
+    from rclpy.parameter import Parameter
+
+    from gravity_friction_comp.nodes.setpoint_player import SetpointPlayerNode
+
+    text = (repo_root / "urdf" / "palletizer.urdf").read_text()
+    bad = text.replace('lower="-0.6" upper="1.3"', 'lower="1.3" upper="-0.6"')
+    assert bad != text
+    urdf = tmp_path / "inverted.urdf"
+    urdf.write_text(bad)
+    node = SetpointPlayerNode(
+        context=context,
+        parameter_overrides=[
+            Parameter("profile", value="sine"),
+            Parameter("joint_names", value=NAMES),
+            Parameter("home", value=HOME),
+            Parameter("amplitude", value=[0.0]),
+            Parameter("urdf_path", value=str(urdf)),
+        ],
+    )
+    try:
+        node._setpoint_pub.publish = lambda msg: None
+        node._tick()
+        assert node.accept_trajectory(_trajectory(NAMES, [(30.0, [0.1, 0.35, 0.2], [0, 0, 0])])) is None
+        error = node.accept_trajectory(_trajectory(NAMES, [(30.0, [0.1, 0.35, -1.4], [0, 0, 0])]))
+        assert error is not None and "'beam_pitch'" in str(error)  # the other joints' limits stay
+    finally:
+        node.destroy_node()

@@ -209,10 +209,15 @@ def test_per_bus_state_topics_merged_a_silent_one_named_and_each_bus_bridge_faul
         # each bus's observer: its joints' estimates, the whole feedback published each time
         published = []
         node._feedback_pub.publish = published.append
+        now = node._now
+        t0 = now()
+        node._now = lambda: t0  # both buses' estimates at one time: none stale (CI: a busy
+        # machine once took longer than feedback.timeout between the two callbacks)
         subs[ea].callback(_effort(J[:2], [1.0, -2.0]))
         np.testing.assert_allclose(published[-1].effort, [0.5, -1.0, 0.0])  # bus b not heard yet
         subs[eb].callback(_effort(J[2:], [4.0]))
         np.testing.assert_allclose(published[-1].effort, [0.5, -1.0, 2.0])
+        node._now = now
         sent = []
         node._setpoint_pub.publish = sent.append
         subs[a].callback(_state(J[:2], [0.0, 0.3]))

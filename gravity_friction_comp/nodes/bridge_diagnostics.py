@@ -17,6 +17,7 @@ import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 
 from gravity_friction_comp.mit.bus_load import bus_load_fraction, mit_bus_load
+from gravity_friction_comp.mit.send_schedule import SLACK
 
 __all__ = ["bus_status", "log_messages", "motor_statuses", "start_messages"]
 
@@ -146,9 +147,10 @@ def bus_status(
 def start_messages(
     config: Any, settings: Any, core: Any, n_buses: int, simulated: bool
 ) -> list[tuple[str, str]]:
-    """The bridge's start-up log lines, ``(level, text)`` with level ``info`` or ``error``:
-    motors, buses and the expected bus load (an error when it exceeds the bus), the start-up
-    behaviour before the first command.
+    """The bridge's start-up log lines, ``(level, text)`` with level ``info``, ``warning`` or
+    ``error``: motors, buses and the expected bus load (an error when it exceeds the bus, a
+    warning when commands faster than ``rate_hz``, sent at up to ``1 + SLACK`` times it by
+    the send budget, would), the start-up behaviour before the first command.
 
     Args:
         config: The :class:`~gravity_friction_comp.mit.bridge_config.BridgeConfig`.
@@ -199,6 +201,15 @@ def start_messages(
                 "do not fit this bus; lower rate_hz or split the motors over buses",
             )
         )
+    elif load * (1.0 + SLACK) > 1.0:
+        out.append(
+            (
+                "warning",
+                f"expected bus load {load:.0%} at rate_hz; commands faster than rate_hz go at up to "
+                f"{1.0 + SLACK:g} x rate_hz (the send budget's slack): {load * (1.0 + SLACK):.0%}, "
+                "more than the bus carries",
+            )
+        )
     return out
 
 
@@ -209,5 +220,7 @@ def log_messages(logger, messages: list[tuple[str, str]]) -> None:
     for level, text in messages:
         if level == "error":
             logger.error(text)
+        elif level == "warning":
+            logger.warning(text)
         else:
             logger.info(text)

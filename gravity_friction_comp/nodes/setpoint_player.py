@@ -220,6 +220,15 @@ class SetpointPlayerNode(Node):
             self.get_logger().info(
                 "joint_trajectory: no robot_description / urdf_path, so no position- and velocity-limit check"
             )
+        else:
+            inverted = {n: lim[:2] for n, lim in self._joint_limits.items() if lim[0] > lim[1]}
+            if inverted:  # a URDF error the URDF parsers accept (e.g. a mimic gripper finger's)
+                self.get_logger().warning(
+                    f"joint_trajectory: <limit lower> above <limit upper> for {inverted}: "
+                    "no position-limit check for those joints"
+                )
+                for n in inverted:
+                    self._joint_limits[n] = (-math.inf, math.inf, self._joint_limits[n][2])
         self._throttle = Throttle(2.0)
         self.create_subscription(JointTrajectory, "joint_trajectory", self._on_trajectory, SETPOINT_QOS)
         from gravity_friction_comp.nodes.follow_joint_trajectory import start_action_server
