@@ -34,24 +34,30 @@ def _trajectory(names, points, stamp_s: float = 0.0):
     return msg
 
 
-@pytest.fixture
-def player(context, repo_root):
+def _player(context, urdf):
+    """A still sine profile (home for ever) of NAMES on a simulated clock, checked against ``urdf``."""
     from rclpy.parameter import Parameter
-    from rclpy.time import Time
 
     from gravity_friction_comp.nodes.setpoint_player import SetpointPlayerNode
 
-    node = SetpointPlayerNode(
+    return SetpointPlayerNode(
         context=context,
         parameter_overrides=[
             Parameter("profile", value="sine"),
             Parameter("joint_names", value=NAMES),
             Parameter("home", value=HOME),
-            Parameter("amplitude", value=[0.0]),  # a still profile: home for ever
+            Parameter("amplitude", value=[0.0]),
             Parameter("use_sim_time", value=True),
-            Parameter("urdf_path", value=str(repo_root / "urdf" / "palletizer.urdf")),
+            Parameter("urdf_path", value=str(urdf)),
         ],
     )
+
+
+@pytest.fixture
+def player(context, repo_root):
+    from rclpy.time import Time
+
+    node = _player(context, repo_root / "urdf" / "palletizer.urdf")
     sent = []
     node._setpoint_pub.publish = sent.append  # what the timer would publish
 
@@ -123,27 +129,17 @@ def test_inverted_urdf_limits_are_no_position_check_not_a_crash(context, repo_ro
     magician_joint_prismatic_r has lower 0, upper -0.0135): the player warns at start and
     checks no position limit for that joint; before, the first trajectory raised a
     ConfigError out of the subscription's callback."""
-    from rclpy.parameter import Parameter
-
-    from gravity_friction_comp.nodes.setpoint_player import SetpointPlayerNode
+    from rclpy.time import Time
 
     text = (repo_root / "urdf" / "palletizer.urdf").read_text()
     bad = text.replace('lower="-0.6" upper="1.3"', 'lower="1.3" upper="-0.6"')
     assert bad != text
     urdf = tmp_path / "inverted.urdf"
     urdf.write_text(bad)
-    node = SetpointPlayerNode(
-        context=context,
-        parameter_overrides=[
-            Parameter("profile", value="sine"),
-            Parameter("joint_names", value=NAMES),
-            Parameter("home", value=HOME),
-            Parameter("amplitude", value=[0.0]),
-            Parameter("urdf_path", value=str(urdf)),
-        ],
-    )
+    node = _player(context, urdf)
     try:
         node._setpoint_pub.publish = lambda msg: None
+        node.get_clock().set_ros_time_override(Time(nanoseconds=10 * 10**9))
         node._tick()
         assert node.accept_trajectory(_trajectory(NAMES, [(30.0, [0.1, 0.35, 0.2], [0, 0, 0])])) is None
         error = node.accept_trajectory(_trajectory(NAMES, [(30.0, [0.1, 0.35, -1.4], [0, 0, 0])]))
