@@ -24,6 +24,7 @@ from can.interfaces.socketcand.socketcand import (
 
 from gravity_friction_comp.mit.bus import CanFrameIO, mit_message
 from gravity_friction_comp.mit.frame_transport import (
+    _WHOLE_FRAMES,
     PythonCanTransport,
     SocketcandTransport,
     SocketcanTransport,
@@ -129,6 +130,7 @@ def test_socketcand_read_of_whole_frames_is_python_cans_parse(lines):
         transport = SocketcandTransport(_FakeSocketcandBus(ours))
         peer.sendall("".join(lines).encode("ascii"))
         out: list = []
+        assert _WHOLE_FRAMES.fullmatch("".join(lines))  # the one-pass route, not the loop's
         assert transport.read(out) == 0
         ref = [convert_ascii_message_to_can_message(line) for line in lines]
         assert out == [(m.arbitration_id, bytes(m.data)) for m in ref]
