@@ -23,7 +23,12 @@ from gravity_friction_comp.mit.damiao_feedback import DamiaoFeedback
 from gravity_friction_comp.mit.feedback import decode_feedback
 from gravity_friction_comp.mit.joint_motor_map import JointMotorMap
 from gravity_friction_comp.mit.motor_table import MotorLimits
-from gravity_friction_comp.mit.quantize import check_limits, float_to_uint_unchecked
+from gravity_friction_comp.mit.quantize import (
+    check_limits,
+    float_to_uint_unchecked,
+    pvt_operands,
+    unpack_pvt_with,
+)
 
 __all__ = ["MotorCodec", "ReplyStatus"]
 
@@ -66,15 +71,7 @@ class MotorCodec:
         self._length = (6, 8) if limits.family == "cubemars" else (8,)
         self._status_key = -1
         self._status: ReplyStatus = (False, "", (), None)
-        # unpack_pvt's operands per field, (lo, hi - lo, 2^bits - 1), computed once (same values)
-        self._pvt = tuple(
-            (-x, x - -x, (1 << bits) - 1)
-            for x, bits in (
-                (limits.p_max, quantize.P_BITS),
-                (limits.v_max, quantize.V_BITS),
-                (limits.t_max, quantize.T_BITS),
-            )
-        )
+        self._pvt = pvt_operands(limits)  # unpack_pvt's operands, computed once
 
     def command(self, q: float, qd: float, kp: float, kd: float, tau: float) -> bytes:
         """The 8 data bytes of the joint command ``q`` [rad], ``qd`` [rad/s], ``kp``
@@ -111,11 +108,7 @@ class MotorCodec:
         a length the motor's family does not send."""
         if len(raw) not in self._length:
             return None
-        word = int.from_bytes(raw[1:6], "big")  # unpack_pvt, its operands computed once
-        (p_lo, p_span, p_top), (v_lo, v_span, v_top), (t_lo, t_span, t_top) = self._pvt
-        theta = p_lo + (word >> 24) * p_span / p_top
-        theta_dot = v_lo + ((word >> 12) & 0xFFF) * v_span / v_top
-        tau_m = t_lo + (word & 0xFFF) * t_span / t_top
+        theta, theta_dot, tau_m = unpack_pvt_with(raw[1:6], self._pvt)
         d, r = self._d, self._r
         return d * theta / r + self._off, d * theta_dot / r, self._dr * tau_m
 

@@ -25,6 +25,7 @@ __all__ = [
     "KD_BITS",
     "KP_BITS",
     "P_BITS",
+    "PvtOperands",
     "T_BITS",
     "V_BITS",
     "check_byte",
@@ -33,10 +34,12 @@ __all__ = [
     "float_to_uint",
     "float_to_uint_unchecked",
     "pack_pvt",
+    "pvt_operands",
     "temperature_byte",
     "uint_to_float",
     "uint_to_float_unchecked",
     "unpack_pvt",
+    "unpack_pvt_with",
 ]
 
 P_BITS = 16
@@ -166,14 +169,39 @@ def pack_pvt(position: float, velocity: float, torque: float, limits: MotorLimit
     return ((p << 24) | (v << 12) | t).to_bytes(5, "big")
 
 
-def unpack_pvt(raw: bytes, limits: MotorLimits) -> tuple[float, float, float]:
+#: Per field of the p16 | v12 | τ12 block: ``(lo, hi - lo, 2^bits - 1)`` of :func:`uint_to_float`.
+PvtOperands = tuple[tuple[float, float, int], tuple[float, float, int], tuple[float, float, int]]
+
+
+def pvt_operands(limits: MotorLimits) -> PvtOperands:
+    """The decode operands of ``limits``' p|v|τ ranges, for :func:`unpack_pvt_with` (a caller
+    decoding many replies of one motor computes them once).
+
+    Raises:
+        ConfigError: ``limits`` not a :class:`MotorLimits`.
+    """
     check_limits(limits)
-    word = int.from_bytes(raw, "big")
-    return (
-        uint_to_float_unchecked(word >> 24, -limits.p_max, limits.p_max, P_BITS),
-        uint_to_float_unchecked((word >> 12) & 0xFFF, -limits.v_max, limits.v_max, V_BITS),
-        uint_to_float_unchecked(word & 0xFFF, -limits.t_max, limits.t_max, T_BITS),
+    p, v, t = (
+        (-x, x - -x, (1 << bits) - 1)
+        for x, bits in ((limits.p_max, P_BITS), (limits.v_max, V_BITS), (limits.t_max, T_BITS))
     )
+    return p, v, t
+
+
+def unpack_pvt_with(raw: bytes, operands: PvtOperands) -> tuple[float, float, float]:
+    """Position [rad], velocity [rad/s], torque [N·m] at the motor of a 5-byte p|v|τ block,
+    each ``lo + code·(hi − lo)/(2^bits − 1)`` as :func:`uint_to_float_unchecked`."""
+    word = int.from_bytes(raw, "big")
+    (p_lo, p_span, p_top), (v_lo, v_span, v_top), (t_lo, t_span, t_top) = operands
+    return (
+        p_lo + (word >> 24) * p_span / p_top,
+        v_lo + ((word >> 12) & 0xFFF) * v_span / v_top,
+        t_lo + (word & 0xFFF) * t_span / t_top,
+    )
+
+
+def unpack_pvt(raw: bytes, limits: MotorLimits) -> tuple[float, float, float]:
+    return unpack_pvt_with(raw, pvt_operands(limits))
 
 
 def check_byte(name: str, value: int) -> int:
