@@ -4,10 +4,10 @@ For the model joints ``i`` of a setpoint (the other joints pass through):
 
 .. math::
 
-    \\tau_{out,i} = \\operatorname{clip}(\\tau_{in,i} + s_i\\,\\tau_{g,i},\\ -\\tau_{max,i},\\ \\tau_{max,i})
+    \\tau_{out,i} = \\operatorname{clip}(\\bar\\tau_{in,i} + s_i\\,\\tau_{g,i},\\ -\\tau_{max,i},\\ \\tau_{max,i})
 
-with ``τ_g = g(q)`` in ``gravity`` mode and ``τ_g = M(q)q̈ + C(q, q̇)q̇ + g(q)`` (reflected
-rotor inertia included, joint friction excluded: it belongs to the friction stage) in
+with ``τ̄_in`` the incoming effort clipped to ``±τ_max``, ``τ_g = g(q)`` in ``gravity`` mode
+and ``τ_g = M(q)q̈ + C(q, q̇)q̇ + g(q)`` (reflected rotor inertia included, joint friction excluded: it belongs to the friction stage) in
 ``inverse_dynamics`` mode, q̈ from filtered differentiation of the setpoint velocities
 (:class:`~gravity_friction_comp.stage.inverse_dynamics.InverseDynamicsFeedforward`). The
 model is the payload model while holding, the bare one otherwise. ``s`` is the scale
