@@ -19,7 +19,6 @@ from gravity_friction_comp.teleop.config import (
 from gravity_friction_comp.teleop.feedback import ForceFeedback
 from gravity_friction_comp.teleop.link import ENGAGE_RATE, FALLBACK_VELOCITY, TeleopLink
 
-
 #: leader effort limits [N·m] above every cap of these tests (a limit is required per joint)
 LIMITS = {"l1": 40.0, "l2": 40.0}
 
