@@ -80,7 +80,7 @@ def test_executables_and_parameter_files_exist(repo_root, name):
     assert calls
     for executable, _node_name in calls:
         assert executable in scripts, f"{executable} is not a console script in setup.py"
-    # every config file the launch file names exists and is keyed by the node's name
+    # every config file the launch file names exists and is keyed /**/<node name> (any namespace)
     config_names = re.findall(r'"config" / "([\w.]+)"', source)
     assert config_names
     node_names = {n for _, n in calls}
@@ -90,7 +90,7 @@ def test_executables_and_parameter_files_exist(repo_root, name):
         data = yaml.safe_load(path.read_text())
         if "ros__parameters" in str(data):
             ((key, body),) = data.items()
-            assert key in node_names and "ros__parameters" in body, file_name
+            assert key.startswith("/**/") and key[4:] in node_names and "ros__parameters" in body, file_name
     for urdf in re.findall(r'"urdf" / "([\w.]+)"', source):
         assert (repo_root / "urdf" / urdf).is_file()
 
@@ -159,7 +159,7 @@ def test_default_player_parameters_build_a_profile(repo_root):
 
     data = yaml.safe_load((repo_root / "config" / "setpoint_player.yaml").read_text())
     values = {k: v[0] for k, v in PLAYER_PARAMETERS.items()}
-    values.update(data["setpoint_player"]["ros__parameters"])
+    values.update(data["/**/setpoint_player"]["ros__parameters"])
     for profile in ("sine", "ramp", "pick_place"):
         values["profile"] = profile
         p = profile_from_parameters(values)
@@ -534,7 +534,7 @@ def yam_ultra_expected(repo_root) -> dict:
     import xml.etree.ElementTree as ElementTree
 
     base = repo_root / "arms" / "yam_ultra"
-    motor = yaml.safe_load((base / "mit_bridge.yaml").read_text())["mit_bridge"]["ros__parameters"]
+    motor = yaml.safe_load((base / "mit_bridge.yaml").read_text())["/**/mit_bridge"]["ros__parameters"]
     joints, effort = motor["joints"], [float(x) for x in motor["effort_limit"]]
     urdf = ElementTree.parse(base / "yam_ultra.urdf").getroot()
     movable = [j for j in urdf.iter("joint") if j.get("type") not in ("fixed", None)]

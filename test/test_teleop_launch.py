@@ -201,7 +201,7 @@ def test_teleop_launch_runs_the_follower_in_follow_mode(repo_root):
         by_ns.setdefault(ns.strip("/"), {})[executable] = params
     assert "free_drive_node" in by_ns["leader"]
     assert "free_drive_node" not in by_ns["follower"] and "setpoint_player" not in by_ns["follower"]
-    motor = yaml.safe_load((repo_root / "config" / "mit_bridge.yaml").read_text())["mit_bridge"]
+    motor = yaml.safe_load((repo_root / "config" / "mit_bridge.yaml").read_text())["/**/mit_bridge"]
     assert list(by_ns["follower"]["mit_bridge_node"]["kp"]) == motor["ros__parameters"]["kp"]  # [20, 30, 15]
     assert list(by_ns["leader"]["mit_bridge_node"]["kp"]) == [0.0, 0.0, 0.0]
 
