@@ -504,6 +504,41 @@ def test_bimanual_profile_simulated_is_one_bridge_per_bus_in_one_lockstep(repo_r
     assert arm.bridge_wiring(arm.launch_bridges(single, True), True, True, "", "joint_command") == [({}, {})]
 
 
+@pytest.mark.slow  # loads the launch module
+def test_friction_measurement_on_a_bridge_per_bus_is_refused_not_silent(repo_root):
+    """One bridge per bus publishes ``left/joint_states`` and ``right/joint_states`` (the
+    teleop follower: ``/follower/left/joint_states``, ...), and the friction node listened on
+    the arm's ``joint_states``, which nobody publishes: ``velocity_source: measured`` ran on
+    a velocity of 0, silently. Now: such a file value is refused at launch, and the node gets
+    no measurement topic, so a runtime switch to measured is refused with the reason."""
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
+
+    arm = load_launch_module(repo_root, "arm.launch.py")
+    teleop = load_launch_module(repo_root, "teleop.launch.py")
+    values = load_arm("openarm_v10_bimanual").bridge_values()
+    bridges = arm.launch_bridges(values, False)
+    published = teleop.state_topics(values, "follower", free_drive=False)  # what the bridges publish
+    assert "/follower/joint_states" not in published and len(published) == len(bridges) == 2
+    base = {"velocity_source": "setpoint", "drive": "velocity"}
+    for bad in ({"velocity_source": "measured"}, {"drive": "position_error"}):
+        with pytest.raises(ValueError, match=r"2 buses.*\(left/joint_states, right/joint_states\)"):
+            arm.friction_measurement_parameters(base | bad, bridges)
+    assert arm.friction_measurement_parameters(base, bridges) == {"joint_states_topic": ""}
+    for one in (
+        arm.launch_bridges(values, True, one=True),
+        arm.bus_bridges(load_arm("yam_ultra").bridge_values()),
+    ):
+        assert arm.friction_measurement_parameters(base | {"velocity_source": "measured"}, one) == {}
+    pytest.importorskip("rclpy")
+    from gravity_friction_comp.errors import ConfigError
+    from gravity_friction_comp.nodes.friction_feedforward_node import PARAMETERS, build_friction_config
+
+    node_values = {p.name: p.default for p in PARAMETERS} | {"joints": ["j1"], "joint_states_topic": ""}
+    with pytest.raises(ConfigError, match="no measurement source") as err:  # the node's own refusal
+        build_friction_config(node_values | {"velocity_source": "measured"})
+    assert err.value.key == "velocity_source"
+
+
 def test_composed_chain_gets_one_parameter_section_per_node(repo_root):
     arm = load_launch_module(repo_root, "arm.launch.py")
     path = arm.composed_parameters_file({"scale": 0.5}, {"enable": False}, {"rate_hz": 1000.0})
