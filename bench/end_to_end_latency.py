@@ -56,6 +56,7 @@ Usage::
     python bench/end_to_end_latency.py --soak-seconds 600 --rates 1000
     python bench/end_to_end_latency.py --duration 20 --chains baseline,separate,composed
     python bench/end_to_end_latency.py --duration 20 --sim-arm in-process --frozen
+    python bench/end_to_end_latency.py --duration 10 --fifo 10   # every process under SCHED_FIFO 10
     python bench/end_to_end_latency.py --duration 10 --chains baseline,composed,composed:fixed_timer
 
 A chain ``<chain>:<lever>`` is that chain with one lever of :data:`LEVERS` changed, in the
@@ -689,6 +690,15 @@ def main() -> None:
         help="stop the simulated arm's physics (its emulated motors still answer; the setpoints "
         "are at rest either way): a real arm's physics costs this machine nothing",
     )
+    parser.add_argument(
+        "--fifo",
+        type=int,
+        default=0,
+        metavar="PRIO",
+        help="run the bench and every process it starts (publisher, relay, chains, simulated arm) "
+        "under SCHED_FIFO PRIO, the same for the relay and the chains: what the bridge's "
+        "thread_priority gives on a loaded machine (0: normal scheduler)",
+    )
     parser.add_argument("--child", choices=(*CHAINS, "sim"), help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     parser.add_argument("--sim-params", help=argparse.SUPPRESS)
@@ -704,6 +714,12 @@ def main() -> None:
         return
     duration = args.soak if args.soak is not None else args.duration
     rates = [float(r) for r in args.rates.split(",")]
+    if args.fifo:  # inherited by every process started from here
+        from gravity_friction_comp.realtime import set_thread_priority
+
+        applied, message = set_thread_priority(args.fifo)
+        if not applied:
+            raise SystemExit(f"--fifo {args.fifo}: {message}")
     env = dict(
         os.environ,
         PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
@@ -717,6 +733,7 @@ def main() -> None:
         f"per chain{' (soak)' if args.soak is not None else ''}, bridge rate_hz = setpoint rate, "
         f"{os.cpu_count()} cores, load average (uptime) {' '.join(f'{x:.2f}' for x in os.getloadavg())}, "
         f"simulated arm {args.sim_arm}{' (physics frozen)' if args.frozen else ''}"
+        f"{f', every process under SCHED_FIFO {args.fifo}' if args.fifo else ''}"
     )
     goals: list[tuple[str, bool]] = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -39,7 +39,6 @@ import threading
 import time
 
 import numpy as np
-import yaml
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 JOINTS = ["base_yaw", "shoulder_pitch", "beam_pitch"]
@@ -123,16 +122,14 @@ def main(argv=None) -> int:
     os.environ["ROS_DOMAIN_ID"] = str(domain)
     env = dict(os.environ, PYTHONPATH=f"{REPO}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="gfc_bench_"))
-    gravity_params = yaml.safe_load((REPO / "config/gravity_compensation.yaml").read_text())
-    gravity_params["gravity_compensation"]["ros__parameters"]["urdf_path"] = str(
-        REPO / "urdf/palletizer.urdf"
-    )
-    friction_params = yaml.safe_load((REPO / "config/friction_feedforward.yaml").read_text())
-    friction_params["friction_feedforward"]["ros__parameters"]["arm_config"] = str(
-        REPO / "config/palletizer_arm.yaml"
-    )
-    (tmp / "g.yaml").write_text(yaml.safe_dump(gravity_params))
-    (tmp / "f.yaml").write_text(yaml.safe_dump(friction_params))
+    from gravity_friction_comp.param_files import dump_parameter_file, node_parameters
+
+    for name, file, extra in (
+        ("gravity_compensation", "g.yaml", {"urdf_path": str(REPO / "urdf/palletizer.urdf")}),
+        ("friction_feedforward", "f.yaml", {"arm_config": str(REPO / "config/palletizer_arm.yaml")}),
+    ):
+        values = node_parameters(REPO / "config" / f"{name}.yaml", name) | extra
+        (tmp / file).write_text(dump_parameter_file({f"/**/{name}": values}))
     py = sys.executable
     node = lambda m: [py, "-m", f"gravity_friction_comp.nodes.{m}", "--ros-args"]  # noqa: E731
     procs = [

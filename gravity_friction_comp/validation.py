@@ -31,9 +31,11 @@ __all__ = [
     "MAX_MODEL_INPUT",
     "MAX_PLAUSIBLE_POSITION",
     "MAX_PLAUSIBLE_VELOCITY",
+    "MAX_RATE_HZ",
     "MAX_SCALE",
     "number",
     "per_joint",
+    "positive_rate",
     "short_repr",
     "string_keys",
     "vector",
@@ -63,6 +65,22 @@ MAX_PLAUSIBLE_POSITION = 1e6
 #: ~1e200 and cannot overflow; the check (two reductions) does not overflow itself (``q·q``
 #: did: ``RuntimeWarning: overflow encountered in dot`` for |q| ≥ ~1e154, then refused).
 MAX_MODEL_INPUT = 1e100
+#: [Hz] highest publication rate a node's ``rate_hz`` accepts (setpoint player, shaper,
+#: teleop): 1e9 was taken (a 1 ns timer, the node busy for ever).
+MAX_RATE_HZ = 5000.0
+
+
+def positive_rate(value: float) -> None:
+    """Refuse a ``rate_hz`` of 0 or below (a ``FloatingPointRange`` is inclusive, and 0 Hz
+    divides by zero in a timer period); the upper bound, :data:`MAX_RATE_HZ`, is the range's.
+
+    Raises:
+        ConfigError: ``key`` ``rate_hz``.
+    """
+    if not value > 0.0:
+        raise ConfigError(
+            f"rate_hz must be in (0, {MAX_RATE_HZ:g}] [Hz], got {value!r}", key="rate_hz", value=value
+        )
 
 
 def per_joint(

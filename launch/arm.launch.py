@@ -257,6 +257,36 @@ def launch_bridges(values: dict, simulate: bool, one: bool = False) -> list[tupl
     return bridges
 
 
+def friction_measurement_parameters(friction_values: dict, bridges: list[tuple[str, str, dict]]) -> dict:
+    """The friction node's measurement topic for the bridges :func:`launch_bridges` starts.
+
+    One bridge: nothing to change (its ``joint_states`` is the node's, in the arm's
+    namespace). One bridge per bus: each publishes its own ``<bus>/joint_states`` and no
+    topic carries the whole arm's, so the node's ``joint_states`` would hear nothing and
+    ``velocity_source: measured`` run on a velocity of 0, silently: ``joint_states_topic``
+    ``""`` (the node then refuses ``velocity_source: measured`` / ``drive: position_error``
+    at runtime, with the reason), and such values from the parameter file are refused here.
+
+    Raises:
+        ValueError: ``friction_values`` need a measurement and there are several bridges.
+    """
+    if len(bridges) < 2:
+        return {}
+    needs = [
+        f"{key}: {friction_values[key]}"
+        for key, value in (("velocity_source", "measured"), ("drive", "position_error"))
+        if friction_values.get(key) == value
+    ]
+    if needs:
+        topics = ", ".join(f"{sub}/joint_states" for sub, _, _ in bridges)
+        raise ValueError(
+            f"friction {', '.join(needs)} reads one joint_states topic, and this motor map has "
+            f"{len(bridges)} buses, each bridge publishing its own ({topics}): use velocity_source "
+            "setpoint or differentiated (drive: velocity) on this arm"
+        )
+    return {"joint_states_topic": ""}
+
+
 def bridge_wiring(
     bridges: list[tuple[str, str, dict]], simulate: bool, lockstep: bool, namespace: str, command_topic: str
 ) -> list[tuple[dict, dict]]:
@@ -474,6 +504,11 @@ def _setup(context, *args, **kwargs):
         friction_values |= free_drive[1]
     friction_values |= clock
     composed = _bool(context, "composed")
+    # free drive: one bridge serving every bus, one joint_states for the one source
+    bridges = launch_bridges(motor_values, simulate, one=composed or bool(free_drive))
+    if free_drive and len(bridges) > 1:
+        bridges = [("", str(motor_values.get("can.channel", "")), motor_values)]
+    friction_values |= friction_measurement_parameters(friction_values, bridges)
     shaper_values = None
     if shaper:  # at the chain's rate: the lockstep tick, else the bridge's exchange rate
         from gravity_friction_comp.mit.bridge_config import BridgeConfig
@@ -525,11 +560,7 @@ def _setup(context, *args, **kwargs):
     if simulate:
         bridge_overrides.update(robot_parameters(gravity_params, namespace, payload_parent))
         bridge_overrides.update({"urdf_path": urdf, "sim_config": sim_config})
-    # free drive: one bridge serving every bus, one joint_states for the one source
-    bridges = launch_bridges(motor_values, simulate, one=composed or bool(free_drive))
     if free_drive:
-        if len(bridges) > 1:
-            bridges = [("", str(motor_values.get("can.channel", "")), motor_values)]
         bridge_overrides.update(free_drive[0])
         if not composed:  # composed: free drive runs inside composed_free_drive
             actions.append(

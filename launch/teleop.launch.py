@@ -33,11 +33,19 @@ PACKAGE = "gravity_friction_comp"
 LEADER_NS, FOLLOWER_NS = "leader", "follower"
 
 
-def default_pair_config(follower: str) -> str:
-    """``arms/<follower>/teleop.yaml`` when the follower profile has one, else ``""``."""
-    from gravity_friction_comp.profiles.arm_profiles import load_arm
+def _profile(arm):
+    """``arm``: a profile name (loaded here) or an already loaded
+    :class:`~gravity_friction_comp.profiles.arm_profiles.ArmProfile` (returned as it is), so
+    :func:`teleop_wiring` loads each arm's profile once for all the helpers."""
+    from gravity_friction_comp.profiles.arm_profiles import ArmProfile, load_arm
 
-    path = load_arm(follower).directory / "teleop.yaml"
+    return arm if isinstance(arm, ArmProfile) else load_arm(arm)
+
+
+def default_pair_config(follower) -> str:
+    """``arms/<follower>/teleop.yaml`` when the follower profile (a name or a loaded
+    profile, :func:`_profile`) has one, else ``""``."""
+    path = _profile(follower).directory / "teleop.yaml"
     return str(path) if path.is_file() else ""
 
 
@@ -56,9 +64,10 @@ def state_topics(motor_values: dict, namespace: str, free_drive: bool, root: str
 
 
 def teleop_parameters(
-    leader: str, follower: str, pair_config: str, rate_hz: float | None = None, root: str = ""
+    leader, follower, pair_config: str, rate_hz: float | None = None, root: str = ""
 ) -> dict:
-    """The teleop node's parameters for profiles ``leader`` → ``follower``.
+    """The teleop node's parameters for profiles ``leader`` → ``follower`` (names or loaded
+    profiles, :func:`_profile`).
 
     The identity mapping (no pair file) is the leader bridge joints the follower's bridge
     also has; the follower's model joints that no bridge drives (grippers' fingers) are
@@ -72,12 +81,12 @@ def teleop_parameters(
         ConfigError: unknown profile, a pair file that does not load, no common joint.
     """
     from gravity_friction_comp.errors import ConfigError
-    from gravity_friction_comp.profiles.arm_profiles import load_arm
     from gravity_friction_comp.sim.config import SimConfig
     from gravity_friction_comp.teleop.config import TeleopPairConfig, load_pair_config
 
-    lp, fp = load_arm(leader), load_arm(follower)
-    pair_config = pair_config or default_pair_config(follower)
+    lp, fp = _profile(leader), _profile(follower)
+    leader, follower = (a if isinstance(a, str) else a.name for a in (leader, follower))  # for messages
+    pair_config = pair_config or default_pair_config(fp)
     if pair_config:
         pair = load_pair_config(pair_config)
     else:
@@ -124,18 +133,17 @@ def _bus_namespaces(topics: list[str]) -> list[str]:
     return [t.removesuffix("/joint_states") for t in topics]
 
 
-def observer_commands(follower: str, python: str, root: str = "") -> list[list[str]]:
+def observer_commands(follower, python: str, root: str = "") -> list[list[str]]:
     """The follower's momentum observers (issue 29's ``observer_node``), one per bridge, each
     in its bridge's namespace on that bridge's ``joint_states`` (the bimanual follower:
     ``/follower/left`` and ``/follower/right``, each with its bus's joints; one bus:
     ``/follower``): ``python -m`` (its module), the follower profile's URDF (the whole model:
     the arms of a bimanual share no moving body, so a bus's estimates need only its own
     joints) and arm YAML (friction). Their ``~/external_effort`` are the teleop node's
-    ``follower_effort_topics`` (:func:`teleop_parameters`). ``root``: as :func:`state_topics`.
+    ``follower_effort_topics`` (:func:`teleop_parameters`). ``follower``: a name or a loaded
+    profile (:func:`_profile`). ``root``: as :func:`state_topics`.
     """
-    from gravity_friction_comp.profiles.arm_profiles import load_arm
-
-    fp = load_arm(follower)
+    fp = _profile(follower)
     topics = state_topics(fp.bridge_values(), FOLLOWER_NS, free_drive=False, root=root)
     return [
         [
@@ -180,7 +188,7 @@ def teleop_wiring(
     root: str = "",
 ) -> tuple[dict, list[list[str]]]:
     """The teleop node's parameters and the observers to start, from the launch arguments
-    (strings, :data:`ARGUMENTS`): :func:`teleop_parameters`; ``external_effort_topic`` empty:
+    (strings, :data:`ARGUMENTS`; each profile loaded once): :func:`teleop_parameters`; ``external_effort_topic`` empty:
     the follower's observers (:func:`observer_commands`), else its topics (comma-separated)
     read and no observer started; ``feedback``/``feedback_gain`` given: their start values.
 
@@ -188,9 +196,10 @@ def teleop_wiring(
         ConfigError: as :func:`teleop_parameters`. ValueError: ``feedback`` not true/false,
             ``feedback_gain`` not a number (the teleop node checks its range).
     """
-    values = teleop_parameters(leader, follower, pair_config, root=root)
+    lp, fp = _profile(leader), _profile(follower)  # each profile loaded once for every helper
+    values = teleop_parameters(lp, fp, pair_config, root=root)
     topics = [t.strip() for t in external_effort_topic.split(",") if t.strip()]
-    observers = [] if topics else observer_commands(follower, python, root=root)
+    observers = [] if topics else observer_commands(fp, python, root=root)
     if topics:  # estimates from elsewhere (e.g. the bridges' own observers)
         values["follower_effort_topics"] = topics
     if feedback:

@@ -257,7 +257,7 @@ def _reordered_yam_ultra(tmp_path):
     arm = tmp_path / "arm"
     shutil.copytree(load_arm("yam_ultra").directory, arm)
     doc = yaml.safe_load((arm / "mit_bridge.yaml").read_text())
-    values = doc["mit_bridge"]["ros__parameters"]
+    values = doc["/**/mit_bridge"]["ros__parameters"]
     n = len(values["joints"])
     for key, value in values.items():
         if isinstance(value, list) and len(value) == n:

@@ -80,7 +80,7 @@ def test_executables_and_parameter_files_exist(repo_root, name):
     assert calls
     for executable, _node_name in calls:
         assert executable in scripts, f"{executable} is not a console script in setup.py"
-    # every config file the launch file names exists and is keyed by the node's name
+    # every config file the launch file names exists and is keyed /**/<node name> (any namespace)
     config_names = re.findall(r'"config" / "([\w.]+)"', source)
     assert config_names
     node_names = {n for _, n in calls}
@@ -90,7 +90,7 @@ def test_executables_and_parameter_files_exist(repo_root, name):
         data = yaml.safe_load(path.read_text())
         if "ros__parameters" in str(data):
             ((key, body),) = data.items()
-            assert key in node_names and "ros__parameters" in body, file_name
+            assert key.startswith("/**/") and key[4:] in node_names and "ros__parameters" in body, file_name
     for urdf in re.findall(r'"urdf" / "([\w.]+)"', source):
         assert (repo_root / "urdf" / urdf).is_file()
 
@@ -159,7 +159,7 @@ def test_default_player_parameters_build_a_profile(repo_root):
 
     data = yaml.safe_load((repo_root / "config" / "setpoint_player.yaml").read_text())
     values = {k: v[0] for k, v in PLAYER_PARAMETERS.items()}
-    values.update(data["setpoint_player"]["ros__parameters"])
+    values.update(data["/**/setpoint_player"]["ros__parameters"])
     for profile in ("sine", "ramp", "pick_place"):
         values["profile"] = profile
         p = profile_from_parameters(values)
@@ -504,6 +504,41 @@ def test_bimanual_profile_simulated_is_one_bridge_per_bus_in_one_lockstep(repo_r
     assert arm.bridge_wiring(arm.launch_bridges(single, True), True, True, "", "joint_command") == [({}, {})]
 
 
+@pytest.mark.slow  # loads the launch module
+def test_friction_measurement_on_a_bridge_per_bus_is_refused_not_silent(repo_root):
+    """One bridge per bus publishes ``left/joint_states`` and ``right/joint_states`` (the
+    teleop follower: ``/follower/left/joint_states``, ...), and the friction node listened on
+    the arm's ``joint_states``, which nobody publishes: ``velocity_source: measured`` ran on
+    a velocity of 0, silently. Now: such a file value is refused at launch, and the node gets
+    no measurement topic, so a runtime switch to measured is refused with the reason."""
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
+
+    arm = load_launch_module(repo_root, "arm.launch.py")
+    teleop = load_launch_module(repo_root, "teleop.launch.py")
+    values = load_arm("openarm_v10_bimanual").bridge_values()
+    bridges = arm.launch_bridges(values, False)
+    published = teleop.state_topics(values, "follower", free_drive=False)  # what the bridges publish
+    assert "/follower/joint_states" not in published and len(published) == len(bridges) == 2
+    base = {"velocity_source": "setpoint", "drive": "velocity"}
+    for bad in ({"velocity_source": "measured"}, {"drive": "position_error"}):
+        with pytest.raises(ValueError, match=r"2 buses.*\(left/joint_states, right/joint_states\)"):
+            arm.friction_measurement_parameters(base | bad, bridges)
+    assert arm.friction_measurement_parameters(base, bridges) == {"joint_states_topic": ""}
+    for one in (
+        arm.launch_bridges(values, True, one=True),
+        arm.bus_bridges(load_arm("yam_ultra").bridge_values()),
+    ):
+        assert arm.friction_measurement_parameters(base | {"velocity_source": "measured"}, one) == {}
+    pytest.importorskip("rclpy")
+    from gravity_friction_comp.errors import ConfigError
+    from gravity_friction_comp.nodes.friction_feedforward_node import PARAMETERS, build_friction_config
+
+    node_values = {p.name: p.default for p in PARAMETERS} | {"joints": ["j1"], "joint_states_topic": ""}
+    with pytest.raises(ConfigError, match="no measurement source") as err:  # the node's own refusal
+        build_friction_config(node_values | {"velocity_source": "measured"})
+    assert err.value.key == "velocity_source"
+
+
 def test_composed_chain_gets_one_parameter_section_per_node(repo_root):
     arm = load_launch_module(repo_root, "arm.launch.py")
     path = arm.composed_parameters_file({"scale": 0.5}, {"enable": False}, {"rate_hz": 1000.0})
@@ -534,7 +569,7 @@ def yam_ultra_expected(repo_root) -> dict:
     import xml.etree.ElementTree as ElementTree
 
     base = repo_root / "arms" / "yam_ultra"
-    motor = yaml.safe_load((base / "mit_bridge.yaml").read_text())["mit_bridge"]["ros__parameters"]
+    motor = yaml.safe_load((base / "mit_bridge.yaml").read_text())["/**/mit_bridge"]["ros__parameters"]
     joints, effort = motor["joints"], [float(x) for x in motor["effort_limit"]]
     urdf = ElementTree.parse(base / "yam_ultra.urdf").getroot()
     movable = [j for j in urdf.iter("joint") if j.get("type") not in ("fixed", None)]

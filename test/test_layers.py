@@ -398,7 +398,13 @@ def test_architecture_doc_gives_the_layer_order():
 def test_node_runtime_and_throttle_stand_apart():
     # issue 27.3: the executables' runtime needs no stage, the log throttle no stage contract
     graph = import_graph()
-    assert graph[f"{ROOT}.nodes.runtime"] <= {f"{ROOT}.errors", f"{ROOT}.nodes.parameters"}
+    # (realtime: the ROS-free SCHED_FIFO call of the bridge's thread_priority)
+    assert graph[f"{ROOT}.nodes.runtime"] <= {
+        f"{ROOT}.errors",
+        f"{ROOT}.nodes.parameters",
+        f"{ROOT}.realtime",
+    }
+    assert graph[f"{ROOT}.realtime"] == {f"{ROOT}.errors"}
     assert graph[f"{ROOT}.throttle"] == set()
     users = {m for m, targets in graph.items() if f"{ROOT}.nodes.runtime" in targets}
     # the node executables run through it

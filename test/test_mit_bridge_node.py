@@ -471,7 +471,7 @@ def test_parameter_declarations_defaults_and_ranges():
     from conftest import REPO_ROOT
 
     data = yaml.safe_load((REPO_ROOT / "config" / "mit_bridge.yaml").read_text())
-    assert set(data[NODE]["ros__parameters"]) <= set(by)
+    assert set(data[f"/**/{NODE}"]["ros__parameters"]) <= set(by)
 
 
 def test_ranges_visible_on_the_running_node_and_enforced(inproc, tmp_path):

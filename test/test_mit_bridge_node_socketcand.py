@@ -21,7 +21,7 @@ from gravity_friction_comp.tools.sim_arm import simulated_bus_from_parameters, s
 
 
 def test_bridge_node_over_socketcand_reads_the_sims_positions(tmp_path):
-    values = yaml.safe_load((REPO_ROOT / "config" / "mit_bridge.yaml").read_text())["mit_bridge"][
+    values = yaml.safe_load((REPO_ROOT / "config" / "mit_bridge.yaml").read_text())["/**/mit_bridge"][
         "ros__parameters"
     ]
     values.update(

@@ -180,3 +180,46 @@ def test_payload_file_of_calibrate_gravity_parses_in_rcl(tmp_path):
         "payload.com": [0.01, 0.0, 0.05],
         "payload.parent": "tool",
     }
+
+
+def _shipped_node_files():
+    """The shipped ros2 param dump files (config/, arms/<arm>/) with their one node's name."""
+    from conftest import REPO_ROOT
+
+    out = []
+    for path in sorted([*REPO_ROOT.glob("config/*.yaml"), *REPO_ROOT.glob("arms/*/*.yaml")]):
+        data = yaml.safe_load(path.read_text())
+        keys = [k for k, v in data.items() if isinstance(v, dict) and "ros__parameters" in v]
+        if keys:
+            (key,) = keys
+            out.append(pytest.param(path, key, id=str(path.relative_to(REPO_ROOT))))
+    return out
+
+
+@pytest.mark.parametrize("path,key", _shipped_node_files())
+def test_a_shipped_file_applies_under_a_namespace_as_rcl_parses_it(path, key):
+    """Each shipped parameter file is keyed ``/**/<node>`` and rcl gives all of it to that
+    node under ``-r __ns:=/left`` (a bare ``gravity_compensation:`` matched only
+    ``/gravity_compensation``: under a namespace the node got none of it); the values are
+    those param_files reads (the launch files' and the demo's reader)."""
+    import array
+
+    rclpy = pytest.importorskip("rclpy")
+    from graph_helpers import fresh_domain_id
+    from rclpy.context import Context
+
+    node_name = key.rsplit("/", 1)[-1]
+    context = Context()
+    args = ["--ros-args", "-r", "__ns:=/left", "--params-file", str(path)]
+    rclpy.init(args=args, context=context, domain_id=fresh_domain_id())
+    try:
+        node = rclpy.create_node(node_name, context=context)
+        try:
+            assert node.get_namespace() == "/left"
+            got = {n: p.value for n, p in node._parameter_overrides.items()}  # what rcl matched
+        finally:
+            node.destroy_node()
+    finally:
+        rclpy.shutdown(context=context)
+    got = {n: list(v) if isinstance(v, (list, array.array)) else v for n, v in got.items()}
+    assert got and got == node_parameters(path, node_name, "left")

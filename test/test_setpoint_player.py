@@ -121,4 +121,4 @@ def test_parameter_declarations_ranges_and_checks():
         assert err.value.key == next(iter(bad))
     check(PARAMETERS, {"rate_hz": 5000.0, "start_delay": 0.0})
     data = yaml.safe_load((REPO_ROOT / "config" / "setpoint_player.yaml").read_text())
-    assert set(data["setpoint_player"]["ros__parameters"]) <= set(by)
+    assert set(data["/**/setpoint_player"]["ros__parameters"]) <= set(by)

@@ -46,7 +46,7 @@ class Graph(InProcessGraph):
         self.context = Context()
         rclpy.init(args=[], context=self.context, domain_id=fresh_domain_id())
         self.ns = ns = own_namespace()
-        config = yaml.safe_load((repo_root / "config" / "mit_bridge.yaml").read_text())["mit_bridge"]
+        config = yaml.safe_load((repo_root / "config" / "mit_bridge.yaml").read_text())["/**/mit_bridge"]
         path = write_params(folder / "mit_bridge.yaml", "mit_bridge", config["ros__parameters"], namespace=ns)
         args = ["--ros-args", "--params-file", path]
         for remap in bridge_remaps:

@@ -193,7 +193,7 @@ def test_malformed_lines_are_skipped_and_a_client_may_reconnect(beam_sim):
 
 
 def _palletizer_values():
-    values = yaml.safe_load((REPO_ROOT / "config" / "mit_bridge.yaml").read_text())["mit_bridge"][
+    values = yaml.safe_load((REPO_ROOT / "config" / "mit_bridge.yaml").read_text())["/**/mit_bridge"][
         "ros__parameters"
     ]
     return dict(

@@ -201,6 +201,26 @@ def test_teleop_launch_runs_the_follower_in_follow_mode(repo_root):
         by_ns.setdefault(ns.strip("/"), {})[executable] = params
     assert "free_drive_node" in by_ns["leader"]
     assert "free_drive_node" not in by_ns["follower"] and "setpoint_player" not in by_ns["follower"]
-    motor = yaml.safe_load((repo_root / "config" / "mit_bridge.yaml").read_text())["mit_bridge"]
+    motor = yaml.safe_load((repo_root / "config" / "mit_bridge.yaml").read_text())["/**/mit_bridge"]
     assert list(by_ns["follower"]["mit_bridge_node"]["kp"]) == motor["ros__parameters"]["kp"]  # [20, 30, 15]
     assert list(by_ns["leader"]["mit_bridge_node"]["kp"]) == [0.0, 0.0, 0.0]
+
+
+def test_the_wiring_loads_each_profile_once_and_gives_what_the_helpers_give_from_names(
+    repo_root, monkeypatch
+):
+    """teleop_wiring loads the leader's and the follower's profile once each and hands them
+    to every helper (it loaded the follower three times: teleop_parameters, its default pair
+    file, observer_commands); the values are those the helpers give from the names."""
+    from gravity_friction_comp.profiles import arm_profiles
+
+    m = _module(repo_root)
+    arm = "openarm_v10_bimanual"
+    expected = m.teleop_parameters(arm, arm, ""), m.observer_commands(arm, "python3")
+    loaded = []
+    real = arm_profiles.load_arm
+    monkeypatch.setattr(
+        arm_profiles, "load_arm", lambda name, *a, **k: loaded.append(name) or real(name, *a, **k)
+    )
+    assert m.teleop_wiring(arm, arm, "python3") == expected
+    assert loaded == [arm, arm]  # leader, follower

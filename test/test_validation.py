@@ -278,3 +278,32 @@ def test_one_length_check_for_every_runtime_joint_vector(repo_root):
         assert not isinstance(info.value, DimensionError), where
         assert "must have shape (3,)" in str(info.value) and "got shape (2,)" in str(info.value), where
     assert core.rejected_commands == 1
+
+
+def test_rate_limit_is_defined_once_and_shared_by_every_rate_node(repo_root):
+    """One ``MAX_RATE_HZ`` and one positive-rate check (validation.py): the player, the
+    shaper and the teleop node bound ``rate_hz`` by it (the teleop node used to import it
+    from the shaper node, the player and shaper each defined it and its check)."""
+    import ast
+
+    from gravity_friction_comp.validation import MAX_RATE_HZ, positive_rate
+
+    assert MAX_RATE_HZ == 5000.0
+    with pytest.raises(ConfigError, match=r"rate_hz must be in \(0, 5000\]") as err:
+        positive_rate(0.0)
+    assert (err.value.key, err.value.value) == ("rate_hz", 0.0)
+    positive_rate(1e-3)
+    defined = []
+    for path in sorted((repo_root / "gravity_friction_comp").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            if any(isinstance(t, ast.Name) and t.id == "MAX_RATE_HZ" for t in targets):
+                defined.append(path.relative_to(repo_root).as_posix())
+    assert defined == ["gravity_friction_comp/validation.py"]
+    pytest.importorskip("rclpy")
+    from gravity_friction_comp.nodes import setpoint_player, setpoint_shaper_node, teleop_node
+
+    for module, validated in ((setpoint_player, True), (setpoint_shaper_node, True), (teleop_node, False)):
+        (rate,) = [p for p in module.PARAMETERS if p.name == "rate_hz"]
+        assert rate.high == MAX_RATE_HZ
+        assert (rate.validate is positive_rate) == validated  # teleop: its range starts at 1 Hz

@@ -121,3 +121,12 @@ def test_acceleration_filter_keeps_large_accelerations():
     assert accel.jumps == 0
     # a 20 Hz first-order lag at 12 Hz passes |H| = 1/sqrt(1 + (12/20)²) ≈ 0.857 of the peak
     assert peak == pytest.approx(amp * w**2 / math.sqrt(1 + (12 / 20) ** 2), rel=0.02)
+
+
+def test_deadband_keeps_any_shape_with_one_number():
+    """A (k, n) batch with one deadband: as numpy's elementwise rule (the scalar route once
+    raised TypeError on rows)."""
+    v = np.array([[0.001, -0.01, 0.0029], [-0.003, 0.5, 0.0031]])
+    expected = np.where(np.abs(v) <= 0.003, 0.0, v)
+    assert np.array_equal(apply_deadband(v, 0.003), expected)
+    assert np.array_equal(apply_deadband(v[0], 0.003), expected[0])

@@ -45,6 +45,7 @@ from gravity_friction_comp.nodes.runtime import (
     SPIN_WAKE,
     USAGE_ARGS,
     _user_args,
+    apply_thread_priority,
     executor_choice,
     make_executor,
     node_parameters,
@@ -254,6 +255,7 @@ def spin_chain(chain: ComposedChain, stop: Callable[[], bool]) -> None:
     gc.collect()
     gc.freeze()  # as spin_node: the long-lived objects out of the collector's walk
     context = chain.bridge.context
+    apply_thread_priority(chain.bridge)  # the bridge's thread_priority: the whole chain's thread
     executor = make_executor(context, executor_choice())
     for node in chain.nodes:
         executor.add_node(node)

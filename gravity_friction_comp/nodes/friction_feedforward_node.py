@@ -35,6 +35,11 @@ Parameters:
     joint_states_topic (string, read-only): measurement topic; ``""``: none (then
         ``drive: position_error`` and ``velocity_source: measured`` are refused).
 All but ``joint_states_topic`` are settable at runtime and validated before they are accepted.
+
+With ``velocity_source: measured``, a setpoint more than :data:`NO_STATES_WARN_AFTER` after
+the first one while no ``joint_states`` message has arrived logs a throttled warning naming
+the topic listened on (a bridge per bus publishes ``<bus>/joint_states``, not the arm's
+``joint_states``: the term then ran on a velocity of 0, silently).
 """
 
 from __future__ import annotations
@@ -66,6 +71,9 @@ _MODEL_NOTES = {
     "differentiated, rad/s)",
 }
 DRIVE_PARAMETERS = ("drive", "eps_position", "measurement_timeout")
+#: [s] on the setpoints' clock: with ``velocity_source: measured``, no ``joint_states`` this
+#: long after the first setpoint is warned about (a bridge publishes at 100s of Hz).
+NO_STATES_WARN_AFTER = 1.0
 
 #: Every parameter of the node, declared once.
 PARAMETERS: tuple[Param, ...] = (
@@ -179,6 +187,8 @@ class FrictionFeedforwardNode(FeedforwardStageNode):
     def __init__(self, **kwargs):
         self._warned_fallback = False
         self._jumps = 0
+        self._states_seen = False  # a joint_states message has arrived
+        self._awaiting_states: float | None = None  # [s] first setpoint's time while none has
         super().__init__(self.NODE_NAME, **kwargs)
         topic = self.get_parameter("joint_states_topic").value
         self.joint_states_subscription = None
@@ -212,10 +222,14 @@ class FrictionFeedforwardNode(FeedforwardStageNode):
         else:
             stage.set_config(config, settings)
         self._jumps = stage.selector.jumps
+        if config.velocity_source != "measured":
+            self._awaiting_states = None  # counted again from the first setpoint once measured
 
     def after_update(self) -> None:
         if self.stage is None:
             return
+        if not self._states_seen and self.stage.config.velocity_source == "measured":
+            self._warn_no_states()
         problem = self.stage.measurement_problem
         if problem is not None:
             self.warn_throttled(
@@ -239,14 +253,36 @@ class FrictionFeedforwardNode(FeedforwardStageNode):
                 "positions (velocity_cutoff_hz) instead"
             )
 
+    def _warn_no_states(self) -> None:
+        """Warn (throttled) when the setpoint just taken is more than
+        :data:`NO_STATES_WARN_AFTER` after the first one and no ``joint_states`` has come."""
+        last = self._last_setpoint
+        if last is None:
+            return
+        t = self.setpoint_time(last.header.stamp)
+        if self._awaiting_states is None or t < self._awaiting_states:  # first, or the clock went back
+            self._awaiting_states = t
+        waited = t - self._awaiting_states
+        if waited > NO_STATES_WARN_AFTER:
+            sub = self.joint_states_subscription
+            topic = sub.topic_name if sub is not None else self.get_parameter("joint_states_topic").value
+            self.warn_throttled(
+                "no_joint_states",
+                f"velocity_source measured, but no joint_states on {topic} in {waited:.1f} s of "
+                "setpoints: the friction term runs on a measured velocity of 0 (does a bridge "
+                "publish there? one bridge per bus publishes <bus>/joint_states)",
+            )
+
     def _on_joint_states_raw(self, data: bytes) -> None:
         """The ``joint_states`` subscription's callback: decoded only when the stage uses it."""
+        self._states_seen = True
         if self.stage is not None and self.stage.uses_measurement:
             self.on_joint_states(deserialize_message(data, JointState))
 
     def on_joint_states(self, msg: JointState) -> None:
         """A measured ``joint_states`` message (the subscription's callback; the composed
         free-drive chain calls it directly)."""
+        self._states_seen = True
         if self.stage is None or not self.stage.uses_measurement:
             return  # nothing to store: no field read, no stamp converted
         try:

@@ -20,6 +20,7 @@ from gravity_friction_comp.nodes.observer_runtime import (
 )
 from gravity_friction_comp.nodes.parameters import Param
 from gravity_friction_comp.nodes.robot_params import robot_parameters
+from gravity_friction_comp.realtime import MAX_THREAD_PRIORITY
 
 __all__ = [
     "BRIDGE_OBSERVER_PARAMETERS",
@@ -187,6 +188,15 @@ BRIDGE_PARAMETERS: tuple[Param, ...] = (
         low=0.0,
         read_only=True,
         validate=_positive("diagnostics_rate_hz"),
+    ),
+    Param(
+        "thread_priority",
+        0,
+        "SCHED_FIFO priority of the executor thread, 1-99 (0: normal scheduler), as ros2_control's "
+        "thread_priority; needs an rtprio limit or CAP_SYS_NICE, else a warning (docs/latency.md)",
+        low=0,
+        high=MAX_THREAD_PRIORITY,
+        read_only=True,
     ),
     Param(
         "can.interface",

@@ -15,6 +15,7 @@ __all__ = [
     "EXECUTOR_ENV",
     "SPIN_WAKE",
     "USAGE_ARGS",
+    "apply_thread_priority",
     "executor_choice",
     "make_executor",
     "node_parameters",
@@ -96,6 +97,7 @@ def spin_node(node: Node, stop: Callable[[], bool] | None = None) -> None:
     gc.collect()
     gc.freeze()
     stop = stop or (lambda: False)
+    apply_thread_priority(node)
     executor = make_executor(node.context, executor_choice())
     executor.add_node(node)
     try:
@@ -108,6 +110,25 @@ def spin_node(node: Node, stop: Callable[[], bool] | None = None) -> None:
                 break  # shut down between the check and the wait: a clean exit
     finally:
         executor.shutdown()
+
+
+def apply_thread_priority(node: Node) -> bool:
+    """Put the calling thread (the one about to spin ``node``) under ``SCHED_FIFO`` at
+    ``node``'s ``thread_priority`` parameter when it has one above 0
+    (:func:`~gravity_friction_comp.realtime.set_thread_priority`), before the executor is
+    made, so its threads inherit the policy. Logs what was set (INFO) or why not (WARN).
+
+    Returns:
+        Whether the priority was applied.
+    """
+    from gravity_friction_comp.realtime import set_thread_priority
+
+    if not node.has_parameter("thread_priority"):
+        return False
+    applied, message = set_thread_priority(node.get_parameter("thread_priority").value)
+    if message:
+        (node.get_logger().info if applied else node.get_logger().warning)(message)
+    return applied
 
 
 #: [s] Longest wait of :func:`spin_node` between checks of its ``stop`` (SIGINT → exit).

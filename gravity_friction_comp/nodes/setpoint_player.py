@@ -65,11 +65,10 @@ from gravity_friction_comp.trajectory.base import MIN_DURATION, Profile
 from gravity_friction_comp.trajectory.hold import HoldProfile
 from gravity_friction_comp.trajectory.joint_trajectory import TrajectoryFollower, TrajectoryPoint
 from gravity_friction_comp.trajectory.profiles import PROFILE_NAMES, profile_from_options
+from gravity_friction_comp.validation import MAX_RATE_HZ, positive_rate
 
 __all__ = ["PARAMETERS", "SetpointPlayerNode", "main"]
 
-#: Highest publication rate accepted [Hz].
-MAX_RATE_HZ = 5000.0
 #: ``~/done``: latched, so a recorder that subscribes late still learns the profile ended.
 DONE_QOS = QoSProfile(
     depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
@@ -80,14 +79,6 @@ _HOLD_CHECK_PERIOD = 0.02  # [s] wall: how often hold looks at its hold_wait dea
 def _finite(value: float) -> None:
     if not math.isfinite(value):
         raise ConfigError(f"start_delay must be finite [s], got {value!r}", key="start_delay", value=value)
-
-
-def _positive(value: float) -> None:
-    # FloatingPointRange is inclusive; 0 Hz would divide by zero in the timer period
-    if not value > 0.0:
-        raise ConfigError(
-            f"rate_hz must be in (0, {MAX_RATE_HZ:g}] [Hz], got {value!r}", key="rate_hz", value=value
-        )
 
 
 #: Every parameter of the player, declared once (read-only: read at start).
@@ -121,7 +112,7 @@ PARAMETERS: tuple[Param, ...] = (
         low=0.0,
         high=MAX_RATE_HZ,
         read_only=True,
-        validate=_positive,
+        validate=positive_rate,
     ),
     Param(
         "start_delay",

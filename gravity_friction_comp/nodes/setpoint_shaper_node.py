@@ -42,7 +42,7 @@ from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, clock_ns, publi
 from gravity_friction_comp.stage.contract import parse_setpoint
 from gravity_friction_comp.stage.shaper import SetpointShaper, shaper_limits_from_arm_yaml
 from gravity_friction_comp.throttle import Throttle
-from gravity_friction_comp.validation import MAX_PLAUSIBLE_POSITION
+from gravity_friction_comp.validation import MAX_PLAUSIBLE_POSITION, MAX_RATE_HZ, positive_rate
 
 __all__ = ["PARAMETERS", "SHAPED_TOPIC", "SetpointShaperNode", "main", "shaper_from_values"]
 
@@ -51,13 +51,6 @@ SHAPED_TOPIC = "shaped/joint_setpoint"
 #: [s] a setpoint stamp further than this from the node's clock is on another clock (wall vs
 #: simulated time) and is replaced by the arrival time.
 _CLOCK_MISMATCH = 1.0
-#: Highest output rate accepted [Hz].
-MAX_RATE_HZ = 5000.0
-
-
-def _positive_rate(value: float) -> None:
-    if not value > 0.0:
-        raise ConfigError(f"rate_hz must be in (0, {MAX_RATE_HZ:g}] [Hz], got {value!r}", key="rate_hz")
 
 
 def _limit(name: str, unit: str, what: str) -> Param:
@@ -83,7 +76,7 @@ PARAMETERS: tuple[Param, ...] = (
         low=0.0,
         high=MAX_RATE_HZ,
         read_only=True,
-        validate=_positive_rate,
+        validate=positive_rate,
     ),
     # [""] not []: rclpy cannot infer a type from an empty list; empty entries are skipped.
     Param("joints", [""], "joints to shape (empty: every joint of the first setpoint)", read_only=True),

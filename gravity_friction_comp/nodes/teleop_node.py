@@ -44,12 +44,12 @@ from std_srvs.srv import Trigger
 from gravity_friction_comp.errors import ConfigError, InputError
 from gravity_friction_comp.nodes.parameters import Param, declare_checked
 from gravity_friction_comp.nodes.runtime import run_node
-from gravity_friction_comp.nodes.setpoint_shaper_node import MAX_RATE_HZ
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, publish_guarded
 from gravity_friction_comp.stage.free_drive import fixed_pose
 from gravity_friction_comp.teleop.config import TeleopPairConfig, load_pair_config
 from gravity_friction_comp.teleop.feedback import ForceFeedback
 from gravity_friction_comp.teleop.link import TeleopLink
+from gravity_friction_comp.validation import MAX_RATE_HZ
 
 __all__ = ["PARAMETERS", "TeleopNode", "build_teleop", "main"]
 

@@ -76,7 +76,7 @@ def apply_deadband(velocity: np.ndarray, deadband: float | np.ndarray) -> np.nda
     joint at rest reads exactly 0 and gets no friction torque.
     """
     velocity = np.asarray(velocity, dtype=float)
-    if isinstance(deadband, np.ndarray):
+    if isinstance(deadband, np.ndarray) or velocity.ndim != 1:  # (the loop below: one joint axis)
         return np.where(np.abs(velocity) <= deadband, 0.0, velocity)
     if deadband <= 0.0:
         return velocity.copy()
