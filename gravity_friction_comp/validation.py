@@ -28,6 +28,7 @@ __all__ = [
     "integer",
     "joint_names",
     "known_keys",
+    "MAX_MODEL_INPUT",
     "MAX_PLAUSIBLE_POSITION",
     "MAX_PLAUSIBLE_VELOCITY",
     "MAX_RATE_HZ",
@@ -59,6 +60,11 @@ MAX_PLAUSIBLE_VELOCITY = 100.0
 #: finite) is refused, not planned from (Ruckig fails on it at every later step, a shaper
 #: started there never produced a setpoint again).
 MAX_PLAUSIBLE_POSITION = 1e6
+#: Largest |entry| of a q, v, a or τ the robot model computes with (far beyond any joint, so
+#: refusing it costs no real input): within it the dynamics' quadratic terms (v², q·q) stay
+#: ~1e200 and cannot overflow; the check (two reductions) does not overflow itself (``q·q``
+#: did: ``RuntimeWarning: overflow encountered in dot`` for |q| ≥ ~1e154, then refused).
+MAX_MODEL_INPUT = 1e100
 #: [Hz] highest publication rate a node's ``rate_hz`` accepts (setpoint player, shaper,
 #: teleop): 1e9 was taken (a 1 ns timer, the node busy for ever).
 MAX_RATE_HZ = 5000.0

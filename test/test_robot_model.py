@@ -749,3 +749,30 @@ def test_double_pendulum_stretched_out_horizontally():
     )
     expected = [G0 * (m1 * c1 + m2 * (l1 + c2)), G0 * m2 * c2]
     np.testing.assert_allclose(np.abs(double.gravity([0.0, 0.0])), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("big", [1e200, -1e308, 1e101])
+def test_an_absurd_input_is_refused_before_computing_without_overflow(repo_root, big):
+    """q·q, the magnitude screen, overflowed (``RuntimeWarning: overflow encountered in dot``
+    for |q| ≥ ~1e154) before the input was refused, and |v| = 1e150 was taken (v² = 1e300
+    in the dynamics). Every input beyond ±MAX_MODEL_INPUT is refused (RANGE, the joint named)
+    with no warning; the bound itself is taken and gives finite torques."""
+    from gravity_friction_comp.validation import MAX_MODEL_INPUT
+
+    model = RobotModel.from_urdf(repo_root / "urdf/palletizer.urdf")
+    x, z = np.array([0.0, big, 0.0]), np.zeros(3)
+    calls = {
+        "q": [model.gravity, lambda q: model.mass_matrix(q), lambda q: model.inverse_dynamics(q, z, z)],
+        "v": [lambda v: model.nonlinear_effects(z, v), lambda v: model.coriolis_matrix(z, v)],
+        "a": [lambda a: model.inverse_dynamics(z, z, a)],
+        "tau": [lambda t: model.forward_dynamics(z, z, t)],
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow may happen on the way to the refusal
+        for what, funcs in calls.items():
+            for f in funcs:
+                with pytest.raises(InputError, match=rf"{what} beyond .*\['shoulder_pitch'\]") as info:
+                    f(x)
+                assert info.value.reason is Reason.RANGE
+        edge = np.array([0.0, MAX_MODEL_INPUT, 0.0])
+        assert np.isfinite(model.inverse_dynamics(edge, edge, edge)).all()

@@ -224,7 +224,8 @@ def test_apply_stage_with_a_per_joint_scale():
     res = apply_stage(sp, term, scale, np.array([np.inf, 5.0, np.inf]))
     # by hand: a = 2 + 0.5·1, b = clip(3 + 3·(-2)) = -3 (limit 5: not clamped), c = 1 - 0.25·4
     assert res.effort.tolist() == [0.0, 2.5, -3.0, 4.0] and res.clamped == ()
-    assert res.term.tolist() == [-1.0, 0.5, -6.0, 0.0]
+    # b's term -6 is beyond its limit 5: published at the limit (no published effort beyond it)
+    assert res.term.tolist() == [-1.0, 0.5, -5.0, 0.0]
     clamped = apply_stage(sp, term, np.array([0.5, 10.0, -0.25]), np.array([np.inf, 5.0, np.inf]))
     # b = 3 + 10·(-2) = -17, clamped to -5
     assert clamped.effort.tolist() == [0.0, 2.5, -5.0, 4.0] and clamped.clamped == ("b",)
@@ -270,3 +271,17 @@ def test_joint_map_is_built_once_per_names_and_refusals_are_not_kept():
         with pytest.raises(InputError) as info:
             JointMap.for_names(["a", "b"], MODEL)
         assert info.value.reason is Reason.MISSING_JOINTS
+
+
+def test_an_incoming_effort_beyond_the_limit_is_taken_at_it_and_the_term_stays_within():
+    # a: 1e30 in, term -3 → 10 - 3 = 7 (was 10, term -1e30); b: 50 in, term -45 brings the
+    # sum inside (5, was taken) → 10 - 45 → -10, term -20 → at its limit -10; c: a term alone
+    # beyond the limit against the incoming effort: -8 + 15 = 7 (not clamped), term 10
+    sp = parse_setpoint(["x", "a", "b", "c"], [0.0] * 4, [], [1e30, 1e30, 50.0, -8.0], MODEL)
+    res = apply_stage(sp, np.array([-3.0, -45.0, 15.0]), 1.0, np.full(3, 10.0))
+    assert res.effort.tolist() == [1e30, 7.0, -10.0, 7.0]  # x is not the stage's: passed on
+    assert res.term.tolist() == [0.0, -3.0, -10.0, 10.0]
+    assert res.clamped == ("a", "b")
+    sp = parse_setpoint(["a", "b", "c"], [0.0] * 3, [], [-1e30, 0.0, 0.0], MODEL)  # model order
+    res = apply_stage(sp, np.array([2.0, 0.0, 0.0]), 1.0, np.full(3, 10.0))
+    assert res.effort.tolist() == [-8.0, 0.0, 0.0] and res.term.tolist() == [2.0, 0.0, 0.0]

@@ -152,7 +152,7 @@ def test_bad_setpoints_are_refused_and_not_kept(models):
         assert info.value.reason is reason
     assert stage.kept is None
     # finite but absurd |q|: parsed and kept, then refused by the model's checked call
-    with pytest.raises(InputError), np.errstate(over="ignore"):
+    with pytest.raises(InputError):
         stage.update(list(bare.joint_names), [1e200, 0.0, 0.0], [], [], 0.0)
     assert stage.kept is not None
 
@@ -276,10 +276,28 @@ def test_the_term_skips_the_models_checks_only_for_parsed_positions_within_the_b
     stage = GravityStage(GravityConfig(bare))
     names = list(bare.joint_names)
     stage.update(names, [0.1, MAX_UNCHECKED_POSITION, -0.2], [], [], 1.0)
-    with np.errstate(over="ignore", invalid="ignore"):
-        for q0 in (-2 * MAX_UNCHECKED_POSITION, 1e200):  # beyond the bound: the checked call decides
-            try:
-                stage.update(names, [0.1, q0, -0.2], [], [], 1.0)
-            except InputError as error:
-                assert error.reason is Reason.NOT_FINITE and q0 == 1e200
+    for q0 in (-2 * MAX_UNCHECKED_POSITION, 1e200):  # beyond the bound: the checked call refuses
+        with pytest.raises(InputError) as info:  # (the model's own bound, no overflow warning)
+            stage.update(names, [0.1, q0, -0.2], [], [], 1.0)
+        assert info.value.reason is Reason.RANGE
     assert calls == [False, True, True]
+
+
+@pytest.mark.parametrize("absurd", [1e30, -1e30, 1e308])
+def test_an_absurd_incoming_effort_is_taken_at_the_limit_and_the_term_stays_within_it(models, absurd):
+    """An incoming 1e30 on shoulder_pitch was clamped in the output but ``~/effort`` (the
+    term, output − incoming) was ≈ −1e30. The incoming effort is taken at the joint's URDF
+    limit (as the bridge clamps), the term added to it; both published efforts within it."""
+    bare, _ = models
+    stage = GravityStage(GravityConfig(bare))
+    limits = bare.effort_limits  # base_yaw, shoulder_pitch, beam_pitch
+    q_msg = [0.0, 0.4, 0.1, 0.6]  # NAMES order: gripper, beam_pitch, base_yaw, shoulder_pitch
+    incoming = [absurd, 0.5, 0.0, absurd]  # the gripper is not the stage's: passed through
+    res = stage.update(NAMES, q_msg, [], incoming, 0.0)
+    g = _pin_gravity(bare, np.asarray(q_msg)[INDEX])
+    taken = np.array([0.0, math.copysign(limits[1], absurd), 0.5])
+    expected = np.clip(taken + g, -limits, limits)
+    np.testing.assert_allclose(res.effort[INDEX], expected, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(res.term[INDEX], expected - taken, rtol=0, atol=1e-12)
+    assert np.all(np.abs(res.term[INDEX]) <= limits) and res.term[0] == 0.0
+    assert res.effort[0] == absurd and "shoulder_pitch" in res.clamped

@@ -243,3 +243,23 @@ def test_a_start_position_beyond_the_plausible_bound_is_refused_and_the_shaper_s
     shaper.reset([0.0, 0.0])
     out = shaper.step([0.0, 0.0], 1.0)
     np.testing.assert_array_equal(out.position, [0.0, 0.0])
+
+
+@pytest.mark.parametrize("limits", [{}, dict(position_lower=-2.6, position_upper=2.6)])
+def test_an_absurd_finite_target_is_refused_naming_the_joint_and_the_state_is_kept(limits):
+    """step([1e308, ...]) was taken: without position limits the output position was 1e308
+    (with limits, clipped to 2.6 and followed there); the node dropped it, the core did not.
+    Refused (RANGE, the joint named) by the one check the node uses too; the state is kept."""
+    shaper = SetpointShaper(2.0, 20.0, 400.0, DT, joint_names=["shoulder", "elbow"], **limits)
+    first = shaper.step([0.1, 0.2], 1.0)
+    for absurd in (1e308, -1e308, 1.0000001e6):
+        with pytest.raises(InputError, match="shoulder") as info:
+            shaper.step([absurd, 0.2], 1.001)
+        assert info.value.reason == Reason.RANGE
+        assert isinstance(info.value, ValueError)
+    with pytest.raises(InputError) as info:  # nothing to start from: refused too
+        SetpointShaper(2.0, 20.0, 400.0, DT, n=1).step([1e308], 0.0)
+    assert info.value.reason == Reason.RANGE
+    np.testing.assert_array_equal(shaper.state.position, first.position)
+    out = shaper.step([0.1, 0.2], 1.001)  # still usable: at rest on its target
+    np.testing.assert_array_equal(out.position, [0.1, 0.2])

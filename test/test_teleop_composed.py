@@ -36,6 +36,7 @@ def test_composed_teleop_engages_softly_to_the_leader_pose(repo_root):
             "pair_config": str(repo_root / "arms" / "palletizer" / "teleop.yaml"),
             "urdf_path": str(repo_root / "urdf" / "palletizer.urdf"),
             "arm_config": str(repo_root / "config" / "palletizer_arm.yaml"),
+            "leader_effort_limit": [10.0, 28.0, 10.0],  # required (config/mit_bridge.yaml's)
             "rate_hz": rate,
             "use_sim_time": True,
         }

@@ -19,6 +19,9 @@ from gravity_friction_comp.teleop.config import (
 from gravity_friction_comp.teleop.feedback import ForceFeedback
 from gravity_friction_comp.teleop.link import ENGAGE_RATE, FALLBACK_VELOCITY, TeleopLink
 
+#: leader effort limits [N·m] above every cap of these tests (a limit is required per joint)
+LIMITS = {"l1": 40.0, "l2": 40.0}
+
 
 def _pair(**kw):
     joints = {"f1": JointMap("l1"), "f2": JointMap("l2", sign=-1, scale=2.0, offset=0.1)}
@@ -127,7 +130,7 @@ def test_a_joint_named_twice_is_refused_leader_follower_and_estimate():
     assert "given twice ['f1']" in link.follower(["f1", "f2", "fg", "f1"], [0.0, 0.0, 0.0, 9.0], 0.0)
     assert link.target(0.0) is None and link.state == "waiting"  # nothing of it taken
     cfg = _pair(feedback=FeedbackSettings.build(("f1", "f2"), True, 1.0, 10.0))
-    fb = ForceFeedback(cfg)
+    fb = ForceFeedback(cfg, LIMITS)
     assert fb.external(["f1", "f2"], [1.0, 0.0], 1.0) == ""
     assert "given twice ['f1']" in fb.external(["f1", "f1"], [5.0, -5.0], 1.0)
     np.testing.assert_allclose(fb.effort(1.0).effort, [1.0, 0.0])  # the earlier estimate stands
@@ -149,7 +152,7 @@ def test_the_clock_going_back_makes_nothing_fresh_no_old_contact_fed_back():
     at t = 100 (100 s of an old contact) and the link followed a leader silent since; now 0 and
     holding until new samples come on the new clock."""
     cfg = _pair(feedback=FeedbackSettings.build(("f1", "f2"), True, 1.0, 10.0))
-    fb = ForceFeedback(cfg)
+    fb = ForceFeedback(cfg, LIMITS)
     fb.external(["f1", "f2"], [2.0, 0.0], 200.0)
     np.testing.assert_allclose(fb.effort(200.0).effort, [2.0, 0.0])
     np.testing.assert_array_equal(fb.effort(100.0).effort, [0.0, 0.0])
@@ -246,7 +249,7 @@ def test_feedback_estimate_in_parts_one_per_bus_each_joint_ages_alone():
     """One observer per bus (the bimanual follower): each message carries some of the joints;
     each joint keeps its own latest value and time; a silent bus's joints feed back 0."""
     cfg = _pair(feedback=FeedbackSettings.build(("f1", "f2"), True, 0.5, 10.0))
-    fb = ForceFeedback(cfg)
+    fb = ForceFeedback(cfg, LIMITS)
     assert fb.external(["f1", "other"], [2.0, 9.0], 1.0, "/f/a/ext") == ""  # names it lacks skipped
     # f2 never heard: 0 there; f1: 0.5 * 2
     np.testing.assert_array_equal(fb.effort(1.0).effort, [1.0, 0.0])
@@ -265,7 +268,7 @@ def test_feedback_estimate_in_parts_one_per_bus_each_joint_ages_alone():
 
 
 def test_feedback_settings_are_validated_all_or_nothing():
-    fb = ForceFeedback(_pair(feedback=FeedbackSettings.build(("f1", "f2"), True, 0.5, 2.0)))
+    fb = ForceFeedback(_pair(feedback=FeedbackSettings.build(("f1", "f2"), True, 0.5, 2.0)), LIMITS)
     for kwargs, match in (
         ({"gain": MAX_FEEDBACK_GAIN + 0.1}, "within"),
         ({"gain": -0.1}, ">= 0"),
@@ -312,3 +315,26 @@ def test_pair_yaml_reads_and_refuses_unknown_keys(tmp_path):
         with pytest.raises(ConfigError, match=match) as info:
             load_pair_config(path)
         assert str(path) in str(info.value)
+
+
+def test_the_feedback_never_exceeds_the_leader_limit_and_a_joint_without_one_is_refused():
+    """Without ``leader_effort_limit`` the bound was the cap alone: cap 1e308 fed back 1e8 and
+    2e8 N·m. A limit is now required per mapped leader joint (finite, > 0; key named), and the
+    feedback is clipped to it whatever the cap."""
+    cfg = _pair(feedback=FeedbackSettings.build(("f1", "f2"), True, 1.0, 1e308))
+    for limits, needle in (
+        (None, r"\['l1', 'l2'\]"),
+        ({"l1": 5.0}, r"\['l2'\]"),
+        ({"l1": 5.0, "l2": math.inf}, "finite and > 0"),
+        ({"l1": 5.0, "l2": math.nan}, "finite and > 0"),
+        ({"l1": 5.0, "l2": 0.0}, "finite and > 0"),
+    ):
+        with pytest.raises(ConfigError, match=needle) as info:
+            ForceFeedback(cfg, limits)
+        assert info.value.key == "leader_effort_limit"
+    fb = ForceFeedback(cfg, {"l1": 5.0, "l2": 1.5})
+    fb.external(["f1", "f2"], [1e8, -1e8], 1.0)
+    out = fb.effort(1.0)
+    # by hand: l1 = 1 * 1e8 → 5; l2 = 1 * (-1 * 2) * -1e8 = 2e8 → 1.5
+    np.testing.assert_array_equal(out.effort, [5.0, 1.5])
+    assert out.saturated == ("l1", "l2")

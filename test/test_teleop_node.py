@@ -52,6 +52,8 @@ def _effort(names, effort):
         ({"feedback.gain": 1.5}, "within [0, 1]"),
         ({"feedback.cap": -1.0}, ">= 0"),
         ({"leader_effort_limit": [10.0]}, "one per mapped joint"),
+        # was taken: the feedback bounded by the cap alone (1e308 allowed)
+        ({"leader_effort_limit": None}, "leader_effort_limit: no effort limit"),
         ({"urdf_path": ""}, "urdf_path"),
         # were published in every follower setpoint (NaN; base_yaw named twice)
         (

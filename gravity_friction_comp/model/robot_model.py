@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 import warnings
 from collections.abc import Mapping, Sequence
 
@@ -53,7 +52,8 @@ from gravity_friction_comp.model.urdf import (
     load_description,
     massless_moving_links,
 )
-from gravity_friction_comp.validation import check_shape
+from gravity_friction_comp.validation import MAX_MODEL_INPUT as _BIG
+from gravity_friction_comp.validation import check_bound, check_shape
 
 __all__ = ["MIN_TOTAL_MASS", "MimicCoupling", "RobotModel"]
 
@@ -364,11 +364,10 @@ class RobotModel:
             raise InputError(f"{what} must be {self._n} numbers, got {x!r}", reason=Reason.SHAPE) from None
         if x.shape != self._shape:
             check_shape(what, x, self._n, self._s.joint_names)
-        # one dot product checks every entry (NaN/inf propagate); also rejects |x| > ~1e154
-        if not math.isfinite(x.dot(x)):
-            raise InputError(
-                f"{what} contains NaN/inf (or absurd magnitude): {x.tolist()}", reason=Reason.NOT_FINITE
-            )
+        if not (x.max(initial=-_BIG) <= _BIG and x.min(initial=_BIG) >= -_BIG):  # NaN fails both
+            if not np.isfinite(x).all():
+                raise InputError(f"{what} contains NaN/inf: {x.tolist()}", reason=Reason.NOT_FINITE)
+            check_bound(what, x, _BIG, self._s.joint_names)  # before computing: nothing overflows
         return x
 
     def full_configuration(self, q) -> np.ndarray:
@@ -399,10 +398,11 @@ class RobotModel:
         Args:
             q: (n,) positions [rad or m] in :attr:`joint_names` order.
             checked: ``False`` skips the checks for a ``q`` known to pass them (float64 (n,),
-                ``q·q`` finite: the gravity stage's parsed, screened q); same result bit for bit.
+                ``|q| ≤ MAX_MODEL_INPUT``: the gravity stage's parsed, screened q); same result bit for bit.
 
         Raises:
-            InputError: Wrong shape (reason ``Reason.SHAPE``) or non-finite (reason ``Reason.NOT_FINITE``).
+            InputError: Wrong shape (``Reason.SHAPE``), non-finite (``NOT_FINITE``) or beyond
+                ±:data:`~gravity_friction_comp.validation.MAX_MODEL_INPUT` (``RANGE``).
         """
         if not checked:
             return self._kernel(q)
@@ -410,7 +410,7 @@ class RobotModel:
             q = np.asarray(q, dtype=float)
         except (TypeError, ValueError):
             q = self._vector(q, "q")  # raises the package's InputError
-        if q.shape != self._shape or not math.isfinite(q.dot(q)):
+        if q.shape != self._shape or not (q.max(initial=-_BIG) <= _BIG and q.min(initial=_BIG) >= -_BIG):
             self._vector(q, "q")  # raises the precise error
         return self._kernel(q)
 

@@ -193,9 +193,10 @@ class SetpointShaperNode(Node):
         except InputError as error:
             self._warn(error.reason, f"setpoint dropped: {error}")
             return
-        position = np.array(sp.model_position())
-        if np.any(np.abs(position) > MAX_PLAUSIBLE_POSITION):  # 1e308: no pose (was: to the limit)
-            self._warn("range", f"setpoint dropped: a position beyond ±{MAX_PLAUSIBLE_POSITION:g}")
+        try:  # 1e308: no pose (was: to the limit); the core's own check, on arrival
+            position = self.shaper.check_target(sp.model_position())
+        except InputError as error:
+            self._warn(error.reason, f"setpoint dropped: {error}")
             return
         stamped = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
         now = clock_ns(self.get_clock()) * 1e-9

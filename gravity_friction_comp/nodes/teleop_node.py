@@ -115,7 +115,8 @@ PARAMETERS: tuple[Param, ...] = (
     Param(
         "leader_effort_limit",
         None,
-        "leader effort limit per mapped joint (pair order): feedback is clipped to it",
+        "leader effort limit per mapped joint (pair order): feedback is clipped to it; required "
+        "(unset: refused at start, the node knows no leader URDF)",
         "N·m",
         type="double[]",
         read_only=True,

@@ -7,10 +7,11 @@ This module holds that contract once, so the nodes only translate messages:
 
 .. math::
 
-    \\tau_{out,i} = \\operatorname{clip}(\\tau_{in,i} + s_i\\,\\tau_{term,i},\\ -\\tau_{max,i},\\ \\tau_{max,i})
+    \\tau_{out,i} = \\operatorname{clip}(\\bar\\tau_{in,i} + s_i\\,\\tau_{term,i},\\ -\\tau_{max,i},\\ \\tau_{max,i})
 
 for model joints ``i`` (``s_i`` the stage's scale: one number, or one per model joint;
-``τ_max`` the URDF effort limit), and
+``τ_max`` the URDF effort limit; ``τ̄_in`` the incoming effort clipped to ``±τ_max``, so an
+absurd 1e30 counts as the limit, as the bridge clamps it), and
 ``τ_out = τ_in`` for joints the stage does not model (see ``ARCHITECTURE.md``).
 """
 
@@ -311,17 +312,18 @@ class StageResult:
 
     Attributes:
         effort: (m,) [N·m] outgoing effort, message order (incoming + effective term).
-        term: (m,) [N·m] the effective term alone (``effort - incoming``), 0 for non-model
-            joints; published on ``~/effort`` so terms of chained stages add up exactly to
-            the final command. Computed on first access when the stage had incoming effort
-            (most setpoints are never echoed on ``~/effort``).
+        term: (m,) [N·m] the effective term alone (``effort - incoming``, the incoming
+            effort taken at its limit when beyond it), 0 for non-model joints, within the
+            effort limits; published on ``~/effort`` so terms of chained stages add up
+            exactly to the final command while no limit is reached. Computed on first access
+            when the stage had incoming effort (most setpoints are never echoed on ``~/effort``).
         clamped: Names of joints whose output was clamped to their effort limit.
         setpoint: The parsed :class:`Setpoint` the stage computed from (set by the stage;
             ``None`` from :func:`apply_stage` alone): with :meth:`Setpoint.passed_on`, the
             next stage's input without a second parse.
     """
 
-    __slots__ = ("effort", "clamped", "_term", "_incoming", "setpoint")
+    __slots__ = ("effort", "clamped", "_term", "_incoming", "_bound", "setpoint")
 
     def __init__(
         self,
@@ -329,17 +331,29 @@ class StageResult:
         term: np.ndarray | None,
         clamped: tuple[str, ...],
         incoming: np.ndarray | None = None,
+        bound: tuple[np.ndarray, JointMap] | None = None,
     ):
         self.effort = effort
         self.clamped = clamped
         self._term = term
         self._incoming = incoming
+        self._bound = bound  # (effort limits, joint map) when the term is to be computed
         self.setpoint: Setpoint | None = None
 
     @property
     def term(self) -> np.ndarray:
         if self._term is None:
-            self._term = self.effort - self._incoming
+            term = self.effort - self._incoming
+            limits, joint_map = self._bound  # type: ignore[misc]  # set with _incoming
+            model = term if joint_map.identity else term[joint_map.index]
+            # beyond a limit only where the stage's own term is and opposes the incoming effort
+            if (np.abs(model) > limits).any():
+                model = np.minimum(np.maximum(model, -limits), limits)
+                if joint_map.identity:
+                    term = model
+                else:
+                    term[joint_map.index] = model
+            self._term = term
         return self._term
 
 
@@ -350,6 +364,10 @@ def apply_stage(
     effort_limits: np.ndarray,
 ) -> StageResult:
     """Add ``scale·term`` (element-wise) to the incoming effort of the model joints and clamp.
+
+    An incoming effort beyond a model joint's limit (1e30 from a hostile source) is taken at
+    the limit before the term is added, as the bridge clamps what it is sent: the output
+    and the term (``~/effort``) stay within the limits (the term was ≈ −1e30).
 
     Args:
         setpoint: Parsed setpoint.
@@ -376,7 +394,8 @@ def apply_stage(
     scaled = scale * term if per_joint or scale != 1.0 else term
     has_effort = setpoint.has_effort
     if has_effort:
-        summed = (incoming if joint_map.identity else incoming[joint_map.index]) + scaled
+        model_in = incoming if joint_map.identity else incoming[joint_map.index]
+        summed = model_in + scaled
     else:
         summed = scaled + _zeros(len(scaled))  # the absent incoming 0: IEEE 0 + -0.0 = +0.0
     clamped: tuple[str, ...] = ()
@@ -389,12 +408,22 @@ def apply_stage(
     # Test before clamping (clamping is rare); limits of another shape: numpy broadcasts them
     beyond = not isinstance(effort_limits, np.ndarray) or effort_limits.shape != summed.shape
     if not beyond:
-        for x, limit in zip(values, effort_limits.tolist()):
-            if abs(x) > limit:
+        limits = effort_limits.tolist()
+        # the incoming effort too: beyond its limit, a term may bring the sum back inside
+        pairs = zip(values, model_in.tolist(), limits) if has_effort else zip(values, values, limits)
+        for x, y, limit in pairs:
+            if abs(x) > limit or abs(y) > limit:
                 beyond = True
                 break
     if beyond:
-        over = np.flatnonzero(np.abs(summed) > effort_limits)
+        over_in = np.abs(model_in) > effort_limits if has_effort else None
+        if over_in is not None and over_in.any():  # taken at the limit, as the bridge does
+            model_in = np.minimum(np.maximum(model_in, -effort_limits), effort_limits)
+            summed = model_in + scaled
+            incoming = incoming.copy()
+            incoming[joint_map.index] = model_in  # the term's reference
+        over_sum = np.abs(summed) > effort_limits
+        over = np.flatnonzero(over_sum if over_in is None else over_sum | over_in)
         if over.size:
             clamped = tuple(joint_map.model_names[i] for i in over)
             # minimum/maximum rather than np.clip: same result, less call overhead
@@ -405,7 +434,7 @@ def apply_stage(
         out = incoming.copy()
         out[joint_map.index] = summed
     if has_effort:
-        return StageResult(out, None, clamped, incoming)
+        return StageResult(out, None, clamped, incoming, (effort_limits, joint_map))
     return StageResult(out, out, clamped)
 
 

@@ -25,7 +25,7 @@ quotient of the last two samples on their own times (stamps, not arrival). A str
 for longer than :data:`STALE_INTERVALS` sample intervals targets its last sample at
 velocity 0 (the state comes to rest there instead of running on). Targets are clipped to
 the position limits and their velocity to 0.999 of ``v_max`` (Ruckig refuses a target it
-can never reach).
+can never reach); a target beyond ±``MAX_PLAUSIBLE_POSITION`` (1e308 is finite) is refused.
 
 Limits: per joint from the URDF (``<limit velocity>``, position limits) and the per-arm
 YAML block ``setpoint_shaper:`` (:func:`shaper_limits_from_arm_yaml`; keys
@@ -246,11 +246,12 @@ class SetpointShaper:
             :class:`ShapedSetpoint` at ``now``.
 
         Raises:
-            InputError: a vector not (n,) or not finite, or a non-finite time; the state is
-                unchanged.
+            InputError: a vector not (n,) or not finite, or a non-finite time; a target
+                beyond ±:data:`~gravity_friction_comp.validation.MAX_PLAUSIBLE_POSITION`
+                (``Reason.RANGE``, joints named; :meth:`check_target`). The state is unchanged.
         """
         now = self._time("now", now)
-        q_target = self._vector("target_position", target_position)
+        q_target = self.check_target(target_position)
         v_given = None if target_velocity is None else self._vector("target_velocity", target_velocity)
         t_sample = None if sample_time is None else self._time("sample_time", sample_time)
         if self._state is None:  # nothing to start from: at rest at the first target
@@ -262,6 +263,20 @@ class SetpointShaper:
         dt = self.period if self._now is None else now - self._now
         self._now = now
         return self._advance(dt, now)
+
+    def check_target(self, target_position) -> np.ndarray:
+        """``target_position`` as an (n,) array (a copy) if :meth:`step` takes it.
+
+        The one target check of the core and the ``setpoint_shaper`` node (which drops a
+        refused setpoint on arrival). A target beyond the URDF limits is clipped to them;
+        one beyond ±:data:`~gravity_friction_comp.validation.MAX_PLAUSIBLE_POSITION` is no
+        pose (1e308 is finite) and refused.
+
+        Raises:
+            InputError: not (n,) numbers (``Reason.TYPE`` / ``SHAPE``), not finite
+                (``NOT_FINITE``), beyond the plausible bound (``RANGE``, joints named).
+        """
+        return self._vector("target_position", target_position, MAX_PLAUSIBLE_POSITION)
 
     # ------------------------------------------------------------------ internals
     def _take_sample(self, q: np.ndarray, v: np.ndarray | None, t: float, implicit: bool) -> None:

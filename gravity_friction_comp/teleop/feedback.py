@@ -4,7 +4,7 @@
 observer's ``external_effort``, per follower joint) and gives the effort added to the
 leader's feedforward: for each mapped joint ``τ_l = gain · sign·scale · τ_ext,f`` (the
 torque of the same power through the joint map), clipped to ``±min(cap, leader effort
-limit)``. It gives **0** on every joint while feedback is disabled or a follower fault is
+limit)`` (a limit is required for every mapped leader joint). It gives **0** on every joint while feedback is disabled or a follower fault is
 latched, and on each joint whose estimate is older than ``feedback.timeout`` or never came
 (never an old contact). The estimate may come in parts, each with some of the follower's
 joints (one observer per bus of an arm on several buses: the bimanual OpenArm), each joint
@@ -43,11 +43,13 @@ class ForceFeedback:
 
     Args:
         config: The pair (its ``feedback`` is the start setting).
-        leader_effort_limit: {leader joint: effort limit [N·m or N]} (> 0); a mapped leader
-            joint not named is bounded by the cap alone.
+        leader_effort_limit: {leader joint: effort limit [N·m or N]} (finite, > 0) for every
+            mapped leader joint (e.g. its URDF ``<limit effort>``): a feedback torque never
+            exceeds it, whatever the cap (a cap of 1e308 without it fed back 2e8 N·m).
 
     Raises:
-        ConfigError: a non-positive or NaN effort limit.
+        ConfigError: a mapped leader joint without a limit, or a limit not finite and > 0
+            (key ``leader_effort_limit``, the joints named).
     """
 
     def __init__(self, config: TeleopPairConfig, leader_effort_limit: Mapping[str, float] | None = None):
@@ -57,10 +59,23 @@ class ForceFeedback:
         self.names = tuple(m.leader for m in maps)
         self._ratio = np.array([m.gain for m in maps])
         limits = dict(leader_effort_limit or {})
+        missing = [j for j in self.names if j not in limits]
+        if missing:
+            raise ConfigError(
+                f"leader_effort_limit: no effort limit for the leader joints {missing} (the feedback "
+                "torque is bounded by the leader's limit: give it, e.g. from the leader's URDF)",
+                key="leader_effort_limit",
+                value=missing,
+            )
         for j, v in limits.items():
-            if not (isinstance(v, (int, float)) and v > 0):  # NaN fails too
-                raise ConfigError(f"leader effort limit of {j} must be > 0, got {v!r}", key="effort_limit")
-        self._limit = np.array([float(limits.get(j, math.inf)) for j in self.names])
+            ok = isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < math.inf  # NaN fails
+            if not ok:
+                raise ConfigError(
+                    f"leader_effort_limit of {j} must be finite and > 0, got {v!r}",
+                    key="leader_effort_limit",
+                    value=v,
+                )
+        self._limit = np.array([float(limits[j]) for j in self.names])
         settings = config.feedback
         assert settings is not None  # TeleopPairConfig fills it
         self._settings: FeedbackSettings = settings
