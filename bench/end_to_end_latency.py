@@ -106,8 +106,9 @@ GOALS = {"p50_ratio": 2.0, "extra_drops": 0.001, "cpu_ratio": 1.5, "rss_mb": 1.0
 #: ``single`` rclpy's SingleThreadedExecutor instead of the EventsExecutor; ``no_slack`` the send
 #: budget refilled at exactly ``rate_hz`` (before its 5 % slack: a stream at the rate never repaid
 #: a stall's burst, ``mit/send_schedule.py``); ``rate_hz_102`` the bridge's ``rate_hz`` 2 % above
-#: the setpoint rate.
-LEVERS = ("fixed_timer", "future", "single", "no_slack", "rate_hz_102")
+#: the setpoint rate; ``thread_priority_10`` the bridge's ``thread_priority`` 10 (only the thread
+#: spinning the chain under SCHED_FIFO; ``--fifo`` puts every thread of every process there).
+LEVERS = ("fixed_timer", "future", "single", "no_slack", "rate_hz_102", "thread_priority_10")
 
 
 class CpuSpan:
@@ -456,6 +457,8 @@ def run_chain(
         env = dict(env, GRAVITY_FRICTION_COMP_EXECUTOR="single")
     if "rate_hz_102" in levers:
         params["mit_bridge"]["rate_hz"] = 1.02 * rate_hz
+    if "thread_priority_10" in levers:
+        params["mit_bridge"]["thread_priority"] = 10
     out = tmp / f"{label}.npz"
     me = [str(pathlib.Path(__file__).resolve()), "--child", kind, "--out", str(out), "--sim-arm", sim_arm]
     me += ["--frozen"] if frozen else []
@@ -696,8 +699,8 @@ def main() -> None:
         default=0,
         metavar="PRIO",
         help="run the bench and every process it starts (publisher, relay, chains, simulated arm) "
-        "under SCHED_FIFO PRIO, the same for the relay and the chains: what the bridge's "
-        "thread_priority gives on a loaded machine (0: normal scheduler)",
+        "under SCHED_FIFO PRIO, every thread (DDS's too), the same for the relay and the chains "
+        "(0: normal scheduler); the bridge's thread_priority alone: lever thread_priority_10",
     )
     parser.add_argument("--child", choices=(*CHAINS, "sim"), help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)

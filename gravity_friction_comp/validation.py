@@ -39,6 +39,7 @@ __all__ = [
     "short_repr",
     "string_keys",
     "vector",
+    "within_bound",
 ]
 
 #: Largest |scale| a stage (and a per-arm ``gravity_scale``) accepts [-]. ``scale`` corrects
@@ -325,6 +326,18 @@ def check_shape(what: str, arr: np.ndarray, n: int, names: Sequence[str] | None 
     if arr.shape != (n,):
         order = "" if names is None else f" in joint order {list(names)}"
         raise InputError(f"{what} must have shape ({n},){order}, got shape {arr.shape}", reason=Reason.SHAPE)
+
+
+def within_bound(arr: np.ndarray, bound: float) -> bool:
+    """Whether every entry of the float (n,) ``arr`` is within ±``bound`` (``False`` for NaN
+    or inf): the cheap screen before computing, on Python floats (~1 µs for 7 joints;
+    ``arr·arr`` cost ~0.6 µs but overflows for entries ≥ ~1e154, numpy's ``max`` and ``min``
+    ~2.7 µs). The sum catches NaN/inf (``max``/``min`` may step over a NaN);
+    ``False`` can also be a sum of in-bound entries beyond the float range (a bound ≳ 1e307):
+    the caller's precise check (:func:`check_bound`) then decides.
+    """
+    values = arr.tolist()  # (max/min without ``default=``: the keyword alone costs ~0.5 µs)
+    return not values or (math.isfinite(sum(values)) and max(values) <= bound and min(values) >= -bound)
 
 
 def check_bound(what: str, arr: np.ndarray, bound: float, names: Sequence[str] | None = None) -> None:

@@ -776,3 +776,41 @@ def test_an_absurd_input_is_refused_before_computing_without_overflow(repo_root,
                 assert info.value.reason is Reason.RANGE
         edge = np.array([0.0, MAX_MODEL_INPUT, 0.0])
         assert np.isfinite(model.inverse_dynamics(edge, edge, edge)).all()
+
+
+def _ndarray_method_calls(call) -> int:
+    """Calls of ndarray methods (``max``, ``dot``, ``tolist`` …) made from Python code in ``call()``."""
+    import sys
+
+    count = 0
+
+    def profile(frame, event, arg):
+        nonlocal count
+        if event == "c_call" and isinstance(getattr(arg, "__self__", None), np.ndarray):
+            count += 1
+
+    sys.setprofile(profile)
+    try:
+        call()
+    finally:
+        sys.setprofile(None)
+    return count
+
+
+def test_the_input_screen_costs_one_numpy_call(repo_root):
+    """The screen before computing runs for every checked call (the observer's three per bridge
+    exchange, inverse dynamics' three per setpoint): ``q·q`` was one numpy call; its
+    replacement by ``max(initial=…)`` and ``min(initial=…)`` cost ~2.2 µs more per vector.
+    The screen (``validation.within_bound``) is one ``tolist`` and Python's sum/max/min."""
+    model = RobotModel.from_urdf(repo_root / "urdf/palletizer.urdf")
+    q = np.array([0.1, 0.4, -0.3])
+    checked = _ndarray_method_calls(lambda: model.gravity(q))
+    unchecked = _ndarray_method_calls(lambda: model.gravity(q, checked=False))
+    assert checked - unchecked <= 1
+    assert (
+        _ndarray_method_calls(lambda: model.full_configuration(q))
+        - _ndarray_method_calls(
+            lambda: model._full_config(q)  # noqa: SLF001 - the same without the screen
+        )
+        <= 1
+    )

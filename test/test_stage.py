@@ -224,8 +224,8 @@ def test_apply_stage_with_a_per_joint_scale():
     res = apply_stage(sp, term, scale, np.array([np.inf, 5.0, np.inf]))
     # by hand: a = 2 + 0.5·1, b = clip(3 + 3·(-2)) = -3 (limit 5: not clamped), c = 1 - 0.25·4
     assert res.effort.tolist() == [0.0, 2.5, -3.0, 4.0] and res.clamped == ()
-    # b's term -6 is beyond its limit 5: published at the limit (no published effort beyond it)
-    assert res.term.tolist() == [-1.0, 0.5, -5.0, 0.0]
+    # b's term -6 (beyond its limit 5, against the incoming 3) is output - incoming as it is
+    assert res.term.tolist() == [-1.0, 0.5, -6.0, 0.0]
     clamped = apply_stage(sp, term, np.array([0.5, 10.0, -0.25]), np.array([np.inf, 5.0, np.inf]))
     # b = 3 + 10·(-2) = -17, clamped to -5
     assert clamped.effort.tolist() == [0.0, 2.5, -5.0, 4.0] and clamped.clamped == ("b",)
@@ -273,15 +273,41 @@ def test_joint_map_is_built_once_per_names_and_refusals_are_not_kept():
         assert info.value.reason is Reason.MISSING_JOINTS
 
 
-def test_an_incoming_effort_beyond_the_limit_is_taken_at_it_and_the_term_stays_within():
+def test_an_incoming_effort_beyond_the_limit_is_taken_at_it_and_the_term_counted_from_there():
     # a: 1e30 in, term -3 → 10 - 3 = 7 (was 10, term -1e30); b: 50 in, term -45 brings the
-    # sum inside (5, was taken) → 10 - 45 → -10, term -20 → at its limit -10; c: a term alone
-    # beyond the limit against the incoming effort: -8 + 15 = 7 (not clamped), term 10
+    # sum inside (5, was taken) → 10 - 45 → -10, term -10 - 10 = -20; c: a term beyond the
+    # limit against an incoming effort within it: -8 + 15 = 7 (not clamped), term 15 as it is
     sp = parse_setpoint(["x", "a", "b", "c"], [0.0] * 4, [], [1e30, 1e30, 50.0, -8.0], MODEL)
     res = apply_stage(sp, np.array([-3.0, -45.0, 15.0]), 1.0, np.full(3, 10.0))
     assert res.effort.tolist() == [1e30, 7.0, -10.0, 7.0]  # x is not the stage's: passed on
-    assert res.term.tolist() == [0.0, -3.0, -10.0, 10.0]
+    assert res.term.tolist() == [0.0, -3.0, -20.0, 15.0]
     assert res.clamped == ("a", "b")
     sp = parse_setpoint(["a", "b", "c"], [0.0] * 3, [], [-1e30, 0.0, 0.0], MODEL)  # model order
     res = apply_stage(sp, np.array([2.0, 0.0, 0.0]), 1.0, np.full(3, 10.0))
     assert res.effort.tolist() == [-8.0, 0.0, 0.0] and res.term.tolist() == [2.0, 0.0, 0.0]
+
+
+def test_within_the_limits_the_term_is_output_minus_incoming_bit_for_bit():
+    """For an incoming effort within the limits, ``apply_stage`` is the contract's formula as
+    it was before an incoming effort beyond them was taken at the limit: effort =
+    clip(incoming + s·term) and the published term = effort − incoming, bit for bit (what
+    makes chained stages' terms add up to the final command), whatever the term's size."""
+    rng = np.random.default_rng(28)
+    orders = (["a", "b", "c"], ["c", "x", "a", "b"], ["b", "a", "c", "y", "z"])
+    for k in range(600):
+        names = orders[k % 3]
+        limits = rng.uniform(0.5, 10.0, 3)
+        if k % 5 == 0:
+            limits[k % 3] = np.inf
+        by_name = dict(zip(MODEL, limits))
+        incoming = np.array([rng.uniform(-1, 1) * min(by_name.get(n, 50.0), 50.0) for n in names])
+        term = rng.normal(size=3) * (0.1, 1.0, 5.0, 30.0)[k % 4]  # up to several limits
+        scale = (1.0, float(rng.uniform(-2, 2)), rng.uniform(-2, 2, 3))[k % 3]
+        sp = parse_setpoint(names, [0.0] * len(names), [], incoming.tolist(), MODEL)
+        res = apply_stage(sp, term, scale, limits)
+        index = [names.index(n) for n in MODEL]
+        summed = incoming[index] + (scale * term if isinstance(scale, np.ndarray) or scale != 1.0 else term)
+        expected = incoming.copy()
+        expected[index] = np.minimum(np.maximum(summed, -limits), limits)
+        assert res.effort.tobytes() == expected.tobytes()
+        assert res.term.tobytes() == (expected - incoming).tobytes()

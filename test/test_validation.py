@@ -307,3 +307,21 @@ def test_rate_limit_is_defined_once_and_shared_by_every_rate_node(repo_root):
         (rate,) = [p for p in module.PARAMETERS if p.name == "rate_hz"]
         assert rate.high == MAX_RATE_HZ
         assert (rate.validate is positive_rate) == validated  # teleop: its range starts at 1 Hz
+
+
+def test_within_bound_agrees_with_numpy_on_every_kind_of_entry():
+    """The model's input screen against ``|x| <= bound`` element-wise (numpy): NaN and ±inf at
+    each position (Python's max/min may step over a NaN, the sum does not), ±bound exactly,
+    just beyond, and the empty vector."""
+    from gravity_friction_comp.validation import within_bound
+
+    bound = 1e100
+    rng = np.random.default_rng(7)
+    specials = [np.nan, np.inf, -np.inf, bound, -bound, np.nextafter(bound, np.inf), -1e101, 1e308, 0.0]
+    for n in (1, 3, 7):
+        for _ in range(200):
+            x = rng.normal(size=n) * 10.0 ** rng.integers(-3, 120, n)
+            for i in rng.choice(n, size=rng.integers(0, n + 1), replace=False):
+                x[i] = specials[rng.integers(len(specials))]
+            assert within_bound(x, bound) == bool(np.all(np.abs(x) <= bound)), x.tolist()
+    assert within_bound(np.array([]), bound)

@@ -53,7 +53,7 @@ from gravity_friction_comp.model.urdf import (
     massless_moving_links,
 )
 from gravity_friction_comp.validation import MAX_MODEL_INPUT as _BIG
-from gravity_friction_comp.validation import check_bound, check_shape
+from gravity_friction_comp.validation import check_bound, check_shape, within_bound
 
 __all__ = ["MIN_TOTAL_MASS", "MimicCoupling", "RobotModel"]
 
@@ -364,7 +364,7 @@ class RobotModel:
             raise InputError(f"{what} must be {self._n} numbers, got {x!r}", reason=Reason.SHAPE) from None
         if x.shape != self._shape:
             check_shape(what, x, self._n, self._s.joint_names)
-        if not (x.max(initial=-_BIG) <= _BIG and x.min(initial=_BIG) >= -_BIG):  # NaN fails both
+        if not within_bound(x, _BIG):  # NaN/inf, or beyond the bound: which, and where
             if not np.isfinite(x).all():
                 raise InputError(f"{what} contains NaN/inf: {x.tolist()}", reason=Reason.NOT_FINITE)
             check_bound(what, x, _BIG, self._s.joint_names)  # before computing: nothing overflows
@@ -410,7 +410,7 @@ class RobotModel:
             q = np.asarray(q, dtype=float)
         except (TypeError, ValueError):
             q = self._vector(q, "q")  # raises the package's InputError
-        if q.shape != self._shape or not (q.max(initial=-_BIG) <= _BIG and q.min(initial=_BIG) >= -_BIG):
+        if q.shape != self._shape or not within_bound(q, _BIG):
             self._vector(q, "q")  # raises the precise error
         return self._kernel(q)
 

@@ -313,17 +313,18 @@ class StageResult:
     Attributes:
         effort: (m,) [N·m] outgoing effort, message order (incoming + effective term).
         term: (m,) [N·m] the effective term alone (``effort - incoming``, the incoming
-            effort taken at its limit when beyond it), 0 for non-model joints, within the
-            effort limits; published on ``~/effort`` so terms of chained stages add up
-            exactly to the final command while no limit is reached. Computed on first access
-            when the stage had incoming effort (most setpoints are never echoed on ``~/effort``).
+            effort taken at its limit where it was beyond it: ``|term| ≤ 2·τ_max``), 0 for
+            non-model joints; published on ``~/effort`` so terms of chained stages add up
+            exactly to the final command (each stage's incoming is the previous one's output).
+            Computed on first access when the stage had incoming effort (most setpoints are
+            never echoed on ``~/effort``).
         clamped: Names of joints whose output was clamped to their effort limit.
         setpoint: The parsed :class:`Setpoint` the stage computed from (set by the stage;
             ``None`` from :func:`apply_stage` alone): with :meth:`Setpoint.passed_on`, the
             next stage's input without a second parse.
     """
 
-    __slots__ = ("effort", "clamped", "_term", "_incoming", "_bound", "setpoint")
+    __slots__ = ("effort", "clamped", "_term", "_incoming", "setpoint")
 
     def __init__(
         self,
@@ -331,29 +332,17 @@ class StageResult:
         term: np.ndarray | None,
         clamped: tuple[str, ...],
         incoming: np.ndarray | None = None,
-        bound: tuple[np.ndarray, JointMap] | None = None,
     ):
         self.effort = effort
         self.clamped = clamped
         self._term = term
-        self._incoming = incoming
-        self._bound = bound  # (effort limits, joint map) when the term is to be computed
+        self._incoming = incoming  # the incoming effort, at its limit where it was beyond it
         self.setpoint: Setpoint | None = None
 
     @property
     def term(self) -> np.ndarray:
         if self._term is None:
-            term = self.effort - self._incoming
-            limits, joint_map = self._bound  # type: ignore[misc]  # set with _incoming
-            model = term if joint_map.identity else term[joint_map.index]
-            # beyond a limit only where the stage's own term is and opposes the incoming effort
-            if (np.abs(model) > limits).any():
-                model = np.minimum(np.maximum(model, -limits), limits)
-                if joint_map.identity:
-                    term = model
-                else:
-                    term[joint_map.index] = model
-            self._term = term
+            self._term = self.effort - self._incoming
         return self._term
 
 
@@ -367,7 +356,8 @@ def apply_stage(
 
     An incoming effort beyond a model joint's limit (1e30 from a hostile source) is taken at
     the limit before the term is added, as the bridge clamps what it is sent: the output
-    and the term (``~/effort``) stay within the limits (the term was ≈ −1e30).
+    stays within the limit and the term (``~/effort``, output − incoming taken at the
+    limit) within twice it (it was ≈ −1e30). Within the limits nothing changes.
 
     Args:
         setpoint: Parsed setpoint.
@@ -434,7 +424,7 @@ def apply_stage(
         out = incoming.copy()
         out[joint_map.index] = summed
     if has_effort:
-        return StageResult(out, None, clamped, incoming, (effort_limits, joint_map))
+        return StageResult(out, None, clamped, incoming)
     return StageResult(out, out, clamped)
 
 

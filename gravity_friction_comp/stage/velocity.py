@@ -69,8 +69,8 @@ def validate_deadband(deadband: float) -> float:
 
 
 def apply_deadband(velocity: np.ndarray, deadband: float | np.ndarray) -> np.ndarray:
-    """Zero the velocities with ``|v| <= deadband`` (returns a new (n,) array [rad/s]);
-    ``deadband`` one number or (n,), one per joint.
+    """Zero the velocities with ``|v| <= deadband`` (returns a new array of ``velocity``'s
+    shape [rad/s]: (n,), or a (k, n) batch); ``deadband`` one number or (n,), one per joint.
 
     With ``deadband`` above ½ LSB of the motor's velocity field (DM4340: 0.0024 rad/s), a
     joint at rest reads exactly 0 and gets no friction torque.
