@@ -153,7 +153,7 @@ def test_payload_fit_recovers_a_point_payload_and_writes_params(model, tmp_path)
     # point moves with the tool's), so the COM is not seen and keeps the prior (0)
     assert fit.identifiable == ("mass",) and np.allclose(fit.com, 0.0, atol=1e-9)
     write_payload_params(tmp_path / "payload.yaml", fit)
-    params = yaml.safe_load((tmp_path / "payload.yaml").read_text())["gravity_compensation"][
+    params = yaml.safe_load((tmp_path / "payload.yaml").read_text())["/**/gravity_compensation"][
         "ros__parameters"
     ]
     again = Payload.from_params(params["payload"])

@@ -75,7 +75,7 @@ def test_sim_payload_calibration_palletizer(repo_root, tmp_path, monkeypatch):
     assert true_mass == 0.3 and mass == pytest.approx(0.3, rel=0.01)  # measured 0.2995 kg (6 poses)
     assert report["check_payload_identifiable"] == ["mass"]
     assert report["check_payload_com"][0] == [0.0, 0.0, 0.0]
-    params = yaml.safe_load((out / "payload.yaml").read_text())["gravity_compensation"]["ros__parameters"]
+    params = yaml.safe_load((out / "payload.yaml").read_text())["/**/gravity_compensation"]["ros__parameters"]
     assert params["payload"]["parent"] == "tool" and params["payload"]["mass"] == pytest.approx(
         mass, abs=1e-5
     )

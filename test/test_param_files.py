@@ -180,6 +180,8 @@ def test_payload_file_of_calibrate_gravity_parses_in_rcl(tmp_path):
         "payload.com": [0.01, 0.0, 0.05],
         "payload.parent": "tool",
     }
+    # in a namespace too (a bare node-name key applied to nothing there)
+    assert rcl_parameters(tmp_path / "payload.yaml", "gravity_compensation", "left") == got
 
 
 def _shipped_node_files():

@@ -132,7 +132,8 @@ def write_payload_params(
     path: str | os.PathLike, fit: PayloadFit, node: str = "gravity_compensation"
 ) -> None:
     """Write ``payload.mass``, ``payload.com``, ``payload.shape: point``, ``payload.parent``
-    as a ``ros2 param dump`` file for ``node``."""
+    as a ``ros2 param dump`` file for ``node``, keyed ``/**/<node>`` (as the shipped
+    ``config/`` files: it applies in any namespace)."""
     body = {
         "mass": round(fit.mass, 6),
         "shape": "point",
@@ -141,4 +142,4 @@ def write_payload_params(
     }
     text = "# Payload fitted by calibrate_gravity payload (static holds): mass [kg], com [m] in parent.\n"
     with open(path, "w", encoding="utf-8") as f:
-        f.write(text + yaml.safe_dump({node: {"ros__parameters": {"payload": body}}}, sort_keys=False))
+        f.write(text + yaml.safe_dump({f"/**/{node}": {"ros__parameters": {"payload": body}}}, sort_keys=False))
