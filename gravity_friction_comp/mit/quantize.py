@@ -116,7 +116,7 @@ def _checked_range(lo: object, hi: object, bits: object) -> tuple[float, float, 
         lo = hi = math.nan  # refused just below
     if not lo < hi:
         raise ConfigError(f"range must satisfy lo < hi, got [{lo}, {hi}]", key="range", value=(lo, hi))
-    if isinstance(bits, bool) or not isinstance(bits, numbers.Integral) or not 1 <= bits <= 32:
+    if isinstance(bits, bool) or not isinstance(bits, numbers.Integral) or not 1 <= int(bits) <= 32:
         raise ConfigError(f"bits must be an integer 1..32, got {bits!r}", key="bits", value=bits)
     if not math.isfinite((hi - lo) * ((1 << int(bits)) - 1)):
         raise ConfigError(
