@@ -48,7 +48,7 @@ from gravity_friction_comp.nodes.runtime import (
     executor_choice,
     make_executor,
     node_parameters,
-    node_process,
+    run_process,
 )
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, HandOff
 from gravity_friction_comp.throttle import Throttle
@@ -305,23 +305,11 @@ def run_composed(
     factory: Callable[[], ComposedChain], name: str, args=None, help_text: Callable[[], str] = usage
 ) -> None:
     """Build ``factory()`` and spin it until SIGINT/SIGTERM (clean shutdown, exit 0), in
-    :func:`~gravity_friction_comp.nodes.runtime.node_process` as every node executable: a
+    :func:`~gravity_friction_comp.nodes.runtime.run_process` as every node executable: a
     refused or wrong-typed parameter or an unparsable params file is one line
     ``[name] invalid configuration: …`` / ``[name] cannot start: …`` and exit 2.
     ``-h`` / ``--help`` before ``--ros-args`` prints ``help_text()`` and exits 0 (rclpy not started)."""
-    import sys
-
-    if any(a in ("-h", "--help") for a in _user_args(args)):
-        sys.stdout.write(help_text())
-        raise SystemExit(0)
-    with node_process(name, args) as stop:
-        chain = None
-        try:
-            chain = factory()
-            spin_chain(chain, stop=stop)
-        finally:
-            if chain is not None:
-                chain.destroy()
+    run_process(name, args, help_text, factory, spin_chain, lambda chain: chain.destroy())
 
 
 if __name__ == "__main__":

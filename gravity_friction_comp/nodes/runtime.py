@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Mapping
+from typing import TypeVar
 
 from rclpy.node import Node
 
 from gravity_friction_comp.errors import ConfigError
+
+T = TypeVar("T")
 
 __all__ = [
     "EXECUTORS",
@@ -22,6 +25,7 @@ __all__ = [
     "node_parameters",
     "node_process",
     "run_node",
+    "run_process",
     "spin_node",
     "usage",
 ]
@@ -183,24 +187,45 @@ def usage(node_class) -> str:
 def run_node(node_class, args=None) -> None:
     """``main()`` body shared by the node executables: spin until SIGINT/SIGTERM, then clean up.
 
-    ``-h`` / ``--help`` (before ``--ros-args``) prints :func:`usage` and exits 0. Then
-    :func:`node_process` (signals, ``rclpy.init``, the exit on a bad configuration) around
-    building and spinning the node; ``destroy_node`` (the bridge sends its disable frames and
-    closes the bus there; a second signal does not interrupt it) before ``rclpy.try_shutdown``.
+    :func:`run_process` with ``node_class()`` spun by :func:`spin_node`; ``-h`` / ``--help``
+    prints :func:`usage`. ``destroy_node`` at the end (the bridge sends its disable frames
+    and closes the bus there; a second signal does not interrupt it).
     """
+    run_process(
+        getattr(node_class, "NODE_NAME", node_class.__name__),
+        args,
+        lambda: usage(node_class),
+        node_class,
+        spin_node,
+        lambda node: node.destroy_node(),
+    )
+
+
+def run_process(
+    name: str,
+    args,
+    help_text: Callable[[], str],
+    build: Callable[[], T],
+    spin: Callable[[T, Callable[[], bool]], None],
+    destroy: Callable[[T], None],
+) -> None:
+    """The body of an executable's ``main()`` (:func:`run_node`, ``composed_chain``'s
+    ``run_composed``): ``-h`` / ``--help`` before ``--ros-args`` prints ``help_text()`` and
+    exits 0 (rclpy not started); else, in :func:`node_process`, ``spin(build(), stop)``,
+    then ``destroy`` of what was built."""
     import sys
 
     if any(a in ("-h", "--help") for a in _user_args(args)):
-        sys.stdout.write(usage(node_class))
+        sys.stdout.write(help_text())
         raise SystemExit(0)
-    with node_process(getattr(node_class, "NODE_NAME", node_class.__name__), args) as stop:
-        node = None
+    with node_process(name, args) as stop:
+        built = None
         try:
-            node = node_class()
-            spin_node(node, stop=stop)
+            built = build()
+            spin(built, stop)
         finally:
-            if node is not None:
-                node.destroy_node()
+            if built is not None:
+                destroy(built)
 
 
 @contextlib.contextmanager
