@@ -244,3 +244,48 @@ def test_feedback_effort_topic_reaches_the_free_drive_setpoint(context):
         assert list(sent[-1].effort) == [0.0, -0.4]
     finally:
         node.destroy_node()
+
+
+def test_a_measurement_that_keeps_jumping_is_not_logged_once_per_sample(context):
+    """Every sample a jump or a recovery step gave a new fault text (the jump, then ``(9 good
+    sample(s) still needed)``): an ERROR line per ``joint_states`` sample, 500 lines/s from a
+    500 Hz bridge. Now the first fault is logged at once and a changed reason while faulted
+    once per throttle period (the throttle's clock frozen here: one period), the way back at once."""
+    from sensor_msgs.msg import JointState
+
+    from gravity_friction_comp.throttle import Throttle
+
+    node = _node(context, stale_timeout=5.0, recover_samples=2)
+    errors, infos = [], []
+
+    class Logger:
+        def __init__(self, real):
+            self.real = real
+
+        def error(self, text, **kw):
+            errors.append(text)
+
+        def info(self, text, **kw):
+            infos.append(text)
+
+        def __getattr__(self, name):
+            return getattr(self.real, name)
+
+    logger = Logger(node.get_logger())
+    node.get_logger = lambda: logger
+    node._fault_throttle = Throttle(2.0, clock=lambda: 0.0)
+    try:
+        msg = JointState()
+        msg.name = ["a", "b"]
+        for k in range(60):  # 0, 0.5, 0.5, 0, 0, 0.5, ...: a jump, then one good sample
+            msg.position = [0.5 * ((k + 1) // 2 % 2), 0.0]
+            node.on_state(msg)
+        assert len(errors) == 1 and "jumped 0.500 rad" in errors[0], errors[:3]
+        for _ in range(3):  # steady: recovers
+            node.on_state(msg)
+        assert infos[-1] == "free drive: measured state good again, setpoints resumed"
+        msg.position = [0.0, 0.0] if msg.position[0] else [0.5, 0.0]
+        node.on_state(msg)  # a new fault after recovering: logged at once
+        assert len(errors) == 2 and "jumped 0.500 rad" in errors[1]
+    finally:
+        node.destroy_node()
