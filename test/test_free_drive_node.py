@@ -62,6 +62,23 @@ def _node(context, **values):
     return FreeDriveNode(context=context, parameter_overrides=overrides, start_parameter_services=False)
 
 
+def _captured(node) -> dict[str, list[str]]:
+    """The node's ``error`` and ``info`` log lines from now on (``{"error": [...], "info": [...]}``);
+    its other logger calls go to its real logger."""
+    logged: dict[str, list[str]] = {"error": [], "info": []}
+    real = node.get_logger()
+
+    class Logger:
+        def __getattr__(self, name):
+            if name in logged:
+                return lambda text, **kw: logged[name].append(text)
+            return getattr(real, name)
+
+    logger = Logger()
+    node.get_logger = lambda: logger
+    return logged
+
+
 @pytest.mark.parametrize(
     "values",
     [
@@ -156,20 +173,7 @@ def test_gains_reach_the_bridge_on_a_setpoint_and_a_refusal_is_logged(context):
     node = _node(
         context, free_drive_kd=[0.1, 0.2], follow_kp=[3.0, 4.0], follow_kd=[0.5, 0.6], stale_timeout=5.0
     )
-    errors = []
-
-    class Logger:
-        def __init__(self, real):
-            self.real = real
-
-        def error(self, text, **kw):
-            errors.append(text)
-
-        def __getattr__(self, name):
-            return getattr(self.real, name)
-
-    logger = Logger(node.get_logger())
-    node.get_logger = lambda: logger
+    errors = _captured(node)["error"]
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(bridge)
     executor.add_node(node)
@@ -256,23 +260,8 @@ def test_a_measurement_that_keeps_jumping_is_not_logged_once_per_sample(context)
     from gravity_friction_comp.throttle import Throttle
 
     node = _node(context, stale_timeout=5.0, recover_samples=2)
-    errors, infos = [], []
-
-    class Logger:
-        def __init__(self, real):
-            self.real = real
-
-        def error(self, text, **kw):
-            errors.append(text)
-
-        def info(self, text, **kw):
-            infos.append(text)
-
-        def __getattr__(self, name):
-            return getattr(self.real, name)
-
-    logger = Logger(node.get_logger())
-    node.get_logger = lambda: logger
+    logged = _captured(node)
+    errors, infos = logged["error"], logged["info"]
     node._fault_throttle = Throttle(2.0, clock=lambda: 0.0)
     try:
         msg = JointState()
