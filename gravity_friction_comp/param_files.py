@@ -10,6 +10,7 @@ writes for an unset parameter) means unset: it is left out of the result. Every 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,6 +25,7 @@ __all__ = [
     "first_node_parameters",
     "flatten_parameters",
     "node_parameters",
+    "section_applies",
     "without_unset",
 ]
 
@@ -87,13 +89,29 @@ def _section(path: str | os.PathLike, node: str, body: Any) -> dict[str, Any]:
         raise _fail(path, f"{node}: {error}") from None
 
 
+def section_applies(key: str, node_name: str, namespace: str = "") -> bool:
+    """Whether the section ``key`` of a ``ros2 param dump`` file applies to ``node_name`` in
+    ``namespace``: rcl's match of the section name with the node's fully qualified name
+    (a leading ``/`` added; ``/**`` any number of namespace levels, ``/*`` exactly one:
+    ``/**``, ``/**/node``, ``/*/node``, ``/left/**``, ``left/node``), or the bare node name
+    (``node``, ``/node``) under any namespace."""
+    if key.strip("/") == node_name:
+        return True
+    ns = namespace.strip("/")
+    fqn = f"/{ns}/{node_name}" if ns else f"/{node_name}"
+    pattern = re.escape(key if key.startswith("/") else f"/{key}")
+    pattern = pattern.replace(re.escape("/**"), r"(/\w+)*").replace(re.escape("/*"), r"(/\w+)")
+    return re.fullmatch(pattern, fqn) is not None
+
+
 def node_parameters(path: str | os.PathLike, node_name: str, namespace: str = "") -> dict[str, Any]:
     """The flattened ``ros__parameters`` of ``node_name`` in a ``ros2 param dump`` file.
 
     Handed to a node as values rather than as the file: a file keyed by the bare node name
     (``gravity_compensation:``) matches only ``/gravity_compensation``, so under a namespace
-    ROS would silently apply none of it. Sections read, later ones winning: ``/**``, ``node``,
-    ``/node``, ``/**/node``, ``ns/node``, ``/ns/node``.
+    ROS would silently apply none of it. The sections that apply
+    (:func:`section_applies`: ``/**``, ``/**/node``, ``/*/node``, ``ns/node``, the bare
+    ``node``, ...) are read in file order, a later one winning, as rcl does.
 
     Raises:
         ConfigError (a ValueError): missing, unreadable, non-UTF-8 or invalid YAML file, a
@@ -102,16 +120,18 @@ def node_parameters(path: str | os.PathLike, node_name: str, namespace: str = ""
             mapping, parameter names not strings).
     """
     data = _read(path) or {}
-    ns = namespace.strip("/")
-    keys = ["/**", node_name, f"/{node_name}", f"/**/{node_name}"]
-    if ns:
-        keys += [f"{ns}/{node_name}", f"/{ns}/{node_name}"]
-    found = [(k, data[k]) for k in keys if isinstance(data, Mapping) and k in data]
+    found = [
+        (k, body)
+        for k, body in (data.items() if isinstance(data, Mapping) else ())
+        if section_applies(k, node_name, namespace)
+    ]
     if not found:
+        ns = namespace.strip("/")
         raise ConfigError(
-            f"{path}: no parameters for node {node_name!r} "
-            f"(keys {sorted(data) if isinstance(data, Mapping) else data!r}; "
-            f"expected one of {keys})",
+            f"{path}: no parameters for node {node_name!r}"
+            f"{f' in namespace /{ns}' if ns else ''} "
+            f"(keys {sorted(data) if isinstance(data, Mapping) else data!r}; expected a section "
+            f"'/**', '/**/{node_name}', '/{ns + '/' if ns else ''}{node_name}' or another rcl pattern matching it)",
             key="params",
             value=str(path),
         )

@@ -62,6 +62,23 @@ def _node(context, **values):
     return FreeDriveNode(context=context, parameter_overrides=overrides, start_parameter_services=False)
 
 
+def _captured(node) -> dict[str, list[str]]:
+    """The node's ``error`` and ``info`` log lines from now on (``{"error": [...], "info": [...]}``);
+    its other logger calls go to its real logger."""
+    logged: dict[str, list[str]] = {"error": [], "info": []}
+    real = node.get_logger()
+
+    class Logger:
+        def __getattr__(self, name):
+            if name in logged:
+                return lambda text, **kw: logged[name].append(text)
+            return getattr(real, name)
+
+    logger = Logger()
+    node.get_logger = lambda: logger
+    return logged
+
+
 @pytest.mark.parametrize(
     "values",
     [
@@ -156,20 +173,7 @@ def test_gains_reach_the_bridge_on_a_setpoint_and_a_refusal_is_logged(context):
     node = _node(
         context, free_drive_kd=[0.1, 0.2], follow_kp=[3.0, 4.0], follow_kd=[0.5, 0.6], stale_timeout=5.0
     )
-    errors = []
-
-    class Logger:
-        def __init__(self, real):
-            self.real = real
-
-        def error(self, text, **kw):
-            errors.append(text)
-
-        def __getattr__(self, name):
-            return getattr(self.real, name)
-
-    logger = Logger(node.get_logger())
-    node.get_logger = lambda: logger
+    errors = _captured(node)["error"]
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(bridge)
     executor.add_node(node)
@@ -242,5 +246,35 @@ def test_feedback_effort_topic_reaches_the_free_drive_setpoint(context):
         node.on_feedback(fb)  # refused with a warning, the last good one kept
         node.on_state(state)
         assert list(sent[-1].effort) == [0.0, -0.4]
+    finally:
+        node.destroy_node()
+
+
+def test_a_measurement_that_keeps_jumping_is_not_logged_once_per_sample(context):
+    """Every sample a jump or a recovery step gave a new fault text (the jump, then ``(9 good
+    sample(s) still needed)``): an ERROR line per ``joint_states`` sample, 500 lines/s from a
+    500 Hz bridge. Now the first fault is logged at once and a changed reason while faulted
+    once per throttle period (the throttle's clock frozen here: one period), the way back at once."""
+    from sensor_msgs.msg import JointState
+
+    from gravity_friction_comp.throttle import Throttle
+
+    node = _node(context, stale_timeout=5.0, recover_samples=2)
+    logged = _captured(node)
+    errors, infos = logged["error"], logged["info"]
+    node._fault_throttle = Throttle(2.0, clock=lambda: 0.0)
+    try:
+        msg = JointState()
+        msg.name = ["a", "b"]
+        for k in range(60):  # 0, 0.5, 0.5, 0, 0, 0.5, ...: a jump, then one good sample
+            msg.position = [0.5 * ((k + 1) // 2 % 2), 0.0]
+            node.on_state(msg)
+        assert len(errors) == 1 and "jumped 0.500 rad" in errors[0], errors[:3]
+        for _ in range(3):  # steady: recovers
+            node.on_state(msg)
+        assert infos[-1] == "free drive: measured state good again, setpoints resumed"
+        msg.position = [0.0, 0.0] if msg.position[0] else [0.5, 0.0]
+        node.on_state(msg)  # a new fault after recovering: logged at once
+        assert len(errors) == 2 and "jumped 0.500 rad" in errors[1]
     finally:
         node.destroy_node()

@@ -134,3 +134,25 @@ def test_follow_setpoints_carry_no_feedback_effort():
     s.feedback(["a"], [1.0], 0.0)
     s.follow(["a", "b", "finger"], [0.1, 0.2, 0.0], None)
     np.testing.assert_array_equal(s.setpoint(0.0).effort, [0.0, 0.0, 0.0])
+
+
+def test_a_nan_time_never_keeps_a_measurement_or_a_feedback_effort_fresh():
+    """The ROS-free source takes any float time: ``t - t_last > timeout`` is False for NaN, so a
+    NaN-stamped sample (or a NaN query time) passed as fresh forever, a NaN-stamped feedback
+    effort never expired, and a NaN time in the follow blend gave a NaN position. NaN now
+    counts as stale (no setpoint, zero feedback), and the blend holds its start pose."""
+    nan = float("nan")
+    s = _source(stale_timeout=0.05, feedback_timeout=0.05)
+    s.measured(J, [0.1, 0.2], nan)
+    assert s.setpoint(1.0) is None and "old" in s.fault(1.0)
+    s.measured(J, [0.1, 0.2], 1.0)
+    assert s.setpoint(1.01) is not None
+    assert s.setpoint(nan) is None  # a NaN query time: no age to trust
+    s.feedback(["a"], [1.5], nan)
+    np.testing.assert_array_equal(s.feedback_effort(1.01), [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(s.setpoint(1.01).effort, [0.0, 0.0, 0.0])
+    s.switch("follow", 1.02)
+    s.follow(["a", "b", "finger"], [0.5, 0.6, 0.01], None)
+    sp = s.setpoint(nan)
+    np.testing.assert_array_equal(sp.position, [0.1, 0.2, 0.01])  # the pose at the switch
+    np.testing.assert_array_equal(sp.velocity, [0.0, 0.0, 0.0])

@@ -51,3 +51,30 @@ def test_quantize_helpers_refuse_strings_huge_ints_and_bad_ranges():
     with pytest.raises(ConfigError) as err:
         pack_pvt(0.0, 0.0, 0.0, None)
     assert err.value.key == "limits"
+
+
+@pytest.mark.parametrize(
+    "lo, hi",
+    [(-1e308, 1.0), (-1e308, 1e308), (-1.7e308, 1.7e308), (0.0, 1e308)],
+    ids=["lo", "both", "max", "hi"],
+)
+def test_a_finite_range_too_wide_to_quantize_is_a_config_error(lo, hi):
+    """A finite ``lo < hi`` whose span times 2^bits − 1 overflows: ``float_to_uint`` raised
+    OverflowError (``floor(inf)``) or ValueError (``inf/inf``), ``uint_to_float`` returned
+    inf; both now refuse the range as they refuse ``lo >= hi``."""
+    for call in (lambda: float_to_uint(0.5, lo, hi, 16), lambda: uint_to_float(65535, lo, hi, 16)):
+        with pytest.raises(ConfigError, match="too wide") as err:
+            call()
+        assert err.value.key == "range"
+    # just inside: finite codes and values (1e300 · 65535 is finite)
+    assert float_to_uint(0.0, -1e300, 1e300, 16) in (32767, 32768)
+    assert uint_to_float(65535, -1e300, 1e300, 16) == 1e300
+
+
+@pytest.mark.parametrize("code", [math.nan, 1.5, 2.0, True, "3", None])
+def test_uint_to_float_refuses_a_code_that_is_not_an_integer(code):
+    """``int(code)`` truncated 1.5 to 1, made ``True`` code 1 and raised a bare ValueError
+    ("cannot convert float NaN to integer") or TypeError for NaN and None."""
+    with pytest.raises(InputError) as err:
+        uint_to_float(code, -1.0, 1.0, 12)
+    assert err.value.reason is Reason.TYPE

@@ -219,3 +219,47 @@ def test_second_sigint_during_shutdown_still_exits_0(repo_root, gap):
             proc.wait()
     assert proc.returncode == 0, "".join(lines) + out
     assert "Traceback" not in out and "KeyboardInterrupt" not in out, out
+
+
+@pytest.mark.parametrize(
+    ("ros_args", "named", "line"),
+    [
+        (("-p", "thread_priority:=100"), "thread_priority", "invalid configuration"),
+        (("-p", "thread_priority:=x"), "thread_priority", "invalid configuration"),
+        (("-p", "thread_priority:=1.5"), "thread_priority", "invalid configuration"),
+        (("--params-file", "{bad}"), "Couldn't parse params file", "cannot start"),
+    ],
+    ids=["out-of-range", "string", "double", "unparsable-file"],
+)
+def test_composed_chain_refuses_a_bad_configuration_in_one_line_and_exit_2(
+    repo_root, tmp_path, capsys, ros_args, named, line
+):
+    """The composed executables end as every node executable does (run_node): a value rclpy
+    refuses at declaration (the bridge's read-only ``thread_priority`` out of its range, a
+    string, a double) or a params file rcl cannot parse is one line and exit 2; it was a
+    traceback (InvalidParameterValueException, RCLError) and exit 1. Signal handlers are put
+    back afterwards."""
+    import signal
+
+    from gravity_friction_comp.nodes import composed_chain
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("a: [\n")
+    handler = signal.getsignal(signal.SIGINT)
+    args = [
+        "composed_chain",
+        "--ros-args",
+        *("--params-file", str(repo_root / "config" / "friction_feedforward.yaml")),
+        *("-p", f"urdf_path:={repo_root / 'urdf' / 'palletizer.urdf'}"),
+        *("-p", f"arm_config:={repo_root / 'config' / 'palletizer_arm.yaml'}"),
+        *(a.format(bad=bad) for a in ros_args),
+    ]
+    with pytest.raises(SystemExit) as info:
+        composed_chain.main(args)
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    ours = [text for text in err.splitlines() if text.startswith(f"[composed_chain] {line}: ")]
+    assert len(ours) == 1 and named in ours[0], err
+    assert "Traceback" not in err
+    assert not rclpy.ok()
+    assert signal.getsignal(signal.SIGINT) is handler

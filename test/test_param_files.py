@@ -225,3 +225,54 @@ def test_a_shipped_file_applies_under_a_namespace_as_rcl_parses_it(path, key):
         rclpy.shutdown(context=context)
     got = {n: list(v) if isinstance(v, (list, array.array)) else v for n, v in got.items()}
     assert got and got == node_parameters(path, node_name, "left")
+
+
+def _section_text(*sections: tuple[str, float]) -> str:
+    return "".join(f"{key}:\n  ros__parameters:\n    scale: {value}\n" for key, value in sections)
+
+
+@pytest.mark.parametrize(
+    "sections",
+    [
+        (("/**/gravity_compensation", 0.1), ("/**", 0.2)),  # a later /** wins, as in rcl
+        (("/**", 0.2), ("/**/gravity_compensation", 0.1)),
+        (("/**/gravity_compensation", 0.4), ("/left/gravity_compensation", 0.3), ("/**", 0.5)),
+        (("/*/gravity_compensation", 0.6),),  # one namespace level
+        (("/left/**", 0.7),),
+        (("/**/gravity_compensation", 0.8), ("/**/gravity_compensation", 0.9)),  # YAML: the last
+    ],
+    ids=["star-last", "star-first", "three", "one-level", "namespace-star", "duplicate"],
+)
+def test_several_matching_sections_and_wildcards_read_as_rcl_reads_them(tmp_path, sections):
+    """Sections that apply are read in file order with rcl's wildcards (``/*``: one level,
+    ``/**``: any), under ``-r __ns:=/left``; the value is the one rcl's own parser gives the
+    node. param_files read them in a fixed order (``/**`` first, ``/**/node`` winning over a
+    later ``/**``) and knew no ``/*/node`` or ``/ns/**`` (a ConfigError for a file rcl applies)."""
+    rclpy = pytest.importorskip("rclpy")
+    from graph_helpers import fresh_domain_id
+    from rclpy.context import Context
+
+    path = tmp_path / "p.yaml"
+    path.write_text(_section_text(*sections))
+    context = Context()
+    args = ["--ros-args", "-r", "__ns:=/left", "--params-file", str(path)]
+    rclpy.init(args=args, context=context, domain_id=fresh_domain_id())
+    try:
+        node = rclpy.create_node("gravity_compensation", context=context)
+        try:
+            expected = node._parameter_overrides["scale"].value  # what rcl matched
+        finally:
+            node.destroy_node()
+    finally:
+        rclpy.shutdown(context=context)
+    assert node_parameters(path, "gravity_compensation", "left") == {"scale": expected}
+    if not any("left" in key or key.startswith("/*/") for key, _ in sections):  # also at the root
+        assert node_parameters(path, "gravity_compensation") == {"scale": expected}
+
+
+def test_a_section_for_another_namespace_or_level_does_not_apply(tmp_path):
+    path = tmp_path / "p.yaml"
+    path.write_text(_section_text(("/right/**", 1.0), ("/*/gravity_compensation", 2.0)))
+    assert node_parameters(path, "gravity_compensation", "/left") == {"scale": 2.0}
+    with pytest.raises(ConfigError, match="no parameters for node 'gravity_compensation'"):
+        node_parameters(path, "gravity_compensation")  # /* needs one namespace level

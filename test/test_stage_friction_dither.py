@@ -104,6 +104,20 @@ def test_zero_mean_over_a_period_for_symmetric_friction():
     assert max(t[0] for t in terms) == pytest.approx(0.6 * 0.35)
 
 
+@pytest.mark.parametrize("t", [4e307, -1e308, 1.7976931348623157e308])
+def test_a_time_whose_phase_overflows_still_gives_a_flipping_dither(t):
+    """A finite setpoint time so large that 2·dither_hz·t overflows (the ROS-free stage takes
+    any finite t): the square wave flips at each setpoint, at the levels of the hand route;
+    ``math.floor(inf)`` raised OverflowError out of ``update``."""
+    stage = _stage(_model(), dither=0.6, hz=5.0)
+    terms = [_term(stage, t, [0.0, 0.0]) for _ in range(4)]
+    signs = [np.sign(term[0]) for term in terms]
+    assert signs[0] != 0 and signs == [signs[0], -signs[0]] * 2
+    for term, sign in zip(terms, signs):
+        level = [0.3, 0.1] if sign > 0 else [0.2, 0.1]
+        np.testing.assert_allclose(term, sign * 0.6 * np.array(level), rtol=0, atol=1e-15)
+
+
 @pytest.mark.parametrize(
     "kw, key",
     [

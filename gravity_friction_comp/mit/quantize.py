@@ -98,15 +98,33 @@ def float_to_uint(x: float, lo: float, hi: float, bits: int) -> int:
     Source: FIELD_NOTES "MIT mode on CAN" (scale by (2^bits − 1)/span).
     """
     x = finite("x", x)
+    lo, hi, bits = _checked_range(lo, hi, bits)
+    return float_to_uint_unchecked(x, lo, hi, bits)
+
+
+def _checked_range(lo: object, hi: object, bits: object) -> tuple[float, float, int]:
+    """``(lo, hi, bits)`` of :func:`float_to_uint` / :func:`uint_to_float` checked: finite
+    ``lo < hi`` whose span times ``2^bits − 1`` is finite (a wider one made the code
+    ``floor(inf)`` or ``inf/inf``: OverflowError, ValueError), ``bits`` an int 1..32.
+
+    Raises:
+        ConfigError: key ``range`` or ``bits``.
+    """
     try:
         lo, hi = finite("lo", lo), finite("hi", hi)
     except InputError:
         lo = hi = math.nan  # refused just below
     if not lo < hi:
         raise ConfigError(f"range must satisfy lo < hi, got [{lo}, {hi}]", key="range", value=(lo, hi))
-    if isinstance(bits, bool) or not isinstance(bits, numbers.Integral) or not 1 <= bits <= 32:
+    if isinstance(bits, bool) or not isinstance(bits, numbers.Integral) or not 1 <= int(bits) <= 32:
         raise ConfigError(f"bits must be an integer 1..32, got {bits!r}", key="bits", value=bits)
-    return float_to_uint_unchecked(x, lo, hi, int(bits))
+    if not math.isfinite((hi - lo) * ((1 << int(bits)) - 1)):
+        raise ConfigError(
+            f"range [{lo}, {hi}] too wide to quantize over {int(bits)} bits (span overflows)",
+            key="range",
+            value=(lo, hi),
+        )
+    return lo, hi, int(bits)
 
 
 def float_to_uint_unchecked(x: float, lo: float, hi: float, bits: int) -> int:
@@ -133,14 +151,19 @@ def uint_to_float(code: int, lo: float, hi: float, bits: int) -> float:
         float [field unit].
 
     Raises:
-        InputError: code outside 0..2^bits − 1 (reason ``Reason.RANGE``).
+        InputError: code not an int (``Reason.TYPE``: a float such as NaN or 1.5, a bool) or
+            outside 0..2^bits − 1 (reason ``Reason.RANGE``).
+        ConfigError: the range or ``bits`` as :func:`float_to_uint` refuses them.
 
     Source: inverse of :func:`float_to_uint`; same map as the Damiao/AK reference drivers.
     """
-    top = (1 << int(bits)) - 1
+    lo, hi, bits = _checked_range(lo, hi, bits)
+    if isinstance(code, bool) or not isinstance(code, numbers.Integral):
+        raise InputError(f"code must be an integer, got {code!r}", reason=Reason.TYPE)
+    top = (1 << bits) - 1
     if not 0 <= int(code) <= top:
         raise InputError(f"code {code} outside 0..{top}", reason=Reason.RANGE)
-    return uint_to_float_unchecked(int(code), lo, hi, int(bits))
+    return uint_to_float_unchecked(int(code), lo, hi, bits)
 
 
 def uint_to_float_unchecked(code: int, lo: float, hi: float, bits: int) -> float:

@@ -36,7 +36,6 @@ from typing import Any
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 from sensor_msgs.msg import JointState
 
-from gravity_friction_comp.errors import ConfigError
 from gravity_friction_comp.nodes.friction_feedforward_node import FrictionFeedforwardNode
 from gravity_friction_comp.nodes.gravity_compensation_node import GravityCompensationNode
 from gravity_friction_comp.nodes.mit_bridge_node import MitBridgeNode
@@ -49,6 +48,7 @@ from gravity_friction_comp.nodes.runtime import (
     executor_choice,
     make_executor,
     node_parameters,
+    run_process,
 )
 from gravity_friction_comp.nodes.stage_node import SETPOINT_QOS, HandOff
 from gravity_friction_comp.throttle import Throttle
@@ -304,36 +304,12 @@ def main(args=None) -> None:
 def run_composed(
     factory: Callable[[], ComposedChain], name: str, args=None, help_text: Callable[[], str] = usage
 ) -> None:
-    """Build ``factory()`` and spin it until SIGINT/SIGTERM (clean shutdown, exit 0); a
-    :class:`ConfigError` is one line ``[name] invalid configuration: …`` and exit 2.
+    """Build ``factory()`` and spin it until SIGINT/SIGTERM (clean shutdown, exit 0), in
+    :func:`~gravity_friction_comp.nodes.runtime.run_process` as every node executable: a
+    refused or wrong-typed parameter or an unparsable params file is one line
+    ``[name] invalid configuration: …`` / ``[name] cannot start: …`` and exit 2.
     ``-h`` / ``--help`` before ``--ros-args`` prints ``help_text()`` and exits 0 (rclpy not started)."""
-    import signal
-    import sys
-    import threading
-
-    if any(a in ("-h", "--help") for a in _user_args(args)):
-        sys.stdout.write(help_text())
-        raise SystemExit(0)
-
-    import rclpy
-    from rclpy.signals import SignalHandlerOptions
-
-    requested: list[int] = []
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, lambda signum, frame: requested.append(signum))
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    chain = None
-    try:
-        chain = factory()
-        spin_chain(chain, stop=lambda: bool(requested))
-    except ConfigError as error:
-        print(f"[{name}] invalid configuration: {error}", file=sys.stderr)
-        raise SystemExit(2) from None
-    finally:
-        if chain is not None:
-            chain.destroy()
-        rclpy.try_shutdown()
+    run_process(name, args, help_text, factory, spin_chain, lambda chain: chain.destroy())
 
 
 if __name__ == "__main__":

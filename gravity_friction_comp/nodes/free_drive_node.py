@@ -65,6 +65,7 @@ from gravity_friction_comp.stage.free_drive import (
     stale_reply_ages,
     validate_mode,
 )
+from gravity_friction_comp.throttle import Throttle
 from gravity_friction_comp.validation import per_joint
 
 __all__ = ["GAIN_PARAMETERS", "FreeDriveNode", "PARAMETERS", "bridge_gains", "main"]
@@ -217,6 +218,7 @@ class FreeDriveNode(Node):
         self._pending_gains: dict[str, tuple[list[float], list[float]]] | None = None
         self._gains_for: str | None = None  # the mode whose gains the bridge has (None: unknown)
         self._fault = ""
+        self._fault_throttle = Throttle(2.0)  # a changing reason while faulted: once per 2 s
         self._published_ns = -1
         self._pub = self.create_publisher(JointState, "joint_setpoint", SETPOINT_QOS)
         #: Called with each published setpoint before the DDS copy (the composed chain).
@@ -315,9 +317,11 @@ class FreeDriveNode(Node):
         self.source.set_stale(stale_reply_ages(missed, rate))
 
     def _report(self, why: str) -> None:
+        """Log a new fault at once, the way back at once; while faulted, a changed reason (the
+        recovery countdown, a new jump) at most once per 2 s, not once per sample."""
         if why != self._fault:
-            self._fault = why
-            if why:
+            was, self._fault = self._fault, why
+            if why and (self._fault_throttle.ready("fault") or not was):
                 self.get_logger().error(
                     f"free drive: no setpoint ({why}); the bridge falls back to its timeout behaviour"
                 )

@@ -4,11 +4,15 @@ loop, and a clean exit on SIGINT/SIGTERM or a bad start-up configuration.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
+from typing import TypeVar
 
 from rclpy.node import Node
 
 from gravity_friction_comp.errors import ConfigError
+
+T = TypeVar("T")
 
 __all__ = [
     "EXECUTORS",
@@ -19,7 +23,9 @@ __all__ = [
     "executor_choice",
     "make_executor",
     "node_parameters",
+    "node_process",
     "run_node",
+    "run_process",
     "spin_node",
     "usage",
 ]
@@ -181,25 +187,65 @@ def usage(node_class) -> str:
 def run_node(node_class, args=None) -> None:
     """``main()`` body shared by the node executables: spin until SIGINT/SIGTERM, then clean up.
 
-    ``-h`` / ``--help`` (before ``--ros-args``) prints :func:`usage` and exits 0. SIGINT and
-    SIGTERM (Ctrl-C of ``ros2 launch`` goes to the whole process group) only ask the spin
-    loop to stop: no ``KeyboardInterrupt`` mid-callback or mid-clean-up, no context shut
-    down under a running callback. Then ``destroy_node`` (the bridge sends its disable
-    frames and closes the bus there; a second signal does not interrupt it), then
-    ``rclpy.try_shutdown``; the exit code is 0. After a stop signal both signals stay
-    ignored until the process has exited (``ros2 launch`` sends its own SIGINT 40–60 ms
-    after the terminal's: the default handler back in place killed the exiting process,
-    exit code -2). An invalid start-up configuration (a
-    refused or wrong-typed parameter, a params file rclpy cannot parse) prints a one-line
-    reason (no traceback) and exits 2.
+    :func:`run_process` with ``node_class()`` spun by :func:`spin_node`; ``-h`` / ``--help``
+    prints :func:`usage`. ``destroy_node`` at the end (the bridge sends its disable frames
+    and closes the bus there; a second signal does not interrupt it).
+    """
+    run_process(
+        getattr(node_class, "NODE_NAME", node_class.__name__),
+        args,
+        lambda: usage(node_class),
+        node_class,
+        spin_node,
+        lambda node: node.destroy_node(),
+    )
+
+
+def run_process(
+    name: str,
+    args,
+    help_text: Callable[[], str],
+    build: Callable[[], T],
+    spin: Callable[[T, Callable[[], bool]], None],
+    destroy: Callable[[T], None],
+) -> None:
+    """The body of an executable's ``main()`` (:func:`run_node`, ``composed_chain``'s
+    ``run_composed``): ``-h`` / ``--help`` before ``--ros-args`` prints ``help_text()`` and
+    exits 0 (rclpy not started); else, in :func:`node_process`, ``spin(build(), stop)``,
+    then ``destroy`` of what was built."""
+    import sys
+
+    if any(a in ("-h", "--help") for a in _user_args(args)):
+        sys.stdout.write(help_text())
+        raise SystemExit(0)
+    with node_process(name, args) as stop:
+        built = None
+        try:
+            built = build()
+            spin(built, stop)
+        finally:
+            if built is not None:
+                destroy(built)
+
+
+@contextlib.contextmanager
+def node_process(name: str, args=None) -> Iterator[Callable[[], bool]]:
+    """The process around the nodes of an executable (:func:`run_node`, ``run_composed``):
+    yields the ``stop`` callable its spin loop checks.
+
+    SIGINT and SIGTERM (Ctrl-C of ``ros2 launch`` goes to the whole process group) only ask
+    the spin loop to stop: no ``KeyboardInterrupt`` mid-callback or mid-clean-up, no context
+    shut down under a running callback. After the block ``rclpy.try_shutdown``; the exit code
+    is 0. After a stop signal both signals stay ignored until the process has exited
+    (``ros2 launch`` sends its own SIGINT 40–60 ms after the terminal's: the default handler
+    back in place killed the exiting process, exit code -2). An invalid start-up
+    configuration (a refused or wrong-typed parameter, a params file rclpy cannot parse)
+    prints a one-line reason ``[name] invalid configuration: …`` / ``[name] cannot start: …``
+    (no traceback) and exits 2.
     """
     import signal
     import sys
     import threading
-
-    if any(a in ("-h", "--help") for a in _user_args(args)):
-        sys.stdout.write(usage(node_class))
-        raise SystemExit(0)
 
     import rclpy
     from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
@@ -215,7 +261,6 @@ def run_node(node_class, args=None) -> None:
     previous = {}
     if threading.current_thread() is threading.main_thread():  # signal.signal: main thread only
         previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
-    name = getattr(node_class, "NODE_NAME", node_class.__name__)
     try:
         rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     except rclpy_implementation.RCLError as error:  # e.g. a params file that is not a mapping
@@ -223,10 +268,8 @@ def run_node(node_class, args=None) -> None:
             signal.signal(sig, handler)
         print(f"[{name}] cannot start: {str(error).splitlines()[0]}", file=sys.stderr)
         raise SystemExit(2) from None
-    node = None
     try:
-        node = node_class()
-        spin_node(node, stop=lambda: bool(requested))
+        yield lambda: bool(requested)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except (
@@ -242,8 +285,6 @@ def run_node(node_class, args=None) -> None:
         raise SystemExit(2) from None
     finally:
         try:
-            if node is not None:
-                node.destroy_node()
             rclpy.try_shutdown()
         finally:
             for sig, handler in previous.items():

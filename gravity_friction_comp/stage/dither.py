@@ -147,7 +147,10 @@ class StictionDither:
         setpoint lands on an even half-period), a steady push of ``d·B`` instead of a dither.
         """
         # the 1e-9 keeps a stamp on a half-period boundary on one side however it rounds
-        index = math.floor(2.0 * self.frequency_hz * t + 1e-9)
+        phase = 2.0 * self.frequency_hz * t + 1e-9
+        # a finite t whose phase overflows (|t| beyond ~1e306 s: no stamp, a caller's clock):
+        # a new half-period at each setpoint, so the wave still flips (math.floor(inf) raised)
+        index = math.floor(phase) if math.isfinite(phase) else (self._index or 0) + 1
         if self._index is None:
             self._sign = 1.0 if index % 2 == 0 else -1.0
         elif index != self._index:

@@ -217,7 +217,8 @@ class FreeDriveSource:
             return f"{self._bad_reason} ({self._bad} good sample(s) still needed)"
         if self._q is None:
             return "no measured joint state yet"
-        if t - self._t > self.config.stale_timeout + 1e-9:  # float slack of two stamps
+        # float slack of two stamps; "not <=": a NaN time (of the sample or of t) counts as stale
+        if not t - self._t <= self.config.stale_timeout + 1e-9:
             return f"measured joint state {t - self._t:.3f} s old (stale_timeout {self.config.stale_timeout:g} s)"
         return ""
 
@@ -318,7 +319,8 @@ class FreeDriveSource:
 
     def feedback_effort(self, t: float) -> np.ndarray:
         """(m,) [N·m] the feedback effort in force at ``t`` [s] (zeros when none or stale)."""
-        if self._feedback is None or t - self._feedback[0] > self.config.feedback_timeout + 1e-9:
+        # "not <=": a NaN time counts as stale (a NaN-stamped effort never expired)
+        if self._feedback is None or not t - self._feedback[0] <= self.config.feedback_timeout + 1e-9:
             return self._zeros.copy()
         return self._feedback[1].copy()
 
@@ -357,7 +359,8 @@ class FreeDriveSource:
             )
         t_switch, start = self._blend
         T = self.config.blend_time
-        alpha = 1.0 if T == 0 else min(max((t - t_switch) / T, 0.0), 1.0)
+        x = 1.0 if T == 0 else (t - t_switch) / T
+        alpha = min(max(x, 0.0), 1.0) if x == x else 0.0  # NaN t: the start pose, not a NaN one
         if self._follow is None:
             return FreeDriveSetpoint(self._names, start.copy(), self._zeros.copy(), self._zeros.copy())
         p, v = self._follow
