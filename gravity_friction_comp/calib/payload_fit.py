@@ -142,4 +142,6 @@ def write_payload_params(
     }
     text = "# Payload fitted by calibrate_gravity payload (static holds): mass [kg], com [m] in parent.\n"
     with open(path, "w", encoding="utf-8") as f:
-        f.write(text + yaml.safe_dump({f"/**/{node}": {"ros__parameters": {"payload": body}}}, sort_keys=False))
+        f.write(
+            text + yaml.safe_dump({f"/**/{node}": {"ros__parameters": {"payload": body}}}, sort_keys=False)
+        )
