@@ -153,7 +153,9 @@ def without_unset(params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def first_node_parameters(path: str | os.PathLike) -> tuple[str, dict[str, Any]]:
-    """The first node's section of a ``ros2 param dump`` file.
+    """The first node's section of a ``ros2 param dump`` file, under the ``/**`` sections
+    (values for every node, as rcl applies them: in file order, a later one winning). A file
+    of ``/**`` sections only is its own first node (``"/**"``).
 
     Returns:
         ``(node_name, {"payload.mass": 0.13, ...})``.
@@ -166,10 +168,15 @@ def first_node_parameters(path: str | os.PathLike) -> tuple[str, dict[str, Any]]
     data = _read(path)
     if not isinstance(data, Mapping) or not data:
         raise _fail(path, "is not a ros2 param dump file")
-    node, body = next(iter(data.items()))
-    if not isinstance(body, Mapping) or "ros__parameters" not in body:
-        raise _fail(path, f"expected '{node}: ros__parameters: ...'")
-    return node, without_unset(_section(path, node, body))
+    node = next((k for k in data if k != "/**"), "/**")
+    values: dict[str, Any] = {}
+    for key, body in data.items():
+        if key not in ("/**", node):
+            continue
+        if not isinstance(body, Mapping) or "ros__parameters" not in body:
+            raise _fail(path, f"expected '{key}: ros__parameters: ...'")
+        values.update(_section(path, key, body))
+    return node, without_unset(values)
 
 
 class _NoAliasDumper(yaml.SafeDumper):

@@ -33,7 +33,11 @@ def test_sections_and_namespace_precedence(tmp_path):
         "payload.mass": 0.2,
     }
     assert node_parameters(path, "gravity_compensation", "/left")["scale"] == 0.9
-    assert first_node_parameters(path) == ("/**", {"scale": 0.5, "enable": True})
+    # the first node under the /** section, as rcl gives it to a node of that name
+    assert first_node_parameters(path) == (
+        "gravity_compensation",
+        node_parameters(path, "gravity_compensation"),
+    )
     bare = tmp_path / "bare.yaml"
     bare.write_text(yaml.safe_dump({"other": {"ros__parameters": {"x": 1}}}))
     with pytest.raises(ConfigError, match="no parameters for node 'gravity_compensation'"):
@@ -78,7 +82,7 @@ def test_empty_section_and_empty_parameters_give_nothing(tmp_path):
     path = tmp_path / "p.yaml"
     path.write_text("/**:\n  ros__parameters:\ngravity_compensation:\n  ros__parameters: {scale: 0.7}\n")
     assert node_parameters(path, "gravity_compensation") == {"scale": 0.7}
-    assert first_node_parameters(path) == ("/**", {})
+    assert first_node_parameters(path) == ("gravity_compensation", {"scale": 0.7})
 
 
 def test_non_utf8_file(tmp_path):
@@ -108,7 +112,7 @@ def test_null_from_ros2_param_dump_means_unset(tmp_path):
     params = node_parameters(path, "gravity_compensation")
     assert params == {"viscous": 0.1, "scale": 1.0}
     assert None not in params.values()
-    assert first_node_parameters(path) == ("/**", {"effort_limit": 5.0, "viscous": 0.1})
+    assert first_node_parameters(path) == ("/gravity_compensation", params)  # under /**, null unsets
 
 
 @pytest.mark.parametrize("tree", [None, [1, 2], 3.0, "abc"])
@@ -276,3 +280,24 @@ def test_a_section_for_another_namespace_or_level_does_not_apply(tmp_path):
     assert node_parameters(path, "gravity_compensation", "/left") == {"scale": 2.0}
     with pytest.raises(ConfigError, match="no parameters for node 'gravity_compensation'"):
         node_parameters(path, "gravity_compensation")  # /* needs one namespace level
+
+
+def test_first_node_of_a_motor_map_that_starts_with_a_wildcard_section(tmp_path):
+    """A motor map whose first section is ``/**`` (values for every node): the bridge's
+    section is its first node, with the ``/**`` values under it (file order, rcl's rule:
+    checked with rcl's parser), not the ``/**`` section alone (that lost ``joints``)."""
+    path = tmp_path / "motors.yaml"
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "/**": {"ros__parameters": {"use_sim_time": True, "rate_hz": 250.0}},
+                "/**/mit_bridge": {"ros__parameters": {"joints": ["a", "b"], "rate_hz": 500.0}},
+                "/**/other": {"ros__parameters": {"rate_hz": 9.0}},
+            },
+            sort_keys=False,
+        )
+    )
+    node, values = first_node_parameters(path)
+    assert node == "/**/mit_bridge"
+    assert values == {"use_sim_time": True, "rate_hz": 500.0, "joints": ["a", "b"]}
+    assert values == rcl_parameters(path, "mit_bridge")
