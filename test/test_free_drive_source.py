@@ -63,6 +63,16 @@ def test_missing_joint_is_ignored_with_a_reason():
     assert s.setpoint(1.0) is None
 
 
+def test_repeated_names_are_ignored_and_text_positions_refused_with_a_reason():
+    s = _source(recover_samples=2)
+    assert s.measured(J, [0.1, 0.2], 1.0) == ""
+    # which "a" is meant is unknown: ignored, the last good pose kept
+    assert "names repeat: ['a']" in s.measured(["a", "b", "a"], [0.1, 0.2, 0.9], 1.001)
+    np.testing.assert_array_equal(s.setpoint(1.001).position[:2], [0.1, 0.2])
+    assert s.measured(J, ["x", 0.2], 1.002) == "non-numeric measured position"  # was a bare ValueError
+    assert s.setpoint(1.002) is None  # a bad sample: the recovery count, as a NaN
+
+
 def test_switch_to_follow_starts_at_the_measured_pose_and_blends():
     s = _source(blend_time=1.0)
     s.measured(J, [0.1, 0.2], 1.0)

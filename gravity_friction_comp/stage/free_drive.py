@@ -226,18 +226,24 @@ class FreeDriveSource:
     def measured(self, names: Sequence[str], position: Sequence[float] | np.ndarray, t: float) -> str:
         """A ``joint_states`` sample at time ``t`` [s]; returns "" when accepted, else why not.
 
-        A sample lacking a joint is ignored (reason returned); a non-finite one or one that
+        A sample lacking a joint or naming one twice is ignored (reason returned); a
+        non-numeric or non-finite one or one that
         jumps more than ``max_jump`` from the last good sample starts the recovery count
         (the jump target becomes the reference, so a real move is accepted after
         ``recover_samples`` consistent samples).
         """
         index = {name: i for i, name in enumerate(names)}
+        if len(index) != len(names):  # which of a repeated joint's values is meant is unknown
+            return f"joint_states names repeat: {sorted({n for n in names if list(names).count(n) > 1})}"
         missing = [j for j in self.config.joints if j not in index]
         if missing or len(position) != len(names):
             return (
                 f"joint_states lacks {missing}" if missing else "joint_states names/positions lengths differ"
             )
-        q = np.array([position[index[j]] for j in self.config.joints], dtype=float)
+        try:
+            q = np.array([position[index[j]] for j in self.config.joints], dtype=float)
+        except (TypeError, ValueError):
+            return self._reject("non-numeric measured position")
         if not np.all(np.isfinite(q)):
             return self._reject(f"non-finite measured position {q.tolist()}")
         if self._q is not None:
