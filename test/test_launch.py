@@ -648,8 +648,9 @@ def assert_profile_file(path: str, repo_root, arm: str, name: str) -> None:
     assert pathlib.Path(path).read_bytes() == (repo_root / "arms" / arm / name).read_bytes(), path
 
 
-def launched_parameters(module, **configurations) -> dict[str, dict]:
-    """executable → its evaluated parameters, from ``_setup`` with these launch arguments."""
+def launched_nodes(module, **configurations) -> dict[str, tuple[dict, list]]:
+    """executable → (its evaluated parameters, its command-line arguments), from ``_setup``
+    with these launch arguments."""
     from launch.utilities import normalize_to_list_of_substitutions, perform_substitutions
     from launch_ros.utilities import evaluate_parameters
 
@@ -665,12 +666,21 @@ def launched_parameters(module, **configurations) -> dict[str, dict]:
             values = evaluate_parameters(context, node._Node__parameters)[0]
             if not isinstance(values, dict):  # a parameter file (composed_chain's sections)
                 values = {"params_file": str(values)}
-            out[node.node_executable] = {k: list(v) if isinstance(v, tuple) else v for k, v in values.items()}
-            out[node.node_executable]["arguments"] = [
+            arguments = [
                 perform_substitutions(context, normalize_to_list_of_substitutions(arg))
                 for arg in node._Node__arguments or []
             ]
+            out[node.node_executable] = (
+                {k: list(v) if isinstance(v, tuple) else v for k, v in values.items()},
+                arguments,
+            )
     return out
+
+
+def launched_parameters(module, **configurations) -> dict[str, dict]:
+    """executable → its evaluated parameters (:func:`launched_nodes`; parameters only, so a
+    node's arguments are never taken for one of its parameters)."""
+    return {name: values for name, (values, _) in launched_nodes(module, **configurations).items()}
 
 
 def test_arm_profile_launch_gives_each_node_the_profiles_values(repo_root):
@@ -858,8 +868,8 @@ def test_shaper_launch_gives_the_shaper_node_the_chains_rate(repo_root):
     assert shaper["use_sim_time"] is True
     wall = launched_parameters(arm, arm="yam_ultra", shaper="true")["setpoint_shaper"]
     assert wall["rate_hz"] == 500.0  # arms/yam_ultra/mit_bridge.yaml rate_hz
-    composed = launched_parameters(arm, arm="yam_ultra", shaper="true", composed="true")
-    assert "setpoint_shaper" not in composed and "--shaper" in composed["composed_chain"]["arguments"]
+    composed = launched_nodes(arm, arm="yam_ultra", shaper="true", composed="true")
+    assert "setpoint_shaper" not in composed and "--shaper" in composed["composed_chain"][1]
     with pytest.raises(ValueError, match="free_drive"):
         launched_parameters(arm, arm="yam_ultra", shaper="true", mode="free_drive")
 
