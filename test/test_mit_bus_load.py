@@ -111,3 +111,36 @@ def test_load_per_bus():
     assert list(loads) == ["can1", "can0"]
     assert loads["can1"] == pytest.approx(14 * 56.6e-3) and loads["can0"] == pytest.approx(16 * 56.6e-3)
     assert mit_bus_loads({"": 3}, 500, 1e6) == {"": pytest.approx(0.405)}
+
+
+def test_frame_rate_follows_the_true_rate_through_bunched_reads():
+    """A stream of 400 frames/s counted by a diagnostics timer at 10 Hz whose ticks come late
+    and then back to back, and whose frames are read in bursts after stalls (as under CPU
+    load): the per-tick ratio swings far above 400 (what a 100 ms window reported); the rate
+    over >= 1 s stays within 5 % of the stream's true 400 frames/s once 1 s has passed."""
+    from gravity_friction_comp.mit.bus_load import FrameRate
+
+    true_rate = 400.0
+    rate = FrameRate(0.0)
+    t, last_t, last_count, worst_tick, worst_window = 0.0, 0.0, 0, 0.0, 0.0
+    ticks = [0.1] * 5 + [0.25, 0.01] + [0.1] * 8 + [0.3, 0.005, 0.005] + [0.1] * 10
+    for dt in ticks:
+        t += dt
+        # frames read so far: all sent up to 30 ms ago on a stalled tick, else all up to now
+        seen = int(true_rate * (t - (0.03 if dt > 0.2 else 0.0)))
+        fps = rate.update(t, seen)
+        worst_tick = max(worst_tick, (seen - last_count) / (t - last_t))
+        if t >= 1.0:
+            worst_window = max(worst_window, abs(fps / true_rate - 1.0))
+        last_t, last_count = t, seen
+    assert worst_tick > 2.5 * true_rate  # the old per-tick estimate: a bus "over 100 %"
+    assert worst_window < 0.05
+
+
+def test_frame_rate_refuses_a_window_that_is_not_positive():
+    from gravity_friction_comp.mit.bus_load import FrameRate
+
+    for window in (0.0, -1.0, float("nan")):
+        with pytest.raises(ValueError):
+            FrameRate(0.0, window)
+    assert FrameRate(5.0).update(5.0, 10) == 0.0  # no time yet: no rate, no division by 0

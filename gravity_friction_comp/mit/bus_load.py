@@ -29,6 +29,7 @@ No rclpy import: pure Python.
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Mapping
 
 from gravity_friction_comp.errors import ConfigError
@@ -38,6 +39,7 @@ __all__ = [
     "CAN_FD_DATA_LENGTHS",
     "CAN_FRAME_BITS_NOMINAL",
     "CAN_FRAME_BITS_WORST_CASE",
+    "FrameRate",
     "bus_load_fraction",
     "fd_frame_bits",
     "frame_time",
@@ -229,3 +231,33 @@ def max_mit_rate(n_motors: int, bitrate: float, *, fd: bool = False, data_bitrat
     """
     n = integer("n_motors", n_motors, low=1)
     return 1.0 / (2 * n * frame_time(bitrate, fd=fd, data_bitrate=data_bitrate))
+
+
+class FrameRate:
+    """Frames per second from a running frame count, over the last ``window`` seconds or more.
+
+    The measured bus load must not follow one diagnostics period: under CPU load a bridge
+    reads the replies of a stall in one go and its exchanges bunch (the send budget lets two
+    go back to back), so 100 ms windows swing far above the true rate (a simulated bus read
+    124 % against 40 % expected, and the teleop follower took that ERROR for a fault). The
+    rate is taken from the newest count at least ``window`` old (the oldest before that).
+
+    Args:
+        start: Time [s] of the count 0 (monotonic clock). window: [s], > 0.
+    """
+
+    def __init__(self, start: float, window: float = 1.0) -> None:
+        if not window > 0.0:
+            raise ValueError(f"window must be > 0 s, got {window!r}")
+        self.window = float(window)
+        self._samples: deque[tuple[float, int]] = deque([(float(start), 0)])
+
+    def update(self, now: float, count: int) -> float:
+        """Record ``count`` frames so far at ``now`` [s]; returns frames/s since the reference
+        count (0.0 while no time has passed)."""
+        samples = self._samples
+        while len(samples) > 1 and now - samples[1][0] >= self.window:
+            samples.popleft()  # samples[1] is old enough to be the reference
+        t0, c0 = samples[0]
+        samples.append((now, count))
+        return (count - c0) / (now - t0) if now > t0 else 0.0

@@ -87,6 +87,7 @@ from gravity_friction_comp.mit.bus import (
     can_settings_from_values,
     open_bus,
 )
+from gravity_friction_comp.mit.bus_load import FrameRate
 from gravity_friction_comp.mit.send_schedule import SendSchedule
 from gravity_friction_comp.mit.startup_check import StartupCheck
 from gravity_friction_comp.mit.timer_plan import TimerPlan
@@ -263,7 +264,7 @@ class MitBridgeNode(Node):
         self._last_loop: float | None = None  # the timer's last tick, and the re-arms until then
         self._last_rearms = 0
         self._rejected = 0
-        self._diag_prev = {bus: (time.monotonic(), 0, 0) for bus in self._ios}
+        self._frame_rates = {bus: FrameRate(time.monotonic()) for bus in self._ios}
         self._schedule = SendSchedule(self.config.period)
         self._monotonic = time.monotonic  # the send schedule's clock (a test steps its own)
         #: Reused for every ``joint_states`` (publish serialises at once); typed fields only.
@@ -532,10 +533,7 @@ class MitBridgeNode(Node):
             bus_name = self._bus_name if bus is None else bus
             mine = [st for st, m in zip(statuses, self.config.motors) if bus is None or m.bus == bus]
             array.status += motor_statuses(fqn, mine, bus_name)
-            t0, sent0, recv0 = self._diag_prev[bus]
-            sent, recv = io.sent, io.listener.received
-            fps = (sent - sent0 + recv - recv0) / max(now - t0, 1e-9)
-            self._diag_prev[bus] = (now, sent, recv)
+            fps = self._frame_rates[bus].update(now, io.sent + io.listener.received)
             array.status.append(
                 bus_status(
                     fqn,
