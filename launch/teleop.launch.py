@@ -95,7 +95,7 @@ def teleop_parameters(
             raise ConfigError(f"{leader} and {follower} share no joint: give pair_config", key="pair_config")
         pair = TeleopPairConfig.identity(common)
     lv, fv = lp.bridge_values(), fp.bridge_values()
-    limits = dict(zip(lv["joints"], map(float, lv["effort_limit"])))
+    limits = lp.effort_limits()  # the leader bridge's bounds (T_MAX where the map sets none)
     leaders = [pair.joints[j].leader for j in pair.joints]
     missing = [j for j in leaders if j not in limits]
     if missing:

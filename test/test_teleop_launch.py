@@ -224,3 +224,26 @@ def test_the_wiring_loads_each_profile_once_and_gives_what_the_helpers_give_from
     )
     assert m.teleop_wiring(arm, arm, "python3") == expected
     assert loaded == [arm, arm]  # leader, follower
+
+
+def test_a_leader_motor_map_without_effort_limit_gives_the_motor_tables_torque(repo_root, tmp_path):
+    """``effort_limit`` is optional in a motor map (the bridge then bounds τ_ff by gear_ratio ·
+    T_MAX): the leader's feedback limits are that bound (they were read from the file's
+    ``effort_limit`` and raised KeyError), from the motor table independently here."""
+    import re
+    import shutil
+
+    from gravity_friction_comp.mit.motor_table import MOTOR_TABLE
+    from gravity_friction_comp.profiles.arm_profiles import load_arm
+
+    mine = tmp_path / "arms" / "mine"
+    shutil.copytree(repo_root / "arms" / "yam", mine)
+    motors = mine / "mit_bridge.yaml"
+    motors.write_text(re.sub(r"(?m)^\s*effort_limit:.*\n", "", motors.read_text()))
+    profile = load_arm("mine", root=tmp_path / "arms")
+    values = profile.bridge_values()
+    assert "effort_limit" not in values
+    expected = [MOTOR_TABLE[t].t_max * g for t, g in zip(values["motor_type"], values["gear_ratio"])]
+    assert list(profile.effort_limits().values()) == expected
+    got = _module(repo_root).teleop_parameters(profile, profile, "")["leader_effort_limit"]
+    assert got == [profile.effort_limits()[j] for j in values["joints"]]  # identity pair: every joint

@@ -191,6 +191,12 @@ class ArmProfile:
         """The motor map as a validated :class:`~gravity_friction_comp.mit.bridge_config.BridgeConfig`."""
         return bridge_config_from_values(self.bridge_values())
 
+    def effort_limits(self) -> dict[str, float]:
+        """{bridge joint: the bridge's |τ_ff| bound [N·m]}: ``min(effort_limit, gear_ratio ·
+        T_MAX)`` of each motor (:attr:`~gravity_friction_comp.mit.bridge_config.MotorConfig.tau_limit`), so a motor map without
+        ``effort_limit`` gives the motor table's torque, never ``inf``."""
+        return {m.name: m.tau_limit for m in self.bridge_config().motors}
+
 
 def arms_directory() -> pathlib.Path:
     """Directory holding the profiles: the source tree's ``arms/``, else the installed share.

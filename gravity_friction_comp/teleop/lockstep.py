@@ -144,7 +144,7 @@ class ArmPieces:
         profile: The arm profile. config: bridge configuration (kp/kd as run).
         model: the compensator's model (actuators attached). friction_model: the arm YAML's.
         gravity, friction: the stages. arm: the simulated arm (the profile's sim truth).
-        effort_limit: {bridge joint: motor-map effort limit [N·m]}.
+        effort_limit: {bridge joint: the bridge's |τ_ff| bound [N·m]} (:meth:`ArmProfile.effort_limits`).
         joints: the bridge joints, motor-map order.
     """
 
@@ -178,7 +178,7 @@ def arm_pieces(
         values["kp"] = [0.0] * len(joints)
         values["kd"] = [kd_scale * k for k in values["kd"]]
     config = bridge_config_from_values(values)
-    limits = dict(zip(joints, map(float, values["effort_limit"])))
+    limits = profile.effort_limits()
     bare = RobotModel.from_urdf(profile.urdf)
     bare = bare.with_actuators(actuator_model_from_arm_yaml(profile.arm_config, robot=bare))
     raised, _ = raised_effort_limits(bare.joint_names, list(bare.effort_limits), limits)
