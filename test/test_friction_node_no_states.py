@@ -87,7 +87,29 @@ def test_a_raw_joint_states_message_counts_and_a_setpoint_source_never_warns(con
         assert node.set_parameters([Parameter("velocity_source", value="measured")])[0].successful
         node.on_setpoint(_js(104.5))
         assert _no_states(warned) == []
-        node.on_setpoint(_js(104.5 + NO_STATES_WARN_AFTER + 0.1))
+        for k in range(1, 6):  # 4 Hz setpoints: 1.25 s of them, the last one past the grace
+            node.on_setpoint(_js(104.5 + 0.25 * k))
         assert len(_no_states(warned)) == 1
+    finally:
+        node.destroy_node()
+
+
+def test_one_bogus_stamp_does_not_fake_a_long_wait(context):
+    """A first stamp far in the past, or one far ahead, counts as one step of at most
+    STATES_STEP_MAX (it made "no joint_states in 2147483548 s" at once)."""
+    from gravity_friction_comp.nodes.friction_feedforward_node import STATES_STEP_MAX
+
+    node, warned = _node(context, "measured")
+    try:
+        node.on_setpoint(_js(1.0))  # bogus: epoch + 1 s
+        node.on_setpoint(_js(1.7e9))  # then the real clock
+        node.on_setpoint(_js(1.7e9 + 1e6))  # one far ahead
+        node.on_setpoint(_js(1.7e9 + 0.01))  # back to the real clock: not counted
+        assert _no_states(warned) == []
+        t = 1.7e9 + 0.01
+        for _ in range(int(NO_STATES_WARN_AFTER / STATES_STEP_MAX) + 1):  # real setpoints go on
+            t += STATES_STEP_MAX
+            node.on_setpoint(_js(t))
+        assert len(_no_states(warned)) >= 1  # a real wait still warns
     finally:
         node.destroy_node()

@@ -74,6 +74,8 @@ DRIVE_PARAMETERS = ("drive", "eps_position", "measurement_timeout")
 #: [s] on the setpoints' clock: with ``velocity_source: measured``, no ``joint_states`` this
 #: long after the first setpoint is warned about (a bridge publishes at 100s of Hz).
 NO_STATES_WARN_AFTER = 1.0
+#: [s] the most one setpoint's stamp step counts toward it (exact for setpoints at 2 Hz or faster).
+STATES_STEP_MAX = 0.5
 
 #: Every parameter of the node, declared once.
 PARAMETERS: tuple[Param, ...] = (
@@ -188,7 +190,8 @@ class FrictionFeedforwardNode(FeedforwardStageNode):
         self._warned_fallback = False
         self._jumps = 0
         self._states_seen = False  # a joint_states message has arrived
-        self._awaiting_states: float | None = None  # [s] first setpoint's time while none has
+        # (setpoint time [s], seconds of setpoints counted) while no joint_states has come
+        self._awaiting_states: tuple[float, float] | None = None
         super().__init__(self.NODE_NAME, **kwargs)
         topic = self.get_parameter("joint_states_topic").value
         self.joint_states_subscription = None
@@ -254,15 +257,19 @@ class FrictionFeedforwardNode(FeedforwardStageNode):
             )
 
     def _warn_no_states(self) -> None:
-        """Warn (throttled) when the setpoint just taken is more than
-        :data:`NO_STATES_WARN_AFTER` after the first one and no ``joint_states`` has come."""
+        """Warn (throttled) when the setpoints taken since the first span more than
+        :data:`NO_STATES_WARN_AFTER` and no ``joint_states`` has come (each step counted up to
+        :data:`STATES_STEP_MAX`)."""
         last = self._last_setpoint
         if last is None:
             return
         t = self.setpoint_time(last.header.stamp)
-        if self._awaiting_states is None or t < self._awaiting_states:  # first, or the clock went back
-            self._awaiting_states = t
-        waited = t - self._awaiting_states
+        # each setpoint counts its step from the one before, at most STATES_STEP_MAX: one
+        # bogus stamp (far ahead or behind) cannot make a second look like an hour
+        previous, waited = self._awaiting_states or (t, 0.0)
+        if t > previous:  # (not for NaN, nor a stamp going back)
+            waited += min(t - previous, STATES_STEP_MAX)
+        self._awaiting_states = (t, waited)
         if waited > NO_STATES_WARN_AFTER:
             sub = self.joint_states_subscription
             topic = sub.topic_name if sub is not None else self.get_parameter("joint_states_topic").value
