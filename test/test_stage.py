@@ -273,18 +273,24 @@ def test_joint_map_is_built_once_per_names_and_refusals_are_not_kept():
         assert info.value.reason is Reason.MISSING_JOINTS
 
 
-def test_an_incoming_effort_beyond_the_limit_is_taken_at_it_and_the_term_counted_from_there():
-    # a: 1e30 in, term -3 → 10 - 3 = 7 (was 10, term -1e30); b: 50 in, term -45 brings the
-    # sum inside (5, was taken) → 10 - 45 → -10, term -10 - 10 = -20; c: a term beyond the
-    # limit against an incoming effort within it: -8 + 15 = 7 (not clamped), term 15 as it is
+def test_an_incoming_effort_beyond_the_limit_keeps_the_output_rule_and_bounds_the_term():
+    # the output stays clip(in + term); the term (~/effort) is counted from the incoming
+    # effort taken at the limit. a: 1e30 in, term -3 → 10, term 10 - 10 = 0 (was -1e30);
+    # b: 50 in, term -45 → 5 (inside: not clamped), term 5 - 10 = -5; c: a term beyond the
+    # limit against an incoming effort within it: -8 + 15 = 7, term 15 as it is
     sp = parse_setpoint(["x", "a", "b", "c"], [0.0] * 4, [], [1e30, 1e30, 50.0, -8.0], MODEL)
     res = apply_stage(sp, np.array([-3.0, -45.0, 15.0]), 1.0, np.full(3, 10.0))
-    assert res.effort.tolist() == [1e30, 7.0, -10.0, 7.0]  # x is not the stage's: passed on
-    assert res.term.tolist() == [0.0, -3.0, -20.0, 15.0]
-    assert res.clamped == ("a", "b")
+    assert res.effort.tolist() == [1e30, 10.0, 5.0, 7.0]  # x is not the stage's: passed on
+    assert res.term.tolist() == [0.0, 0.0, -5.0, 15.0]
+    assert res.clamped == ("a",)
     sp = parse_setpoint(["a", "b", "c"], [0.0] * 3, [], [-1e30, 0.0, 0.0], MODEL)  # model order
     res = apply_stage(sp, np.array([2.0, 0.0, 0.0]), 1.0, np.full(3, 10.0))
-    assert res.effort.tolist() == [-8.0, 0.0, 0.0] and res.term.tolist() == [2.0, 0.0, 0.0]
+    assert res.effort.tolist() == [-10.0, 0.0, 0.0] and res.term.tolist() == [0.0, 0.0, 0.0]
+    # a legitimate incoming effort above this stage's lower limit (friction's effort_limit
+    # below gravity's output): the sum is clipped, not the incoming effort first (12 - 1 → 10)
+    sp = parse_setpoint(["a", "b", "c"], [0.0] * 3, [], [12.0, 0.0, 0.0], MODEL)
+    res = apply_stage(sp, np.array([-1.0, 0.0, 0.0]), 1.0, np.full(3, 10.0))
+    assert res.effort.tolist() == [10.0, 0.0, 0.0] and res.clamped == ("a",)
 
 
 def test_within_the_limits_the_term_is_output_minus_incoming_bit_for_bit():

@@ -284,10 +284,10 @@ def test_the_term_skips_the_models_checks_only_for_parsed_positions_within_the_b
 
 
 @pytest.mark.parametrize("absurd", [1e30, -1e30, 1e308])
-def test_an_absurd_incoming_effort_is_taken_at_the_limit_and_the_term_stays_within_it(models, absurd):
+def test_an_absurd_incoming_effort_is_clamped_and_the_term_stays_within_the_limit(models, absurd):
     """An incoming 1e30 on shoulder_pitch was clamped in the output but ``~/effort`` (the
-    term, output − incoming) was ≈ −1e30. The incoming effort is taken at the joint's URDF
-    limit (as the bridge clamps), the term added to it; both published efforts within it."""
+    term, output − incoming) was ≈ −1e30. The output is still clip(incoming + g); the term
+    is counted from the incoming effort taken at the joint's URDF limit: both within it."""
     bare, _ = models
     stage = GravityStage(GravityConfig(bare))
     limits = bare.effort_limits  # base_yaw, shoulder_pitch, beam_pitch
@@ -296,7 +296,7 @@ def test_an_absurd_incoming_effort_is_taken_at_the_limit_and_the_term_stays_with
     res = stage.update(NAMES, q_msg, [], incoming, 0.0)
     g = _pin_gravity(bare, np.asarray(q_msg)[INDEX])
     taken = np.array([0.0, math.copysign(limits[1], absurd), 0.5])
-    expected = np.clip(taken + g, -limits, limits)
+    expected = np.clip(np.array([0.0, absurd, 0.5]) + g, -limits, limits)
     np.testing.assert_allclose(res.effort[INDEX], expected, rtol=0, atol=1e-12)
     np.testing.assert_allclose(res.term[INDEX], expected - taken, rtol=0, atol=1e-12)
     assert np.all(np.abs(res.term[INDEX]) <= limits) and res.term[0] == 0.0

@@ -7,11 +7,10 @@ This module holds that contract once, so the nodes only translate messages:
 
 .. math::
 
-    \\tau_{out,i} = \\operatorname{clip}(\\bar\\tau_{in,i} + s_i\\,\\tau_{term,i},\\ -\\tau_{max,i},\\ \\tau_{max,i})
+    \\tau_{out,i} = \\operatorname{clip}(\\tau_{in,i} + s_i\\,\\tau_{term,i},\\ -\\tau_{max,i},\\ \\tau_{max,i})
 
 for model joints ``i`` (``s_i`` the stage's scale: one number, or one per model joint;
-``τ_max`` the URDF effort limit; ``τ̄_in`` the incoming effort clipped to ``±τ_max``, so an
-absurd 1e30 counts as the limit, as the bridge clamps it), and
+``τ_max`` the URDF effort limit), and
 ``τ_out = τ_in`` for joints the stage does not model (see ``ARCHITECTURE.md``).
 """
 
@@ -354,10 +353,10 @@ def apply_stage(
 ) -> StageResult:
     """Add ``scale·term`` (element-wise) to the incoming effort of the model joints and clamp.
 
-    An incoming effort beyond a model joint's limit (1e30 from a hostile source) is taken at
-    the limit before the term is added, as the bridge clamps what it is sent: the output
-    stays within the limit and the term (``~/effort``, output − incoming taken at the
-    limit) within twice it (it was ≈ −1e30). Within the limits nothing changes.
+    The output is ``clip(incoming + scale·term)`` whatever the incoming effort; the published
+    term (``~/effort``) is the output minus the incoming effort taken at the limit, so an
+    absurd incoming 1e30 gives a term within twice the limit (it was ≈ −1e30). Within the
+    limits the term is exactly output − incoming.
 
     Args:
         setpoint: Parsed setpoint.
@@ -406,14 +405,12 @@ def apply_stage(
                 beyond = True
                 break
     if beyond:
-        over_in = np.abs(model_in) > effort_limits if has_effort else None
-        if over_in is not None and over_in.any():  # taken at the limit, as the bridge does
-            model_in = np.minimum(np.maximum(model_in, -effort_limits), effort_limits)
-            summed = model_in + scaled
+        if has_effort and (np.abs(model_in) > effort_limits).any():
+            # the term's reference only (the output stays clip(in + term)): the incoming
+            # effort at the limit, so ~/effort stays finite and bounded (1e30 in made it -1e30)
             incoming = incoming.copy()
-            incoming[joint_map.index] = model_in  # the term's reference
-        over_sum = np.abs(summed) > effort_limits
-        over = np.flatnonzero(over_sum if over_in is None else over_sum | over_in)
+            incoming[joint_map.index] = np.minimum(np.maximum(model_in, -effort_limits), effort_limits)
+        over = np.flatnonzero(np.abs(summed) > effort_limits)
         if over.size:
             clamped = tuple(joint_map.model_names[i] for i in over)
             # minimum/maximum rather than np.clip: same result, less call overhead
