@@ -135,8 +135,13 @@ def node_parameters(path: str | os.PathLike, node_name: str, namespace: str = ""
             key="params",
             value=str(path),
         )
+    return _merged(path, found)
+
+
+def _merged(path: str | os.PathLike, sections) -> dict[str, Any]:
+    """The sections' flattened parameters, a later one winning (rcl's file order), unset left out."""
     params: dict[str, Any] = {}
-    for key, body in found:
+    for key, body in sections:
         params.update(_section(path, key, body))
     return without_unset(params)
 
@@ -169,14 +174,11 @@ def first_node_parameters(path: str | os.PathLike) -> tuple[str, dict[str, Any]]
     if not isinstance(data, Mapping) or not data:
         raise _fail(path, "is not a ros2 param dump file")
     node = next((k for k in data if k != "/**"), "/**")
-    values: dict[str, Any] = {}
-    for key, body in data.items():
-        if key not in ("/**", node):
-            continue
+    sections = [(key, body) for key, body in data.items() if key in ("/**", node)]
+    for key, body in sections:  # stricter than _section: an empty section is no node
         if not isinstance(body, Mapping) or "ros__parameters" not in body:
             raise _fail(path, f"expected '{key}: ros__parameters: ...'")
-        values.update(_section(path, key, body))
-    return node, without_unset(values)
+    return node, _merged(path, sections)
 
 
 class _NoAliasDumper(yaml.SafeDumper):

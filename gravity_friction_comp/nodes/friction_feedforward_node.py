@@ -36,8 +36,9 @@ Parameters:
         ``drive: position_error`` and ``velocity_source: measured`` are refused).
 All but ``joint_states_topic`` are settable at runtime and validated before they are accepted.
 
-With ``velocity_source: measured``, a setpoint more than :data:`NO_STATES_WARN_AFTER` after
-the first one while no ``joint_states`` message has arrived logs a throttled warning naming
+With ``velocity_source: measured``, setpoints spanning more than :data:`NO_STATES_WARN_AFTER`
+(each stamp step counted up to :data:`STATES_STEP_MAX`) while no ``joint_states`` message has
+arrived log a throttled warning naming
 the topic listened on (a bridge per bus publishes ``<bus>/joint_states``, not the arm's
 ``joint_states``: the term then ran on a velocity of 0, silently).
 """

@@ -4,12 +4,11 @@ For the stage's joints ``i`` of a setpoint (the other joints pass through):
 
 .. math::
 
-    \\tau_{out,i} = \\operatorname{clip}(\\bar\\tau_{in,i} + s\\,\\tau_{f,i}(\\dot q, \\tau_{in}),\\
+    \\tau_{out,i} = \\operatorname{clip}(\\tau_{in,i} + s\\,\\tau_{f,i}(\\dot q, \\tau_{in}),\\
     -\\tau_{max,i},\\ \\tau_{max,i})
 
-with ``τ̄_in`` the incoming effort clipped to ``±τ_max``, ``τ_f`` the
-:class:`~gravity_friction_comp.friction.models.FrictionModel` torque (the incoming effort is
-the load of BAM models), ``q̇`` from the setpoint, the measurement or
+with ``τ_f`` the :class:`~gravity_friction_comp.friction.models.FrictionModel` torque (the
+incoming effort is the load of BAM models), ``q̇`` from the setpoint, the measurement or
 differentiated positions (:class:`~gravity_friction_comp.stage.velocity.VelocitySelector`,
 deadband included), ``s`` the scale and ``τ_max`` the effort limits (``inf`` unless set).
 A ``q̇`` of the setpoint (``velocity_source`` ``setpoint`` or ``differentiated``) drives the

@@ -4,10 +4,10 @@ For the model joints ``i`` of a setpoint (the other joints pass through):
 
 .. math::
 
-    \\tau_{out,i} = \\operatorname{clip}(\\bar\\tau_{in,i} + s_i\\,\\tau_{g,i},\\ -\\tau_{max,i},\\ \\tau_{max,i})
+    \\tau_{out,i} = \\operatorname{clip}(\\tau_{in,i} + s_i\\,\\tau_{g,i},\\ -\\tau_{max,i},\\ \\tau_{max,i})
 
-with ``τ̄_in`` the incoming effort clipped to ``±τ_max``, ``τ_g = g(q)`` in ``gravity`` mode
-and ``τ_g = M(q)q̈ + C(q, q̇)q̇ + g(q)`` (reflected rotor inertia included, joint friction excluded: it belongs to the friction stage) in
+with ``τ_g = g(q)`` in ``gravity`` mode and ``τ_g = M(q)q̈ + C(q, q̇)q̇ + g(q)`` (reflected
+rotor inertia included, joint friction excluded: it belongs to the friction stage) in
 ``inverse_dynamics`` mode, q̈ from filtered differentiation of the setpoint velocities
 (:class:`~gravity_friction_comp.stage.inverse_dynamics.InverseDynamicsFeedforward`). The
 model is the payload model while holding, the bare one otherwise. ``s`` is the scale
@@ -40,7 +40,7 @@ from gravity_friction_comp.stage.inverse_dynamics import (
     InverseDynamicsFeedforward,
     validate_acceleration_cutoff,
 )
-from gravity_friction_comp.validation import MAX_MODEL_INPUT, vector
+from gravity_friction_comp.validation import MAX_MODEL_INPUT, vector, within_bound
 
 __all__ = ["GRAVITY_MODES", "GravityConfig", "GravityStage", "validate_mode"]
 
@@ -265,7 +265,6 @@ class GravityStage(FeedforwardStage):
         # q is parsed (finite float64): only the magnitude is left to check. The checked
         # call refuses |q| > MAX_MODEL_INPUT (absurd, and mimic multipliers > 1 would overflow
         # it to NaN), which parsing alone lets through: it decides for any q beyond that.
-        values = q.tolist()
-        if values and (max(values) > MAX_UNCHECKED_POSITION or min(values) < -MAX_UNCHECKED_POSITION):
+        if not within_bound(q, MAX_UNCHECKED_POSITION):
             return model.gravity(q)
         return model.gravity(q, checked=False)
